@@ -1,0 +1,82 @@
+"""The in-memory corpus every part of fedtopic shares."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fedtopic.errors import CorpusError
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Bag-of-words corpus as a flat token stream (CSR by document).
+
+    words:      int32[N]   vocabulary index of every token, documents back to back
+    doc_ptr:    int64[D+1] tokens of document d are words[doc_ptr[d]:doc_ptr[d+1]]
+    vocab:      tuple[str, ...] of length V
+    labels:     int32[D] label index per document, -1 where unlabelled (or None)
+    label_names: names for label indices
+    doc_names:  optional identifiers (file names, line numbers), length D
+    """
+
+    words: np.ndarray
+    doc_ptr: np.ndarray
+    vocab: tuple[str, ...]
+    labels: np.ndarray | None = None
+    label_names: tuple[str, ...] = ()
+    doc_names: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if self.words.dtype != np.int32 or self.doc_ptr.dtype != np.int64:
+            raise CorpusError("corpus arrays must be words:int32 and doc_ptr:int64")
+        if self.doc_ptr.ndim != 1 or len(self.doc_ptr) < 1 or self.doc_ptr[0] != 0:
+            raise CorpusError("doc_ptr must start at 0")
+        if self.doc_ptr[-1] != len(self.words):
+            raise CorpusError("doc_ptr[-1] must equal the number of tokens")
+        if len(self.words) and (self.words.min() < 0 or self.words.max() >= len(self.vocab)):
+            raise CorpusError("word index out of vocabulary range")
+        if self.labels is not None and len(self.labels) != self.n_docs:
+            raise CorpusError("labels must have one entry per document")
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.doc_ptr) - 1
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.words)
+
+    @property
+    def n_words(self) -> int:
+        """Vocabulary size V."""
+        return len(self.vocab)
+
+    def doc_lengths(self) -> np.ndarray:
+        """int64[D] tokens per document."""
+        return np.diff(self.doc_ptr)
+
+    def doc_ids(self) -> np.ndarray:
+        """int32[N] document index of every token."""
+        return np.repeat(np.arange(self.n_docs, dtype=np.int32), self.doc_lengths())
+
+    def subset(self, docs: np.ndarray) -> "Corpus":
+        """The corpus restricted to the given document indices (same vocabulary)."""
+        docs = np.asarray(docs, dtype=np.int64)
+        lengths = self.doc_lengths()[docs]
+        ptr = np.zeros(len(docs) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=ptr[1:])
+        words = (
+            np.concatenate([self.words[self.doc_ptr[d] : self.doc_ptr[d + 1]] for d in docs])
+            if len(docs)
+            else np.zeros(0, dtype=np.int32)
+        ).astype(np.int32, copy=False)
+        return Corpus(
+            words=words,
+            doc_ptr=ptr,
+            vocab=self.vocab,
+            labels=None if self.labels is None else self.labels[docs],
+            label_names=self.label_names,
+            doc_names=tuple(self.doc_names[d] for d in docs) if self.doc_names else (),
+        )
