@@ -64,7 +64,8 @@ def test_jsonl(tmp_path):
         {"text": "Dogs bark"},
         {"text": "Stocks fell", "label": 7},
     ]
-    p = _write(tmp_path / "d.jsonl", "\n".join(json.dumps(x) for x in lines[:2]) + "\n\n" + json.dumps(lines[2]))
+    body = "\n".join(json.dumps(x) for x in lines[:2]) + "\n\n" + json.dumps(lines[2])
+    p = _write(tmp_path / "d.jsonl", body)
     c = read_corpus(p, **KEEP_ALL)
     assert c.doc_names == ("c1", "line 2", "line 4")
     assert c.label_names == ("7", "pets") and c.labels.tolist() == [1, -1, 0]
@@ -150,3 +151,21 @@ def test_unknown_format_and_options(tmp_path):
         read_corpus(p)
     with pytest.raises(CorpusError, match="unknown corpus option"):
         read_corpus(p, min_dff=3)
+
+
+def test_save_and_load_corpus_round_trip(tmp_path):
+    from fedtopic.corpus.store import load_corpus, save_corpus
+
+    _write(tmp_path / "docs" / "a" / "1.txt", "red green blue")
+    _write(tmp_path / "docs" / "b" / "2.txt", "green blue ünïcode")
+    c = read_corpus(tmp_path / "docs", **KEEP_ALL)
+    save_corpus(c, tmp_path / "c.npz")
+    back = load_corpus(tmp_path / "c.npz")
+    assert np.array_equal(back.words, c.words) and np.array_equal(back.doc_ptr, c.doc_ptr)
+    assert np.array_equal(back.labels, c.labels) and back.vocab == c.vocab
+    assert back.label_names == c.label_names and back.doc_names == c.doc_names
+    _write(tmp_path / "junk.npz", b"junk")
+    with pytest.raises(CorpusError, match="is not a saved fedtopic corpus"):
+        load_corpus(tmp_path / "junk.npz")
+    with pytest.raises(CorpusError, match="no such corpus file"):
+        load_corpus(tmp_path / "absent.npz")

@@ -63,16 +63,19 @@ def corpus_from_tokens(
     encoded = [vocabulary.encode(doc) for doc in token_docs]
     keep = [i for i, ids in enumerate(encoded) if len(ids) or not drop_empty]
     if not keep or not any(len(encoded[i]) for i in keep):
+        hint = "; the vocabulary is empty: lower min_df or raise max_df" if not len(vocabulary) else ""
         raise CorpusError(
             f"corpus is empty after tokenising: {n} texts, none with a word of the "
-            f"{len(vocabulary)}-word vocabulary"
+            f"{len(vocabulary)}-word vocabulary{hint}"
         )
     lengths = np.fromiter((len(encoded[i]) for i in keep), dtype=np.int64, count=len(keep))
     doc_ptr = np.zeros(len(keep) + 1, dtype=np.int64)
     np.cumsum(lengths, out=doc_ptr[1:])
     words = np.concatenate([encoded[i] for i in keep]).astype(np.int32, copy=False)
-    label_ids, names_out = None, ()
+    label_ids = None
     if labels is not None:
+        if label_names is None:  # from all inputs, so dropping documents keeps the indexing
+            label_names = sorted({str(lab) for lab in labels if lab is not None})
         label_ids, label_names = encode_labels([labels[i] for i in keep], label_names)
     names_out = tuple(str(names[i]) if names is not None else str(i) for i in keep)
     return Corpus(
