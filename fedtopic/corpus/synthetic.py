@@ -60,7 +60,8 @@ class SyntheticData:
 
     def theta_for(self, doc_names: Sequence[str]) -> np.ndarray:
         """float64[len(doc_names), K] true θ of documents named as in :meth:`merged`."""
-        index = {name: i for i, name in enumerate(self.merged().doc_names)}
+        names = (name for corpus in self.parties for name in corpus.doc_names)
+        index = {name: i for i, name in enumerate(names)}
         try:
             rows = [index[n] for n in doc_names]
         except KeyError as exc:
