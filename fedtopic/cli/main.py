@@ -12,6 +12,7 @@ import sys
 import typer
 
 from fedtopic import __version__
+from fedtopic.cli import data, infer, topics, train
 from fedtopic.errors import FedTopicError
 
 app = typer.Typer(
@@ -32,6 +33,12 @@ def _root() -> None:
 def version() -> None:
     """Print the fedtopic version."""
     typer.echo(__version__)
+
+
+app.command()(train.train)
+app.command()(topics.topics)
+app.command()(infer.infer)
+app.add_typer(data.app, name="data")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -67,6 +67,8 @@ class Dataset:
     test: Corpus
     info: DatasetInfo
     ground_truth: SyntheticData | None = field(default=None, repr=False)
+    tokenizer: dict[str, object] = field(default_factory=dict)
+    """``Tokenizer(**tokenizer)`` turns new text into this dataset's tokens (``fedtopic infer``)."""
 
 
 @dataclass(frozen=True)
@@ -173,7 +175,13 @@ def load_dataset(name: str, *, cache_dir: Path | None = None, progress: bool = T
         return _synthetic_dataset(spec)
     folder = fetch_dataset(name, cache_dir=cache_dir, progress=progress)
     assert folder is not None
-    return Dataset(name, load_corpus(folder / "train.npz"), load_corpus(folder / "test.npz"), spec.info)
+    return Dataset(
+        name,
+        load_corpus(folder / "train.npz"),
+        load_corpus(folder / "test.npz"),
+        spec.info,
+        tokenizer={"stem": spec.stem, "min_length": Tokenizer().min_length},
+    )
 
 
 def fetch_dataset(name: str, *, cache_dir: Path | None = None, progress: bool = True) -> Path | None:
