@@ -12,7 +12,7 @@ import sys
 import typer
 
 from fedtopic import __version__
-from fedtopic.cli import consortium, data, infer, topics, train
+from fedtopic.cli import consortium, data, infer, simulate, topics, train
 from fedtopic.errors import FedTopicError
 
 app = typer.Typer(
@@ -38,6 +38,7 @@ def version() -> None:
 app.command()(train.train)
 app.command()(topics.topics)
 app.command()(infer.infer)
+app.command()(simulate.simulate)
 app.add_typer(data.app, name="data")
 app.add_typer(consortium.app, name="consortium")
 

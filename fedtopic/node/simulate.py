@@ -32,16 +32,6 @@ class SimulationResult:
     wall_seconds: float
 
 
-def party_ids(n: int) -> list[str]:
-    """Default party names p1..pN."""
-    return [f"p{i + 1}" for i in range(n)]
-
-
-def full_cp(ids: Sequence[str]) -> dict[str, list[str]]:
-    """Everyone reads everyone: the paper's default single consortium."""
-    return {owner: list(ids) for owner in ids}
-
-
 def run_simulation(
     corpora: Sequence[Corpus],
     hyper: LDAHyper,
@@ -56,7 +46,8 @@ def run_simulation(
     """Train all parties concurrently until the fastest reaches ``hyper.iterations`` sweeps.
 
     ``transports[i]`` belongs to party ``i``; its id must be a CP key. Party i
-    uses seed ``hyper.seed + i`` for sampling and for its delays.
+    uses seed ``hyper.seed + i`` for sampling and for its delays. ``cp`` maps a
+    channel owner to the other parties that may read it (consortium.toml's [cp]).
     """
     ids = [t.party_id for t in transports]
     readable = {pid: {owner for owner, readers in cp.items() if pid in readers} for pid in ids}

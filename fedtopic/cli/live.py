@@ -1,0 +1,44 @@
+"""A live table of every party's round, sweeps and staleness while DAFed-LDA trains."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from rich.live import Live
+from rich.table import Table
+
+from fedtopic.algorithms.dafed import RoundReport
+from fedtopic.cli.output import stderr_console
+from fedtopic.node.async_loop import PartyLog
+
+
+class PartyBoard:
+    """Thread-safe callback target for ``run_party(on_round=...)`` that redraws a rich table."""
+
+    def __init__(self, party_ids: Sequence[str], max_sweeps: int, *, title: str) -> None:
+        self._rows = {pid: ("0", "0", "-", "-") for pid in party_ids}
+        self._max = max_sweeps
+        self._title = title
+        self._lock = threading.Lock()
+        self._live = Live(self._table(), console=stderr_console, refresh_per_second=4, transient=False)
+
+    def _table(self) -> Table:
+        table = Table("party", "round", f"sweeps / {self._max}", "staleness (last round)", "mean staleness", title=self._title)
+        for pid, row in self._rows.items():
+            table.add_row(pid, *row)
+        return table
+
+    def on_round(self, party_id: str, report: RoundReport, log: PartyLog) -> None:
+        last = " ".join(f"{q}:{s}" for q, s in sorted(report.staleness.items())) or "-"
+        mean = sum(log.staleness) / len(log.staleness) if log.staleness else 0.0
+        with self._lock:
+            self._rows[party_id] = (str(report.round), str(report.sweeps), last, f"{mean:.2f}")
+            self._live.update(self._table())
+
+    def __enter__(self) -> "PartyBoard":
+        self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._live.__exit__(*exc)  # type: ignore[arg-type]
