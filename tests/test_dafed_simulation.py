@@ -82,3 +82,23 @@ def test_board_refuses_a_round_going_backwards():
     ch.publish(1, np.zeros((2, 2), dtype=np.int32))
     with pytest.raises(ValueError, match="round 1 published after round 1"):
         ch.publish(1, np.zeros((2, 2), dtype=np.int32))
+
+
+def test_virtual_schedule_is_reproducible_and_really_asynchronous(data):
+    from fedtopic.node.virtual_async import run_virtual_simulation
+
+    ids = [f"p{i + 1}" for i in range(4)]
+    hyper = LDAHyper(n_topics=8, iterations=12, seed=5)
+    parts = [data.parties[0], data.parties[1].subset(np.arange(40)), data.parties[2], data.parties[3]]
+
+    def run():
+        return run_virtual_simulation(parts, hyper, ids, cp_from_consortia([ids]), max_delay=0.004)
+
+    a, b = run(), run()
+    assert [log.staleness for log in a.logs] == [log.staleness for log in b.logs]
+    assert all(np.array_equal(pa.global_counts(), pb.global_counts()) for pa, pb in zip(a.parties, b.parties))
+    # the small party (p2) is fastest: it finishes, the others lag behind it (positive staleness of p2 is negative)
+    assert a.logs[1].stopped_by == "max-iterations"
+    assert max(log.sweeps for log in a.logs) == 12 and min(log.sweeps for log in a.logs) < 12
+    assert any(s != 0 for log in a.logs for s in log.staleness)
+    assert all(log.bytes_received > 0 for log in a.logs)

@@ -11,9 +11,10 @@ from fedtopic.algorithms.baselines import LDAHyper
 from fedtopic.cli.live import PartyBoard
 from fedtopic.cli.output import FormatOption, OutputFormat, print_json, stdout_console
 from fedtopic.node.consortium_init import cp_from_consortia, party_ids
-from fedtopic.node.dafed_run import run_dafed
+from fedtopic.node.dafed_run import write_dafed_run
 from fedtopic.node.datasource import load_training_data
 from fedtopic.node.run_folder import prepare_run_dir
+from fedtopic.node.simulate import run_simulation
 from fedtopic.node.transport import InMemoryBoard
 
 
@@ -41,7 +42,8 @@ def simulate(
     board = InMemoryBoard(cp)
     transports = [board.channel(pid, (data.train.n_words, topics)) for pid in ids]
     with PartyBoard(ids, iterations, title=f"DAFed-LDA on {dataset}: {parties} parties, K={topics}") as live:
-        summary = run_dafed(data, hyper, transports, cp, run_dir, steps=steps, max_delay=max_delay, on_round=live.on_round, extra={"transport": "memory"})
+        sim = run_simulation(data.parties, hyper, transports, cp, steps=steps, max_delay=max_delay, on_round=live.on_round)
+    summary = write_dafed_run(data, hyper, sim, run_dir, steps=steps, max_delay=max_delay, extra={"transport": "memory", "schedule": "threads"})
     if fmt is OutputFormat.json:
         print_json(summary | {"run": str(run_dir)})
         return

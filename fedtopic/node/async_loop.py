@@ -28,6 +28,7 @@ class PartyLog:
     rounds: int = 0
     sweeps: int = 0
     bytes_sent: int = 0
+    bytes_received: int = 0
     staleness: list[int] = field(default_factory=list)
     compute_seconds: float = 0.0
     comm_seconds: float = 0.0
@@ -103,4 +104,5 @@ def run_party(
                 break
     if not log.stopped_by:
         log.stopped_by = "fastest-party-finished"
+    log.bytes_received = transport.bytes_received()
     return log

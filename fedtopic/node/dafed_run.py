@@ -2,39 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from fedtopic.algorithms.baselines import LDAHyper
-from fedtopic.algorithms.dafed import RoundReport
 from fedtopic.eval.plots import plot_curves, plot_histogram
 from fedtopic.eval.report import evaluate_model
 from fedtopic.eval.topics import top_words
-from fedtopic.node.async_loop import PartyLog
 from fedtopic.node.datasource import TrainingData
 from fedtopic.node.run_folder import TopicModelFile, save_topic_model, write_summary, write_topics
-from fedtopic.node.simulate import SimulationResult, run_simulation
-from fedtopic.node.transport import ChannelTransport
+from fedtopic.node.simulate import SimulationResult
 
 
-def run_dafed(
+def write_dafed_run(
     data: TrainingData,
     hyper: LDAHyper,
-    transports: Sequence[ChannelTransport],
-    cp: Mapping[str, Sequence[str]],
+    sim: SimulationResult,
     out: Path,
     *,
     steps: int = 1,
     max_delay: float = 0.0,
     fold_in_iterations: int = 50,
-    on_round: Callable[[str, RoundReport, PartyLog], None] | None = None,
     extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Train DAFed-LDA over ``transports`` and write ``out``; returns the summary written to summary.json."""
-    sim = run_simulation(data.parties, hyper, transports, cp, steps=steps, max_delay=max_delay, on_round=on_round)
+    """Evaluate every party's Φ_Σ of a finished DAFed-LDA run and write ``out``; returns summary.json's content."""
     alpha = hyper.resolved_alpha
     per_party = [
         evaluate_model(p.phi(), alpha, p.corpus, data.test, theta_train=p.theta(), fold_in_iterations=fold_in_iterations, seed=hyper.seed)
@@ -63,7 +57,7 @@ def run_dafed(
         "max_delay": max_delay,
         "alpha": alpha,
         "beta": hyper.beta,
-        "bytes_received": int(sum(t.bytes_received() for t in transports)),
+        "bytes_received": int(sum(log.bytes_received for log in sim.logs)),
         "staleness_histogram": _histogram(staleness),
         "parties_detail": [
             {
