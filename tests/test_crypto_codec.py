@@ -101,7 +101,10 @@ def test_every_truncation_and_trailing_byte_is_refused():
 
 
 def test_every_single_byte_corruption_is_refused_or_detected():
-    """Flipping a byte either raises CodecError or (header fields only) yields a different, still valid matrix."""
+    """Flipping a byte either raises CodecError or (header fields only) yields a different, still valid matrix.
+
+    (0x55 touches neither zlib's ignorable FLEVEL bits nor this stream's final padding bits.)
+    """
     arr = np.arange(30).reshape(6, 5)
     blob = encode_counts(arr)
     for i in range(len(blob)):
@@ -165,3 +168,29 @@ def test_all_zero_matrix_roundtrips():
     blob = encode_counts(np.zeros((7, 3), dtype=np.int32))
     assert struct.unpack_from("<Q", blob, 16)[0] == 0
     assert not decode_counts(blob).any()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=200), st.booleans())
+def test_arbitrary_bytes_never_crash(junk, with_header):
+    blob = (HEADER.pack(MAGIC, VERSION, bytes(3), 20, 5, 3, 6) + junk) if with_header else junk
+    try:
+        out = decode_counts(blob)
+    except CodecError:
+        return
+    assert out.dtype == np.int32 and (out >= 0).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.data())
+def test_random_corruption_is_refused_or_visible(seed, data):
+    arr = _sparse(np.random.default_rng(seed), (50, 8), 120)
+    blob = bytearray(encode_counts(arr))
+    pos = data.draw(st.integers(0, len(blob) - 1))
+    blob[pos] ^= data.draw(st.integers(1, 255))
+    try:
+        out = decode_counts(bytes(blob), expected_shape=(50, 8))
+    except CodecError:
+        return
+    ignorable = (HEADER.size + 1, len(blob) - 5)  # zlib's FLEVEL bits, the final deflate byte's padding bits
+    assert pos in ignorable or not np.array_equal(out, arr)

@@ -15,7 +15,9 @@ The decoder trusts nothing: it checks magic, version, shape, that the claimed
 body length is possible for nnz (before inflating, so a decompression bomb
 cannot allocate more than the header allows), canonical varints, strictly
 increasing in-range indices, counts in [1, 2^31 - 1], and no trailing bytes.
-Encryption is ``envelope``'s job; this module only encodes.
+Deflate ignores a few bits (zlib's FLEVEL, the final byte's padding), so two
+payloads can differ in those bits and decode alike; integrity is the job of
+``envelope`` (AES-GCM) and the on-chain hash. This module only encodes.
 """
 
 from __future__ import annotations
