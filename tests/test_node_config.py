@@ -109,7 +109,7 @@ def test_cross_field_problems_reported_when_fields_are_fine():
         ("aggregator", {"key_bits": 1000}, "aggregator.key_bits: Paillier key_bits must be a multiple of 256"),
         ("aggregator", {"delta": 1.5}, "aggregator.delta: Input should be less than or equal to 1"),
         ("aggregator", {"straggler_deadline_seconds": -1}, "aggregator.straggler_deadline_seconds: Input should be greater than 0"),
-        ("data", {"scheme": "random"}, "data.scheme: Input should be 'iid', 'dirichlet' or 'by-label'"),
+        ("data", {"scheme": "random"}, "data.scheme: Input should be 'a', 'b', 'c' or 'dirichlet'"),
         ("parties", [], "parties: List should have at least 1 item"),
         ("name", "", "name: String should have at least 1 character"),
     ],

@@ -27,6 +27,7 @@ import tomli_w
 from eth_utils import is_address, is_checksum_address, to_checksum_address
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from fedtopic.corpus.partition import SCHEMES
 from fedtopic.errors import ConfigError
 
 PARTY_ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
@@ -34,7 +35,7 @@ KNOWN_ALGORITHMS = (
     "centralized-lda", "csfed-lda", "dafed-lda", "iftm", "sub-lda", "fednmf", "fednmf-mi", "gfedntm",
 )  # fmt: skip
 PROTECTIONS = ("none", "paillier-iphe", "paillier-uphe", "paillier-packed", "mask")
-PARTITION_SCHEMES = ("iid", "dirichlet", "by-label")
+PARTITION_SCHEMES = SCHEMES  # paper §8.2.3: (a) even, (b) unbalanced, (c) by label; plus Dirichlet label skew
 PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
 
@@ -178,7 +179,7 @@ class DataConfig(_Section):
     """Which data: a built-in dataset split across parties, or each party's own corpus (parties[].corpus)."""
 
     dataset: str | None = None
-    scheme: Literal[PARTITION_SCHEMES] = "iid"  # type: ignore[valid-type]
+    scheme: Literal[PARTITION_SCHEMES] = "a"  # type: ignore[valid-type]
     dirichlet_alpha: PositiveFloat = 0.5  # non-IID concentration, scheme = "dirichlet"
 
 
