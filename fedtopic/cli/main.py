@@ -12,7 +12,7 @@ import sys
 import typer
 
 from fedtopic import __version__
-from fedtopic.cli import consortium, data, infer, simulate, topics, train
+from fedtopic.cli import consortium, data, experiment, infer, simulate, topics, train
 from fedtopic.errors import FedTopicError
 
 app = typer.Typer(
@@ -39,6 +39,7 @@ app.command()(train.train)
 app.command()(topics.topics)
 app.command()(infer.infer)
 app.command()(simulate.simulate)
+app.command()(experiment.experiment)
 app.add_typer(data.app, name="data")
 app.add_typer(consortium.app, name="consortium")
 

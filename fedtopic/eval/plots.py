@@ -53,3 +53,21 @@ def plot_histogram(path: Path, values: Sequence[int], *, xlabel: str, title: str
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def plot_grouped_bars(path: Path, groups: Sequence[str], series: Mapping[str, Sequence[float]], *, ylabel: str, title: str) -> Path:
+    """Side-by-side bars: one group per label in ``groups``, one bar per named series."""
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
+    width = 0.8 / max(len(series), 1)
+    for i, (name, values) in enumerate(series.items()):
+        xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
+        bars = ax.bar(xs, list(values), width=width, label=name)
+        ax.bar_label(bars, fmt="%.0f", fontsize=7)
+    ax.set_xticks(range(len(groups)), list(groups))
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
