@@ -12,6 +12,7 @@ import sys
 import typer
 
 from fedtopic import __version__
+from fedtopic.cli import chain
 from fedtopic.errors import FedTopicError
 
 app = typer.Typer(
@@ -21,6 +22,9 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+app.add_typer(chain.app, name="chain")
 
 
 @app.callback()
