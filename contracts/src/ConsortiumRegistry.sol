@@ -1,6 +1,13 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.28;
 
+interface IPartyChannel {
+    function head()
+        external
+        view
+        returns (bool published, uint64 round, uint64 firstBlock, uint64 lastBlock, uint16 nChunks, bytes32 hash, uint32 epoch, uint64 deployedAt);
+}
+
 /// @title ConsortiumRegistry — the certification authority of an MCACS consortium (DAFed-LDA paper §7.1).
 /// @notice The admin (the CA) admits members with their account address and X25519 public key,
 /// records each member's channel contract and keeps the channel-peer access matrix CP
@@ -14,6 +21,20 @@ contract ConsortiumRegistry {
         address channel;
         bool admitted;
         bool suspended;
+    }
+
+    /// @notice A channel's head as readers see it (see PartyChannel.head).
+    struct Head {
+        address owner;
+        address channel;
+        bool published;
+        uint64 round;
+        uint64 firstBlock;
+        uint64 lastBlock;
+        uint16 nChunks;
+        bytes32 hash;
+        uint32 epoch;
+        uint64 deployedAt;
     }
 
     address public immutable admin;
@@ -109,6 +130,36 @@ contract ConsortiumRegistry {
     {
         Member storage m = memberOf[account];
         return (m.partyId, m.x25519Public, m.channel, m.admitted, m.suspended);
+    }
+
+    /// @notice Heads of the channels `reader` may read (CP column of `reader`), in one call.
+    function readableHeads(address reader) external view returns (Head[] memory out) {
+        uint256 n = 0;
+        for (uint256 i = 0; i < memberList.length; i++) {
+            if (readerSlot[memberList[i]][reader] != 0 && memberOf[memberList[i]].channel != address(0)) n++;
+        }
+        out = new Head[](n);
+        uint256 k = 0;
+        for (uint256 i = 0; i < memberList.length; i++) {
+            address owner = memberList[i];
+            if (readerSlot[owner][reader] != 0 && memberOf[owner].channel != address(0)) out[k++] = _head(owner);
+        }
+    }
+
+    /// @notice Heads of the channels of `owners` (zero channel address where a member has none yet).
+    function heads(address[] calldata owners) external view returns (Head[] memory out) {
+        out = new Head[](owners.length);
+        for (uint256 i = 0; i < owners.length; i++) {
+            out[i] = _head(owners[i]);
+        }
+    }
+
+    function _head(address owner) private view returns (Head memory h) {
+        h.owner = owner;
+        h.channel = memberOf[owner].channel;
+        if (h.channel == address(0)) return h;
+        (h.published, h.round, h.firstBlock, h.lastBlock, h.nChunks, h.hash, h.epoch, h.deployedAt) =
+            IPartyChannel(h.channel).head();
     }
 
     function _member(address account) private view returns (Member storage m) {
