@@ -33,8 +33,17 @@ JOURNAL_NAME = "journal.jsonl"
 MAX_BODY_BYTES = 16 * 1024 * 1024
 
 
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(w.title() for w in rest)
+
+
 def to_json_rpc(value: Any, key: str = "") -> Any:
-    """Standard JSON-RPC encoding: ints → hex quantities, bytes → hex data, the bloom as 256 bytes."""
+    """Standard JSON-RPC encoding of what the tester middleware returns.
+
+    ints → hex quantities, bytes → hex data, the bloom as 256 bytes, and the eth-tester leftovers in
+    nested transaction objects (snake_case keys, ``data`` for ``input``) renamed as clients expect.
+    """
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, int):
@@ -42,7 +51,8 @@ def to_json_rpc(value: Any, key: str = "") -> Any:
     if isinstance(value, (bytes, bytearray, HexBytes)):
         return "0x" + bytes(value).hex()
     if isinstance(value, Mapping):
-        return {k: to_json_rpc(v, k) for k, v in value.items()}
+        is_tx = "nonce" in value and "gas" in value and "data" in value
+        return {("input" if is_tx and k == "data" else _camel(k)): to_json_rpc(v, _camel(k)) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_json_rpc(v) for v in value]
     return value
