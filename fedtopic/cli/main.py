@@ -12,7 +12,7 @@ import sys
 import typer
 
 from fedtopic import __version__
-from fedtopic.cli import chain
+from fedtopic.cli import chain, consortium, data, infer, topics, train
 from fedtopic.errors import FedTopicError
 
 app = typer.Typer(
@@ -24,9 +24,6 @@ app = typer.Typer(
 )
 
 
-app.add_typer(chain.app, name="chain")
-
-
 @app.callback()
 def _root() -> None:
     """Federated topic modelling."""
@@ -36,6 +33,14 @@ def _root() -> None:
 def version() -> None:
     """Print the fedtopic version."""
     typer.echo(__version__)
+
+
+app.command()(train.train)
+app.command()(topics.topics)
+app.command()(infer.infer)
+app.add_typer(data.app, name="data")
+app.add_typer(consortium.app, name="consortium")
+app.add_typer(chain.app, name="chain")
 
 
 def main(argv: list[str] | None = None) -> int:

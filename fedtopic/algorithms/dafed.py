@@ -1,0 +1,118 @@
+"""DAFed-LDA (CSFed/DAFed paper §7.2, Alg. 3): what one party computes, with no server.
+
+A party holds its own tokens, assignments z_p, θ_p and word-topic counts N_p.
+Each round it takes the latest N_q it may read (CP, Def. 4) — possibly stale —
+forms N_Σ = N_p + Σ_q N_q (Eq. 8), runs ``steps`` collapsed Gibbs sweeps of its
+own tokens with its own counts live and the others' fixed (Eq. 10, AD-LDA
+style), and hands back N_p to publish. Nothing here knows about chains or
+threads: the node's loop moves snapshots in and out.
+
+Staleness of a snapshot read at the start of round r (the party has published
+rounds 0..r-1) is ``(r - 1) - round_q``: 0 when the other party is exactly in
+step, positive when it lags, negative when it is ahead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from fedtopic.algorithms.baselines import LDAHyper
+from fedtopic.corpus.types import Corpus
+from fedtopic.models.distributions import phi_from_counts
+from fedtopic.models.lda import GibbsLDA
+
+
+@dataclass(frozen=True)
+class ChannelSnapshot:
+    """The latest word-topic counts published on one channel: N_q as int32[V,K] at ``round``."""
+
+    party: str
+    round: int
+    n_wk: np.ndarray
+
+
+@dataclass(frozen=True)
+class RoundReport:
+    """What one local round produced: the counts to publish and how stale the inputs were."""
+
+    round: int
+    sweeps: int
+    n_wk: np.ndarray
+    staleness: dict[str, int]
+
+
+def aggregate_others(snapshots: Sequence[ChannelSnapshot], n_words: int, n_topics: int) -> tuple[np.ndarray, np.ndarray]:
+    """Σ_q N_q over the readable channels (Eq. 8 without the reader's own term).
+
+    Returns ``frozen_wk`` int32[V,K] and ``frozen_k`` int64[K].
+    """
+    frozen_wk = np.zeros((n_words, n_topics), dtype=np.int64)
+    for snap in snapshots:
+        if snap.n_wk.shape != (n_words, n_topics):
+            raise ValueError(f"channel {snap.party}: counts of shape {snap.n_wk.shape}, expected {(n_words, n_topics)}")
+        frozen_wk += snap.n_wk
+    return frozen_wk.astype(np.int32), frozen_wk.sum(axis=0)
+
+
+class DAFedParty:
+    """One party's side of DAFed-LDA (Alg. 3, lines 2–17)."""
+
+    def __init__(self, party_id: str, corpus: Corpus, hyper: LDAHyper, *, steps: int = 1, seed: int | None = None) -> None:
+        if steps < 1:
+            raise ValueError("steps must be at least 1")
+        self.party_id = party_id
+        self.corpus = corpus
+        self.hyper = hyper
+        self.steps = steps
+        self.model = GibbsLDA(
+            hyper.n_topics,
+            alpha=hyper.resolved_alpha,
+            beta=hyper.beta,
+            sampler=hyper.sampler,
+            threads=hyper.threads,
+            seed=hyper.seed if seed is None else seed,
+        )
+        self.round = 0
+        self.sweeps = 0
+        self._others: tuple[ChannelSnapshot, ...] = ()
+
+    def genesis(self) -> np.ndarray:
+        """Random initial z_p; returns N_p (int32[V,K]) for the genesis publication (round 0)."""
+        self.model.initialize(self.corpus)
+        return self.own_counts()
+
+    def own_counts(self) -> np.ndarray:
+        """A copy of N_p, int32[V,K]: the only thing that leaves the party."""
+        return self.model.state.n_wk.copy()
+
+    def train_round(self, others: Sequence[ChannelSnapshot]) -> RoundReport:
+        """Global aggregation (Alg. 3 l. 4–7) then ``steps`` local sweeps (l. 9–16); returns N_p to publish."""
+        frozen_wk, frozen_k = aggregate_others(others, self.corpus.n_words, self.hyper.n_topics)
+        staleness = {s.party: self.round - s.round for s in others}
+        for _ in range(self.steps):
+            self.model.sweep(frozen_wk=frozen_wk, frozen_k=frozen_k)
+        self.sweeps += self.steps
+        self.round += 1
+        self._others = tuple(others)
+        return RoundReport(round=self.round, sweeps=self.sweeps, n_wk=self.own_counts(), staleness=staleness)
+
+    def absorb(self, others: Sequence[ChannelSnapshot]) -> None:
+        """Take the final snapshots after training so Φ_Σ reflects everyone's last counts (Alg. 3 l. 19)."""
+        self._others = tuple(others)
+
+    def global_counts(self, others: Sequence[ChannelSnapshot] | None = None) -> np.ndarray:
+        """N_Σ = N_p + Σ_q N_q (Eq. 8) as int64[V,K], from ``others`` or the snapshots of the last round."""
+        snaps = self._others if others is None else tuple(others)
+        frozen_wk, _ = aggregate_others(snaps, self.corpus.n_words, self.hyper.n_topics)
+        return self.model.state.n_wk.astype(np.int64) + frozen_wk
+
+    def phi(self, others: Sequence[ChannelSnapshot] | None = None) -> np.ndarray:
+        """Φ_Σ (Eq. 9), float64[K,V]."""
+        return phi_from_counts(self.global_counts(others), self.hyper.beta)
+
+    def theta(self) -> np.ndarray:
+        """θ_p (Eq. 6), float64[D_p,K]; stays with the party."""
+        return self.model.theta()

@@ -1,0 +1,76 @@
+"""`fedtopic consortium ...`: set up a consortium (init), later deploy it and change CP (grant/revoke).
+
+Each command parses its options, calls one function of ``fedtopic.node`` or
+``fedtopic.ledger`` and prints its result through ``emit``: human text by
+default, one JSON document with ``--format json`` (for scripts).
+"""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from fedtopic.node.consortium_init import init_consortium, parse_cp_file
+
+app = typer.Typer(
+    name="consortium",
+    help="Set up a consortium: parties, their keys, and who may read whose channel (CP).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+class OutputFormat(str, Enum):
+    """How a command prints its result."""
+
+    text = "text"
+    json = "json"
+
+
+FormatOption = Annotated[OutputFormat, typer.Option("--format", help="text for people, json for scripts.")]
+
+
+def emit(result: dict[str, Any], fmt: OutputFormat, text_lines: list[str]) -> None:
+    """Print a command's result: ``text_lines`` for people, ``result`` as JSON for scripts."""
+    if fmt is OutputFormat.json:
+        typer.echo(json.dumps(result, indent=2, sort_keys=False))
+    else:
+        typer.echo("\n".join(text_lines))
+
+
+@app.command("init")
+def init_command(
+    parties: Annotated[int, typer.Option("--parties", min=1, help="Number of parties (ids p1..pN).")],
+    out: Annotated[Path, typer.Option("--out", help="Directory for consortium.toml and keys/ (must not hold a consortium).")],
+    cp: Annotated[
+        Optional[Path],  # noqa: UP007 (typer needs Optional here)
+        typer.Option("--cp", help="CSV 0/1 CP matrix: line i, column j = 1 if p<j> may read p<i>'s channel. Default: everyone reads everyone."),
+    ] = None,
+    name: Annotated[str, typer.Option("--name", help="Consortium name.")] = "consortium",
+    fmt: FormatOption = OutputFormat.text,
+) -> None:
+    """Write DIR/consortium.toml (shared) and DIR/keys/<party>.key.json (one private key file per party)."""
+    matrix = None if cp is None else parse_cp_file(cp, expected_parties=parties)
+    result = init_consortium(parties, out, cp=matrix, name=name)
+    cfg = result.config
+    rows = [
+        {
+            "id": p.id,
+            "address": p.address,
+            "x25519_public": p.x25519_public,
+            "reads": list(cfg.channels_readable_by(p.id)),
+            "key_file": str(result.key_paths[p.id]),
+        }
+        for p in cfg.parties
+    ]
+    width = max(len("reads channels"), *(len(", ".join(r["reads"])) for r in rows))
+    lines = [f"consortium {cfg.name!r}: {len(rows)} parties, config {result.config_path}"]
+    lines.append(f"  {'party':<6} {'address':<42}  {'reads channels':<{width}}  key file")
+    lines += [f"  {r['id']:<6} {r['address']:<42}  {', '.join(r['reads']):<{width}}  {r['key_file']}" for r in rows]
+    lines.append("Give each key file to its party only (it holds that party's secret keys); share consortium.toml with all.")
+    emit({"config": str(result.config_path), "name": cfg.name, "parties": rows, "cp": cfg.cp}, fmt, lines)

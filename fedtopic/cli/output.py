@@ -1,0 +1,43 @@
+"""Shared CLI plumbing: the --format option, JSON output, and progress bars on stderr."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+stderr_console = Console(stderr=True)
+stdout_console = Console()
+
+
+class OutputFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+FormatOption = Annotated[
+    OutputFormat, typer.Option("--format", help="text for people, json for scripts (stdout only carries the result)")
+]
+
+
+def print_json(data: Any) -> None:
+    """Machine-readable result on stdout, nothing else."""
+    typer.echo(json.dumps(data, indent=2, default=str))
+
+
+def progress_bar(*, transient: bool = False) -> Progress:
+    """A rich progress bar that draws on stderr so stdout stays clean for --format json."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[info]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=stderr_console,
+        transient=transient,
+    )

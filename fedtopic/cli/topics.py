@@ -1,0 +1,36 @@
+"""`fedtopic topics RUN`: print the top words of every topic of a run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from fedtopic.cli.output import FormatOption, OutputFormat, print_json, stdout_console
+from fedtopic.errors import ModelError
+
+
+def topics(
+    run: Annotated[Path, typer.Argument(help="a run folder written by train/simulate/demo")],
+    words: Annotated[int, typer.Option(min=1, help="words per topic")] = 10,
+    fmt: FormatOption = OutputFormat.text,
+) -> None:
+    """Show the top words per topic."""
+    path = run / "topics.json"
+    if not path.is_file():
+        raise ModelError(f"{run} has no topics.json (is it a run folder?)")
+    try:
+        table_data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ModelError(f"{path} is not valid JSON ({exc})") from exc
+    rows = [{"topic": t["topic"], "words": t["words"][:words]} for t in table_data]
+    if fmt is OutputFormat.json:
+        print_json(rows)
+        return
+    table = Table("topic", "top words", title=str(run))
+    for row in rows:
+        table.add_row(str(row["topic"]), " ".join(row["words"]))
+    stdout_console.print(table)

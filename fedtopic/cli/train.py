@@ -1,0 +1,65 @@
+"""`fedtopic train`: train a baseline topic model and write a run folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from fedtopic.algorithms.baselines import LDAHyper
+from fedtopic.cli.output import FormatOption, OutputFormat, print_json, progress_bar, stdout_console
+from fedtopic.errors import ConfigError
+from fedtopic.node.baseline_run import BASELINES, run_baseline
+from fedtopic.node.datasource import load_training_data
+from fedtopic.node.run_folder import prepare_run_dir
+
+
+def train(
+    algorithm: Annotated[str, typer.Option(help=f"one of: {', '.join(BASELINES)}")] = "centralized-lda",
+    dataset: Annotated[Optional[str], typer.Option(help="built-in dataset (see `fedtopic data list`)")] = None,
+    corpus: Annotated[Optional[Path], typer.Option(help="a folder of .txt, a .jsonl, or a UCI docword file")] = None,
+    topics: Annotated[int, typer.Option("--topics", "-k", min=2, help="number of topics K")] = 20,
+    iterations: Annotated[int, typer.Option(min=1, help="Gibbs sweeps")] = 200,
+    seed: Annotated[int, typer.Option(help="random seed; same seed, same result")] = 0,
+    parties: Annotated[int, typer.Option(min=1, help="number of parties the training data is split among")] = 1,
+    scheme: Annotated[str, typer.Option(help="partition: a even, b unbalanced, c by label, dirichlet")] = "a",
+    alpha: Annotated[Optional[float], typer.Option(help="document-topic prior (default 50/K, as in the paper)")] = None,
+    beta: Annotated[float, typer.Option(help="topic-word prior")] = 0.01,
+    sampler: Annotated[str, typer.Option(help="auto, dense or sparse")] = "auto",
+    threads: Annotated[int, typer.Option(min=1, help="sampler threads")] = 1,
+    eval_every: Annotated[int, typer.Option(min=1, help="held-out perplexity every N iterations (curve)")] = 10,
+    out: Annotated[Path, typer.Option(help="run folder to write")] = Path("runs/train"),
+    overwrite: Annotated[bool, typer.Option(help="replace an existing run in --out")] = False,
+    fmt: FormatOption = OutputFormat.text,
+) -> None:
+    """Train centralized LDA (all data pooled) or local LDA (each party alone) and evaluate it."""
+    if algorithm not in BASELINES:
+        raise ConfigError(f"unknown --algorithm {algorithm!r}; `fedtopic train` runs: {', '.join(BASELINES)}")
+    if dataset is None and corpus is None:
+        dataset = "bbc-news"
+    run_dir = prepare_run_dir(out, overwrite=overwrite)
+    data = load_training_data(dataset=dataset, corpus=corpus, n_parties=parties, scheme=scheme, seed=seed)
+    hyper = LDAHyper(n_topics=topics, iterations=iterations, alpha=alpha, beta=beta, sampler=sampler, threads=threads, seed=seed)
+    n_models = parties if algorithm == "local-lda" else 1
+    with progress_bar() as bar:
+        task = bar.add_task(algorithm, total=iterations * n_models, info="")
+
+        def on_iteration(party: int, iteration: int, metrics: dict[str, float]) -> None:
+            info = f"party {party + 1}/{n_models} " if n_models > 1 else ""
+            if "perplexity" in metrics:
+                info += f"held-out perplexity {metrics['perplexity']:.1f}"
+            fields = {"info": info} if info else {}
+            bar.update(task, advance=1, **fields)
+
+        summary = run_baseline(data, algorithm, hyper, run_dir, eval_every=eval_every, progress=on_iteration)
+    if fmt is OutputFormat.json:
+        print_json(summary | {"run": str(run_dir)})
+        return
+    stdout_console.print(
+        f"[bold]{algorithm}[/] on {summary['dataset']} ({summary['parties']} parties, K={topics}, {iterations} iterations): "
+        f"perplexity {summary['perplexity']:.1f}, NPMI {summary['npmi']:.3f}, diversity {summary['topic_diversity']:.2f}"
+        + (f", macro-F1 {summary['macro_f1']:.3f}" if "macro_f1" in summary else "")
+        + f" in {summary['wall_seconds']:.1f} s"
+    )
+    stdout_console.print(f"run folder: {run_dir} (summary.json, topics.json, model.npz, perplexity.png, loglik.png)")

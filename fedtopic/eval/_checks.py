@@ -1,0 +1,39 @@
+"""Input checks shared by the evaluation functions (each raises EvalError with one line)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fedtopic.corpus.types import Corpus
+from fedtopic.errors import EvalError
+
+
+def check_phi(phi: np.ndarray, where: str) -> np.ndarray:
+    """Φ as float64[K,V]: finite, non-negative, rows summing to 1."""
+    phi = np.asarray(phi, dtype=np.float64)
+    if phi.ndim != 2 or phi.shape[0] < 1 or phi.shape[1] < 1:
+        raise EvalError(f"{where}: phi must be a non-empty [K,V] matrix, got shape {phi.shape}")
+    if not np.all(np.isfinite(phi)) or (phi < 0).any():
+        raise EvalError(f"{where}: phi has negative or non-finite entries")
+    if not np.allclose(phi.sum(axis=1), 1.0, rtol=0, atol=1e-6):
+        raise EvalError(f"{where}: every row of phi must sum to 1")
+    return phi
+
+
+def check_corpus_for_phi(phi: np.ndarray, corpus: Corpus, where: str) -> None:
+    """The corpus is non-empty and indexes the same vocabulary as Φ."""
+    if corpus.n_tokens == 0:
+        raise EvalError(f"{where}: the corpus has no tokens")
+    if corpus.n_words != phi.shape[1]:
+        raise EvalError(
+            f"{where}: corpus vocabulary has {corpus.n_words} words but phi has V={phi.shape[1]}"
+        )
+    if corpus.words.min() < 0 or corpus.words.max() >= phi.shape[1]:
+        raise EvalError(f"{where}: word index outside [0, {phi.shape[1]})")
+
+
+def check_alpha(alpha: float, where: str) -> float:
+    """A finite positive Dirichlet concentration."""
+    if not (np.isfinite(alpha) and alpha > 0):
+        raise EvalError(f"{where}: alpha must be > 0, got {alpha}")
+    return float(alpha)

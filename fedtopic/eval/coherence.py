@@ -1,0 +1,79 @@
+"""NPMI topic coherence with the whole document as the co-occurrence window.
+
+For the top-n words of a topic, every unordered pair (w_i, w_j) scores
+
+    NPMI(w_i, w_j) = log[p(w_i, w_j) / (p(w_i) p(w_j))] / −log p(w_i, w_j)
+
+with p(w) = (documents of the reference corpus containing w) / D and
+p(w_i, w_j) = (documents containing both) / D; the topic's coherence is the
+mean over its n(n−1)/2 pairs (Bouma 2009; Lau et al. 2014, window = document).
+
+Conventions (no ε smoothing, exact limits instead):
+* p(w_i, w_j) = 0 (never together, including a word absent from the
+  reference) → −1, the limit of NPMI as the joint goes to 0. gensim's
+  ε = 1e-12 smoothing gives nearly, but not exactly, −1 here.
+* p(w_i, w_j) = 1 (both words in every document) → 1, the limit of perfect
+  co-occurrence (0/0 otherwise).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from fedtopic.corpus.types import Corpus
+from fedtopic.errors import EvalError
+from fedtopic.eval._checks import check_phi
+
+
+def top_word_ids(phi: np.ndarray, n: int) -> np.ndarray:
+    """int64[K,n] ids of each topic's n most probable words, most probable first (ties → lower id)."""
+    phi = check_phi(phi, "top words")
+    if not 1 <= n <= phi.shape[1]:
+        raise EvalError(f"top words: n must be in [1, V={phi.shape[1]}], got {n}")
+    return np.argsort(-phi, axis=1, kind="stable")[:, :n]
+
+
+def _npmi_matrix(joint: np.ndarray, marginal: np.ndarray) -> np.ndarray:
+    """NPMI for every pair from joint [U,U] and marginal [U] probabilities, with the conventions above."""
+    outer = np.outer(marginal, marginal)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        npmi = np.log(joint / outer) / -np.log(joint)
+    npmi[joint == 0] = -1.0
+    npmi[joint == 1] = 1.0
+    return npmi
+
+
+def npmi_coherence(top_words: np.ndarray, reference: Corpus, top_n: int = 10) -> np.ndarray:
+    """float64[K] mean pairwise NPMI of the first ``top_n`` words in each row of top_words int[K,T].
+
+    Document frequencies come from a sparse binary document-word matrix of
+    ``reference``; only the columns of the words asked about are kept.
+    """
+    top_words = np.asarray(top_words)
+    if top_words.ndim != 2 or top_words.shape[0] < 1 or not np.issubdtype(top_words.dtype, np.integer):
+        raise EvalError(f"NPMI: top_words must be an integer [K,T] matrix, got {top_words.dtype} {top_words.shape}")
+    if not 2 <= top_n <= top_words.shape[1]:
+        raise EvalError(f"NPMI: top_n must be in [2, T={top_words.shape[1]}], got {top_n}")
+    if reference.n_docs == 0 or reference.n_tokens == 0:
+        raise EvalError("NPMI: the reference corpus has no tokens")
+    ids = top_words[:, :top_n]
+    if ids.min() < 0 or ids.max() >= reference.n_words:
+        raise EvalError(f"NPMI: word id outside the reference vocabulary [0, {reference.n_words})")
+    if any(len(np.unique(row)) < top_n for row in ids):
+        raise EvalError("NPMI: a topic repeats a word among its top words")
+    unique, local = np.unique(ids, return_inverse=True)
+    local = local.reshape(ids.shape)
+    column = np.full(reference.n_words, -1, dtype=np.int64)
+    column[unique] = np.arange(len(unique))
+    keep = column[reference.words] >= 0
+    doc_word = sp.csr_matrix(
+        (np.ones(int(keep.sum())), (reference.doc_ids()[keep], column[reference.words[keep]])),
+        shape=(reference.n_docs, len(unique)),
+    )
+    doc_word.sum_duplicates()
+    doc_word.data[:] = 1.0
+    together = (doc_word.T @ doc_word).toarray() / reference.n_docs  # [U,U] joint document frequencies
+    npmi = _npmi_matrix(together, np.diag(together).copy())
+    upper_i, upper_j = np.triu_indices(top_n, k=1)
+    return npmi[local[:, upper_i], local[:, upper_j]].mean(axis=1)

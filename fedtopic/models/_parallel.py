@@ -1,0 +1,94 @@
+"""Document-shard parallel sweeps (AD-LDA inside one process; Newman et al. 2009).
+
+Each of the T shards (a contiguous run of documents) samples against its own
+private copy of the total word-topic counts taken at the start of the sweep,
+with its own RNG stream, in parallel (numba prange, no GIL). After the sweep the
+shards' changes are added up: N ← N + Σ_t (N_t − N). This is an approximation
+of sequential Gibbs: within a sweep a shard does not see the other shards'
+moves (the counts it uses are stale by at most one sweep), exactly as AD-LDA
+across machines. n_dk and z need no merging: documents belong to one shard.
+The result depends on T (shard boundaries and streams) but not on thread timing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from fedtopic.models._dense import dense_shard
+from fedtopic.models._mh import mh_shard
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def _merge(tot_wk, tot_k, local_wk, local_k):
+    """tot ← tot + Σ_t (local_t − tot), rows in parallel."""
+    n_shards = local_wk.shape[0]
+    n_words, n_topics = tot_wk.shape
+    for v in prange(n_words):
+        for k in range(n_topics):
+            base = tot_wk[v, k]
+            acc = base
+            for t in range(n_shards):
+                acc += local_wk[t, v, k] - base
+            tot_wk[v, k] = acc
+    for k in range(n_topics):
+        base = tot_k[k]
+        acc = base
+        for t in range(n_shards):
+            acc += local_k[t, k] - base
+        tot_k[k] = acc
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def _copies(tot_wk, tot_k, n_shards):
+    local_wk = np.empty((n_shards,) + tot_wk.shape, dtype=tot_wk.dtype)
+    local_k = np.empty((n_shards, tot_k.shape[0]), dtype=tot_k.dtype)
+    for t in prange(n_shards):
+        local_wk[t] = tot_wk
+        local_k[t] = tot_k
+    return local_wk, local_k
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def _dense_shards(words, doc_ptr, bounds, z, n_dk, local_wk, local_k, alpha, beta, vbeta, rng):
+    for t in prange(bounds.shape[0] - 1):
+        dense_shard(
+            words, doc_ptr, bounds[t], bounds[t + 1], z, n_dk, local_wk[t], local_k[t], alpha, beta, vbeta, rng, t
+        )
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def _mh_shards(
+    words, doc_ptr, bounds, z, n_dk, local_wk, local_k, stale_wk, stale_k,
+    ptr, top, prob, alt, mass, s_prob, s_alt, s_mass, alpha, beta, vbeta, mh_steps, rng,
+):
+    for t in prange(bounds.shape[0] - 1):
+        mh_shard(
+            words, doc_ptr, bounds[t], bounds[t + 1], z, n_dk, local_wk[t], local_k[t], stale_wk, stale_k,
+            ptr, top, prob, alt, mass, s_prob, s_alt, s_mass, alpha, beta, vbeta, mh_steps, rng, t,
+        )
+
+
+def shard_bounds(doc_ptr: np.ndarray, n_shards: int) -> np.ndarray:
+    """int64[T+1] document boundaries splitting the tokens into T nearly equal contiguous shards."""
+    n_docs = len(doc_ptr) - 1
+    targets = doc_ptr[-1] * np.arange(1, n_shards, dtype=np.float64) / n_shards
+    inner = np.searchsorted(doc_ptr, targets, side="left").clip(0, n_docs)
+    return np.concatenate([[0], inner, [n_docs]]).astype(np.int64)
+
+
+def parallel_dense(words, doc_ptr, n_shards, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng) -> None:
+    """Dense sweep over n_shards document shards in parallel; tot_wk/tot_k merged in place."""
+    local_wk, local_k = _copies(tot_wk, tot_k, n_shards)
+    _dense_shards(words, doc_ptr, shard_bounds(doc_ptr, n_shards), z, n_dk, local_wk, local_k, alpha, beta, vbeta, rng)
+    _merge(tot_wk, tot_k, local_wk, local_k)
+
+
+def parallel_mh(words, doc_ptr, n_shards, z, n_dk, tot_wk, tot_k, tables, alpha, beta, vbeta, mh_steps, rng) -> None:
+    """MH sweep over n_shards shards; tot_wk/tot_k (also the alias tables' stale counts) merged in place."""
+    local_wk, local_k = _copies(tot_wk, tot_k, n_shards)
+    _mh_shards(
+        words, doc_ptr, shard_bounds(doc_ptr, n_shards), z, n_dk, local_wk, local_k, tot_wk, tot_k,
+        *tables, alpha, beta, vbeta, mh_steps, rng,
+    )
+    _merge(tot_wk, tot_k, local_wk, local_k)

@@ -1,0 +1,168 @@
+"""Gibbs fold-in: the topic mixture θ of documents under a fixed Φ.
+
+With the word-topic distributions Φ held fixed, the collapsed conditional of a
+token's topic (CSFed/DAFed paper Eq. 10 with Φ in place of the count ratio) is
+
+    p(z_i = k | z_-i, w) ∝ (n_dk^-i + α) · φ_{k, w_i}
+
+and documents are independent, so each one is sampled on its own.
+
+Estimator (documented because perplexity depends on it): after ``burn_in``
+sweeps, every later sweep s contributes the posterior-mean θ given its
+assignments, (n_dk^(s) + α) / (N_d + Kα); θ is the average of those
+contributions over the kept sweeps ("averaging samples after burn-in").
+An empty document gets the prior mean 1/K; a word with φ_kw = 0 in every
+topic carries no information and its topic is drawn uniformly.
+
+Initial assignments are drawn sequentially from the same conditional with the
+counts seen so far (a partial first sweep), which starts near the posterior
+instead of at a uniform random state.
+
+Randomness: a private splitmix64 generator (state in a uint64[1] array, passed
+in). Document d draws from its own stream, seeded from (seed, d), so θ of a
+document does not depend on which other documents are folded in with it and
+the result is bit-for-bit reproducible for a seed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from fedtopic.errors import ModelError
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_INV_2_53 = 1.0 / 9007199254740992.0
+
+
+@njit(cache=True, inline="always")
+def _mix64(z: np.uint64) -> np.uint64:
+    """splitmix64 finaliser: a bijective scramble of 64 bits."""
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, inline="always")
+def _next_uniform(state: np.ndarray) -> float:
+    """Advance splitmix64 state (uint64[1]) and return a double in [0, 1)."""
+    state[0] += _GOLDEN
+    return float(_mix64(state[0]) >> np.uint64(11)) * _INV_2_53
+
+
+@njit(cache=True, inline="always")
+def _draw(weights: np.ndarray, cum: np.ndarray, u: float) -> int:
+    """Index k with cum[k-1] <= u·total < cum[k] (inverse-CDF draw); uniform if all weights are 0."""
+    k_max = weights.shape[0]
+    total = 0.0
+    for k in range(k_max):
+        total += weights[k]
+        cum[k] = total
+    if total <= 0.0:
+        return min(int(u * k_max), k_max - 1)
+    target = u * total
+    for k in range(k_max):
+        if cum[k] > target:
+            return k
+    return k_max - 1
+
+
+@njit(cache=True)
+def _fold_in_kernel(
+    phi_t: np.ndarray,
+    words: np.ndarray,
+    doc_ptr: np.ndarray,
+    alpha: float,
+    iterations: int,
+    burn_in: int,
+    seed: np.uint64,
+) -> np.ndarray:
+    """phi_t: float64[V,K] (Φ transposed); returns θ float64[D,K]."""
+    n_docs = doc_ptr.shape[0] - 1
+    k_topics = phi_t.shape[1]
+    theta = np.empty((n_docs, k_topics))
+    state = np.zeros(1, dtype=np.uint64)
+    weights = np.empty(k_topics)
+    cum = np.empty(k_topics)
+    n_dk = np.zeros(k_topics, dtype=np.int64)
+    acc = np.zeros(k_topics)
+    seed_mix = _mix64(seed)
+    kept = iterations - burn_in
+    for d in range(n_docs):
+        start, end = doc_ptr[d], doc_ptr[d + 1]
+        length = end - start
+        if length == 0:
+            theta[d, :] = 1.0 / k_topics
+            continue
+        state[0] = _mix64(seed_mix + np.uint64(d))
+        n_dk[:] = 0
+        acc[:] = 0.0
+        z = np.empty(length, dtype=np.int64)
+        for i in range(length):
+            w = words[start + i]
+            for k in range(k_topics):
+                weights[k] = (n_dk[k] + alpha) * phi_t[w, k]
+            t = _draw(weights, cum, _next_uniform(state))
+            z[i] = t
+            n_dk[t] += 1
+        for sweep in range(iterations):
+            for i in range(length):
+                w = words[start + i]
+                n_dk[z[i]] -= 1
+                for k in range(k_topics):
+                    weights[k] = (n_dk[k] + alpha) * phi_t[w, k]
+                t = _draw(weights, cum, _next_uniform(state))
+                z[i] = t
+                n_dk[t] += 1
+            if sweep >= burn_in:
+                for k in range(k_topics):
+                    acc[k] += n_dk[k]
+        norm = length + k_topics * alpha
+        for k in range(k_topics):
+            theta[d, k] = (acc[k] / kept + alpha) / norm
+    return theta
+
+
+def fold_in(
+    phi: np.ndarray,
+    words: np.ndarray,
+    doc_ptr: np.ndarray,
+    alpha: float,
+    iterations: int = 50,
+    seed: int = 0,
+    burn_in: int | None = None,
+) -> np.ndarray:
+    """θ float64[D,K] of documents (words int32[N], doc_ptr int64[D+1]) under fixed Φ float64[K,V].
+
+    Runs ``iterations`` Gibbs sweeps per document and averages the per-sweep
+    posterior mean (n_dk + α)/(N_d + Kα) over the sweeps after ``burn_in``
+    (default ``iterations // 2``). Same seed → identical θ.
+    """
+    phi = np.asarray(phi)
+    if phi.ndim != 2 or phi.shape[0] < 1 or phi.shape[1] < 1:
+        raise ModelError(f"fold_in: phi must be a non-empty [K,V] matrix, got shape {phi.shape}")
+    if not np.all(np.isfinite(phi)) or (phi < 0).any():
+        raise ModelError("fold_in: phi has negative or non-finite entries")
+    if not np.allclose(phi.sum(axis=1), 1.0, rtol=0, atol=1e-6):
+        raise ModelError("fold_in: every row of phi must sum to 1")
+    if not (np.isfinite(alpha) and alpha > 0):
+        raise ModelError(f"fold_in: alpha must be > 0, got {alpha}")
+    if iterations < 1:
+        raise ModelError(f"fold_in: iterations must be >= 1, got {iterations}")
+    burn = iterations // 2 if burn_in is None else int(burn_in)
+    if not 0 <= burn < iterations:
+        raise ModelError(f"fold_in: burn_in must be in [0, {iterations}), got {burn}")
+    if not 0 <= seed < 2**64:
+        raise ModelError(f"fold_in: seed must be in [0, 2**64), got {seed}")
+    words = np.ascontiguousarray(words, dtype=np.int32)
+    doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
+    if doc_ptr.ndim != 1 or len(doc_ptr) < 1 or doc_ptr[0] != 0 or doc_ptr[-1] != len(words):
+        raise ModelError("fold_in: doc_ptr must start at 0 and end at len(words)")
+    if (np.diff(doc_ptr) < 0).any():
+        raise ModelError("fold_in: doc_ptr must be non-decreasing")
+    if len(words) and (words.min() < 0 or words.max() >= phi.shape[1]):
+        raise ModelError(f"fold_in: word index outside [0, {phi.shape[1]})")
+    phi_t = np.ascontiguousarray(phi.T, dtype=np.float64)
+    return _fold_in_kernel(phi_t, words, doc_ptr, float(alpha), int(iterations), burn, np.uint64(seed))

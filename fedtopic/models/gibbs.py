@@ -1,0 +1,123 @@
+"""One collapsed Gibbs sweep over a party's tokens (paper §5.1, Eq. 10) — the driver-facing API.
+
+Federated use (AD-LDA style, DESIGN.md): the party's own counts (state.n_wk,
+state.n_k) are live; everyone else's counts come in as ``frozen_wk``/``frozen_k``
+and stay fixed during the sweep. Token i is sampled from
+
+    p(z_i = k) ∝ (n_dk¬i + α) · (n_wk¬i + F_wk + β) / (n_k¬i + F_k + Vβ)    (Eq. 10, N_Σ = n + F)
+
+and only the party's own counts change. Samplers:
+
+* ``"dense"``  — exact, O(K) per token (_dense.py);
+* ``"sparse"`` — alias-table Metropolis–Hastings, O(1) per token (_mh.py), for large K;
+* ``"auto"``   — dense below ``AUTO_SPARSE_FROM`` topics, sparse from there on.
+
+``threads > 1`` splits the documents into that many shards sampled in parallel,
+each against its own copy of the counts, merged after the sweep (_parallel.py:
+an AD-LDA approximation inside the process). Results are reproducible for a
+given seed and thread count; threads=1 is exact sequential Gibbs (dense).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from fedtopic.errors import ModelError
+from fedtopic.models._alias import build_word_alias
+from fedtopic.models._dense import dense_shard
+from fedtopic.models._mh import mh_shard
+from fedtopic.models._parallel import parallel_dense, parallel_mh
+from fedtopic.models.state import LDAState
+
+SAMPLERS = ("auto", "dense", "sparse")
+AUTO_SPARSE_FROM = 500  # K at which the MH sampler overtakes the dense one (benchmarks/bench_sampler.py)
+DEFAULT_MH_STEPS = 2  # (word, doc) proposal cycles per token
+
+
+def resolve_sampler(sampler: str, n_topics: int) -> str:
+    """'dense' or 'sparse' for the requested name; ModelError for an unknown one."""
+    if sampler not in SAMPLERS:
+        raise ModelError(f"unknown sampler {sampler!r}; choose one of {', '.join(SAMPLERS)}")
+    if sampler == "auto":
+        return "sparse" if n_topics >= AUTO_SPARSE_FROM else "dense"
+    return sampler
+
+
+def _check_frozen(state: LDAState, frozen_wk, frozen_k) -> tuple[np.ndarray | None, np.ndarray | None]:
+    if frozen_wk is None:
+        if frozen_k is not None:
+            raise ModelError("frozen_k was given without frozen_wk")
+        return None, None
+    frozen_wk = np.asarray(frozen_wk)
+    if frozen_wk.shape != state.n_wk.shape or not np.issubdtype(frozen_wk.dtype, np.integer):
+        raise ModelError(f"frozen_wk must be an integer array of shape {state.n_wk.shape}, got {frozen_wk.dtype}{list(frozen_wk.shape)}")
+    frozen_wk = np.ascontiguousarray(frozen_wk, dtype=np.int32)
+    frozen_k = frozen_wk.sum(axis=0, dtype=np.int64) if frozen_k is None else np.asarray(frozen_k)
+    if frozen_k.shape != state.n_k.shape or not np.issubdtype(frozen_k.dtype, np.integer):
+        raise ModelError(f"frozen_k must be an integer array of shape {state.n_k.shape}")
+    if frozen_wk.min() < 0 or frozen_k.min() < 0:
+        raise ModelError("frozen counts must be non-negative")
+    return frozen_wk, frozen_k.astype(np.int64)
+
+
+def sweep(
+    state: LDAState,
+    words: np.ndarray,
+    doc_ptr: np.ndarray,
+    alpha: float,
+    beta: float,
+    *,
+    frozen_wk: np.ndarray | None = None,
+    frozen_k: np.ndarray | None = None,
+    sampler: str = "auto",
+    threads: int = 1,
+    mh_steps: int = DEFAULT_MH_STEPS,
+) -> None:
+    """Resample every token of (words int32[N], doc_ptr int64[D+1]) once, updating `state` in place.
+
+    frozen_wk int32[V,K] / frozen_k int64[K]: other parties' counts, read but never written
+    (frozen_k defaults to frozen_wk.sum(0)). threads: number of document shards sampled in parallel.
+    """
+    if not (alpha > 0 and beta > 0):
+        raise ModelError(f"alpha and beta must be positive, got alpha={alpha}, beta={beta}")
+    if words.dtype != np.int32 or doc_ptr.dtype != np.int64:
+        raise ModelError(f"words must be int32 and doc_ptr int64, got {words.dtype} and {doc_ptr.dtype}")
+    if len(words) != len(state.z) or len(doc_ptr) != state.n_dk.shape[0] + 1:
+        raise ModelError("words/doc_ptr do not match the state (different corpus?)")
+    if not 1 <= threads <= state.rng.shape[0]:
+        raise ModelError(f"threads must be in 1..{state.rng.shape[0]}, got {threads}")
+    if mh_steps < 1:
+        raise ModelError(f"mh_steps must be >= 1, got {mh_steps}")
+    kind = resolve_sampler(sampler, state.n_topics)
+    frozen_wk, frozen_k = _check_frozen(state, frozen_wk, frozen_k)
+    if frozen_wk is None:
+        tot_wk, tot_k = state.n_wk, state.n_k
+    else:
+        tot_wk, tot_k = state.n_wk + frozen_wk, state.n_k + frozen_k
+    alpha, beta = float(alpha), float(beta)
+    vbeta = state.n_words * beta
+    n_docs = state.n_dk.shape[0]
+    threads = min(threads, n_docs)
+    if threads > 1:
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    if kind == "dense":
+        if threads == 1:
+            dense_shard(words, doc_ptr, 0, n_docs, state.z, state.n_dk, tot_wk, tot_k, alpha, beta, vbeta, state.rng, 0)
+        else:
+            parallel_dense(words, doc_ptr, threads, state.z, state.n_dk, tot_wk, tot_k, alpha, beta, vbeta, state.rng)
+    else:
+        tables = build_word_alias(tot_wk, tot_k, beta, vbeta)
+        if threads == 1:
+            stale_wk, stale_k = tot_wk.copy(), tot_k.copy()
+            mh_shard(
+                words, doc_ptr, 0, n_docs, state.z, state.n_dk, tot_wk, tot_k, stale_wk, stale_k,
+                *tables, alpha, beta, vbeta, mh_steps, state.rng, 0,
+            )
+        else:
+            parallel_mh(
+                words, doc_ptr, threads, state.z, state.n_dk, tot_wk, tot_k, tables, alpha, beta, vbeta, mh_steps, state.rng
+            )
+    if frozen_wk is not None:
+        np.subtract(tot_wk, frozen_wk, out=state.n_wk)
+        np.subtract(tot_k, frozen_k, out=state.n_k)

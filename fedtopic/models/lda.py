@@ -1,0 +1,150 @@
+"""GibbsLDA: a whole collapsed-Gibbs LDA model over one corpus (paper §5.1 with P = 1).
+
+The federated algorithms drive ``.sweep(frozen_wk=..., frozen_k=...)`` themselves;
+``.fit`` is the centralised / stand-alone baseline. (save/load are the only file
+access in fedtopic.models: one .npz for arrays and one .json for settings.)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from fedtopic.corpus.types import Corpus
+from fedtopic.errors import ModelError
+from fedtopic.models.distributions import log_joint, phi_from_counts, theta_from_counts
+from fedtopic.models.gibbs import SAMPLERS, sweep
+from fedtopic.models.state import LDAState, init_state
+
+_FORMAT = "fedtopic.GibbsLDA/1"
+
+
+class GibbsLDA:
+    """Symmetric-prior LDA trained by collapsed Gibbs sampling (Eq. 10).
+
+    alpha=None uses 50/K as the paper does; beta defaults to 0.01. sampler is
+    "dense", "sparse" (alias MH) or "auto"; threads > 1 samples document shards
+    in parallel (see fedtopic.models.gibbs). The same seed gives the same model.
+    """
+
+    def __init__(
+        self,
+        n_topics: int,
+        alpha: float | None = None,
+        beta: float = 0.01,
+        sampler: str = "auto",
+        threads: int = 1,
+        seed: int = 0,
+    ) -> None:
+        if not isinstance(n_topics, (int, np.integer)) or n_topics < 2:
+            raise ModelError(f"need at least 2 topics, got K={n_topics}")
+        alpha = 50.0 / n_topics if alpha is None else float(alpha)
+        if not (alpha > 0 and float(beta) > 0):
+            raise ModelError(f"alpha and beta must be positive, got alpha={alpha}, beta={beta}")
+        if sampler not in SAMPLERS:
+            raise ModelError(f"unknown sampler {sampler!r}; choose one of {', '.join(SAMPLERS)}")
+        if not isinstance(threads, (int, np.integer)) or threads < 1:
+            raise ModelError(f"threads must be a positive integer, got {threads}")
+        self.n_topics = int(n_topics)
+        self.alpha = alpha
+        self.beta = float(beta)
+        self.sampler = sampler
+        self.threads = int(threads)
+        self.seed = int(seed)
+        self.iterations_done = 0
+        self.corpus: Corpus | None = None
+        self.state: LDAState | None = None
+
+    def initialize(self, corpus: Corpus) -> None:
+        """Attach the corpus and draw uniform random topic assignments."""
+        if corpus.n_tokens == 0:
+            raise ModelError("empty corpus: there are no tokens to train on")
+        self.corpus = corpus
+        self.state = init_state(corpus.words, corpus.doc_ptr, corpus.n_words, self.n_topics, self.seed)
+        self.iterations_done = 0
+
+    def _ready(self) -> tuple[Corpus, LDAState]:
+        if self.corpus is None or self.state is None:
+            raise ModelError("model is not initialised: call initialize(corpus) or fit(corpus, ...) first")
+        return self.corpus, self.state
+
+    def sweep(self, frozen_wk: np.ndarray | None = None, frozen_k: np.ndarray | None = None) -> None:
+        """One Gibbs sweep over the corpus; frozen_* are other parties' counts (read only)."""
+        corpus, state = self._ready()
+        sweep(
+            state, corpus.words, corpus.doc_ptr, self.alpha, self.beta,
+            frozen_wk=frozen_wk, frozen_k=frozen_k, sampler=self.sampler, threads=self.threads,
+        )
+        self.iterations_done += 1
+
+    def fit(
+        self, corpus: Corpus, iterations: int, callback: Callable[[int, "GibbsLDA"], None] | None = None
+    ) -> "GibbsLDA":
+        """Initialise on corpus (unless already attached to it) and run `iterations` sweeps.
+
+        callback(i, self) runs after sweep i (1-based).
+        """
+        if iterations < 0:
+            raise ModelError(f"iterations must be >= 0, got {iterations}")
+        if self.corpus is not corpus or self.state is None:
+            self.initialize(corpus)
+        for i in range(1, iterations + 1):
+            self.sweep()
+            if callback is not None:
+                callback(i, self)
+        return self
+
+    def phi(self) -> np.ndarray:
+        """float64[K,V] topic-word distributions from this model's counts (Eq. 9)."""
+        return phi_from_counts(self._ready()[1].n_wk, self.beta)
+
+    def theta(self) -> np.ndarray:
+        """float64[D,K] document-topic distributions (Eq. 6)."""
+        return theta_from_counts(self._ready()[1].n_dk, self.alpha)
+
+    def log_likelihood(self) -> float:
+        """Collapsed log p(w, z) per token (Griffiths & Steyvers); higher is better."""
+        corpus, state = self._ready()
+        return log_joint(state.n_dk, state.n_wk, self.alpha, self.beta) / corpus.n_tokens
+
+    def save(self, path: str | Path) -> Path:
+        """Write <path>.npz (state, corpus arrays, vocabulary) and <path>.json (settings); return the .npz path."""
+        corpus, state = self._ready()
+        npz = Path(path).with_suffix(".npz")
+        meta = {
+            "format": _FORMAT, "n_topics": self.n_topics, "alpha": self.alpha, "beta": self.beta,
+            "sampler": self.sampler, "threads": self.threads, "seed": self.seed,
+            "iterations_done": self.iterations_done,
+        }
+        np.savez_compressed(
+            npz, z=state.z, n_dk=state.n_dk, n_wk=state.n_wk, n_k=state.n_k, rng=state.rng,
+            words=corpus.words, doc_ptr=corpus.doc_ptr, vocab=np.array(corpus.vocab, dtype=str),
+        )
+        npz.with_suffix(".json").write_text(json.dumps(meta, indent=2))
+        return npz
+
+    @classmethod
+    def load(cls, path: str | Path) -> "GibbsLDA":
+        """Read a model written by save(); ModelError if the files are missing or inconsistent."""
+        npz, meta_path = Path(path).with_suffix(".npz"), Path(path).with_suffix(".json")
+        try:
+            meta = json.loads(meta_path.read_text())
+            with np.load(npz, allow_pickle=False) as f:
+                arrays = {k: f[k] for k in f.files}
+        except (OSError, ValueError) as exc:
+            raise ModelError(f"cannot read model {npz}: {exc}") from exc
+        if meta.get("format") != _FORMAT:
+            raise ModelError(f"{meta_path} is not a {_FORMAT} model file")
+        try:
+            model = cls(meta["n_topics"], meta["alpha"], meta["beta"], meta["sampler"], meta["threads"], meta["seed"])
+            corpus = Corpus(words=arrays["words"], doc_ptr=arrays["doc_ptr"], vocab=tuple(arrays["vocab"].tolist()))
+            state = LDAState(*(arrays[k] for k in ("z", "n_dk", "n_wk", "n_k", "rng")))
+        except (KeyError, TypeError) as exc:
+            raise ModelError(f"model file {npz} is incomplete: missing {exc}") from exc
+        if state.n_wk.shape != (corpus.n_words, model.n_topics) or len(state.z) != corpus.n_tokens:
+            raise ModelError(f"model file {npz} has inconsistent array shapes")
+        model.corpus, model.state, model.iterations_done = corpus, state, int(meta["iterations_done"])
+        return model

@@ -1,0 +1,85 @@
+"""The sampler state of one party: topic assignments, its own counts, its RNG streams."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from fedtopic.errors import ModelError
+from fedtopic.models.rng import MAX_STREAMS, make_rng_states, next_double
+
+
+@dataclass
+class LDAState:
+    """Collapsed-Gibbs state of one party (paper §5.1 notation in brackets).
+
+    z:    int32[N]   topic of every token [z_pij]
+    n_dk: int32[D,K] topics per document [N_p,i^k]
+    n_wk: int32[V,K] this party's own word-topic counts [N_p,f^k]
+    n_k:  int64[K]   this party's own topic totals, n_k = n_wk.sum(0)
+    rng:  uint64[MAX_STREAMS, 2] xoroshiro128+ streams; stream s drives document shard s
+    """
+
+    z: np.ndarray
+    n_dk: np.ndarray
+    n_wk: np.ndarray
+    n_k: np.ndarray
+    rng: np.ndarray
+
+    @property
+    def n_topics(self) -> int:
+        return self.n_wk.shape[1]
+
+    @property
+    def n_words(self) -> int:
+        return self.n_wk.shape[0]
+
+
+def check_corpus_arrays(words: np.ndarray, doc_ptr: np.ndarray, n_words: int) -> None:
+    """Raise ModelError unless (words, doc_ptr) is a valid non-empty CSR token stream over V=n_words."""
+    if words.dtype != np.int32 or words.ndim != 1:
+        raise ModelError(f"words must be int32[N], got {words.dtype}{list(words.shape)}")
+    if doc_ptr.dtype != np.int64 or doc_ptr.ndim != 1 or len(doc_ptr) < 2:
+        raise ModelError("doc_ptr must be int64[D+1] with at least one document")
+    if doc_ptr[0] != 0 or doc_ptr[-1] != len(words) or np.any(np.diff(doc_ptr) < 0):
+        raise ModelError("doc_ptr must start at 0, be non-decreasing and end at len(words)")
+    if len(words) == 0:
+        raise ModelError("empty corpus: there are no tokens to sample")
+    if n_words < 1 or words.min() < 0 or words.max() >= n_words:
+        raise ModelError(f"word ids must lie in [0, {n_words}), got [{words.min()}, {words.max()}]")
+
+
+@njit(cache=True)
+def _uniform_topics(n: int, n_topics: int, rng: np.ndarray) -> np.ndarray:
+    z = np.empty(n, dtype=np.int32)
+    for i in range(n):
+        k = int(next_double(rng, 0) * n_topics)
+        z[i] = min(k, n_topics - 1)
+    return z
+
+
+def counts_from_z(
+    z: np.ndarray, words: np.ndarray, doc_ptr: np.ndarray, n_words: int, n_topics: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(n_dk int32[D,K], n_wk int32[V,K], n_k int64[K]) recounted from the assignments z."""
+    n_docs = len(doc_ptr) - 1
+    doc_of = np.repeat(np.arange(n_docs, dtype=np.int64), np.diff(doc_ptr))
+    zi = z.astype(np.int64)
+    n_dk = np.bincount(doc_of * n_topics + zi, minlength=n_docs * n_topics)
+    n_wk = np.bincount(words.astype(np.int64) * n_topics + zi, minlength=n_words * n_topics)
+    n_dk = n_dk.reshape(n_docs, n_topics).astype(np.int32)
+    n_wk = n_wk.reshape(n_words, n_topics).astype(np.int32)
+    return n_dk, n_wk, n_wk.sum(axis=0, dtype=np.int64)
+
+
+def init_state(words: np.ndarray, doc_ptr: np.ndarray, n_words: int, n_topics: int, seed: int) -> LDAState:
+    """A state with every z drawn uniformly from K topics (stream 0 of the seeded RNG)."""
+    if n_topics < 2:
+        raise ModelError(f"need at least 2 topics, got K={n_topics}")
+    check_corpus_arrays(words, doc_ptr, n_words)
+    rng = make_rng_states(seed, MAX_STREAMS)
+    z = _uniform_topics(len(words), n_topics, rng)
+    n_dk, n_wk, n_k = counts_from_z(z, words, doc_ptr, n_words, n_topics)
+    return LDAState(z=z, n_dk=n_dk, n_wk=n_wk, n_k=n_k, rng=rng)

@@ -1,0 +1,106 @@
+"""The asynchronous DAFed-LDA loop of one party (Alg. 3), transport-agnostic.
+
+The party never waits for slower parties: it reads whatever is latest, trains,
+publishes. Training ends for everyone when the fastest party reaches the
+maximum number of sweeps (paper §8.1, "decentralized settings"), signalled
+through ``stop``; optionally a party also stops when its own counts settle.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fedtopic.algorithms.dafed import DAFedParty, RoundReport
+from fedtopic.errors import TrainingError
+from fedtopic.node.transport import ChannelTransport
+
+
+@dataclass
+class PartyLog:
+    """What one party did: per-round staleness, bytes, timings."""
+
+    party_id: str
+    rounds: int = 0
+    sweeps: int = 0
+    bytes_sent: int = 0
+    staleness: list[int] = field(default_factory=list)
+    compute_seconds: float = 0.0
+    comm_seconds: float = 0.0
+    delay_seconds: float = 0.0
+    stopped_by: str = ""
+
+
+RoundCallback = Callable[[str, RoundReport, PartyLog], None]
+
+
+def wait_for_genesis(transport: ChannelTransport, expected: set[str], *, timeout: float, poll: float = 0.05) -> None:
+    """Block (bounded) until every readable channel has published its genesis counts."""
+    deadline = time.monotonic() + timeout
+    while True:
+        seen = {s.party for s in transport.read_latest()}
+        if expected <= seen:
+            return
+        if time.monotonic() > deadline:
+            raise TrainingError(f"party {transport.party_id}: no genesis from {sorted(expected - seen)} after {timeout:.0f} s")
+        time.sleep(poll)
+
+
+def run_party(
+    party: DAFedParty,
+    transport: ChannelTransport,
+    *,
+    readable: set[str],
+    max_sweeps: int,
+    stop: threading.Event,
+    delay: Callable[[], float] = lambda: 0.0,
+    on_round: RoundCallback | None = None,
+    genesis_timeout: float = 120.0,
+    converge_tol: float | None = None,
+) -> PartyLog:
+    """Run party ``party`` until ``stop`` is set or it reaches ``max_sweeps`` (then it sets ``stop``).
+
+    ``delay()`` seconds are slept after every local round (the paper's random
+    per-iteration delay that makes asynchrony real). ``converge_tol``: stop this
+    party when the fraction of its tokens whose counts changed drops below it.
+    """
+    log = PartyLog(party.party_id)
+    log.bytes_sent += transport.publish(0, party.genesis())
+    wait_for_genesis(transport, readable - {party.party_id}, timeout=genesis_timeout)
+    previous = party.own_counts()
+    while not stop.is_set():
+        t0 = time.perf_counter()
+        others = transport.read_latest()
+        t1 = time.perf_counter()
+        report = party.train_round(others)
+        t2 = time.perf_counter()
+        pause = delay()
+        if pause > 0:
+            stop.wait(pause)
+        t3 = time.perf_counter()
+        log.bytes_sent += transport.publish(report.round, report.n_wk)
+        t4 = time.perf_counter()
+        log.rounds, log.sweeps = report.round, report.sweeps
+        log.staleness.extend(report.staleness.values())
+        log.compute_seconds += t2 - t1
+        log.comm_seconds += (t1 - t0) + (t4 - t3)
+        log.delay_seconds += t3 - t2
+        if on_round is not None:
+            on_round(party.party_id, report, log)
+        if report.sweeps >= max_sweeps:
+            log.stopped_by = "max-iterations"
+            stop.set()
+            break
+        if converge_tol is not None:
+            changed = np.abs(report.n_wk.astype(np.int64) - previous).sum() / (2 * max(party.corpus.n_tokens, 1))
+            previous = report.n_wk
+            if changed < converge_tol:
+                log.stopped_by = "converged"
+                break
+    if not log.stopped_by:
+        log.stopped_by = "fastest-party-finished"
+    return log

@@ -1,0 +1,148 @@
+"""Run a non-federated baseline end to end: train, evaluate, write the run folder.
+
+The driver owns the loop's side effects (progress, periodic held-out
+perplexity, files); the numeric work stays in ``fedtopic.models`` and
+``fedtopic.eval``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fedtopic.algorithms.baselines import LDAHyper, train_centralized, train_local
+from fedtopic.corpus.types import Corpus
+from fedtopic.eval.perplexity import completion_perplexity
+from fedtopic.eval.plots import plot_curves
+from fedtopic.eval.report import evaluate_model
+from fedtopic.eval.topics import top_words
+from fedtopic.models.lda import GibbsLDA
+from fedtopic.node.datasource import TrainingData
+from fedtopic.node.run_folder import TopicModelFile, save_topic_model, write_summary, write_topics
+
+BASELINES = ("centralized-lda", "local-lda")
+ProgressFn = Callable[[int, int, dict[str, float]], None]
+"""``progress(party, iteration, metrics)`` after every sweep; metrics may hold ``perplexity``."""
+
+CURVE_TEST_DOCS = 500
+"""The per-iteration perplexity curve folds in at most this many test documents (the final figure uses all)."""
+
+
+def _curve_corpus(test: Corpus, seed: int) -> Corpus:
+    if test.n_docs <= CURVE_TEST_DOCS:
+        return test
+    rng = np.random.default_rng(seed)
+    return test.subset(np.sort(rng.choice(test.n_docs, CURVE_TEST_DOCS, replace=False)))
+
+
+def run_baseline(
+    data: TrainingData,
+    algorithm: str,
+    hyper: LDAHyper,
+    out: Path,
+    *,
+    eval_every: int,
+    fold_in_iterations: int = 50,
+    progress: ProgressFn | None = None,
+) -> dict[str, Any]:
+    """Train ``algorithm`` (one of ``BASELINES``) on ``data``, evaluate on its test split, write ``out``.
+
+    Returns the summary dict that was written to ``out/summary.json``.
+    """
+    alpha = hyper.resolved_alpha
+    curve_test = _curve_corpus(data.test, hyper.seed)
+    curve: dict[int, list[tuple[int, float]]] = {}
+    loglik: dict[int, list[tuple[int, float]]] = {}
+
+    def on_sweep(party: int, iteration: int, model: GibbsLDA) -> None:
+        metrics: dict[str, float] = {}
+        if iteration % eval_every == 0 or iteration == hyper.iterations:
+            ppl = completion_perplexity(model.phi(), curve_test, alpha, iterations=20, seed=hyper.seed)
+            curve.setdefault(party, []).append((iteration, ppl))
+            ll = model.log_likelihood()
+            loglik.setdefault(party, []).append((iteration, ll))
+            metrics = {"perplexity": ppl, "loglik": ll}
+        if progress is not None:
+            progress(party, iteration, metrics)
+
+    started = time.perf_counter()
+    if algorithm == "centralized-lda":
+        models = [train_centralized(data.parties, hyper, on_sweep)]
+        trains = [data.train]
+    elif algorithm == "local-lda":
+        models = train_local(data.parties, hyper, on_sweep)
+        trains = data.parties
+    else:
+        raise ValueError(f"not a baseline: {algorithm}")
+    train_seconds = time.perf_counter() - started
+
+    per_model = [
+        evaluate_model(m.phi(), alpha, train, data.test, theta_train=m.theta(), fold_in_iterations=fold_in_iterations, seed=hyper.seed)
+        for m, train in zip(models, trains)
+    ]
+    metrics = {k: float(np.mean([pm[k] for pm in per_model])) for k in per_model[0]}
+    wall = time.perf_counter() - started
+
+    phi = models[0].phi()
+    words = top_words(phi, data.train.vocab, 10)
+    write_topics(out, words)
+    save_topic_model(out, TopicModelFile(phi=phi, alpha=alpha, beta=hyper.beta, vocab=data.train.vocab, tokenizer=data.tokenizer))
+    if len(models) > 1:
+        np.savez_compressed(out / "party_models.npz", phi=np.stack([m.phi() for m in models]))
+    _plot(out, algorithm, curve, loglik)
+
+    summary: dict[str, Any] = {
+        "algorithm": algorithm,
+        "dataset": data.name,
+        "parties": len(data.parties),
+        "topics": hyper.n_topics,
+        "iterations": hyper.iterations,
+        "seed": hyper.seed,
+        "perplexity": metrics["perplexity"],
+        "npmi": metrics["npmi"],
+        "topic_diversity": metrics["topic_diversity"],
+        "wall_seconds": wall,
+        "bytes_sent": 0,
+        "train_seconds": train_seconds,
+        "perplexity_eq16": metrics["perplexity_eq16"],
+        "alpha": alpha,
+        "beta": hyper.beta,
+        "sampler": hyper.sampler,
+        "threads": hyper.threads,
+        "train_docs": data.train.n_docs,
+        "train_tokens": data.train.n_tokens,
+        "test_docs": data.test.n_docs,
+        "vocabulary": data.train.n_words,
+        "perplexity_curve": {str(p): c for p, c in curve.items()},
+    }
+    if "macro_f1" in metrics:
+        summary["macro_f1"] = metrics["macro_f1"]
+    if len(per_model) > 1:
+        summary["per_party"] = per_model
+    write_summary(out, summary)
+    return summary
+
+
+def _plot(out: Path, algorithm: str, curve: dict[int, list[tuple[int, float]]], loglik: dict[int, list[tuple[int, float]]]) -> None:
+    def series(data: dict[int, list[tuple[int, float]]]) -> dict[str, tuple[list[int], list[float]]]:
+        name = (lambda p: "all parties pooled") if len(data) == 1 else (lambda p: f"party {p + 1}")
+        return {name(p): ([i for i, _ in pts], [v for _, v in pts]) for p, pts in sorted(data.items())}
+
+    plot_curves(
+        out / "perplexity.png",
+        series(curve),
+        xlabel="Gibbs iteration",
+        ylabel=f"held-out perplexity (document completion, ≤{CURVE_TEST_DOCS} docs)",
+        title=f"{algorithm}: held-out perplexity per iteration",
+    )
+    plot_curves(
+        out / "loglik.png",
+        series(loglik),
+        xlabel="Gibbs iteration",
+        ylabel="log p(w, z) per token",
+        title=f"{algorithm}: training log-likelihood",
+    )

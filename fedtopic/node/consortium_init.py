@@ -1,0 +1,140 @@
+"""`fedtopic consortium init`: a new consortium's config and one private key file per party.
+
+The config (consortium.toml) holds only public keys and is shared by everyone;
+each key file (keys/<party>.key.json, mode 0600) must be handed to its party
+alone. Party ids are p1..pN.
+
+CP file format (``--cp FILE``): the paper's channel-peer access matrix CP
+(§7.1, Def. 4) as a CSV of 0/1, one line per channel, one column per peer:
+line i, column j is 1 when party p<j> may read party p<i>'s channel. The
+diagonal must be 1 (an owner always reads its own channel). Blank lines and
+lines starting with '#' are ignored. The paper's Fig. 5 (con1-2, con2-3, con4-5):
+
+    1,1,0,0,0
+    1,1,1,0,0
+    0,1,1,0,0
+    0,0,0,1,1
+    0,0,0,1,1
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from fedtopic.crypto.keys import generate_party_keys, save_party_keys
+from fedtopic.errors import ConfigError
+from fedtopic.node.config import ConsortiumConfig, save_consortium, validate_consortium
+
+CONFIG_NAME = "consortium.toml"
+KEY_DIR = "keys"
+MAX_PARTIES = 1000
+
+
+@dataclass(frozen=True)
+class InitResult:
+    """What ``init_consortium`` wrote."""
+
+    config_path: Path
+    key_paths: dict[str, Path]
+    config: ConsortiumConfig
+
+
+def party_ids(n_parties: int) -> list[str]:
+    """The ids of an n-party consortium: p1..pN."""
+    return [f"p{i}" for i in range(1, n_parties + 1)]
+
+
+def key_file_path(out_dir: str | os.PathLike[str], party_id: str) -> Path:
+    """Where ``init_consortium`` puts ``party_id``'s private key file."""
+    return Path(out_dir) / KEY_DIR / f"{party_id}.key.json"
+
+
+def cp_from_consortia(consortia: Iterable[Iterable[str]]) -> dict[str, list[str]]:
+    """CP from consortia (paper Def. 4): every member reads every other member's channel (symmetric)."""
+    readers: dict[str, list[str]] = {}
+    for members in consortia:
+        group = list(dict.fromkeys(members))
+        for owner in group:
+            known = readers.setdefault(owner, [])
+            known.extend(m for m in group if m != owner and m not in known)
+    return readers
+
+
+def parse_cp_file(path: str | os.PathLike[str], *, expected_parties: int | None = None) -> dict[str, list[str]]:
+    """Read a CSV 0/1 CP matrix (see module doc) into {owner: [other readers]} for parties p1..pP.
+
+    ``expected_parties``: the consortium's size, which the matrix must match.
+    """
+    where = Path(path)
+    try:
+        lines = where.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"CP file {where} cannot be read: {exc}") from None
+    rows: list[tuple[int, list[str]]] = [
+        (n, [cell.strip() for cell in line.split(",")])
+        for n, line in enumerate(lines, start=1)
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    size = len(rows)
+    if size == 0:
+        raise ConfigError(f"CP file {where} has no rows")
+    problems: list[str] = []
+    if expected_parties is not None and size != expected_parties:
+        problems.append(f"{where}: the CP matrix has {size} rows but the consortium has {expected_parties} parties")
+    ids = party_ids(size)
+    cp: dict[str, list[str]] = {}
+    for i, (line_no, cells) in enumerate(rows):
+        if len(cells) != size:
+            problems.append(f"{where} line {line_no}: expected {size} values (a square matrix), got {len(cells)}")
+            continue
+        for j, cell in enumerate(cells):
+            if cell not in ("0", "1"):
+                problems.append(f"{where} line {line_no} column {j + 1}: must be 0 or 1, got {cell!r}")
+            elif i == j and cell != "1":
+                problems.append(f"{where} line {line_no} column {j + 1}: the diagonal must be 1 (owners read their own channel)")
+        cp[ids[i]] = [ids[j] for j, cell in enumerate(cells) if cell == "1" and j != i]
+    if problems:
+        raise ConfigError("\n".join(problems))
+    return {owner: readers for owner, readers in cp.items() if readers}
+
+
+def init_consortium(
+    n_parties: int,
+    out_dir: Path,
+    *,
+    cp: dict[str, list[str]] | None = None,
+    name: str = "consortium",
+    seed: int | None = None,
+) -> InitResult:
+    """Write out_dir/consortium.toml and out_dir/keys/<party>.key.json for parties p1..pN.
+
+    ``cp`` defaults to one consortium of everyone (the paper's experiments, §8).
+    ``seed`` makes the keys reproducible: for tests only, seeded keys are not secret.
+    Refuses to touch a directory that already holds a consortium or any of the key files.
+    """
+    if isinstance(n_parties, bool) or not isinstance(n_parties, int) or not 1 <= n_parties <= MAX_PARTIES:
+        raise ConfigError(f"the number of parties must be between 1 and {MAX_PARTIES}, got {n_parties!r}")
+    out = Path(out_dir)
+    config_path = out / CONFIG_NAME
+    ids = party_ids(n_parties)
+    existing = [p for p in [config_path, *(key_file_path(out, pid) for pid in ids)] if p.exists()]
+    if existing:
+        raise ConfigError(f"{existing[0]} already exists; refusing to overwrite an existing consortium")
+    if cp is None:
+        cp = cp_from_consortia([ids])
+    seed_bytes = None if seed is None else f"fedtopic-consortium-init:{seed}".encode()
+    keys = [generate_party_keys(pid, seed=seed_bytes) for pid in ids]
+    config = validate_consortium(
+        {
+            "name": name,
+            "parties": [{"id": k.party_id, "address": k.address, "x25519_public": k.x25519_public.hex()} for k in keys],
+            "cp": {owner: list(readers) for owner, readers in cp.items()},
+        }
+    )
+    (out / KEY_DIR).mkdir(parents=True, exist_ok=True, mode=0o700)
+    key_paths = {k.party_id: save_party_keys(k, key_file_path(out, k.party_id)) for k in keys}
+    save_consortium(config, config_path)  # last: its presence marks a complete init
+    return InitResult(config_path=config_path, key_paths=key_paths, config=config)

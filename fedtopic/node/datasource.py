@@ -1,0 +1,49 @@
+"""Where a training run's documents come from: a built-in dataset or a corpus path, split among parties."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fedtopic.corpus.datasets import load_dataset
+from fedtopic.corpus.partition import partition_documents, split_train_test
+from fedtopic.corpus.readers import read_corpus
+from fedtopic.corpus.types import Corpus
+from fedtopic.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """The pooled training corpus, each party's share of it, and the held-out test corpus."""
+
+    name: str
+    train: Corpus
+    test: Corpus
+    parties: list[Corpus]
+    tokenizer: dict[str, Any] = field(default_factory=dict)
+
+
+def load_training_data(
+    *,
+    dataset: str | None,
+    corpus: Path | None,
+    n_parties: int,
+    scheme: str,
+    seed: int,
+    progress: bool = True,
+) -> TrainingData:
+    """Load ``dataset`` (built-in) or ``corpus`` (a path), then split the training part among ``n_parties``."""
+    if (dataset is None) == (corpus is None):
+        raise ConfigError("give exactly one of --dataset NAME or --corpus PATH")
+    if n_parties < 1:
+        raise ConfigError(f"--parties must be at least 1, got {n_parties}")
+    if dataset is not None:
+        data = load_dataset(dataset, progress=progress)
+        name, train, test, tokenizer = data.name, data.train, data.test, dict(data.tokenizer)
+    else:
+        full = read_corpus(corpus)
+        train, test = split_train_test(full, test_fraction=0.25, seed=seed)
+        name, tokenizer = str(corpus), {}
+    parts = [train.subset(idx) for idx in partition_documents(train, n_parties, scheme, seed=seed)]
+    return TrainingData(name=name, train=train, test=test, parties=parts, tokenizer=tokenizer)

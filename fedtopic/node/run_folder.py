@@ -1,0 +1,123 @@
+"""A training run's folder: summary.json, topics.json, model.npz, vocab.json and plots.
+
+Every training command writes the same layout so that ``fedtopic topics`` and
+``fedtopic infer`` (and any script) can read any run. summary.json always has
+the stable keys of DESIGN.md (``SUMMARY_KEYS``) plus the algorithm's own.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fedtopic.errors import ConfigError, ModelError
+
+SUMMARY_KEYS = (
+    "algorithm",
+    "dataset",
+    "parties",
+    "topics",
+    "iterations",
+    "seed",
+    "perplexity",
+    "npmi",
+    "topic_diversity",
+    "wall_seconds",
+    "bytes_sent",
+)
+
+
+@dataclass(frozen=True)
+class TopicModelFile:
+    """What inference needs from a run: Φ [K,V], α, β, the vocabulary and how text was tokenised."""
+
+    phi: np.ndarray
+    alpha: float
+    beta: float
+    vocab: tuple[str, ...]
+    tokenizer: dict[str, Any]
+
+
+def prepare_run_dir(path: Path, *, overwrite: bool = False) -> Path:
+    """Create the run folder; refuse to clobber an earlier run unless asked."""
+    path = Path(path)
+    if (path / "summary.json").exists() and not overwrite:
+        raise ConfigError(f"run folder {path} already holds a run (summary.json); pick another --out or pass --overwrite")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def write_json(path: Path, data: Any) -> Path:
+    """Write pretty JSON atomically (temp file, then rename) so a crash never leaves half a file."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=False, default=_json_default) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def write_summary(run_dir: Path, summary: dict[str, Any]) -> Path:
+    """Write summary.json; every stable key must be present (None where it does not apply)."""
+    missing = [k for k in SUMMARY_KEYS if k not in summary]
+    if missing:
+        raise ValueError(f"summary is missing stable keys: {missing}")
+    ordered = {k: summary[k] for k in SUMMARY_KEYS} | {k: v for k, v in summary.items() if k not in SUMMARY_KEYS}
+    return write_json(run_dir / "summary.json", ordered)
+
+
+def write_topics(run_dir: Path, top_words: list[list[str]], weights: list[list[float]] | None = None) -> Path:
+    """topics.json: a list of {topic, words[, weights]} with the top words of each topic."""
+    topics = []
+    for k, words in enumerate(top_words):
+        entry: dict[str, Any] = {"topic": k, "words": words}
+        if weights is not None:
+            entry["weights"] = [round(float(w), 6) for w in weights[k]]
+        topics.append(entry)
+    return write_json(run_dir / "topics.json", topics)
+
+
+def save_topic_model(run_dir: Path, model: TopicModelFile) -> Path:
+    """model.npz (Φ, α, β) and vocab.json (words and tokenizer options)."""
+    np.savez_compressed(run_dir / "model.npz", phi=model.phi, alpha=model.alpha, beta=model.beta)
+    write_json(run_dir / "vocab.json", {"words": list(model.vocab), "tokenizer": model.tokenizer})
+    return run_dir / "model.npz"
+
+
+def load_topic_model(run_dir: Path) -> TopicModelFile:
+    """Read model.npz + vocab.json of a run folder, with one clear error if it is not one."""
+    run_dir = Path(run_dir)
+    model_path, vocab_path = run_dir / "model.npz", run_dir / "vocab.json"
+    if not model_path.is_file() or not vocab_path.is_file():
+        raise ModelError(f"{run_dir} is not a run folder (model.npz and vocab.json are needed)")
+    try:
+        with np.load(model_path) as npz:
+            phi, alpha, beta = npz["phi"], float(npz["alpha"]), float(npz["beta"])
+        meta = json.loads(vocab_path.read_text(encoding="utf-8"))
+        vocab = tuple(meta["words"])
+        tokenizer = dict(meta.get("tokenizer", {}))
+    except (OSError, ValueError, KeyError) as exc:
+        raise ModelError(f"{run_dir}: model files are corrupt ({exc})") from exc
+    if phi.ndim != 2 or phi.shape[1] != len(vocab):
+        raise ModelError(f"{run_dir}: model.npz has Φ of shape {phi.shape} but vocab.json has {len(vocab)} words")
+    return TopicModelFile(phi=phi, alpha=alpha, beta=beta, vocab=vocab, tokenizer=tokenizer)
+
+
+def read_summary(run_dir: Path) -> dict[str, Any]:
+    """summary.json of a run folder."""
+    path = Path(run_dir) / "summary.json"
+    if not path.is_file():
+        raise ModelError(f"{run_dir} has no summary.json")
+    return json.loads(path.read_text(encoding="utf-8"))

@@ -1,0 +1,110 @@
+"""`fedtopic train|topics|infer|data` end to end on real (small) data, and their one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fedtopic.cli.main import main
+from fedtopic.node.run_folder import SUMMARY_KEYS
+
+
+def _train(tmp_path: Path, *extra: str) -> Path:
+    out = tmp_path / "run"
+    code = main(["train", "--dataset", "synthetic", "--topics", "10", "--iterations", "12", "--eval-every", "4", "--out", str(out), *extra])
+    assert code == 0
+    return out
+
+
+def test_centralized_run_folder_has_summary_topics_model_and_plots(tmp_path, capsys):
+    out = _train(tmp_path, "--format", "json")
+    printed = json.loads(capsys.readouterr().out)
+    summary = json.loads((out / "summary.json").read_text())
+    assert all(k in summary for k in SUMMARY_KEYS)
+    assert printed["perplexity"] == summary["perplexity"]
+    assert summary["algorithm"] == "centralized-lda" and summary["topics"] == 10
+    # 12 sweeps on synthetic data already beat a uniform model (perplexity V) by far
+    assert summary["perplexity"] < 0.5 * summary["vocabulary"]
+    assert -1.0 <= summary["npmi"] <= 1.0 and 0 < summary["topic_diversity"] <= 1
+    assert summary["macro_f1"] > 0.5  # labels = parties with private topics
+    curve = summary["perplexity_curve"]["0"]
+    assert [it for it, _ in curve] == [4, 8, 12] and curve[-1][1] < curve[0][1]
+    for name in ("topics.json", "model.npz", "vocab.json", "perplexity.png", "loglik.png"):
+        assert (out / name).stat().st_size > 0
+    assert len(json.loads((out / "topics.json").read_text())) == 10
+
+
+def test_same_seed_same_result(tmp_path):
+    a = json.loads((_train(tmp_path / "a") / "summary.json").read_text())
+    b = json.loads((_train(tmp_path / "b") / "summary.json").read_text())
+    assert a["perplexity"] == b["perplexity"] and a["npmi"] == b["npmi"]
+
+
+def test_local_lda_trains_one_model_per_party(tmp_path):
+    out = _train(tmp_path, "--algorithm", "local-lda", "--parties", "3")
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["parties"] == 3 and len(summary["per_party"]) == 3
+    assert set(summary["perplexity_curve"]) == {"0", "1", "2"}
+
+
+def test_topics_and_infer_read_the_run(tmp_path, capsys):
+    corpus = tmp_path / "docs.jsonl"
+    lines = [
+        {"text": "apple banana cherry fruit salad apple banana", "label": "food"},
+        {"text": "engine wheel brake car road engine wheel", "label": "car"},
+    ] * 20
+    corpus.write_text("\n".join(json.dumps(x) for x in lines), encoding="utf-8")
+    out = tmp_path / "run"
+    assert main(["train", "--corpus", str(corpus), "-k", "2", "--alpha", "0.1", "--iterations", "30", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["topics", str(out), "--format", "json"]) == 0
+    topics = json.loads(capsys.readouterr().out)
+    assert len(topics) == 2 and all(len(t["words"]) >= 5 for t in topics)
+    assert main(["infer", str(out), "--text", "banana apple cherry", "--text", "zzz qqq", "--format", "json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result[0]["known_tokens"] == 3 and max(result[0]["theta"]) > 0.8
+    assert result[1]["known_tokens"] == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["train", "--dataset", "no-such-set"], "unknown dataset"),
+        (["train", "--corpus", "/nonexistent/corpus.jsonl"], "no such file"),
+        (["train", "--dataset", "synthetic", "--algorithm", "magic"], "unknown --algorithm"),
+        (["topics", "/nonexistent/run"], "no topics.json"),
+        (["infer", "/nonexistent/run", "--text", "x"], "not a run folder"),
+    ],
+)
+def test_bad_input_is_one_line_and_nonzero(tmp_path, capsys, args, needle):
+    assert main([*args, "--out", str(tmp_path / "r")] if args[0] == "train" else args) == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err.lower() and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_k_below_two_is_a_usage_error(tmp_path, capsys):
+    assert main(["train", "--dataset", "synthetic", "-k", "1", "--out", str(tmp_path / "r")]) == 2
+    assert "--topics" in capsys.readouterr().err
+
+
+def test_non_utf8_and_empty_corpora_are_refused(tmp_path, capsys):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "a.txt").write_bytes(b"caf\xe9 au lait and more words here\n")
+    assert main(["train", "--corpus", str(bad), "--out", str(tmp_path / "r1")]) == 2
+    assert "utf-8" in capsys.readouterr().err.lower()
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text(json.dumps({"text": "the and of"}) + "\n", encoding="utf-8")
+    assert main(["train", "--corpus", str(empty), "--out", str(tmp_path / "r2")]) == 2
+    assert "empty" in capsys.readouterr().err.lower()
+
+
+def test_data_list_and_info(capsys):
+    assert main(["data", "list", "--format", "json"]) == 0
+    names = {d["name"] for d in json.loads(capsys.readouterr().out)}
+    assert {"bbc-news", "20newsgroups", "reuters-r8", "reuters-r52", "synthetic"} <= names
+    assert main(["data", "info", "synthetic", "--format", "json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["vocabulary"] == 5000 and info["train_documents"] > 0

@@ -1,0 +1,112 @@
+"""Tokenizer, Vocabulary and corpus_from_texts."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fedtopic.corpus.build import corpus_from_texts
+from fedtopic.corpus.tokenize import Tokenizer, default_stopwords
+from fedtopic.corpus.vocabulary import Vocabulary
+from fedtopic.errors import CorpusError
+
+
+def test_tokens_are_lowercase_alphabetic_without_stopwords():
+    text = "The Quick brown-fox, 42 times! foo_bar x Café naïve it's"
+    assert Tokenizer().tokens(text) == ["quick", "brown", "fox", "times", "foo", "bar", "café", "naïve"]
+
+
+def test_stopword_list_is_the_shipped_english_list():
+    stop = default_stopwords()
+    assert 300 <= len(stop) <= 330
+    assert {"the", "and", "of", "which", "yourselves"} <= stop
+    assert all(w.isalpha() and w == w.lower() for w in stop)
+
+
+def test_custom_stopwords_and_min_length():
+    assert Tokenizer(stopwords=frozenset()).tokens("the cat is on a mat") == ["the", "cat", "is", "on", "mat"]
+    only_cat = Tokenizer(stopwords=frozenset({"cat"}), min_length=3)
+    assert only_cat.tokens("the cat is on a mat") == ["the", "mat"]
+    with pytest.raises(CorpusError, match="min_length"):
+        Tokenizer(min_length=0)
+
+
+def test_porter_stemming():
+    tok = Tokenizer(stem=True)
+    assert tok.tokens("Running runs connected connections generously") == [
+        "run", "run", "connect", "connect", "gener",
+    ]
+    # stop words are matched before stemming: "being" is a stop word, "beings" is not
+    assert tok.tokens("being beings") == ["be"]
+    assert Tokenizer().tokens("connections") == ["connections"]
+
+
+def test_vocabulary_min_df_max_df_and_order():
+    docs = [["a", "b", "c"], ["a", "b"], ["a", "d", "d"], ["a", "b", "e"], ["c", "f"]]
+    # df: a=4 b=3 c=2 d=1 e=1 f=1 ; D=5
+    assert Vocabulary.build(docs, min_df=2, max_df=1.0).words == ("a", "b", "c")
+    assert Vocabulary.build(docs, min_df=2, max_df=0.7).words == ("b", "c")  # a: 4 > 3.5
+    assert Vocabulary.build(docs, min_df=1, max_df=0.5).words == ("c", "d", "e", "f")
+    assert Vocabulary.build(docs, min_df=1, max_df=1.0, max_size=2).words == ("a", "b")
+    # a word repeated inside one document counts once
+    assert "d" not in Vocabulary.build(docs, min_df=2, max_df=1.0)
+
+
+@pytest.mark.parametrize("kw", [{"min_df": 0}, {"max_df": 0.0}, {"max_df": 1.5}, {"max_size": 0}])
+def test_vocabulary_rejects_bad_options(kw):
+    with pytest.raises(CorpusError):
+        Vocabulary.build([["a"]], **kw)
+
+
+def test_vocabulary_encode_drops_oov():
+    v = Vocabulary(["x", "y", "z"])
+    ids = v.encode(["z", "q", "x", "z"])
+    assert ids.dtype == np.int32 and ids.tolist() == [2, 0, 2]
+    assert v.encode([]).shape == (0,)
+    assert len(v) == 3 and v.word_to_id["y"] == 1
+
+
+def test_vocabulary_rejects_duplicates_and_bad_json():
+    with pytest.raises(CorpusError, match="duplicate word 'a'"):
+        Vocabulary(["a", "b", "a"])
+    with pytest.raises(CorpusError, match="not valid JSON"):
+        Vocabulary.from_json("{nope")
+    with pytest.raises(CorpusError, match="format"):
+        Vocabulary.from_json('{"words": ["a"]}')
+    with pytest.raises(CorpusError, match="non-empty strings"):
+        Vocabulary.from_json('{"format": "fedtopic.vocabulary", "version": 1, "words": ["a", 3]}')
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(min_size=1), unique=True, max_size=50))
+def test_vocabulary_json_round_trip(words):
+    v = Vocabulary(words)
+    back = Vocabulary.from_json(v.to_json())
+    assert back == v and back.words == tuple(words)
+    assert back.encode(words).tolist() == list(range(len(words)))
+
+
+def test_corpus_from_texts_builds_or_reuses_vocabulary():
+    texts = ["apple banana apple", "banana cherry", "", "cherry apple", "zebra"]
+    labels = ["fruit", "fruit", "none", "fruit", "animal"]
+    c = corpus_from_texts(texts, labels, min_df=2, max_df=1.0)
+    assert c.vocab == ("apple", "banana", "cherry")
+    assert c.n_docs == 3  # the empty text and the zebra-only text are dropped
+    assert c.doc_names == ("0", "1", "3")
+    assert c.label_names == ("animal", "fruit", "none") and c.labels.tolist() == [1, 1, 1]
+    assert [c.vocab[w] for w in c.words[c.doc_ptr[0]:c.doc_ptr[1]]] == ["apple", "banana", "apple"]
+
+    other = corpus_from_texts(["cherry zebra", "apple"], vocabulary=Vocabulary(c.vocab))
+    assert other.vocab == c.vocab and other.words.tolist() == [2, 0]
+
+    kept = corpus_from_texts(texts, min_df=2, max_df=1.0, drop_empty=False)
+    assert kept.n_docs == 5 and kept.labels is None and kept.doc_lengths().tolist() == [3, 2, 0, 2, 0]
+
+
+def test_corpus_from_texts_empty_is_an_error():
+    with pytest.raises(CorpusError, match="corpus is empty after tokenising"):
+        corpus_from_texts(["the and of", "42 !!"])
+    with pytest.raises(CorpusError, match="corpus is empty after tokenising"):
+        corpus_from_texts([])
+    with pytest.raises(CorpusError, match="2 labels for 1 documents"):
+        corpus_from_texts(["a b"], ["x", "y"])

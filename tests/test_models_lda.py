@@ -1,0 +1,87 @@
+"""GibbsLDA: validation, fitting, Φ/θ, log-likelihood, save/load, threads."""
+
+import numpy as np
+import pytest
+
+from _lda_synth import synthetic_lda, topic_l1_error
+from fedtopic.corpus.types import Corpus
+from fedtopic.errors import ModelError
+from fedtopic.models import GibbsLDA, phi_from_counts, theta_from_counts
+
+
+@pytest.fixture(scope="module")
+def data():
+    return synthetic_lda(n_docs=120, doc_len=50, n_words=70, n_topics=4, seed=5)
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [({"n_topics": 1}, "at least 2 topics"), ({"n_topics": 5, "alpha": 0.0}, "positive"),
+     ({"n_topics": 5, "beta": -1.0}, "positive"), ({"n_topics": 5, "sampler": "x"}, "unknown sampler"),
+     ({"n_topics": 5, "threads": 0}, "threads")],
+)
+def test_bad_hyperparameters_are_model_errors(kwargs, message):
+    with pytest.raises(ModelError, match=message):
+        GibbsLDA(**kwargs)
+
+
+def test_empty_corpus_and_unfitted_model_are_model_errors():
+    empty = Corpus(words=np.zeros(0, np.int32), doc_ptr=np.zeros(1, np.int64), vocab=("a",))
+    with pytest.raises(ModelError, match="empty corpus"):
+        GibbsLDA(3).fit(empty, 5)
+    with pytest.raises(ModelError, match="not initialised"):
+        GibbsLDA(3).phi()
+
+
+def test_default_alpha_is_50_over_k():
+    assert GibbsLDA(25).alpha == 2.0
+
+
+def test_fit_recovers_topics_and_likelihood_rises(data):
+    corpus, phi_true = data
+    seen = []
+    model = GibbsLDA(4, alpha=0.1, beta=0.05, seed=3)
+    model.fit(corpus, 100, callback=lambda i, m: seen.append((i, m.log_likelihood())))
+    assert [i for i, _ in seen] == list(range(1, 101))
+    assert seen[-1][1] > seen[0][1] + 0.1
+    phi, theta = model.phi(), model.theta()
+    assert phi.shape == (4, 70) and theta.shape == (120, 4)
+    assert np.allclose(phi.sum(1), 1) and np.allclose(theta.sum(1), 1)
+    assert topic_l1_error(phi_true, phi) < 0.2
+
+
+def test_distributions_match_eqs_6_and_9():
+    n_wk = np.array([[3, 0], [1, 2], [0, 4]], dtype=np.int32)  # V=3, K=2
+    phi = phi_from_counts(n_wk, 0.5)
+    assert np.allclose(phi[0], np.array([3.5, 1.5, 0.5]) / 5.5)
+    theta = theta_from_counts(np.array([[2, 0]], dtype=np.int32), 1.0)
+    assert np.allclose(theta, [[0.75, 0.25]])
+
+
+def test_save_load_continues_exactly(tmp_path, data):
+    corpus, _ = data
+    straight = GibbsLDA(6, sampler="sparse", seed=8).fit(corpus, 6)
+    half = GibbsLDA(6, sampler="sparse", seed=8).fit(corpus, 3)
+    loaded = GibbsLDA.load(half.save(tmp_path / "model"))
+    assert loaded.iterations_done == 3 and loaded.corpus.vocab == corpus.vocab
+    for _ in range(3):
+        loaded.sweep()
+    assert np.array_equal(loaded.state.z, straight.state.z)
+    assert np.allclose(loaded.phi(), straight.phi())
+
+
+def test_load_of_missing_or_foreign_file_is_a_model_error(tmp_path):
+    with pytest.raises(ModelError, match="cannot read"):
+        GibbsLDA.load(tmp_path / "nothing")
+    (tmp_path / "x.json").write_text('{"format": "other"}')
+    np.savez(tmp_path / "x.npz", a=np.zeros(1))
+    with pytest.raises(ModelError, match="not a"):
+        GibbsLDA.load(tmp_path / "x")
+
+
+def test_two_threads_reproducible_and_close_to_one_thread(data):
+    corpus, phi_true = data
+    a = GibbsLDA(4, alpha=0.1, beta=0.05, threads=2, seed=2).fit(corpus, 80)
+    b = GibbsLDA(4, alpha=0.1, beta=0.05, threads=2, seed=2).fit(corpus, 80)
+    assert np.array_equal(a.state.z, b.state.z)
+    assert topic_l1_error(phi_true, a.phi()) < 0.2
