@@ -12,7 +12,7 @@ import sys
 import typer
 
 from fedtopic import __version__
-from fedtopic.cli import chain, consortium, data, infer, topics, train
+from fedtopic.cli import chain, consortium, data, infer, ledger, topics, train
 from fedtopic.errors import FedTopicError
 
 app = typer.Typer(
@@ -41,6 +41,7 @@ app.command()(infer.infer)
 app.add_typer(data.app, name="data")
 app.add_typer(consortium.app, name="consortium")
 app.add_typer(chain.app, name="chain")
+app.add_typer(ledger.app, name="ledger")
 
 
 def main(argv: list[str] | None = None) -> int:

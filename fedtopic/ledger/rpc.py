@@ -118,15 +118,20 @@ class Signer:
         except (ContractLogicError, TransactionFailed) as exc:
             raise TransactionRejected(f"{what} from {self.address} reverts: {revert_reason(exc)}") from None
         gas = max(int(estimate * GAS_MARGIN), min_gas_limit(data, create=to is None))
-        tx.update(nonce=self._nonce, gas=gas, chainId=self._chain_id, type=2,
+        tx.update(gas=gas, chainId=self._chain_id, type=2,
                   maxPriorityFeePerGas=PRIORITY_FEE_WEI, maxFeePerGas=2 * base_fee + PRIORITY_FEE_WEI)
-        raw = bytes(self.account.sign_transaction(tx).raw_transaction)
-        check_real_node_limits(TxShape(size=len(raw), gas=gas, data=data, create=to is None))
-        try:
-            tx_hash = with_retries(lambda: eth.send_raw_transaction(raw), what=what)
-        except (Web3RPCError, ValueError) as exc:
-            self._nonce = None
-            raise TransactionRejected(f"{what} from {self.address} refused by the node: {exc}") from None
+        for attempt in (1, 2):  # a second try only if our nonce was stale (another process used this key)
+            tx["nonce"] = self._nonce
+            raw = bytes(self.account.sign_transaction(tx).raw_transaction)
+            check_real_node_limits(TxShape(size=len(raw), gas=gas, data=data, create=to is None))
+            try:
+                tx_hash = with_retries(lambda: eth.send_raw_transaction(raw), what=what)
+                break
+            except (Web3RPCError, ValueError) as exc:
+                self._nonce = with_retries(lambda: eth.get_transaction_count(self.address, "pending"), what=what)
+                if attempt == 2 or "nonce" not in str(exc).lower():
+                    self._nonce = None
+                    raise TransactionRejected(f"{what} from {self.address} refused by the node: {exc}") from None
         self._nonce += 1
         receipt = with_retries(lambda: eth.wait_for_transaction_receipt(tx_hash, timeout=120, poll_latency=0.02),
                                what=what)
