@@ -12,7 +12,7 @@ import sys
 import typer
 
 from fedtopic import __version__
-from fedtopic.cli import consortium, data, experiment, infer, simulate, topics, train
+from fedtopic.cli import chain, consortium, data, experiment, infer, ledger, simulate, topics, train
 from fedtopic.errors import FedTopicError
 
 app = typer.Typer(
@@ -42,6 +42,8 @@ app.command()(simulate.simulate)
 app.command()(experiment.experiment)
 app.add_typer(data.app, name="data")
 app.add_typer(consortium.app, name="consortium")
+app.add_typer(chain.app, name="chain")
+app.add_typer(ledger.app, name="ledger")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,55 @@
+"""``fedtopic ledger status|audit``: what the consortium's chain holds, and whether it is sound."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from fedtopic.cli.consortium import FormatOption, OutputFormat, emit
+from fedtopic.ledger.audit import ledger_audit, ledger_status
+from fedtopic.ledger.endpoint import chain_for, registry_of
+from fedtopic.node.config import load_consortium
+
+app = typer.Typer(help="Inspect and audit the channels on chain.", no_args_is_help=True,
+                  add_completion=False, pretty_exceptions_enable=False)
+
+ConfigOption = Annotated[Path, typer.Option("--config", help="The consortium.toml.")]
+RpcOption = Annotated[Optional[str], typer.Option("--rpc", help="JSON-RPC URL (default: chain.rpc of the config).")]  # noqa: UP007
+
+
+@app.command()
+def status(config: ConfigOption, rpc: RpcOption = None, fmt: FormatOption = OutputFormat.text) -> None:
+    """Channels, their readers and key epochs, latest rounds and payload bytes on chain."""
+    cfg = load_consortium(config)
+    w3 = chain_for(cfg, rpc)
+    registry = registry_of(cfg)
+    rows = ledger_status(w3, registry)
+    lines = [f"registry {registry} at block {w3.eth.block_number}",
+             f"  {'party':<8} {'channel':<42}  {'round':>6}  {'bytes':>10}  {'txs':>5}  {'epoch':>5}  readers"]
+    for r in rows:
+        flag = "" if r.key_matches_cp else "  (key not yet rotated to CP)"
+        lines.append(f"  {r.party_id:<8} {r.channel:<42}  {'-' if r.latest_round is None else r.latest_round:>6}  "
+                     f"{r.payload_bytes:>10}  {r.publish_transactions:>5}  {r.key_epoch:>5}  "
+                     f"{', '.join(r.readers)}{' SUSPENDED' if r.suspended else ''}{flag}")
+    emit({"registry": registry, "channels": [asdict(r) for r in rows]}, fmt, lines)
+
+
+@app.command()
+def audit(config: ConfigOption, rpc: RpcOption = None, fmt: FormatOption = OutputFormat.text) -> None:
+    """Check every payload's hash, writer and round order; exit 1 if any check fails."""
+    cfg = load_consortium(config)
+    w3 = chain_for(cfg, rpc)
+    rows = ledger_audit(w3, registry_of(cfg))
+    bad = [r for r in rows if not r.ok]
+    lines = [f"  {'party':<8} {'round':>6}  {'chunks':>6}  {'bytes':>9}  {'block':>7}  writer  hash  order  verdict"]
+    for r in rows:
+        yes = {True: "ok", False: "FAIL"}
+        lines.append(f"  {r.party_id:<8} {r.round:>6}  {r.chunks:>6}  {r.payload_bytes:>9}  {r.first_block:>7}  "
+                     f"{yes[r.writer_ok]:<6}  {yes[r.hash_ok]:<4}  {yes[r.order_ok]:<5}  {r.problem or 'ok'}")
+    lines.append(f"{len(rows)} rounds audited, {len(bad)} failed")
+    emit({"rounds": [r.as_dict() for r in rows], "failed": len(bad)}, fmt, lines)
+    if bad:
+        raise typer.Exit(1)

@@ -1,0 +1,173 @@
+"""A party's channel client: publish its counts, read the counts of every channel CP lets it read.
+
+Implements ``fedtopic.node.transport.ChannelTransport`` over a chain. Publishing (paper Alg. 3,
+line 17): encode N_p (sparse, compressed) → split into chunks that fit real nodes' limits → seal
+each chunk with the channel key of the current epoch, bound to channel, round and chunk position →
+one ``publish`` transaction per chunk. Reading (Alg. 3, line 5): one ``eth_call`` for the heads of
+the readable channels, ONE ``eth_getLogs`` for the chunks of the rounds not read yet → verify each
+round's hash against the chain → unwrap the channel key of the epoch (cached) → open → decode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from web3 import Web3
+
+from fedtopic.crypto.codec import decode_counts, encode_counts
+from fedtopic.crypto.envelope import SEAL_OVERHEAD_BYTES, open_sealed, seal
+from fedtopic.crypto.keys import PartyKeys
+from fedtopic.ledger import raw
+from fedtopic.ledger.contracts import CHANNEL, REGISTRY
+from fedtopic.ledger.errors import NotAReader
+from fedtopic.ledger.keys import channel_label, ensure_channel_key, fetch_channel_key
+from fedtopic.ledger.limits import MAX_CHUNK_BYTES
+from fedtopic.ledger.rpc import Signer, contract_at, with_retries
+
+
+@dataclass(frozen=True)
+class ChannelSnapshot:
+    """Counts read from one channel: N_q as int32[V, K] published at ``round``.
+
+    Same fields as ``fedtopic.algorithms.dafed.ChannelSnapshot`` (the training loop reads them by
+    name); defined here so the ledger does not import the algorithms and their numeric kernels.
+    """
+
+    party: str
+    round: int
+    n_wk: np.ndarray
+
+
+@dataclass(frozen=True)
+class Published:
+    """What one publish put on chain."""
+
+    round: int
+    n_chunks: int
+    payload_bytes: int
+    gas_used: int
+    first_block: int
+    last_block: int
+
+
+@dataclass(frozen=True)
+class Payload:
+    """One channel's decrypted payload of one round."""
+
+    party_id: str
+    owner: str
+    round: int
+    epoch: int
+    plaintext: bytes
+    chain_bytes: int
+
+
+class ChainChannel:
+    """One party's view of the channels on a chain: write its own, read those CP (and its keys) allow."""
+
+    def __init__(self, w3: Web3, registry: str, keys: PartyKeys, *, shape: tuple[int, int] | None = None,
+                 max_chunk: int = MAX_CHUNK_BYTES) -> None:
+        self.w3 = w3
+        self.registry = Web3.to_checksum_address(registry)
+        self.keys = keys
+        self.party_id = keys.party_id
+        self.signer = Signer(w3, keys.eth_private_key)
+        self.address = self.signer.address
+        self.shape = shape
+        self.max_plain_chunk = max_chunk - SEAL_OVERHEAD_BYTES
+        self.chain_id: int = with_retries(lambda: w3.eth.chain_id, what="reading the chain id")
+        self._reg = contract_at(w3, REGISTRY, self.registry).functions
+        _, _, channel, admitted, _ = with_retries(self._reg.member(self.address).call, what="reading the registry")
+        if not admitted:
+            raise NotAReader(f"party {self.party_id} ({self.address}) is not a member of registry {self.registry}")
+        self.channel = Web3.to_checksum_address(channel)
+        self._names: dict[str, str] = {}
+        self._keys: dict[tuple[str, int], bytes] = {}
+        self._latest: dict[str, Payload] = {}
+        self._received = 0
+
+    # ---- writing -------------------------------------------------------------------------
+    def publish_bytes(self, round: int, plaintext: bytes) -> Published:
+        """Seal and publish ``plaintext`` as round ``round`` of our channel (rotating the key first if CP changed)."""
+        ensure_channel_key(self.signer, self.registry)
+        epoch = with_retries(contract_at(self.w3, CHANNEL, self.channel).functions.keyEpoch().call,
+                             what="reading the key epoch")
+        key = self._key(self.channel, epoch)
+        label = channel_label(self.chain_id, self.channel)
+        pieces = raw.split_chunks(plaintext, self.max_plain_chunk)
+        n = len(pieces)
+        chunks = [seal(key, p, channel=label, round=round, chunk=i, n_chunks=n) for i, p in enumerate(pieces)]
+        receipts = raw.publish_chunks(self.signer, self.channel, round, chunks)
+        return Published(round, n, sum(len(c) for c in chunks), sum(r["gasUsed"] for r in receipts),
+                         receipts[0]["blockNumber"], receipts[-1]["blockNumber"])
+
+    def publish(self, round: int, n_wk: np.ndarray) -> int:
+        """Publish N_p (int32[V, K]) for ``round``; returns the payload bytes put on chain."""
+        return self.publish_bytes(round, encode_counts(n_wk)).payload_bytes
+
+    # ---- reading -------------------------------------------------------------------------
+    def readable_heads(self) -> list[raw.ChannelHead]:
+        """Heads of the channels CP lets us read (ours included)."""
+        return raw.readable_heads(self.w3, self.registry, self.address)
+
+    def read_latest_bytes(self, *, include_own: bool = False) -> dict[str, Payload]:
+        """Latest payload of every readable channel that has published, by party id (one getLogs for new rounds)."""
+        heads = [h for h in self.readable_heads() if h.published and (include_own or h.owner != self.address)]
+        stale = [h for h in heads if (c := self._latest.get(h.owner)) is None or c.round != h.round]
+        for owner, rr in raw.read_latest_raw(self.w3, stale).items():
+            self._latest[owner] = self._open(rr)
+            self._received += rr.nbytes
+        return {self._latest[h.owner].party_id: self._latest[h.owner] for h in heads}
+
+    def read_round_bytes(self, round: int, *, from_block: int | None = None, include_own: bool = False) -> dict[str, Payload]:
+        """Payload of round ``round`` of every readable channel (WrongRound if one has not reached it)."""
+        heads = [h for h in self.readable_heads() if include_own or h.owner != self.address]
+        out = {}
+        for rr in raw.read_round_raw(self.w3, heads, round, from_block).values():
+            p = self._open(rr)
+            self._received += rr.nbytes
+            out[p.party_id] = p
+        return out
+
+    def read_channel_bytes(self, owner: str) -> Payload:
+        """Latest payload of ``owner``'s channel whether or not CP lists us (NotAReader if we hold no key)."""
+        (head,) = raw.heads_of(self.w3, self.registry, [Web3.to_checksum_address(owner)])
+        rr = raw.read_latest_raw(self.w3, [head])[head.owner]
+        return self._open(rr)
+
+    def read_latest(self) -> list[ChannelSnapshot]:
+        """Latest counts of every readable channel other than ours that has published."""
+        return [ChannelSnapshot(p.party_id, p.round, decode_counts(p.plaintext, expected_shape=self.shape))
+                for p in self.read_latest_bytes().values()]
+
+    def read_round(self, round: int, *, from_block: int | None = None) -> list[ChannelSnapshot]:
+        """Counts of round ``round`` of every readable channel other than ours."""
+        return [ChannelSnapshot(p.party_id, p.round, decode_counts(p.plaintext, expected_shape=self.shape))
+                for p in self.read_round_bytes(round, from_block=from_block).values()]
+
+    def bytes_received(self) -> int:
+        """Payload bytes read from the chain so far."""
+        return self._received
+
+    # ---- helpers -------------------------------------------------------------------------
+    def _key(self, channel: str, epoch: int) -> bytes:
+        if (channel, epoch) not in self._keys:
+            self._keys[(channel, epoch)] = fetch_channel_key(self.w3, self.chain_id, channel, epoch, self.address,
+                                                             self.keys.x25519_private_key)
+        return self._keys[(channel, epoch)]
+
+    def _party_id(self, owner: str) -> str:
+        if owner not in self._names:
+            self._names[owner] = with_retries(self._reg.member(owner).call, what="reading the registry")[0]
+        return self._names[owner]
+
+    def _open(self, rr: raw.RawRound) -> Payload:
+        if rr.epoch == 0:
+            raise NotAReader(f"channel {rr.channel}: round {rr.round} was published before any key epoch")
+        key = self._key(rr.channel, rr.epoch)
+        label = channel_label(self.chain_id, rr.channel)
+        n = len(rr.chunks)
+        plain = b"".join(open_sealed(key, c, channel=label, round=rr.round, chunk=i, n_chunks=n)
+                         for i, c in enumerate(rr.chunks))
+        return Payload(self._party_id(rr.owner), rr.owner, rr.round, rr.epoch, plain, rr.nbytes)

@@ -1,0 +1,74 @@
+"""The embedded chain: py-evm through eth-tester, in this process.
+
+Right for simulations and tests, and what ``fedtopic chain up`` serves over HTTP. Differences from
+eth-tester's defaults, and why:
+
+- the block gas limit is raised (``EMBEDDED_GAS_LIMIT``) so a block never limits a consortium;
+- raw transactions are checked against real nodes' limits (:mod:`fedtopic.ledger.limits`), so
+  what passes here also passes on anvil, geth or Besu;
+- a few genesis accounts, funded and with known keys, serve as faucets: parties sign their own
+  transactions with their own keys, nothing needs an unlocked account.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from eth_tester import EthereumTester, PyEVMBackend
+from web3 import Web3
+from web3.providers.eth_tester import EthereumTesterProvider
+from web3.types import RPCEndpoint, RPCResponse
+
+from fedtopic.ledger.errors import TransactionRejected
+from fedtopic.ledger.limits import check_real_node_limits, shape_of_raw
+
+EMBEDDED_GAS_LIMIT = 120_000_000
+FAUCET_ACCOUNTS = 3
+
+
+def tester_revert_data(exc: Exception) -> bytes:
+    """The revert data of eth-tester's TransactionFailed (its message is ``execution reverted: b'...'``)."""
+    arg = exc.args[0] if exc.args else b""
+    if isinstance(arg, bytes):
+        return arg
+    prefix = "execution reverted: "
+    if isinstance(arg, str) and arg.startswith(prefix + "b"):
+        value = ast.literal_eval(arg[len(prefix):])
+        if isinstance(value, bytes):
+            return value
+    return b""
+
+
+class LimitedTesterProvider(EthereumTesterProvider):
+    """EthereumTesterProvider that refuses raw transactions a real node would refuse."""
+
+    def make_request(self, method: RPCEndpoint, params: Any) -> RPCResponse:
+        if method == "eth_sendRawTransaction":
+            raw = params[0]
+            raw_bytes = bytes.fromhex(raw[2:] if raw.startswith("0x") else raw) if isinstance(raw, str) else bytes(raw)
+            try:
+                check_real_node_limits(shape_of_raw(raw_bytes))
+            except TransactionRejected as exc:
+                return {"jsonrpc": "2.0", "id": self._current_request_id, "error": {"code": -32000, "message": str(exc)}}
+        return super().make_request(method, params)
+
+
+class EmbeddedChain:
+    """A fresh py-evm chain with a raised block gas limit and ``FAUCET_ACCOUNTS`` funded genesis accounts."""
+
+    def __init__(self, gas_limit: int = EMBEDDED_GAS_LIMIT) -> None:
+        params = PyEVMBackend.generate_genesis_params(overrides={"gas_limit": gas_limit})
+        state = PyEVMBackend.generate_genesis_state(num_accounts=FAUCET_ACCOUNTS)
+        self.backend = PyEVMBackend(genesis_parameters=params, genesis_state=state)
+        self.tester = EthereumTester(self.backend)
+        self.provider = LimitedTesterProvider(self.tester)
+
+    @property
+    def faucet_key(self) -> bytes:
+        """Private key of the first funded genesis account (deterministic, eth-tester's test mnemonic)."""
+        return self.backend.account_keys[0].to_bytes()
+
+    def web3(self) -> Web3:
+        """A Web3 bound to this chain."""
+        return Web3(self.provider)

@@ -1,0 +1,153 @@
+"""Connecting to a chain, retrying when it is unreachable, and signing/sending transactions.
+
+Parties sign their own transactions (eth-account) and send them raw, so the same code runs on the
+embedded chain, on ``fedtopic chain up``, on anvil and on any other EVM node; nothing depends on
+the node holding keys.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import requests
+from eth_account import Account
+from eth_tester.exceptions import TransactionFailed
+from eth_abi import decode
+from eth_utils import keccak
+from web3 import Web3
+from web3.contract.contract import ContractFunction
+from web3.exceptions import ContractLogicError, ProviderConnectionError, Web3RPCError
+
+from fedtopic.ledger.embedded import tester_revert_data
+from fedtopic.ledger.contracts import CHANNEL, REGISTRY, load_artifact
+from fedtopic.ledger.errors import ChainUnreachable, TransactionRejected
+from fedtopic.ledger.limits import check_real_node_limits, min_gas_limit, TxShape
+
+T = TypeVar("T")
+_UNREACHABLE = (requests.exceptions.ConnectionError, requests.exceptions.Timeout, ProviderConnectionError, ConnectionError)
+GAS_MARGIN = 1.2
+PRIORITY_FEE_WEI = 1_000_000_000
+
+
+def with_retries(call: Callable[[], T], *, what: str, attempts: int = 5, first_delay: float = 0.2) -> T:
+    """Run ``call``; on a connection failure wait 0.2, 0.4, 0.8 … s and retry, then raise ChainUnreachable."""
+    delay, waited = first_delay, 0.0
+    for attempt in range(1, attempts + 1):
+        try:
+            return call()
+        except _UNREACHABLE as exc:
+            if attempt == attempts:
+                raise ChainUnreachable(
+                    f"{what}: chain unreachable after {attempts} attempts over {waited:.1f} s ({type(exc).__name__})"
+                ) from None
+            time.sleep(delay)
+            waited += delay
+            delay *= 2
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def connect(endpoint: str, *, timeout: float = 60.0) -> Web3:
+    """A Web3 for an ``http(s)://`` JSON-RPC URL; checks the node answers (with retries)."""
+    if not endpoint.startswith(("http://", "https://")):
+        raise ChainUnreachable(f"chain endpoint {endpoint!r} is not an http(s) URL")
+    w3 = Web3(Web3.HTTPProvider(endpoint, request_kwargs={"timeout": timeout}))
+    with_retries(lambda: w3.eth.chain_id, what=f"connecting to {endpoint}")
+    return w3
+
+
+def _custom_errors() -> dict[bytes, tuple[str, list[str]]]:
+    """4-byte selector → (name, argument types) for the custom errors of our contracts."""
+    errors: dict[bytes, tuple[str, list[str]]] = {}
+    for contract in (REGISTRY, CHANNEL):
+        for item in load_artifact(contract)["abi"]:
+            if item["type"] == "error":
+                types = [i["type"] for i in item["inputs"]]
+                errors[keccak(text=f"{item['name']}({','.join(types)})")[:4]] = (item["name"], types)
+    return errors
+
+
+def revert_reason(exc: Exception) -> str:
+    """A readable revert reason, e.g. ``NotOwner()`` or ``StaleRound(3, 5)``; else the node's message.
+
+    web3 puts revert data in ``ContractLogicError.data`` (hex); eth-tester's TransactionFailed in its message.
+    """
+    data = getattr(exc, "data", None)
+    raw = bytes.fromhex(data[2:]) if isinstance(data, str) and data.startswith("0x") else tester_revert_data(exc)
+    known = _custom_errors().get(raw[:4])
+    if known is None:
+        return str(exc)
+    name, types = known
+    try:
+        args = decode(types, raw[4:])
+    except Exception:  # noqa: BLE001 - undecodable arguments: the name alone still says what happened
+        return f"{name}(...)"
+    return f"{name}({', '.join(str(a) for a in args)})"
+
+
+class Signer:
+    """A party's account bound to one chain: builds, signs and sends its transactions, in nonce order."""
+
+    def __init__(self, w3: Web3, private_key: bytes) -> None:
+        self.w3 = w3
+        self.account = Account.from_key(private_key)
+        self.address: str = self.account.address
+        self._chain_id: int | None = None
+        self._nonce: int | None = None
+
+    def transact(self, call: ContractFunction | None = None, *, to: str | None = None, data: bytes = b"",
+                 value: int = 0, what: str = "transaction") -> dict[str, Any]:
+        """Send ``call`` (or a plain call with ``to``/``data``/``value``) and return its receipt.
+
+        Raises TransactionRejected on a revert or a real-node limit, ChainUnreachable if the node is down.
+        """
+        if call is not None:
+            to, data = call.address, bytes.fromhex(call._encode_transaction_data()[2:])
+        tx: dict[str, Any] = {"from": self.address, "value": value, "data": data}
+        if to is not None:
+            tx["to"] = to
+        eth = self.w3.eth
+        try:
+            if self._chain_id is None:
+                self._chain_id = with_retries(lambda: eth.chain_id, what=what)
+            if self._nonce is None:
+                self._nonce = with_retries(lambda: eth.get_transaction_count(self.address, "pending"), what=what)
+            estimate = with_retries(lambda: eth.estimate_gas(tx), what=what)  # type: ignore[arg-type]
+            base_fee = with_retries(lambda: eth.get_block("latest")["baseFeePerGas"], what=what)
+        except (ContractLogicError, TransactionFailed) as exc:
+            raise TransactionRejected(f"{what} from {self.address} reverts: {revert_reason(exc)}") from None
+        gas = max(int(estimate * GAS_MARGIN), min_gas_limit(data, create=to is None))
+        tx.update(gas=gas, chainId=self._chain_id, type=2,
+                  maxPriorityFeePerGas=PRIORITY_FEE_WEI, maxFeePerGas=2 * base_fee + PRIORITY_FEE_WEI)
+        for attempt in (1, 2):  # a second try only if our nonce was stale (another process used this key)
+            tx["nonce"] = self._nonce
+            raw = bytes(self.account.sign_transaction(tx).raw_transaction)
+            check_real_node_limits(TxShape(size=len(raw), gas=gas, data=data, create=to is None))
+            try:
+                tx_hash = with_retries(lambda: eth.send_raw_transaction(raw), what=what)
+                break
+            except (Web3RPCError, ValueError) as exc:
+                self._nonce = with_retries(lambda: eth.get_transaction_count(self.address, "pending"), what=what)
+                if attempt == 2 or "nonce" not in str(exc).lower():
+                    self._nonce = None
+                    raise TransactionRejected(f"{what} from {self.address} refused by the node: {exc}") from None
+        self._nonce += 1
+        receipt = with_retries(lambda: eth.wait_for_transaction_receipt(tx_hash, timeout=120, poll_latency=0.02),
+                               what=what)
+        if receipt["status"] != 1:
+            raise TransactionRejected(f"{what} from {self.address} reverted in block {receipt['blockNumber']}")
+        return dict(receipt)
+
+    def deploy(self, name: str, *args: Any) -> str:
+        """Deploy contract ``name`` (from the shipped artifacts) with constructor ``args``; return its address."""
+        art = load_artifact(name)
+        factory = self.w3.eth.contract(abi=art["abi"], bytecode=art["bytecode"])
+        data = bytes.fromhex(factory.constructor(*args).data_in_transaction[2:])
+        receipt = self.transact(data=data, what=f"deploying {name}")
+        return receipt["contractAddress"]
+
+
+def contract_at(w3: Web3, name: str, address: str) -> Any:
+    """A web3 contract object for deployed contract ``name`` at ``address``."""
+    return w3.eth.contract(address=Web3.to_checksum_address(address), abi=load_artifact(name)["abi"])

@@ -1,0 +1,164 @@
+"""Serve the embedded chain over HTTP JSON-RPC so separate processes share one chain (``fedtopic chain up``).
+
+Requests go through web3's EthereumTesterProvider request handling (its middleware converts between
+standard JSON-RPC and eth-tester's formats); results are re-encoded as standard JSON-RPC (integers as
+hex quantities). One lock serialises all calls into py-evm; Nagle is disabled on every connection
+(with it, small keep-alive responses stall ~40 ms on delayed ACKs).
+
+Persistence: with a data directory, every state-changing call that succeeded (raw transactions,
+mining) is appended to ``journal.jsonl``; at start the journal is replayed, and since each
+transaction is mined in its own block the replayed chain has the same contracts, storage, logs and
+block numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from eth_tester.exceptions import TransactionFailed
+from hexbytes import HexBytes
+from web3 import Web3
+
+from fedtopic.ledger.embedded import EmbeddedChain, tester_revert_data
+from fedtopic.ledger.errors import LedgerError
+
+JOURNALED = frozenset({"eth_sendRawTransaction", "eth_sendTransaction", "evm_mine"})
+JOURNAL_NAME = "journal.jsonl"
+MAX_BODY_BYTES = 16 * 1024 * 1024
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(w.title() for w in rest)
+
+
+def to_json_rpc(value: Any, key: str = "") -> Any:
+    """Standard JSON-RPC encoding of what the tester middleware returns.
+
+    ints → hex quantities, bytes → hex data, the bloom as 256 bytes, and the eth-tester leftovers in
+    nested transaction objects (snake_case keys, ``data`` for ``input``) renamed as clients expect.
+    """
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return "0x" + value.to_bytes(256, "big").hex() if key == "logsBloom" else hex(value)
+    if isinstance(value, (bytes, bytearray, HexBytes)):
+        return "0x" + bytes(value).hex()
+    if isinstance(value, Mapping):
+        is_tx = "nonce" in value and "gas" in value and "data" in value
+        return {("input" if is_tx and k == "data" else _camel(k)): to_json_rpc(v, _camel(k)) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_json_rpc(v) for v in value]
+    return value
+
+
+class ChainService:
+    """The embedded chain behind one lock, with an optional journal for restarts."""
+
+    def __init__(self, data_dir: Path | None = None) -> None:
+        self.chain = EmbeddedChain()
+        w3 = Web3(self.chain.provider)
+        self._call = self.chain.provider.request_func(w3, w3.middleware_onion)
+        self._lock = threading.Lock()
+        self._journal = None
+        self.replayed = 0
+        if data_dir is not None:
+            data_dir.mkdir(parents=True, exist_ok=True)
+            path = data_dir / JOURNAL_NAME
+            if path.exists():
+                self.replayed = self._replay(path)
+            self._journal = path.open("a", encoding="utf-8")
+
+    def _replay(self, path: Path) -> int:
+        count = 0
+        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            entry = json.loads(line)
+            response = self._call(entry["method"], entry["params"])
+            if "error" in response:
+                raise LedgerError(f"{path}:{lineno}: journal entry no longer applies: {response['error']}")
+            count += 1
+        return count
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Answer one JSON-RPC request object."""
+        rid = request.get("id")
+        method, params = request.get("method"), request.get("params", [])
+        if not isinstance(method, str):
+            return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32600, "message": "missing method"}}
+        with self._lock:
+            try:
+                response = self._call(method, params)
+            except TransactionFailed as exc:
+                data = tester_revert_data(exc)
+                return {"jsonrpc": "2.0", "id": rid,
+                        "error": {"code": 3, "message": "execution reverted", "data": "0x" + data.hex()}}
+            except Exception as exc:  # noqa: BLE001 - any failure becomes a JSON-RPC error for the caller
+                return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": f"{type(exc).__name__}: {exc}"}}
+            if "error" in response:
+                return {"jsonrpc": "2.0", "id": rid, "error": to_json_rpc(dict(response["error"]))}
+            if self._journal is not None and method in JOURNALED:
+                self._journal.write(json.dumps({"method": method, "params": params}) + "\n")
+                self._journal.flush()
+        return {"jsonrpc": "2.0", "id": rid, "result": to_json_rpc(response["result"])}
+
+    def close(self) -> None:
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: "ChainHTTPServer"
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        length = int(self.headers.get("Content-Length", "0"))
+        if length <= 0 or length > MAX_BODY_BYTES:
+            self._reply(400, {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "bad body length"}})
+            return
+        try:
+            body = json.loads(self.rfile.read(length))
+        except ValueError:
+            self._reply(400, {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}})
+            return
+        service = self.server.service
+        answer = [service.handle(r) for r in body] if isinstance(body, list) else service.handle(body)
+        self._reply(200, answer)
+
+    def _reply(self, status: int, payload: Any) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet: one line per call is noise
+        return
+
+
+class ChainHTTPServer(ThreadingHTTPServer):
+    """HTTP JSON-RPC server for a :class:`ChainService`."""
+
+    daemon_threads = True
+
+    def __init__(self, host: str, port: int, service: ChainService) -> None:
+        self.service = service
+        super().__init__((host, port), _Handler)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host}:{port}"
