@@ -23,6 +23,7 @@ from fedtopic.algorithms.baselines import LDAHyper
 from fedtopic.corpus.types import Corpus
 from fedtopic.models.distributions import phi_from_counts
 from fedtopic.models.lda import GibbsLDA
+from fedtopic.models.state import LDAState
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,13 @@ class DAFedParty:
         """Random initial z_p; returns N_p (int32[V,K]) for the genesis publication (round 0)."""
         self.model.initialize(self.corpus)
         return self.own_counts()
+
+    def resume(self, state: LDAState, *, round: int, sweeps: int) -> None:
+        """Continue from a checkpointed sampler state (z_p, N_p, θ counts, RNG) at ``round``."""
+        if len(state.z) != self.corpus.n_tokens or state.n_wk.shape != (self.corpus.n_words, self.hyper.n_topics):
+            raise ValueError("checkpointed state does not fit this party's corpus and K")
+        self.model.corpus, self.model.state = self.corpus, state
+        self.round, self.sweeps = round, sweeps
 
     def own_counts(self) -> np.ndarray:
         """A copy of N_p, int32[V,K]: the only thing that leaves the party."""

@@ -2,8 +2,10 @@
 
 The party never waits for slower parties: it reads whatever is latest, trains,
 publishes. Training ends for everyone when the fastest party reaches the
-maximum number of sweeps (paper §8.1, "decentralized settings"), signalled
-through ``stop``; optionally a party also stops when its own counts settle.
+maximum number of sweeps (paper §8.1, "decentralized settings"): in one
+process through ``stop``, across processes because every party sees on the
+channels it reads that someone has published its last round. Optionally a
+party also stops when its own counts settle.
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from fedtopic.algorithms.dafed import DAFedParty, RoundReport
 from fedtopic.errors import TrainingError
+from fedtopic.node.checkpoint import load_checkpoint, save_checkpoint
 from fedtopic.node.transport import ChannelTransport
 
 
@@ -62,28 +66,48 @@ def run_party(
     on_round: RoundCallback | None = None,
     genesis_timeout: float = 120.0,
     converge_tol: float | None = None,
+    checkpoint: Path | None = None,
 ) -> PartyLog:
-    """Run party ``party`` until ``stop`` is set or it reaches ``max_sweeps`` (then it sets ``stop``).
+    """Run party ``party`` until it or any party it reads reaches ``max_sweeps`` (or ``stop`` is set).
 
     ``delay()`` seconds are slept after every local round (the paper's random
     per-iteration delay that makes asynchrony real). ``converge_tol``: stop this
     party when the fraction of its tokens whose counts changed drops below it.
+    ``checkpoint``: an .npz path; if it exists the party resumes from it, and it
+    is rewritten around every publication so that a crash never publishes a
+    round twice nor skips one.
     """
     log = PartyLog(party.party_id)
-    log.bytes_sent += transport.publish(0, party.genesis())
+
+    def publish(rnd: int, counts: np.ndarray) -> None:
+        if checkpoint is not None:
+            save_checkpoint(checkpoint, party, published=False)
+        log.bytes_sent += transport.publish(rnd, counts)
+        if checkpoint is not None:
+            save_checkpoint(checkpoint, party, published=True)
+
+    if checkpoint is not None and checkpoint.exists():
+        info = load_checkpoint(checkpoint, party)
+        log.rounds, log.sweeps = info.round, info.sweeps
+        if not info.published and transport.latest_round(party.party_id) != info.round:
+            publish(info.round, party.own_counts())
+    else:
+        publish(0, party.genesis())
     wait_for_genesis(transport, readable - {party.party_id}, timeout=genesis_timeout)
     previous = party.own_counts()
-    while not stop.is_set():
+    while not stop.is_set() and party.sweeps < max_sweeps:
         t0 = time.perf_counter()
         others = transport.read_latest()
         t1 = time.perf_counter()
+        if any(s.round * party.steps >= max_sweeps for s in others):
+            break
         report = party.train_round(others)
         t2 = time.perf_counter()
         pause = delay()
         if pause > 0:
             stop.wait(pause)
         t3 = time.perf_counter()
-        log.bytes_sent += transport.publish(report.round, report.n_wk)
+        publish(report.round, report.n_wk)
         t4 = time.perf_counter()
         log.rounds, log.sweeps = report.round, report.sweeps
         log.staleness.extend(report.staleness.values())
@@ -92,17 +116,15 @@ def run_party(
         log.delay_seconds += t3 - t2
         if on_round is not None:
             on_round(party.party_id, report, log)
-        if report.sweeps >= max_sweeps:
-            log.stopped_by = "max-iterations"
-            stop.set()
-            break
         if converge_tol is not None:
             changed = np.abs(report.n_wk.astype(np.int64) - previous).sum() / (2 * max(party.corpus.n_tokens, 1))
             previous = report.n_wk
             if changed < converge_tol:
                 log.stopped_by = "converged"
                 break
-    if not log.stopped_by:
-        log.stopped_by = "fastest-party-finished"
+    if party.sweeps >= max_sweeps:
+        log.stopped_by = "max-iterations"
+        stop.set()
+    log.stopped_by = log.stopped_by or "fastest-party-finished"
     log.bytes_received = transport.bytes_received()
     return log

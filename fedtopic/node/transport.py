@@ -34,6 +34,10 @@ class ChannelTransport(Protocol):
         """Bytes read from channels so far."""
         ...
 
+    def latest_round(self, owner: str) -> int | None:
+        """The latest round ``owner`` has published (None if none yet)."""
+        ...
+
 
 class InMemoryBoard:
     """A thread-safe stand-in for the chain in single-process simulations.
@@ -56,6 +60,11 @@ class InMemoryBoard:
             if previous is not None and round <= previous[0]:
                 raise ValueError(f"channel {owner}: round {round} published after round {previous[0]}")
             self._latest[owner] = (round, payload)
+
+    def _round_of(self, owner: str) -> int | None:
+        with self._lock:
+            latest = self._latest.get(owner)
+            return None if latest is None else latest[0]
 
     def _readable(self, reader: str) -> list[tuple[str, int, bytes]]:
         with self._lock:
@@ -91,3 +100,6 @@ class InMemoryChannel:
 
     def bytes_received(self) -> int:
         return self._received
+
+    def latest_round(self, owner: str) -> int | None:
+        return self._board._round_of(owner)

@@ -1,0 +1,81 @@
+"""A party killed mid-training resumes from its checkpoint: no round twice, none skipped, same model."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from fedtopic.algorithms.baselines import LDAHyper
+from fedtopic.algorithms.dafed import DAFedParty
+from fedtopic.corpus.synthetic import generate_synthetic
+from fedtopic.errors import TrainingError
+from fedtopic.node.async_loop import run_party
+from fedtopic.node.checkpoint import save_checkpoint
+from fedtopic.node.transport import InMemoryBoard
+
+
+class RecordingChannel:
+    """Wraps a board channel and records every published round (the board itself refuses repeats)."""
+
+    def __init__(self, inner):
+        self.inner, self.party_id, self.rounds = inner, inner.party_id, []
+
+    def publish(self, round, n_wk):
+        size = self.inner.publish(round, n_wk)
+        self.rounds.append(round)
+        return size
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+@pytest.fixture()
+def corpus():
+    return generate_synthetic(n_parties=1, n_topics=5, n_shared=5, n_words=200, docs_per_party=60, doc_length=40, seed=1).parties[0]
+
+
+HYPER = LDAHyper(n_topics=5, iterations=6, seed=4)
+
+
+def _run(corpus, channel, path, max_sweeps):
+    party = DAFedParty("p1", corpus, HYPER)
+    log = run_party(party, channel, readable={"p1"}, max_sweeps=max_sweeps, stop=threading.Event(), checkpoint=path)
+    return party, log
+
+
+def test_resume_continues_the_same_chain(tmp_path, corpus):
+    straight, _ = _run(corpus, RecordingChannel(InMemoryBoard({"p1": []}).channel("p1", (200, 5))), tmp_path / "a.npz", 6)
+    channel = RecordingChannel(InMemoryBoard({"p1": []}).channel("p1", (200, 5)))
+    _run(corpus, channel, tmp_path / "b.npz", 3)
+    resumed, log = _run(corpus, channel, tmp_path / "b.npz", 6)
+    assert channel.rounds == [0, 1, 2, 3, 4, 5, 6]
+    assert log.stopped_by == "max-iterations" and resumed.round == 6
+    assert np.array_equal(resumed.own_counts(), straight.own_counts())
+
+
+@pytest.mark.parametrize("crash_after_publish", [False, True])
+def test_crash_around_a_publication(tmp_path, corpus, crash_after_publish):
+    path = tmp_path / "c.npz"
+    channel = RecordingChannel(InMemoryBoard({"p1": []}).channel("p1", (200, 5)))
+    party, _ = _run(corpus, channel, path, 2)
+    report = party.train_round([])  # round 3 computed ...
+    save_checkpoint(path, party, published=False)  # ... marked pending ...
+    if crash_after_publish:
+        channel.publish(report.round, report.n_wk)  # ... and published, then the process dies
+    _, log = _run(corpus, channel, path, 4)
+    assert channel.rounds == [0, 1, 2, 3, 4]
+
+
+def test_checkpoint_of_another_corpus_is_refused(tmp_path, corpus):
+    path = tmp_path / "d.npz"
+    _run(corpus, InMemoryBoard({"p1": []}).channel("p1", (200, 5)), path, 1)
+    other = corpus.subset(np.arange(10))
+    with pytest.raises(TrainingError, match="does not match"):
+        run_party(DAFedParty("p1", other, HYPER), InMemoryBoard({"p1": []}).channel("p1", (200, 5)), readable={"p1"}, max_sweeps=2,
+                  stop=threading.Event(), checkpoint=path)
+    path.write_bytes(b"not a checkpoint")
+    with pytest.raises(TrainingError, match="unreadable"):
+        run_party(DAFedParty("p1", corpus, HYPER), InMemoryBoard({"p1": []}).channel("p1", (200, 5)), readable={"p1"}, max_sweeps=2,
+                  stop=threading.Event(), checkpoint=path)
