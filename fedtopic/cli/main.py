@@ -12,7 +12,7 @@ import sys
 import typer
 
 from fedtopic import __version__
-from fedtopic.cli import consortium, data, infer, topics, train
+from fedtopic.cli import aggregator, consortium, data, infer, topics, train
 from fedtopic.errors import FedTopicError
 
 app = typer.Typer(
@@ -40,6 +40,7 @@ app.command()(topics.topics)
 app.command()(infer.infer)
 app.add_typer(data.app, name="data")
 app.add_typer(consortium.app, name="consortium")
+app.add_typer(aggregator.app, name="aggregator")
 
 
 def main(argv: list[str] | None = None) -> int:
