@@ -3,7 +3,8 @@
 A ``Combiner`` knows one payload format. The aggregator calls ``check_meta``
 when a session is opened, ``validate`` on every update before storing it (a
 failure is a 422 and nothing is stored), and ``combine`` once when the round
-closes, on the accepted payloads in party order. No I/O, no clock, no state:
+closes, on the accepted payloads in the session's party order (not arrival
+order, so floating-point sums are reproducible). No I/O, no clock, no state:
 the same payloads give the same bytes.
 
 ``COMBINERS`` maps the session's ``combiner`` name to an instance; protection

@@ -220,7 +220,8 @@ class Aggregator:
     def _close(self, sess: _Session, reason: str, now: float) -> None:
         state = sess.state
         sid = state.session
-        rows = self.store.payloads(sid, state.number)
+        order = {p: i for i, p in enumerate(state.expected)}  # session order, not arrival: float sums reproducible
+        rows = sorted(self.store.payloads(sid, state.number), key=lambda row: order[row[0]])
         contributors = tuple(p for p, _ in rows)
         ctx = RoundContext(sid, state.number, sess.out.meta, contributors, state.expected)
         aggregate = sess.combiner.combine([bytes(b) for _, b in rows], ctx)
