@@ -200,3 +200,15 @@ def test_kill_9_mid_round_loses_no_accepted_update(consortium, tmp_path) -> None
             c.close()
     finally:
         proc.stop()
+
+
+def test_serve_refuses_a_bad_config_in_one_line(tmp_path, capsys) -> None:
+    from fedtopic.cli.main import main
+
+    bad = tmp_path / "consortium.toml"
+    bad.write_text('name = "x"\n[[parties]]\nid = "p1"\naddress = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"\n'
+                   'x25519_public = "' + "ab" * 32 + '"\n')
+    assert main(["aggregator", "serve", "--config", str(bad), "--data", str(tmp_path / "d")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "development account" in err and len(err.splitlines()) == 1
+    assert main(["aggregator", "serve", "--config", str(tmp_path / "none.toml")]) == 2

@@ -78,7 +78,7 @@ def create_app(settings: AggregatorSettings) -> FastAPI:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-            store.close()
+            # the store stays open with the app (a lifespan may run more than once); every write is committed
 
     app = FastAPI(title="fedtopic aggregator", version=__version__, lifespan=lifespan,
                   description="CSFed aggregator (paper Fig. 3): sessions, synchronous rounds, signed updates, "
