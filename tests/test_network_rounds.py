@@ -160,3 +160,19 @@ def test_settings_refuse_dev_accounts_and_bad_addresses(tmp_path) -> None:
         AggregatorSettings.build(parties={"p1": good.lower()}, data_dir=tmp_path)
     with pytest.raises(ConfigError, match="straggler_deadline_seconds"):
         AggregatorSettings.build(parties={"p1": good}, data_dir=tmp_path, straggler_deadline_seconds=0)
+
+
+def test_full_round_left_open_by_a_crash_closes_on_restart(tmp_path) -> None:
+    clock = Clock()
+    agg = _aggregator(tmp_path, clock)
+    agg.open_session(_spec(), "a")
+    mats = {p: np.full((4, 2), i + 1) for i, p in enumerate(PARTIES)}
+    for p in PARTIES:  # what a kill -9 between the last update's commit and the aggregate's commit leaves
+        payload = encode_counts(mats[p])
+        agg.store.add_update("run", 0, p, "0" * 64, payload, clock.t)
+    agg.store.close()
+    agg = _aggregator(tmp_path, clock)
+    agg.tick()
+    row = agg.aggregate("run", 0, "b")
+    assert row.close_reason == "complete"
+    np.testing.assert_array_equal(decode_counts(row.payload), np.full((4, 2), 6))

@@ -212,3 +212,16 @@ def test_serve_refuses_a_bad_config_in_one_line(tmp_path, capsys) -> None:
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and "development account" in err and len(err.splitlines()) == 1
     assert main(["aggregator", "serve", "--config", str(tmp_path / "none.toml")]) == 2
+
+
+def test_client_retries_with_backoff_then_raises_unavailable(consortium, caplog) -> None:
+    from _aggregator_proc import free_port
+
+    from fedtopic.network.errors import AggregatorUnavailable
+
+    dead = AggregatorClient(f"http://127.0.0.1:{free_port()}", consortium.keys["p1"], "x", retries=2, backoff=0.01)
+    with caplog.at_level("WARNING", logger="fedtopic.network.client"), pytest.raises(AggregatorUnavailable) as exc:
+        dead.submit(0, b"payload")
+    assert "after 3 attempts" in str(exc.value) and "ConnectError" in str(exc.value)
+    assert [r.getMessage().split("; ")[1] for r in caplog.records] == ["retry 1/2 in 0.0 s", "retry 2/2 in 0.0 s"]
+    dead.close()

@@ -207,14 +207,16 @@ class Aggregator:
                              received=list(state.received), missing=list(state.missing), round_closed=closed)
 
     def tick(self) -> None:
-        """Close every round whose straggler deadline has passed (called periodically and before decisions)."""
+        """Close every round that is due: deadline passed, or complete but not yet closed (after a crash)."""
         with self._lock:
             self._close_due(self._clock())
 
     def _close_due(self, now: float) -> None:
+        # "complete" here too: a crash between the last update's commit and the aggregate's leaves a full open round
         for sess in self._sessions.values():
-            if close_reason(sess.state, now) == "deadline":
-                self._close(sess, "deadline", now)
+            reason = close_reason(sess.state, now)
+            if reason is not None:
+                self._close(sess, reason, now)
 
     # data aggregator ---------------------------------------------------------------
     def _close(self, sess: _Session, reason: str, now: float) -> None:
