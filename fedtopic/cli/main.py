@@ -12,7 +12,7 @@ import sys
 import typer
 
 from fedtopic import __version__
-from fedtopic.cli import chain, consortium, data, experiment, infer, ledger, simulate, topics, train
+from fedtopic.cli import aggregator, chain, consortium, data, experiment, infer, ledger, simulate, topics, train
 from fedtopic.errors import FedTopicError
 
 app = typer.Typer(
@@ -44,6 +44,7 @@ app.add_typer(data.app, name="data")
 app.add_typer(consortium.app, name="consortium")
 app.add_typer(chain.app, name="chain")
 app.add_typer(ledger.app, name="ledger")
+app.add_typer(aggregator.app, name="aggregator")
 
 
 def main(argv: list[str] | None = None) -> int:

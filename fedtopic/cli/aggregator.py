@@ -1,0 +1,68 @@
+"""`fedtopic aggregator serve`: run the CSFed aggregator for a consortium (FastAPI + uvicorn).
+
+It binds 127.0.0.1 unless ``--host`` is given explicitly: the consortium
+file's ``aggregator.url`` tells parties where to connect, it never widens
+what this process listens on.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from pathlib import Path
+from typing import Annotated, Optional
+from urllib.parse import urlsplit
+
+import typer
+
+from fedtopic.network.app import create_app
+from fedtopic.network.settings import AggregatorSettings
+from fedtopic.node.config import load_consortium
+
+app = typer.Typer(
+    name="aggregator",
+    help="The CSFed aggregator: collects one signed update per party per round and serves the aggregate.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@app.command("serve")
+def serve(
+    config: Annotated[Path, typer.Option("--config", help="The consortium.toml (parties' addresses, aggregator section).")],
+    host: Annotated[
+        Optional[str],  # noqa: UP007 (typer needs Optional here)
+        typer.Option("--host", help="Address to bind. Default 127.0.0.1; anything else must be given here."),
+    ] = None,
+    port: Annotated[
+        Optional[int],  # noqa: UP007
+        typer.Option("--port", min=1, max=65535, help="Port. Default: the port of aggregator.url, else 8000."),
+    ] = None,
+    data: Annotated[Path, typer.Option("--data", help="State directory (SQLite); reuse it to resume.")] = Path(
+        "aggregator-data"),
+    max_body_mb: Annotated[float, typer.Option("--max-body-mb", min=0.001, help="Largest request body, MiB.")] = 256.0,
+    max_wait: Annotated[float, typer.Option("--max-wait", min=0.1, max=600, help="Longest long-poll, s.")] = 30.0,
+) -> None:
+    """Serve the aggregator until interrupted; a restart with the same --data resumes every open round."""
+    import uvicorn
+
+    consortium = load_consortium(config)
+    settings = AggregatorSettings.from_consortium(consortium, data, max_body_bytes=int(max_body_mb * 2**20),
+                                                  max_wait_seconds=max_wait)
+    url = urlsplit(consortium.aggregator.url)
+    bind = host if host is not None else "127.0.0.1"
+    if host is None and url.hostname and not _is_loopback(url.hostname):
+        typer.echo(f"note: aggregator.url names {url.hostname}, but binding 127.0.0.1 only; pass --host to listen "
+                   "elsewhere", err=True)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    uvicorn.run(create_app(settings), host=bind, port=port or url.port or 8000, log_level="info")

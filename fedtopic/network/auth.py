@@ -1,0 +1,90 @@
+"""Server-side checks of signed requests (message formats in ``wire``).
+
+Order of checks, each a 401 unless noted: the party header names a consortium
+member (``unknown_party``), the signature recovers that member's address
+(``bad_signature``); for non-update requests also the timestamp lies within
+the clock-skew window (``stale_request``) and the nonce was not seen within it
+(``replayed_request``, 409). Updates need no nonce: their message binds
+session, round and payload hash, and a second update for the same round is a
+duplicate the data receiver refuses.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Mapping
+
+from fedtopic.network.errors import Rejection
+from fedtopic.network.wire import ID_RE, recover_signer, request_message, sha256_hex, update_message
+
+_NONCE_RE = re.compile(r"^[0-9a-f]{32}$")
+
+
+def _known_party(parties: Mapping[str, str], party: str | None) -> str:
+    if party is None:
+        raise Rejection(401, "unsigned", "missing X-Fedtopic-Party / X-Fedtopic-Signature headers")
+    if not ID_RE.fullmatch(party) or party not in parties:
+        raise Rejection(401, "unknown_party", f"party {party[:64]!r} is not in the consortium")
+    return party
+
+
+def _check_signature(parties: Mapping[str, str], party: str, text: str, signature: str | None) -> None:
+    if not signature:
+        raise Rejection(401, "unsigned", "missing X-Fedtopic-Signature header")
+    signer = recover_signer(text, signature)
+    if signer is None or signer.lower() != parties[party].lower():
+        raise Rejection(401, "bad_signature", f"signature does not match party {party!r}'s key and this request")
+
+
+def verify_update(parties: Mapping[str, str], party: str | None, signature: str | None,
+                  session: str, round: int, payload: bytes) -> str:
+    """The authenticated party id of an update, or Rejection."""
+    pid = _known_party(parties, party)
+    _check_signature(parties, pid, update_message(session, round, pid, sha256_hex(payload)), signature)
+    return pid
+
+
+def _parse_timestamp(timestamp: str | None, nonce: str | None) -> tuple[int, str]:
+    if timestamp is None or nonce is None:
+        raise Rejection(401, "unsigned", "missing X-Fedtopic-Timestamp / X-Fedtopic-Nonce headers")
+    if not timestamp.isascii() or not timestamp.isdigit() or len(timestamp) > 12:
+        raise Rejection(401, "stale_request", "X-Fedtopic-Timestamp must be integer unix seconds")
+    if not _NONCE_RE.fullmatch(nonce):
+        raise Rejection(401, "bad_nonce", "X-Fedtopic-Nonce must be 32 lower-case hex digits")
+    return int(timestamp), nonce
+
+
+class NonceGuard:
+    """Nonces seen within the clock-skew window (in memory: every replayable POST is idempotent anyway)."""
+
+    def __init__(self, window_seconds: float) -> None:
+        self.window = window_seconds
+        self._seen: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def check(self, timestamp: int, nonce: str, now: float | None = None) -> None:
+        """Rejection unless ``timestamp`` is within the window of ``now`` and ``nonce`` is new; records it."""
+        now = time.time() if now is None else now
+        if abs(now - timestamp) > self.window:
+            raise Rejection(401, "stale_request",
+                            f"request timestamp is {now - timestamp:+.0f} s off the aggregator's clock "
+                            f"(window ±{self.window:.0f} s)")
+        with self._lock:
+            if len(self._seen) > 10_000:  # bounded: forget nonces older than the window
+                self._seen = {n: t for n, t in self._seen.items() if now - t <= self.window}
+            if nonce in self._seen:
+                raise Rejection(409, "replayed_request", "this request (nonce) was already used")
+            self._seen[nonce] = now
+
+
+def verify_request(parties: Mapping[str, str], guard: NonceGuard, party: str | None, signature: str | None,
+                   timestamp: str | None, nonce: str | None, method: str, path: str, body: bytes) -> str:
+    """The authenticated party id of a non-update request, or Rejection (the nonce is recorded only once the
+    signature holds, so garbage cannot burn a legitimate party's nonces)."""
+    pid = _known_party(parties, party)
+    ts, nonce = _parse_timestamp(timestamp, nonce)
+    _check_signature(parties, pid, request_message(method, path, pid, ts, nonce, sha256_hex(body)), signature)
+    guard.check(ts, nonce)
+    return pid

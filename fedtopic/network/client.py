@@ -1,0 +1,198 @@
+"""A party's HTTP client for the aggregator (httpx, signed requests, bounded retries).
+
+Retries: connection failures, timeouts and 5xx/503 answers are retried up to
+``retries`` times with exponential back-off (``backoff`` * 2^i seconds, capped
+at 10 s); each retry is logged as a warning naming the reason. 4xx answers are
+never retried: they raise ``AggregatorRejected`` with the server's code and
+reason. A submit whose answer was lost and whose retry meets
+``duplicate_update`` with the same payload hash counts as accepted.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from fedtopic.network.errors import AggregateTimeout, AggregatorRejected, AggregatorUnavailable
+from fedtopic.network.schemas import RoundOut, SessionOut, StatusOut, UpdateReceipt, VocabularyOut
+from fedtopic.network.wire import (
+    H_CLOSE_REASON,
+    H_CONTRIBUTORS,
+    H_MISSING,
+    SigningKeys,
+    request_headers,
+    sha256_hex,
+    update_headers,
+)
+
+log = logging.getLogger("fedtopic.network.client")
+_MAX_BACKOFF = 10.0
+
+
+@dataclass(frozen=True)
+class AggregateResult:
+    """A closed round's aggregate and who is in it (``missing`` non-empty when the straggler deadline closed it)."""
+
+    round: int
+    payload: bytes
+    contributors: tuple[str, ...]
+    missing: tuple[str, ...]
+    close_reason: str
+
+
+def _split(header: str | None) -> tuple[str, ...]:
+    return tuple(p for p in (header or "").split(",") if p)
+
+
+class AggregatorClient:
+    """One party's connection to one session on the aggregator at ``url``."""
+
+    def __init__(self, url: str, keys: SigningKeys, session: str, *, timeout: float = 30.0, retries: int = 4,
+                 backoff: float = 0.5, transport: httpx.BaseTransport | None = None) -> None:
+        self.url = url.rstrip("/")
+        self.keys = keys
+        self.session = session
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self._http = httpx.Client(base_url=self.url, timeout=timeout, transport=transport)
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._http.close()
+
+    def __enter__(self) -> AggregatorClient:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # transport -------------------------------------------------------------------
+    def _send(self, method: str, path: str, *, body: bytes = b"", update_round: int | None = None,
+              params: Mapping[str, Any] | None = None, timeout: float | None = None) -> httpx.Response:
+        """One request with fresh signed headers per attempt; retries transport failures and 5xx."""
+        last = ""
+        for attempt in range(self.retries + 1):
+            if update_round is None:
+                headers = request_headers(self.keys, method, path, body)
+                if body:
+                    headers["Content-Type"] = "application/json"
+            else:
+                headers = update_headers(self.keys, self.session, update_round, body)
+            try:
+                resp = self._http.request(method, path, content=body or None, headers=headers, params=params,
+                                          timeout=timeout if timeout is not None else self.timeout)
+            except (httpx.TransportError, httpx.TimeoutException) as exc:
+                last = f"{type(exc).__name__}: {exc}"
+            else:
+                if resp.status_code < 500:
+                    return resp
+                last = f"HTTP {resp.status_code}"
+            if attempt < self.retries:
+                pause = min(_MAX_BACKOFF, self.backoff * 2**attempt)
+                log.warning("aggregator %s %s %s failed (%s); retry %d/%d in %.1f s", self.url, method, path, last,
+                            attempt + 1, self.retries, pause)
+                time.sleep(pause)
+        raise AggregatorUnavailable(f"aggregator {self.url} {method} {path} failed after {self.retries + 1} "
+                                    f"attempts: {last}")
+
+    @staticmethod
+    def _rejected(resp: httpx.Response) -> AggregatorRejected:
+        try:
+            body = resp.json()
+        except ValueError:
+            body = {}
+        if not isinstance(body, dict):
+            body = {}
+        detail = body.get("detail", resp.text[:200])
+        return AggregatorRejected(resp.status_code, str(body.get("code", f"http_{resp.status_code}")),
+                                  detail if isinstance(detail, str) else json.dumps(detail), body)
+
+    def _json(self, method: str, path: str, payload: Any = None, ok: Sequence[int] = (200,)) -> Any:
+        body = b"" if payload is None else json.dumps(payload).encode()
+        resp = self._send(method, path, body=body)
+        if resp.status_code not in ok:
+            raise self._rejected(resp)
+        return resp.json()
+
+    # initializer -------------------------------------------------------------------
+    def open_session(self, parties: Sequence[str], *, combiner: str | None = None,
+                     meta: Mapping[str, Any] | None = None, params: Mapping[str, Any] | None = None,
+                     straggler_deadline_seconds: float | None = None) -> SessionOut:
+        """Open this client's session, or join it if the same spec exists (409 ``session_conflict`` otherwise)."""
+        spec = {"session_id": self.session, "parties": list(parties), "combiner": combiner, "meta": dict(meta or {}),
+                "params": dict(params or {}), "straggler_deadline_seconds": straggler_deadline_seconds}
+        return SessionOut.model_validate(self._json("POST", "/v1/sessions", spec, ok=(200, 201)))
+
+    def session_info(self) -> SessionOut:
+        """The session's spec and open round."""
+        return SessionOut.model_validate(self._json("GET", f"/v1/sessions/{self.session}"))
+
+    def post_vocabulary(self, words: Sequence[str]) -> VocabularyOut:
+        """Post this party's vocabulary for alignment."""
+        return VocabularyOut.model_validate(
+            self._json("POST", f"/v1/sessions/{self.session}/vocabulary", {"words": list(words)}))
+
+    def wait_vocabulary(self, timeout: float, poll: float = 0.2) -> tuple[str, ...]:
+        """The aligned (union) vocabulary once every party has posted; AggregateTimeout after ``timeout`` s."""
+        until = time.monotonic() + timeout
+        while True:
+            out = VocabularyOut.model_validate(self._json("GET", f"/v1/sessions/{self.session}/vocabulary"))
+            if out.complete and out.words is not None:
+                return tuple(out.words)
+            if time.monotonic() >= until:
+                raise AggregateTimeout(f"vocabulary of session {self.session!r} incomplete after {timeout:.0f} s; "
+                                       f"waiting for {', '.join(out.missing)}")
+            time.sleep(poll)
+
+    # rounds -------------------------------------------------------------------------
+    def submit(self, round: int, payload: bytes) -> UpdateReceipt:
+        """Send this party's update for ``round``; the receipt comes after the aggregator has committed it."""
+        path = f"/v1/sessions/{self.session}/rounds/{round}/updates"
+        resp = self._send("POST", path, body=payload, update_round=round)
+        if resp.status_code == 202:
+            return UpdateReceipt.model_validate(resp.json())
+        err = self._rejected(resp)
+        if err.code == "duplicate_update" and err.body.get("sha256") == sha256_hex(payload):
+            # our own update, already committed (e.g. its 202 was lost and the transport retried): idempotent
+            info = self.round(round)
+            return UpdateReceipt(session_id=self.session, round=round, party=self.keys.party_id,
+                                 sha256=sha256_hex(payload), bytes=len(payload), received=info.received,
+                                 missing=info.missing, round_closed=info.state == "closed")
+        raise err
+
+    def round(self, round: int) -> RoundOut:
+        """One round's clock state."""
+        return RoundOut.model_validate(self._json("GET", f"/v1/sessions/{self.session}/rounds/{round}"))
+
+    def fetch_aggregate(self, round: int, timeout: float) -> AggregateResult:
+        """Long-poll until ``round`` closes and return its aggregate; AggregateTimeout after ``timeout`` s."""
+        path = f"/v1/sessions/{self.session}/rounds/{round}/aggregate"
+        until = time.monotonic() + timeout
+        while True:
+            wait = max(0.0, min(until - time.monotonic(), 25.0))
+            resp = self._send("GET", path, params={"wait": f"{wait:.3f}"}, timeout=wait + self.timeout)
+            if resp.status_code == 200:
+                return AggregateResult(round, resp.content, _split(resp.headers.get(H_CONTRIBUTORS)),
+                                       _split(resp.headers.get(H_MISSING)), resp.headers.get(H_CLOSE_REASON, ""))
+            if resp.status_code != 425:
+                raise self._rejected(resp)
+            if time.monotonic() >= until:
+                raise AggregateTimeout(f"round {round} of session {self.session!r} still open after {timeout:.1f} s")
+
+    def wait_aggregate(self, round: int, timeout: float) -> bytes:
+        """The aggregate payload of ``round`` (see ``fetch_aggregate``)."""
+        return self.fetch_aggregate(round, timeout).payload
+
+    def status(self) -> StatusOut:
+        """The aggregator's public status."""
+        resp = self._send("GET", "/status")
+        if resp.status_code != 200:
+            raise self._rejected(resp)
+        return StatusOut.model_validate(resp.json())

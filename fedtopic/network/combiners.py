@@ -1,0 +1,166 @@
+"""The data aggregator's maths (paper Fig. 3): pure functions from accepted payloads to one aggregate.
+
+A ``Combiner`` knows one payload format. The aggregator calls ``check_meta``
+when a session is opened, ``validate`` on every update before storing it (a
+failure is a 422 and nothing is stored), and ``combine`` once when the round
+closes, on the accepted payloads in the session's party order (not arrival
+order, so floating-point sums are reproducible). No I/O, no clock, no state:
+the same payloads give the same bytes.
+
+``COMBINERS`` maps the session's ``combiner`` name to an instance; protection
+schemes (``paillier-iphe``, ``paillier-packed``, ``mask``) register theirs here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from fedtopic.crypto.codec import MAX_CELLS, MAX_COUNT, decode_counts, encode_counts
+from fedtopic.errors import CryptoError
+from fedtopic.network.dense import DTYPES, MAX_ELEMENTS, decode_dense, encode_dense
+from fedtopic.network.errors import InvalidMeta, InvalidPayload
+
+
+@dataclass(frozen=True)
+class RoundContext:
+    """What a combiner may know about the round it combines.
+
+    ``contributors`` are the parties whose payloads are passed, in the same
+    order; ``expected`` is every party of the session (they differ when the
+    straggler deadline closed the round, which mask-style combiners must know).
+    """
+
+    session: str
+    round: int
+    meta: Mapping[str, Any]
+    contributors: tuple[str, ...]
+    expected: tuple[str, ...]
+
+
+class Combiner(Protocol):
+    """One payload format and its aggregation rule."""
+
+    name: str
+
+    def check_meta(self, meta: Mapping[str, Any]) -> None:
+        """InvalidMeta unless ``meta`` describes payloads this combiner can take."""
+        ...
+
+    def validate(self, payload: bytes, meta: Mapping[str, Any]) -> None:
+        """InvalidPayload unless ``payload`` is a well-formed update for a session with ``meta``."""
+        ...
+
+    def combine(self, payloads: Sequence[bytes], ctx: RoundContext) -> bytes:
+        """The aggregate of validated ``payloads`` (at least one)."""
+        ...
+
+
+def _shape(meta: Mapping[str, Any], ndim: tuple[int, int], limit: int) -> tuple[int, ...]:
+    """meta["shape"] as a tuple of positive ints with ndim in [lo, hi] and at most ``limit`` elements."""
+    shape = meta.get("shape")
+    lo, hi = ndim
+    if (
+        not isinstance(shape, (list, tuple))
+        or not lo <= len(shape) <= hi
+        or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape)
+    ):
+        dims = f"{lo}" if lo == hi else f"{lo} to {hi}"
+        raise InvalidMeta(f"meta.shape must be a list of {dims} positive integers, got {shape!r}")
+    if int(np.prod(shape, dtype=object)) > limit:
+        raise InvalidMeta(f"meta.shape {list(shape)} has more than {limit} elements")
+    return tuple(shape)
+
+
+class CountSumCombiner:
+    """``none``: plaintext sum of non-negative int count matrices N_p (V, K) in the sparse count codec.
+
+    This is the paper's N_Σ = Σ_p N_p (Eq. 8) without protection, the baseline
+    the encrypted schemes are measured against. meta = {"shape": [V, K]}.
+    Negative, zero-stored or oversized counts cannot pass the codec's decoder.
+    """
+
+    name = "none"
+
+    def check_meta(self, meta: Mapping[str, Any]) -> None:
+        _shape(meta, (2, 2), MAX_CELLS)
+
+    def validate(self, payload: bytes, meta: Mapping[str, Any]) -> None:
+        v, k = _shape(meta, (2, 2), MAX_CELLS)
+        try:
+            decode_counts(payload, expected_shape=(v, k))
+        except CryptoError as exc:
+            raise InvalidPayload(str(exc)) from None
+
+    def combine(self, payloads: Sequence[bytes], ctx: RoundContext) -> bytes:
+        v, k = _shape(ctx.meta, (2, 2), MAX_CELLS)
+        total = np.zeros((v, k), dtype=np.int64)
+        for payload in payloads:
+            total += decode_counts(payload, expected_shape=(v, k))
+        if total.size and int(total.max()) > MAX_COUNT:
+            raise InvalidPayload(f"summed count {int(total.max())} exceeds the codec's {MAX_COUNT}")
+        return encode_counts(total)
+
+
+class DenseSumCombiner:
+    """``dense-sum``: element-wise sum of dense NPY arrays (see ``dense``), for real-valued or signed updates.
+
+    meta = {"shape": [...] (1-4 dims), "dtype": "float64" | "float32" | "int64",
+    "nonnegative": bool (default false)}. NaN and infinities are always refused;
+    negatives only when ``nonnegative`` is set (e.g. plaintext counts). Sums are
+    taken in float64 / int64 and returned in the session's dtype; averaging (FedAvg)
+    is left to the parties, who learn the contributors from the aggregate's headers.
+    """
+
+    name = "dense-sum"
+
+    def _spec(self, meta: Mapping[str, Any]) -> tuple[tuple[int, ...], str, bool]:
+        shape = _shape(meta, (1, 4), MAX_ELEMENTS)
+        dtype = meta.get("dtype", "float64")
+        if dtype not in DTYPES:
+            raise InvalidMeta(f"meta.dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+        nonnegative = meta.get("nonnegative", False)
+        if not isinstance(nonnegative, bool):
+            raise InvalidMeta(f"meta.nonnegative must be true or false, got {nonnegative!r}")
+        return shape, dtype, nonnegative
+
+    def check_meta(self, meta: Mapping[str, Any]) -> None:
+        self._spec(meta)
+
+    def validate(self, payload: bytes, meta: Mapping[str, Any]) -> None:
+        shape, dtype, nonnegative = self._spec(meta)
+        arr = decode_dense(payload, shape, dtype)
+        if nonnegative and arr.size and arr.min() < 0:
+            where = np.unravel_index(int(np.argmin(arr)), shape)
+            raise InvalidPayload(f"negative value {arr.min()} at index {tuple(int(i) for i in where)}")
+
+    def combine(self, payloads: Sequence[bytes], ctx: RoundContext) -> bytes:
+        shape, dtype, _ = self._spec(ctx.meta)
+        acc_dtype = np.int64 if dtype == "int64" else np.float64
+        total = np.zeros(shape, dtype=acc_dtype)
+        bound = 0  # sum of per-payload max |value|, exact in Python ints: int64 adds would wrap silently
+        for payload in payloads:
+            arr = decode_dense(payload, shape, dtype)
+            if dtype == "int64" and arr.size:
+                bound += max(abs(int(arr.max())), abs(int(arr.min())))
+                if bound > np.iinfo(np.int64).max:
+                    raise InvalidPayload("int64 sum may overflow")
+            total += arr
+        if dtype == "float32" and total.size and np.abs(total).max() > np.finfo(np.float32).max:
+            raise InvalidPayload("float32 sum overflows")
+        return encode_dense(total.astype(dtype))
+
+
+COMBINERS: dict[str, Combiner] = {c.name: c for c in (CountSumCombiner(), DenseSumCombiner())}
+
+
+def get_combiner(name: str) -> Combiner:
+    """The registered combiner ``name``; InvalidMeta naming the registered ones if there is none."""
+    try:
+        return COMBINERS[name]
+    except KeyError:
+        raise InvalidMeta(f"combiner {name!r} is not available here (registered: {', '.join(sorted(COMBINERS))})") \
+            from None

@@ -1,0 +1,111 @@
+"""The aggregator's HTTP routes: thin — authenticate (dependencies), call ``Aggregator``, shape the answer."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Annotated
+
+import anyio
+from fastapi import APIRouter, Query, Response, status
+
+from fedtopic.network.deps import AggregatorDep, RawBody, RequestParty, RoundNumber, SessionId, SettingsDep, UpdateParty
+from fedtopic.network.schemas import (
+    Health,
+    Problem,
+    RoundOut,
+    SessionCreate,
+    SessionOut,
+    StatusOut,
+    UpdateReceipt,
+    VocabularyIn,
+    VocabularyOut,
+)
+from fedtopic.network.wire import H_CLOSE_REASON, H_CONTRIBUTORS, H_MISSING, H_SHA256, PAYLOAD_MEDIA_TYPE
+
+POLL_SECONDS = 0.05
+_BINARY = {PAYLOAD_MEDIA_TYPE: {"schema": {"type": "string", "format": "binary"}}}
+_PROBLEMS = {code: {"model": Problem} for code in (401, 403, 404, 409, 413, 422)}
+
+ops = APIRouter()
+v1 = APIRouter(prefix="/v1", responses=_PROBLEMS)
+
+
+@ops.get("/healthz")
+def healthz() -> Health:
+    """Liveness: the process answers."""
+    return Health()
+
+
+@ops.get("/status")
+def status_(aggregator: AggregatorDep) -> StatusOut:
+    """Sessions, their open round, who has submitted, and straggler events (no payloads)."""
+    return aggregator.status()
+
+
+@v1.post("/sessions", status_code=status.HTTP_201_CREATED, responses={200: {"model": SessionOut}})
+def open_session(body: SessionCreate, party: RequestParty, aggregator: AggregatorDep,
+                 response: Response) -> SessionOut:
+    """Initializer: open a session (201) or re-join an identical one (200); round 0 opens with it."""
+    out, created = aggregator.open_session(body, party)
+    if not created:
+        response.status_code = status.HTTP_200_OK
+    return out
+
+
+@v1.get("/sessions/{session_id}")
+def get_session(session_id: SessionId, party: RequestParty, aggregator: AggregatorDep) -> SessionOut:
+    """The session's spec (parties, combiner, meta, shared parameters) and its open round."""
+    return aggregator.session(session_id, party)
+
+
+@v1.post("/sessions/{session_id}/vocabulary")
+def post_vocabulary(session_id: SessionId, body: VocabularyIn, party: RequestParty,
+                    aggregator: AggregatorDep) -> VocabularyOut:
+    """Initializer: post this party's vocabulary (once; re-posting the same one is a no-op)."""
+    return aggregator.post_vocabulary(session_id, party, body.words)
+
+
+@v1.get("/sessions/{session_id}/vocabulary")
+def get_vocabulary(session_id: SessionId, party: RequestParty, aggregator: AggregatorDep) -> VocabularyOut:
+    """Initializer: alignment state; the union of all vocabularies (code-point order) once all have posted."""
+    return aggregator.vocabulary(session_id, party)
+
+
+@v1.get("/sessions/{session_id}/rounds/{round}")
+def get_round(session_id: SessionId, round: RoundNumber, party: RequestParty, aggregator: AggregatorDep) -> RoundOut:
+    """Clock controller: one round's state (who has submitted, deadline, how it closed)."""
+    aggregator.session(session_id, party)
+    return aggregator.round_info(session_id, round)
+
+
+@v1.post("/sessions/{session_id}/rounds/{round}/updates", status_code=status.HTTP_202_ACCEPTED,
+         openapi_extra={"requestBody": {"required": True, "content": _BINARY}})
+def submit_update(session_id: SessionId, round: RoundNumber, body: RawBody, party: UpdateParty,
+                  aggregator: AggregatorDep) -> UpdateReceipt:
+    """Data receiver: this party's one update for the open round, signed over session, round and sha256(body)."""
+    return aggregator.submit(session_id, round, party, body)
+
+
+@v1.get("/sessions/{session_id}/rounds/{round}/aggregate", response_class=Response,
+        responses={200: {"content": _BINARY, "description": "the aggregate; contributors in headers"},
+                   425: {"model": Problem, "description": "round still open"}})
+async def get_aggregate(session_id: SessionId, round: RoundNumber, party: RequestParty, aggregator: AggregatorDep,
+                        settings: SettingsDep,
+                        wait: Annotated[float, Query(ge=0, le=600, description="long-poll seconds")] = 0.0) -> Response:
+    """Data transmitter: the round's aggregate (200), or 425 if the round is still open after ``wait`` seconds."""
+    until = time.monotonic() + min(wait, settings.max_wait_seconds)
+    while True:
+        row = await anyio.to_thread.run_sync(aggregator.aggregate, session_id, round, party)
+        if row is not None:
+            break
+        remaining = until - time.monotonic()
+        if remaining <= 0:
+            return Response(status_code=425, media_type="application/json",
+                            content=Problem(code="not_ready", detail=f"round {round} is still open").model_dump_json())
+        deadline = time.monotonic() + remaining
+        while not aggregator.is_closed(session_id, round) and time.monotonic() < deadline:
+            await asyncio.sleep(POLL_SECONDS)
+    headers = {H_CONTRIBUTORS: ",".join(row.contributors), H_MISSING: ",".join(row.missing),
+               H_CLOSE_REASON: row.close_reason, H_SHA256: row.sha256}
+    return Response(content=row.payload, media_type=PAYLOAD_MEDIA_TYPE, headers=headers)

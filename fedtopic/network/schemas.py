@@ -1,0 +1,131 @@
+"""Request and response bodies of the aggregator's JSON endpoints (separate models per direction).
+
+Update payloads and aggregates are raw bytes (``application/octet-stream``),
+not JSON; their format belongs to the session's combiner.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from fedtopic.network.wire import ID_PATTERN
+
+Id = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
+JsonScalar = int | float | str | bool | None
+MetaValue = JsonScalar | list[JsonScalar]
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SessionCreate(_In):
+    """Open (or re-join) a training run. Posting the same spec again is a no-op; a different one is a 409."""
+
+    session_id: Id
+    parties: list[Id] = Field(min_length=1, max_length=1000, description="expected parties, each once")
+    combiner: str | None = Field(None, description="aggregation rule; default: the consortium's protection")
+    meta: dict[str, MetaValue] = Field(default_factory=dict, description="payload metadata, checked by the combiner")
+    params: dict[str, MetaValue] = Field(default_factory=dict, description="hyper-parameters shared as-is")
+    straggler_deadline_seconds: float | None = Field(None, gt=0, le=7 * 86400, allow_inf_nan=False)
+
+
+class SessionOut(BaseModel):
+    """A session as stored: the spec every party trains with."""
+
+    session_id: str
+    parties: list[str]
+    combiner: str
+    meta: dict[str, Any]
+    params: dict[str, Any]
+    straggler_deadline_seconds: float
+    created_by: str
+    created_at: float
+    current_round: int
+
+
+class VocabularyIn(_In):
+    """A party's local vocabulary (paper §6.1 step 2: vocabulary alignment)."""
+
+    words: list[Annotated[str, StringConstraints(min_length=1, max_length=256)]] = Field(max_length=5_000_000)
+
+
+class VocabularyOut(BaseModel):
+    """Alignment state; ``words`` (the union in code-point order) once every party has posted."""
+
+    session_id: str
+    posted: list[str]
+    missing: list[str]
+    complete: bool
+    size: int | None = None
+    sha256: str | None = Field(None, description="sha256 of the union joined by newlines, UTF-8")
+    words: list[str] | None = None
+
+
+class UpdateReceipt(BaseModel):
+    """An accepted update; it is on disk before this is sent."""
+
+    session_id: str
+    round: int
+    party: str
+    sha256: str
+    bytes: int
+    received: list[str]
+    missing: list[str]
+    round_closed: bool
+
+
+class RoundOut(BaseModel):
+    """One round as the clock controller sees it."""
+
+    session_id: str
+    round: int
+    state: Literal["open", "closed"]
+    received: list[str]
+    missing: list[str]
+    opened_at: float
+    first_update_at: float | None
+    deadline_at: float | None
+    closed_at: float | None
+    close_reason: Literal["complete", "deadline"] | None
+
+
+class StragglerEvent(BaseModel):
+    """A round the straggler deadline closed, and who it went on without."""
+
+    round: int
+    closed_at: float
+    missing: list[str]
+
+
+class SessionStatus(BaseModel):
+    """Per-session summary for ``/status``."""
+
+    session_id: str
+    combiner: str
+    parties: list[str]
+    current_round: RoundOut
+    straggler_events: list[StragglerEvent]
+
+
+class StatusOut(BaseModel):
+    """Everything an operator needs to see at a glance."""
+
+    protection: str
+    parties: list[str]
+    sessions: list[SessionStatus]
+
+
+class Health(BaseModel):
+    """Liveness."""
+
+    status: Literal["ok"] = "ok"
+
+
+class Problem(BaseModel):
+    """Every 4xx answer: a stable machine code and one human line."""
+
+    code: str
+    detail: str

@@ -1,0 +1,291 @@
+"""The aggregator's modules behind the HTTP layer (paper Fig. 3): initializer, data receiver,
+synchronous clock controller, data aggregator, data transmitter.
+
+``Aggregator`` is thread-safe (one lock around decisions, the ``Store`` commits
+before a method returns) and knows nothing of HTTP: it raises ``Rejection``
+with the status and code the routes pass on. Round decisions come from the pure
+``rounds`` functions, aggregation from the session's ``Combiner``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from fedtopic.errors import ConfigError
+from fedtopic.network.combiners import COMBINERS, Combiner, RoundContext
+from fedtopic.network.errors import InvalidMeta, InvalidPayload, Rejection
+from fedtopic.network.rounds import RoundState, admission_rejection, admit, close_reason, next_round
+from fedtopic.network.schemas import (
+    RoundOut,
+    SessionCreate,
+    SessionOut,
+    SessionStatus,
+    StatusOut,
+    StragglerEvent,
+    UpdateReceipt,
+    VocabularyOut,
+)
+from fedtopic.network.store import AggregateRow, Store
+from fedtopic.network.wire import sha256_hex
+
+log = logging.getLogger("fedtopic.aggregator")
+
+
+@dataclass
+class _Session:
+    out: SessionOut  # current_round is refreshed on read
+    combiner: Combiner
+    state: RoundState
+
+
+def _vocabulary_digest(words: list[str]) -> str:
+    return sha256_hex("\n".join(words).encode())
+
+
+class Aggregator:
+    """Sessions, rounds and aggregates of one consortium; state lives in ``store``."""
+
+    def __init__(self, store: Store, parties: Mapping[str, str], *, protection: str, default_deadline: float,
+                 combiners: Mapping[str, Combiner] = COMBINERS, clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.parties = dict(parties)
+        self.protection = protection
+        self.default_deadline = default_deadline
+        self._combiners = combiners
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._sessions: dict[str, _Session] = {}
+        for sid, spec, by, at in store.sessions():  # resume: every session's open round from disk
+            self._sessions[sid] = self._load(sid, spec, by, at)
+
+    def _load(self, sid: str, spec: dict, by: str, at: float) -> _Session:
+        row = self.store.open_round(sid)
+        state = RoundState(sid, row.number, tuple(spec["parties"]), spec["straggler_deadline_seconds"],
+                           row.received, row.first_update_at)
+        out = SessionOut(session_id=sid, created_by=by, created_at=at, current_round=row.number, **spec)
+        combiner = self._combiners.get(spec["combiner"])
+        if combiner is None:
+            raise ConfigError(f"stored session {sid!r} uses combiner {spec['combiner']!r}, which this aggregator "
+                              f"does not have (registered: {', '.join(sorted(self._combiners))})")
+        return _Session(out, combiner, state)
+
+    def _session(self, sid: str) -> _Session:
+        try:
+            return self._sessions[sid]
+        except KeyError:
+            raise Rejection(404, "unknown_session", f"no session {sid!r} on this aggregator") from None
+
+    def _member(self, sess: _Session, party: str) -> None:
+        if party not in sess.state.expected:
+            raise Rejection(403, "not_in_session", f"party {party!r} is not a member of session {sess.out.session_id!r}")
+
+    # initializer --------------------------------------------------------------------
+    def open_session(self, req: SessionCreate, by: str) -> tuple[SessionOut, bool]:
+        """Create the session, or return it unchanged if it exists with the same spec; (session, created)."""
+        combiner_name = req.combiner or self.protection
+        if combiner_name not in self._combiners:
+            raise Rejection(422, "unknown_combiner", f"combiner {combiner_name!r} is not available here "
+                            f"(registered: {', '.join(sorted(self._combiners))})")
+        unknown = [p for p in req.parties if p not in self.parties]
+        if unknown:
+            raise Rejection(422, "unknown_party", f"parties not in the consortium: {', '.join(unknown)}")
+        if len(set(req.parties)) != len(req.parties):
+            raise Rejection(422, "duplicate_party", "session parties must be listed once each")
+        if by not in req.parties:
+            raise Rejection(403, "not_in_session", f"party {by!r} cannot open a session it is not a member of")
+        combiner = self._combiners[combiner_name]
+        try:
+            combiner.check_meta(req.meta)
+        except InvalidMeta as exc:
+            raise Rejection(422, "invalid_meta", str(exc)) from None
+        spec = json.loads(json.dumps({
+            "parties": list(req.parties), "combiner": combiner_name, "meta": req.meta, "params": req.params,
+            "straggler_deadline_seconds": req.straggler_deadline_seconds or self.default_deadline,
+        }))
+        with self._lock:
+            existing = self._sessions.get(req.session_id)
+            if existing is not None:
+                have = existing.out.model_dump(exclude={"session_id", "created_by", "created_at", "current_round"})
+                if have != spec:
+                    raise Rejection(409, "session_conflict",
+                                    f"session {req.session_id!r} exists with a different spec")
+                return self._session_out(existing), False
+            now = self._clock()
+            self.store.create_session(req.session_id, spec, by, now)
+            sess = self._load(req.session_id, spec, by, now)
+            self._sessions[req.session_id] = sess
+            log.info("session %s opened by %s: %d parties, combiner %s", req.session_id, by, len(req.parties),
+                     combiner_name)
+            return self._session_out(sess), True
+
+    def session(self, sid: str, party: str) -> SessionOut:
+        """The session's spec, for one of its members."""
+        with self._lock:
+            sess = self._session(sid)
+            self._member(sess, party)
+            return self._session_out(sess)
+
+    def _session_out(self, sess: _Session) -> SessionOut:
+        return sess.out.model_copy(update={"current_round": sess.state.number})
+
+    def post_vocabulary(self, sid: str, party: str, words: list[str]) -> VocabularyOut:
+        """Record a party's vocabulary (idempotent); the union once every member has posted."""
+        bad = next((w for w in words if "\n" in w or "\r" in w), None)
+        if bad is not None:
+            raise Rejection(422, "invalid_vocabulary", f"word {bad!r} contains a line break")
+        local = sorted(set(words))
+        digest = _vocabulary_digest(local)
+        with self._lock:
+            sess = self._session(sid)
+            self._member(sess, party)
+            have = self.store.vocabulary_hashes(sid).get(party)
+            if have is None:
+                self.store.put_vocabulary(sid, party, local, digest)
+            elif have != digest:
+                raise Rejection(409, "vocabulary_conflict", f"party {party!r} already posted a different vocabulary")
+            return self._vocabulary(sess)
+
+    def vocabulary(self, sid: str, party: str) -> VocabularyOut:
+        """Alignment state; ``words`` is the union in code-point order once complete."""
+        with self._lock:
+            sess = self._session(sid)
+            self._member(sess, party)
+            return self._vocabulary(sess)
+
+    def _vocabulary(self, sess: _Session) -> VocabularyOut:
+        sid = sess.out.session_id
+        posted = self.store.vocabulary_hashes(sid)
+        missing = [p for p in sess.state.expected if p not in posted]
+        out = VocabularyOut(session_id=sid, posted=[p for p in sess.state.expected if p in posted],
+                            missing=missing, complete=not missing)
+        if missing:
+            return out
+        union = sorted(set().union(*self.store.vocabularies(sid)))
+        return out.model_copy(update={"words": union, "size": len(union), "sha256": _vocabulary_digest(union)})
+
+    # data receiver + clock controller -------------------------------------------------
+    def _admission(self, sess: _Session, round: int, party: str) -> None:
+        rejection = admission_rejection(sess.state, round, party)
+        if rejection is None:
+            return
+        if rejection.code in ("round_closed", "duplicate_update"):
+            sha = self.store.update_sha256(sess.out.session_id, round, party)
+            if sha is not None:
+                raise Rejection(409, "duplicate_update",
+                                f"party {party!r} already submitted its update for round {round}", sha256=sha)
+        raise rejection
+
+    def submit(self, sid: str, round: int, party: str, payload: bytes) -> UpdateReceipt:
+        """Accept ``party``'s update for ``round`` (committed before returning) and close the round if complete."""
+        with self._lock:
+            self._close_due(self._clock())
+            sess = self._session(sid)
+            self._admission(sess, round, party)
+        try:  # validation may be slow (decoding); it runs outside the lock
+            sess.combiner.validate(payload, sess.out.meta)
+        except InvalidPayload as exc:
+            raise Rejection(422, "invalid_payload", f"update of {party!r} for round {round}: {exc}") from None
+        sha = sha256_hex(payload)
+        with self._lock:
+            now = self._clock()
+            self._close_due(now)
+            self._admission(sess, round, party)  # again: the round may have moved while we validated
+            self.store.add_update(sid, round, party, sha, payload, now)
+            sess.state = admit(sess.state, party, now)
+            state = sess.state
+            closed = close_reason(state, now) == "complete"
+            if closed:
+                self._close(sess, "complete", now)
+        log.info("session %s round %d: update from %s (%d bytes), %d/%d", sid, round, party, len(payload),
+                 len(state.received), len(state.expected))
+        return UpdateReceipt(session_id=sid, round=round, party=party, sha256=sha, bytes=len(payload),
+                             received=list(state.received), missing=list(state.missing), round_closed=closed)
+
+    def tick(self) -> None:
+        """Close every round that is due: deadline passed, or complete but not yet closed (after a crash)."""
+        with self._lock:
+            self._close_due(self._clock())
+
+    def _close_due(self, now: float) -> None:
+        # "complete" here too: a crash between the last update's commit and the aggregate's leaves a full open round
+        for sess in self._sessions.values():
+            reason = close_reason(sess.state, now)
+            if reason is not None:
+                self._close(sess, reason, now)
+
+    # data aggregator ---------------------------------------------------------------
+    def _close(self, sess: _Session, reason: str, now: float) -> None:
+        state = sess.state
+        sid = state.session
+        order = {p: i for i, p in enumerate(state.expected)}  # session order, not arrival: float sums reproducible
+        rows = sorted(self.store.payloads(sid, state.number), key=lambda row: order[row[0]])
+        contributors = tuple(p for p, _ in rows)
+        ctx = RoundContext(sid, state.number, sess.out.meta, contributors, state.expected)
+        aggregate = sess.combiner.combine([bytes(b) for _, b in rows], ctx)
+        self.store.close_round(sid, state.number, now, reason, aggregate, sha256_hex(aggregate), contributors,
+                               state.missing)
+        sess.state = next_round(state)
+        if reason == "deadline":
+            log.warning("session %s round %d closed by the straggler deadline without %s", sid, state.number,
+                        ", ".join(state.missing))
+        else:
+            log.info("session %s round %d complete (%d bytes aggregate)", sid, state.number, len(aggregate))
+
+    # data transmitter --------------------------------------------------------------
+    def aggregate(self, sid: str, round: int, party: str) -> AggregateRow | None:
+        """The round's aggregate; None while the round is open; Rejection if it is not opened or pruned."""
+        with self._lock:
+            self._close_due(self._clock())
+            sess = self._session(sid)
+            self._member(sess, party)
+            if round > sess.state.number:
+                raise Rejection(409, "round_not_open",
+                                f"round {round} is not open yet; the open round is {sess.state.number}")
+            if round == sess.state.number:
+                return None
+            row = self.store.aggregate(sid, round)
+        if row is None or row.payload is None:
+            raise Rejection(410, "aggregate_gone", f"the aggregate of round {round} is no longer kept")
+        return row
+
+    def is_closed(self, sid: str, round: int) -> bool:
+        """Lock-free check for long-polls: has ``round`` closed? (False for unknown sessions.)"""
+        sess = self._sessions.get(sid)
+        return sess is not None and sess.state.number > round
+
+    def round_info(self, sid: str, round: int) -> RoundOut:
+        """One round's clock state."""
+        with self._lock:
+            self._close_due(self._clock())
+            sess = self._session(sid)
+            row = self.store.round(sid, round)
+            if row is None:
+                raise Rejection(404, "unknown_round", f"session {sid!r} has no round {round} yet "
+                                f"(the open round is {sess.state.number})")
+            got = set(row.received)
+            missing = [p for p in sess.state.expected if p not in got]
+            deadline = None if row.first_update_at is None else row.first_update_at + sess.state.deadline_seconds
+            return RoundOut(session_id=sid, round=round, state="open" if row.closed_at is None else "closed",
+                            received=list(row.received), missing=missing, opened_at=row.opened_at,
+                            first_update_at=row.first_update_at, deadline_at=deadline, closed_at=row.closed_at,
+                            close_reason=row.close_reason)
+
+    def status(self) -> StatusOut:
+        """Every session's open round and straggler events."""
+        with self._lock:
+            self._close_due(self._clock())
+            sessions = [
+                SessionStatus(
+                    session_id=sid, combiner=sess.out.combiner, parties=list(sess.state.expected),
+                    current_round=self.round_info(sid, sess.state.number),
+                    straggler_events=[StragglerEvent(round=n, closed_at=at, missing=list(m))
+                                      for n, at, m in self.store.straggler_events(sid)],
+                )
+                for sid, sess in self._sessions.items()
+            ]
+        return StatusOut(protection=self.protection, parties=list(self.parties), sessions=sessions)

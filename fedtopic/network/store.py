@@ -1,0 +1,194 @@
+"""The aggregator's durable state in one SQLite file (stdlib sqlite3, WAL, one writer lock).
+
+Every method that changes state commits before it returns, with
+``synchronous=FULL``: once a caller answers 2xx, a kill -9 (or power loss)
+cannot undo it. Accepted update payloads are kept until their round's
+aggregate is committed, then dropped (their hash and size stay for the
+record). Aggregates of the last ``KEEP_AGGREGATES`` rounds are kept so late
+parties can still fetch them.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from fedtopic.network.errors import NetworkError
+
+KEEP_AGGREGATES = 16
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+  id TEXT PRIMARY KEY, spec TEXT NOT NULL, created_by TEXT NOT NULL, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS rounds (
+  session TEXT NOT NULL, number INTEGER NOT NULL, opened_at REAL NOT NULL, first_update_at REAL,
+  closed_at REAL, close_reason TEXT, PRIMARY KEY (session, number));
+CREATE TABLE IF NOT EXISTS updates (
+  session TEXT NOT NULL, number INTEGER NOT NULL, party TEXT NOT NULL, sha256 TEXT NOT NULL,
+  size INTEGER NOT NULL, payload BLOB, received_at REAL NOT NULL, PRIMARY KEY (session, number, party));
+CREATE TABLE IF NOT EXISTS aggregates (
+  session TEXT NOT NULL, number INTEGER NOT NULL, payload BLOB, sha256 TEXT NOT NULL,
+  contributors TEXT NOT NULL, missing TEXT NOT NULL, PRIMARY KEY (session, number));
+CREATE TABLE IF NOT EXISTS vocabularies (
+  session TEXT NOT NULL, party TEXT NOT NULL, words TEXT NOT NULL, sha256 TEXT NOT NULL,
+  PRIMARY KEY (session, party));
+"""
+
+
+@dataclass(frozen=True)
+class RoundRow:
+    """One round's clock data; ``received`` in acceptance order."""
+
+    number: int
+    opened_at: float
+    first_update_at: float | None
+    closed_at: float | None
+    close_reason: str | None
+    received: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AggregateRow:
+    """A closed round's aggregate; ``payload`` is None once pruned."""
+
+    payload: bytes | None
+    sha256: str
+    contributors: tuple[str, ...]
+    missing: tuple[str, ...]
+    close_reason: str
+
+
+class Store:
+    """All reads and writes of ``DIR/aggregator.sqlite3``, serialised by one lock."""
+
+    def __init__(self, data_dir: Path) -> None:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self.path = data_dir / "aggregator.sqlite3"
+        try:
+            self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=FULL")
+            self._conn.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise NetworkError(f"aggregator state {self.path} cannot be opened: {exc}") from None
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close the database (everything is already committed)."""
+        with self._lock:
+            self._conn.close()
+
+    def _write(self, statements: list[tuple[str, tuple[object, ...]]]) -> None:
+        """Run ``statements`` as one committed transaction."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                for sql, args in statements:
+                    self._conn.execute(sql, args)
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _read(self, sql: str, args: tuple[object, ...] = ()) -> list[tuple]:
+        with self._lock:
+            return self._conn.execute(sql, args).fetchall()
+
+    # sessions -----------------------------------------------------------------
+    def create_session(self, session: str, spec: dict, created_by: str, now: float) -> None:
+        """Store a new session and open its round 0."""
+        self._write([
+            ("INSERT INTO sessions VALUES (?, ?, ?, ?)", (session, json.dumps(spec, sort_keys=True), created_by, now)),
+            ("INSERT INTO rounds (session, number, opened_at) VALUES (?, 0, ?)", (session, now)),
+        ])
+
+    def sessions(self) -> list[tuple[str, dict, str, float]]:
+        """Every session as (id, spec, created_by, created_at), oldest first."""
+        rows = self._read("SELECT id, spec, created_by, created_at FROM sessions ORDER BY created_at, id")
+        return [(sid, json.loads(spec), by, at) for sid, spec, by, at in rows]
+
+    # rounds and updates ----------------------------------------------------------
+    def round(self, session: str, number: int) -> RoundRow | None:
+        """One round, or None if it was never opened."""
+        rows = self._read("SELECT opened_at, first_update_at, closed_at, close_reason FROM rounds "
+                          "WHERE session = ? AND number = ?", (session, number))
+        if not rows:
+            return None
+        parties = self._read("SELECT party FROM updates WHERE session = ? AND number = ? ORDER BY rowid",
+                             (session, number))
+        opened, first, closed, reason = rows[0]
+        return RoundRow(number, opened, first, closed, reason, tuple(p for (p,) in parties))
+
+    def open_round(self, session: str) -> RoundRow:
+        """The session's open round (there is always exactly one)."""
+        (number,), = self._read("SELECT MAX(number) FROM rounds WHERE session = ?", (session,))
+        row = self.round(session, number)
+        assert row is not None and row.closed_at is None, f"session {session}: round {number} should be open"
+        return row
+
+    def add_update(self, session: str, number: int, party: str, sha256: str, payload: bytes, now: float) -> None:
+        """Store an accepted update (and the round's first-update time) in one commit."""
+        self._write([
+            ("INSERT INTO updates VALUES (?, ?, ?, ?, ?, ?, ?)",
+             (session, number, party, sha256, len(payload), payload, now)),
+            ("UPDATE rounds SET first_update_at = COALESCE(first_update_at, ?) WHERE session = ? AND number = ?",
+             (now, session, number)),
+        ])
+
+    def update_sha256(self, session: str, number: int, party: str) -> str | None:
+        """Hash of ``party``'s accepted update for the round, or None."""
+        rows = self._read("SELECT sha256 FROM updates WHERE session = ? AND number = ? AND party = ?",
+                          (session, number, party))
+        return rows[0][0] if rows else None
+
+    def payloads(self, session: str, number: int) -> list[tuple[str, bytes]]:
+        """(party, payload) of the round's accepted updates in acceptance order."""
+        return self._read("SELECT party, payload FROM updates WHERE session = ? AND number = ? ORDER BY rowid",
+                          (session, number))
+
+    def close_round(self, session: str, number: int, now: float, reason: str, aggregate: bytes, sha256: str,
+                    contributors: tuple[str, ...], missing: tuple[str, ...]) -> None:
+        """Commit the aggregate, close the round, open the next, drop the round's payloads and old aggregates."""
+        self._write([
+            ("INSERT INTO aggregates VALUES (?, ?, ?, ?, ?, ?)",
+             (session, number, aggregate, sha256, json.dumps(contributors), json.dumps(missing))),
+            ("UPDATE rounds SET closed_at = ?, close_reason = ? WHERE session = ? AND number = ?",
+             (now, reason, session, number)),
+            ("INSERT INTO rounds (session, number, opened_at) VALUES (?, ?, ?)", (session, number + 1, now)),
+            ("UPDATE updates SET payload = NULL WHERE session = ? AND number = ?", (session, number)),
+            ("UPDATE aggregates SET payload = NULL WHERE session = ? AND number <= ?",
+             (session, number - KEEP_AGGREGATES)),
+        ])
+
+    def aggregate(self, session: str, number: int) -> AggregateRow | None:
+        """A closed round's aggregate, or None if the round is not closed."""
+        rows = self._read("SELECT a.payload, a.sha256, a.contributors, a.missing, r.close_reason FROM aggregates a "
+                          "JOIN rounds r ON r.session = a.session AND r.number = a.number "
+                          "WHERE a.session = ? AND a.number = ?", (session, number))
+        if not rows:
+            return None
+        payload, sha, contributors, missing, reason = rows[0]
+        return AggregateRow(payload, sha, tuple(json.loads(contributors)), tuple(json.loads(missing)), reason)
+
+    def straggler_events(self, session: str) -> list[tuple[int, float, tuple[str, ...]]]:
+        """(round, closed_at, missing parties) of every round the deadline closed."""
+        rows = self._read("SELECT r.number, r.closed_at, a.missing FROM rounds r JOIN aggregates a "
+                          "ON a.session = r.session AND a.number = r.number "
+                          "WHERE r.session = ? AND r.close_reason = 'deadline' ORDER BY r.number", (session,))
+        return [(n, at, tuple(json.loads(m))) for n, at, m in rows]
+
+    # vocabulary alignment ---------------------------------------------------------
+    def put_vocabulary(self, session: str, party: str, words: list[str], sha256: str) -> None:
+        """Store a party's vocabulary."""
+        self._write([("INSERT INTO vocabularies VALUES (?, ?, ?, ?)", (session, party, json.dumps(words), sha256))])
+
+    def vocabulary_hashes(self, session: str) -> dict[str, str]:
+        """party -> sha256 of the vocabulary it posted."""
+        return dict(self._read("SELECT party, sha256 FROM vocabularies WHERE session = ?", (session,)))
+
+    def vocabularies(self, session: str) -> list[list[str]]:
+        """Every posted vocabulary of the session."""
+        return [json.loads(w) for (w,) in self._read("SELECT words FROM vocabularies WHERE session = ?", (session,))]

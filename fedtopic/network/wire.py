@@ -1,0 +1,122 @@
+"""The wire format shared by the aggregator and its client: ids, headers, signed messages.
+
+Every request carries ``X-Fedtopic-Party`` and ``X-Fedtopic-Signature``: an
+EIP-191 personal-sign signature (eth-account ``encode_defunct`` +
+``sign_message``) by the party's Ethereum key over one canonical UTF-8 text.
+
+* An update (the body of ``POST /v1/sessions/{s}/rounds/{r}/updates``) signs
+
+      fedtopic-update/v1
+      session=<s>
+      round=<r>
+      party=<id>
+      sha256=<hex of the raw payload bytes>
+
+  Session, round and party are bound, so a captured update cannot be moved to
+  another round or session; replaying it to its own round is a duplicate.
+* Every other signed request signs
+
+      fedtopic-request/v1
+      method=<GET|POST>
+      path=<URL path, no query>
+      party=<id>
+      timestamp=<unix seconds, integer>
+      nonce=<32 hex digits>
+      sha256=<hex of the raw body, b"" for GET>
+
+  with ``X-Fedtopic-Timestamp`` and ``X-Fedtopic-Nonce`` headers; the
+  aggregator refuses a timestamp outside its clock-skew window and a nonce it
+  has already seen within that window.
+
+Ids (session and party) are restricted to ``[A-Za-z][A-Za-z0-9_-]{0,63}`` so the
+message and the URL path never need escaping.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import time
+from typing import Protocol
+
+from eth_account import Account
+from eth_account.messages import encode_defunct
+
+ID_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
+ID_RE = re.compile(ID_PATTERN)
+PAYLOAD_MEDIA_TYPE = "application/octet-stream"
+
+H_PARTY = "X-Fedtopic-Party"
+H_SIGNATURE = "X-Fedtopic-Signature"
+H_TIMESTAMP = "X-Fedtopic-Timestamp"
+H_NONCE = "X-Fedtopic-Nonce"
+H_CONTRIBUTORS = "X-Fedtopic-Contributors"
+H_MISSING = "X-Fedtopic-Missing"
+H_CLOSE_REASON = "X-Fedtopic-Close-Reason"
+H_SHA256 = "X-Fedtopic-Sha256"
+
+
+class SigningKeys(Protocol):
+    """What signing needs from ``fedtopic.crypto.keys.PartyKeys``."""
+
+    @property
+    def party_id(self) -> str: ...
+
+    @property
+    def eth_private_key(self) -> bytes: ...
+
+
+def sha256_hex(data: bytes) -> str:
+    """Lower-case hex SHA-256 of ``data``."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def update_message(session: str, round: int, party: str, payload_sha256: str) -> str:
+    """The canonical text a party signs to submit an update (see module docstring)."""
+    return f"fedtopic-update/v1\nsession={session}\nround={round}\nparty={party}\nsha256={payload_sha256}"
+
+
+def request_message(method: str, path: str, party: str, timestamp: int, nonce: str, body_sha256: str) -> str:
+    """The canonical text a party signs for any non-update request (see module docstring)."""
+    return (
+        f"fedtopic-request/v1\nmethod={method.upper()}\npath={path}\nparty={party}\n"
+        f"timestamp={timestamp}\nnonce={nonce}\nsha256={body_sha256}"
+    )
+
+
+def sign_text(text: str, eth_private_key: bytes) -> str:
+    """0x-hex 65-byte EIP-191 signature of ``text``."""
+    signed = Account.sign_message(encode_defunct(text=text), private_key=eth_private_key)
+    return "0x" + bytes(signed.signature).hex()
+
+
+def recover_signer(text: str, signature: str) -> str | None:
+    """The checksummed address that signed ``text``, or None if ``signature`` is malformed."""
+    try:
+        return Account.recover_message(encode_defunct(text=text), signature=signature)
+    except Exception:  # eth-account raises several types (ValueError, BadSignature, ...) for garbage
+        return None
+
+
+def update_headers(keys: SigningKeys, session: str, round: int, payload: bytes) -> dict[str, str]:
+    """Headers that authenticate ``payload`` as ``keys.party_id``'s update for ``round``."""
+    text = update_message(session, round, keys.party_id, sha256_hex(payload))
+    return {
+        H_PARTY: keys.party_id,
+        H_SIGNATURE: sign_text(text, keys.eth_private_key),
+        "Content-Type": PAYLOAD_MEDIA_TYPE,
+    }
+
+
+def request_headers(keys: SigningKeys, method: str, path: str, body: bytes = b"") -> dict[str, str]:
+    """Headers that authenticate one non-update request with a fresh timestamp and nonce."""
+    timestamp = int(time.time())
+    nonce = secrets.token_hex(16)
+    text = request_message(method, path, keys.party_id, timestamp, nonce, sha256_hex(body))
+    return {
+        H_PARTY: keys.party_id,
+        H_SIGNATURE: sign_text(text, keys.eth_private_key),
+        H_TIMESTAMP: str(timestamp),
+        H_NONCE: nonce,
+    }
