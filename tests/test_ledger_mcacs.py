@@ -158,7 +158,7 @@ def test_non_owner_publish_reverts_and_suspended_owner_cannot_publish(consortium
     before = p1.readable_heads()
     for intruder in (Signer(consortium.w3, consortium.keys["p1"].eth_private_key), consortium.admin):
         with pytest.raises(TransactionRejected, match=r"NotOwner\(\)"):
-            intruder.transact(contract_at(consortium.w3, CHANNEL, p2.channel).functions.publish(21, 0, 1, b"forged"))
+            intruder.transact(contract_at(consortium.w3, CHANNEL, p2.channel).functions.publish(21, 0, 1, 1, b"forged"))
     assert p1.readable_heads() == before
     reg = contract_at(consortium.w3, REGISTRY, consortium.registry).functions
     consortium.admin.transact(reg.setSuspended(p2.address, True))
@@ -182,6 +182,13 @@ def test_revoked_reader_cannot_decrypt_payloads_after_revocation(consortium: Fig
         p5.read_channel_bytes(p4.address)
     own = p4.read_latest_bytes(include_own=True)["p4"]
     assert own.round == 31 and own.epoch >= 2
+    # the contract itself refuses a payload sealed under the key p5 still holds
+    stale = Signer(consortium.w3, consortium.keys["p4"].eth_private_key)
+    with pytest.raises(TransactionRejected, match=r"StaleKeyEpoch"):
+        stale.transact(contract_at(consortium.w3, CHANNEL, p4.channel).functions.publish(32, 0, 1, own.epoch - 1, b"x"))
+    consortium.apply_cp(FIG5_CP)  # p5 back in CP: publishing under the current key is refused until p4 rotates
+    with pytest.raises(TransactionRejected, match=r"KeyBehindCP"):
+        stale.transact(contract_at(consortium.w3, CHANNEL, p4.channel).functions.publish(32, 0, 1, own.epoch, b"x"))
 
 
 def _tampering(method: str, mutate) -> type[Web3Middleware]:  # noqa: ANN001 - a callable on the result list
