@@ -67,7 +67,7 @@ def test_deploy_publish_status_audit_revoke(tmp_path: Path, node: LocalNode, cap
 
     # an abandoned round (chunk 0 of 2, never finished) makes the audit fail, with a table and exit 1
     p3 = Signer(w3, keys["p3"].eth_private_key)
-    p3.transact(contract_at(w3, CHANNEL, chans["p3"].channel).functions.publish(9, 0, 2, b"\x01" * 64))
+    p3.transact(contract_at(w3, CHANNEL, chans["p3"].channel).functions.publish(9, 0, 2, 1, b"\x01" * 64))
     assert main(["ledger", "audit", "--config", str(config)]) == 1
     out = capsys.readouterr().out
     assert "incomplete (abandoned) round" in out and "1 failed" in out

@@ -43,6 +43,8 @@ contract ConsortiumRegistry {
     mapping(address => Member) private memberOf;
     mapping(address => address[]) private readerList;
     mapping(address => mapping(address => uint256)) private readerSlot; // 1-based index into readerList
+    /// @notice Bumped on every change of an owner's CP row; a channel key must be wrapped for the current version.
+    mapping(address => uint64) public cpVersion;
 
     event MemberAdmitted(address indexed account, string partyId, bytes32 x25519Public);
     event MemberKeyChanged(address indexed account, bytes32 x25519Public);
@@ -103,12 +105,19 @@ contract ConsortiumRegistry {
         } else {
             return; // no change, no event
         }
+        cpVersion[owner] += 1;
         emit AccessChanged(owner, reader, allowed);
     }
 
     function isActive(address account) external view returns (bool) {
         Member storage m = memberOf[account];
         return m.admitted && !m.suspended;
+    }
+
+    /// @notice What a channel checks before its owner writes: is the owner active, which CP version is current.
+    function writerState(address account) external view returns (bool active, uint64 version) {
+        Member storage m = memberOf[account];
+        return (m.admitted && !m.suspended, cpVersion[account]);
     }
 
     function canRead(address owner, address reader) external view returns (bool) {

@@ -2,7 +2,7 @@
 pragma solidity 0.8.28;
 
 interface IMembership {
-    function isActive(address account) external view returns (bool);
+    function writerState(address account) external view returns (bool active, uint64 cpVersion);
 }
 
 /// @title PartyChannel — one party's ledger in MCACS (DAFed-LDA paper §7.1, Def. 4).
@@ -11,7 +11,9 @@ interface IMembership {
 /// in the `Published` event; storage keeps only the head: latest complete round, a rolling hash of its
 /// chunks (computed here, so it cannot disagree with the calldata) and its block range.
 /// Read control is cryptographic: for each key epoch the owner stores the channel key wrapped for
-/// every reader's X25519 key; removing a reader means a new epoch with a new key.
+/// every reader's X25519 key; removing a reader means a new epoch with a new key. The contract
+/// refuses a publish sealed for an old epoch, or while the key is wrapped for a CP row the registry
+/// has since changed, so nothing is ever published under a key a revoked reader holds.
 contract PartyChannel {
     address public immutable owner;
     IMembership public immutable registry;
@@ -31,6 +33,7 @@ contract PartyChannel {
     bool public hasPublished;
 
     uint32 public keyEpoch;
+    uint64 public keyCpVersion;
     mapping(uint32 => mapping(address => bytes)) private wrappedKeys;
     mapping(uint32 => address[]) private epochReaders;
 
@@ -44,11 +47,15 @@ contract PartyChannel {
     error BadChunk(uint16 chunk, uint16 nChunks);
     error StaleRound(uint64 round, uint64 latest);
     error LengthMismatch();
+    error StaleKeyEpoch(uint32 sealedFor, uint32 current);
+    error KeyBehindCP(uint64 keyVersion, uint64 cpVersion);
 
-    modifier onlyActiveOwner() {
+    /// @dev Checks the caller is the active owner; returns the registry's CP version of the owner's row.
+    function _activeOwner() private view returns (uint64 version) {
         if (msg.sender != owner) revert NotOwner();
-        if (!registry.isActive(owner)) revert OwnerSuspended();
-        _;
+        bool active;
+        (active, version) = registry.writerState(owner);
+        if (!active) revert OwnerSuspended();
     }
 
     constructor(address owner_, address registry_) {
@@ -57,9 +64,12 @@ contract PartyChannel {
         deployBlock = uint64(block.number);
     }
 
-    /// @notice Publish chunk `chunk` of `nChunks` of round `round`. Chunks go in order; a new chunk 0
-    /// abandons an unfinished round. Rounds strictly increase.
-    function publish(uint64 round, uint16 chunk, uint16 nChunks, bytes calldata payload) external onlyActiveOwner {
+    /// @notice Publish chunk `chunk` of `nChunks` of round `round`, sealed with the key of `epoch`.
+    /// Chunks go in order; a new chunk 0 abandons an unfinished round. Rounds strictly increase.
+    function publish(uint64 round, uint16 chunk, uint16 nChunks, uint32 epoch, bytes calldata payload) external {
+        uint64 version = _activeOwner();
+        if (epoch != keyEpoch) revert StaleKeyEpoch(epoch, keyEpoch);
+        if (version != keyCpVersion) revert KeyBehindCP(keyCpVersion, version);
         if (nChunks == 0 || chunk >= nChunks) revert BadChunk(chunk, nChunks);
         if (hasPublished && round <= latestRound) revert StaleRound(round, latestRound);
         bytes32 h = keccak256(payload);
@@ -70,7 +80,7 @@ contract PartyChannel {
             if (round != pendingRound || chunk != pendingNext) revert BadChunk(chunk, nChunks);
             h = keccak256(abi.encodePacked(pendingHash, h));
         }
-        emit Published(round, chunk, nChunks, keyEpoch, h, payload);
+        emit Published(round, chunk, nChunks, epoch, h, payload);
         if (chunk + 1 == nChunks) {
             latestRound = round;
             latestFirstBlock = pendingFirstBlock;
@@ -85,10 +95,14 @@ contract PartyChannel {
     }
 
     /// @notice Start key epoch `keyEpoch + 1`, storing the new channel key wrapped for each reader.
-    function rotateKey(address[] calldata readers, bytes[] calldata wrapped) external onlyActiveOwner {
+    /// The caller wraps for the CP row it read; `cpVersion` is the registry's version of that row.
+    function rotateKey(address[] calldata readers, bytes[] calldata wrapped, uint64 cpVersion) external {
+        uint64 version = _activeOwner();
         if (readers.length != wrapped.length) revert LengthMismatch();
+        if (cpVersion != version) revert KeyBehindCP(cpVersion, version);
         uint32 epoch = keyEpoch + 1;
         keyEpoch = epoch;
+        keyCpVersion = version;
         for (uint256 i = 0; i < readers.length; i++) {
             wrappedKeys[epoch][readers[i]] = wrapped[i];
         }

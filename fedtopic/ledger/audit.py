@@ -90,14 +90,15 @@ def ledger_status(w3: Web3, registry: str) -> list[ChannelStatus]:
     for pid, owner, channel, suspended in members:
         h = heads[owner]
         readers = [Web3.to_checksum_address(r) for r in with_retries(reg.readersOf(owner).call, what="reading CP")]
-        epoch_readers: set[str] = set()
+        key_current = False
         logs: list[raw.PublishedLog] = []
         if int(channel, 16):
             chan = contract_at(w3, CHANNEL, channel).functions
-            epoch_readers = {Web3.to_checksum_address(r) for r in with_retries(chan.readersAt(h.epoch).call, what="reading keys")}
+            key_version = with_retries(chan.keyCpVersion().call, what="reading the key epoch")
+            key_current = h.epoch > 0 and key_version == with_retries(reg.cpVersion(owner).call, what="reading CP")
             logs = all_published(w3, channel, h.deploy_block, latest)
         out.append(ChannelStatus(pid, owner, channel, suspended, [name.get(r, r) for r in readers], h.epoch,
-                                 h.epoch > 0 and epoch_readers == set(readers), h.round if h.published else None,
+                                 key_current, h.round if h.published else None,
                                  h.last_block if h.published else None, sum(len(e.payload) for e in logs), len(logs)))
     return out
 

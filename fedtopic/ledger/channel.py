@@ -20,7 +20,7 @@ from fedtopic.crypto.envelope import SEAL_OVERHEAD_BYTES, open_sealed, seal
 from fedtopic.crypto.keys import PartyKeys
 from fedtopic.ledger import raw
 from fedtopic.ledger.contracts import CHANNEL, REGISTRY
-from fedtopic.ledger.errors import NotAReader
+from fedtopic.ledger.errors import NotAReader, TransactionRejected
 from fedtopic.ledger.keys import channel_label, ensure_channel_key, fetch_channel_key
 from fedtopic.ledger.limits import MAX_CHUNK_BYTES
 from fedtopic.ledger.rpc import Signer, contract_at, with_retries
@@ -86,21 +86,39 @@ class ChainChannel:
         self._keys: dict[tuple[str, int], bytes] = {}
         self._latest: dict[str, Payload] = {}
         self._received = 0
+        self._own_epoch: int | None = None
 
     # ---- writing -------------------------------------------------------------------------
     def publish_bytes(self, round: int, plaintext: bytes) -> Published:
-        """Seal and publish ``plaintext`` as round ``round`` of our channel (rotating the key first if CP changed)."""
+        """Seal and publish ``plaintext`` as round ``round`` of our channel.
+
+        The contract refuses a key that is not the current epoch's or was wrapped for an older CP row;
+        then the key is brought up to date (rotated if CP changed) and the publish retried once.
+        """
+        for attempt in (1, 2):
+            if self._own_epoch is None:
+                self._sync_own_key()
+            assert self._own_epoch is not None
+            key = self._key(self.channel, self._own_epoch)
+            label = channel_label(self.chain_id, self.channel)
+            pieces = raw.split_chunks(plaintext, self.max_plain_chunk)
+            n = len(pieces)
+            chunks = [seal(key, p, channel=label, round=round, chunk=i, n_chunks=n) for i, p in enumerate(pieces)]
+            try:
+                receipts = raw.publish_chunks(self.signer, self.channel, round, self._own_epoch, chunks)
+            except TransactionRejected as exc:
+                if exc.reason not in ("StaleKeyEpoch", "KeyBehindCP") or attempt == 2:
+                    raise
+                self._own_epoch = None
+                continue
+            return Published(round, n, sum(len(c) for c in chunks), sum(r["gasUsed"] for r in receipts),
+                             receipts[0]["blockNumber"], receipts[-1]["blockNumber"])
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _sync_own_key(self) -> None:
         ensure_channel_key(self.signer, self.registry)
-        epoch = with_retries(contract_at(self.w3, CHANNEL, self.channel).functions.keyEpoch().call,
-                             what="reading the key epoch")
-        key = self._key(self.channel, epoch)
-        label = channel_label(self.chain_id, self.channel)
-        pieces = raw.split_chunks(plaintext, self.max_plain_chunk)
-        n = len(pieces)
-        chunks = [seal(key, p, channel=label, round=round, chunk=i, n_chunks=n) for i, p in enumerate(pieces)]
-        receipts = raw.publish_chunks(self.signer, self.channel, round, chunks)
-        return Published(round, n, sum(len(c) for c in chunks), sum(r["gasUsed"] for r in receipts),
-                         receipts[0]["blockNumber"], receipts[-1]["blockNumber"])
+        self._own_epoch = with_retries(contract_at(self.w3, CHANNEL, self.channel).functions.keyEpoch().call,
+                                       what="reading the key epoch")
 
     def publish(self, round: int, n_wk: np.ndarray) -> int:
         """Publish N_p (int32[V, K]) for ``round``; returns the payload bytes put on chain."""

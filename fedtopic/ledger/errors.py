@@ -17,7 +17,14 @@ class ChainUnreachable(LedgerError):
 
 
 class TransactionRejected(LedgerError):
-    """A transaction reverted, or breaks a limit real nodes enforce (size, EIP-7623 floor, gas cap)."""
+    """A transaction reverted, or breaks a limit real nodes enforce (size, EIP-7623 floor, gas cap).
+
+    ``reason`` is the contract's custom error name (e.g. ``"NotOwner"``) when there is one.
+    """
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class NotAReader(LedgerError):

@@ -12,7 +12,7 @@ from web3 import Web3
 
 from fedtopic.crypto.envelope import new_channel_key, unwrap_channel_key, wrap_channel_key
 from fedtopic.ledger.contracts import CHANNEL, REGISTRY
-from fedtopic.ledger.errors import NotAReader
+from fedtopic.ledger.errors import NotAReader, TransactionRejected
 from fedtopic.ledger.rpc import Signer, contract_at, with_retries
 
 
@@ -22,28 +22,31 @@ def channel_label(chain_id: int, channel: str) -> str:
 
 
 def ensure_channel_key(owner: Signer, registry: str, *, force: bool = False) -> int | None:
-    """Rotate ``owner``'s channel key if its readers differ from CP (or it has none); return the new epoch.
+    """Rotate ``owner``'s channel key if it was wrapped for an older CP row (or there is none); return the new epoch.
 
-    Returns None when the current epoch already matches CP and ``force`` is False.
+    Returns None when the key already matches the registry's CP version and ``force`` is False.
+    The contract rejects a rotation for a CP row that changed meanwhile (KeyBehindCP); that is retried once.
     """
     reg = contract_at(owner.w3, REGISTRY, registry).functions
     _, _, channel, _, _ = with_retries(reg.member(owner.address).call, what="reading the registry")
-    chan = contract_at(owner.w3, CHANNEL, channel)
-    readers = [Web3.to_checksum_address(a) for a in with_retries(reg.readersOf(owner.address).call, what="reading CP")]
-    epoch = with_retries(chan.functions.keyEpoch().call, what="reading the key epoch")
-    if epoch > 0 and not force:
-        current = with_retries(chan.functions.readersAt(epoch).call, what="reading the key epoch")
-        if {Web3.to_checksum_address(a) for a in current} == set(readers):
-            return None
-    new_epoch = epoch + 1
+    chan = contract_at(owner.w3, CHANNEL, channel).functions
     label = channel_label(with_retries(lambda: owner.w3.eth.chain_id, what="reading the chain id"), channel)
-    key = new_channel_key()
-    wrapped = []
-    for reader in readers:
-        x_pub = bytes(with_retries(reg.member(reader).call, what="reading the registry")[1])
-        wrapped.append(wrap_channel_key(key, x_pub, channel=label, epoch=new_epoch))
-    owner.transact(chan.functions.rotateKey(readers, wrapped), what=f"rotating the key of channel {channel}")
-    return new_epoch
+    for attempt in (1, 2):
+        version = with_retries(reg.cpVersion(owner.address).call, what="reading CP")
+        epoch = with_retries(chan.keyEpoch().call, what="reading the key epoch")
+        if epoch > 0 and not force and with_retries(chan.keyCpVersion().call, what="reading the key epoch") == version:
+            return None
+        readers = [Web3.to_checksum_address(a) for a in with_retries(reg.readersOf(owner.address).call, what="reading CP")]
+        key = new_channel_key()
+        wrapped = [wrap_channel_key(key, bytes(with_retries(reg.member(r).call, what="reading the registry")[1]), channel=label,
+                                    epoch=epoch + 1) for r in readers]
+        try:
+            owner.transact(chan.rotateKey(readers, wrapped, version), what=f"rotating the key of channel {channel}")
+            return epoch + 1
+        except TransactionRejected as exc:
+            if exc.reason != "KeyBehindCP" or attempt == 2:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def fetch_channel_key(w3: Web3, chain_id: int, channel: str, epoch: int, reader: str, x25519_private: bytes) -> bytes:

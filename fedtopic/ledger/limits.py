@@ -52,6 +52,20 @@ def min_gas_limit(data: bytes, *, create: bool = False) -> int:
     return max(floor_gas(data), intrinsic_gas(data, create=create))
 
 
+PUBLISH_EXECUTION_BASE_GAS = 250_000  # cold storage writes of the head (≤ 8 slots), registry call, log topics
+
+
+def publish_gas_limit(calldata: bytes) -> int:
+    """A safe gas limit for ``PartyChannel.publish`` without ``eth_estimateGas`` (which py-evm runs as a
+    binary search, ~10 executions). Bound: intrinsic + base + per byte (log data 8, calldata copy and
+    keccak ≤ 2) + memory expansion of two payload copies; never below the EIP-7623 floor. Only gas used
+    is charged, so a generous limit costs nothing."""
+    words = (len(calldata) + 31) // 32
+    memory = 2 * (3 * words + words * words // 512)
+    execution = PUBLISH_EXECUTION_BASE_GAS + 10 * len(calldata) + memory
+    return max(floor_gas(calldata), intrinsic_gas(calldata) + execution)
+
+
 @dataclass(frozen=True)
 class TxShape:
     """What the limits depend on: encoded size, gas limit, calldata and whether it creates a contract."""

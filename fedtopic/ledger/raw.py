@@ -22,7 +22,7 @@ from web3 import Web3
 
 from fedtopic.ledger.contracts import CHANNEL, REGISTRY
 from fedtopic.ledger.errors import MissingChunk, TamperedPayload, WrongRound
-from fedtopic.ledger.limits import MAX_CHUNK_BYTES
+from fedtopic.ledger.limits import MAX_CHUNK_BYTES, publish_gas_limit
 from fedtopic.ledger.rpc import Signer, contract_at, with_retries
 
 PUBLISHED_TOPIC = "0x" + keccak(text="Published(uint64,uint16,uint16,uint32,bytes32,bytes)").hex()
@@ -92,15 +92,17 @@ def split_chunks(payload: bytes, max_chunk: int = MAX_CHUNK_BYTES) -> list[bytes
     return [payload[i:i + max_chunk] for i in range(0, len(payload), max_chunk)] or [b""]
 
 
-def publish_chunks(signer: Signer, channel: str, round: int, chunks: Sequence[bytes]) -> list[dict]:
-    """Publish ``chunks`` as round ``round`` of ``channel``, one transaction per chunk, in order."""
+def publish_chunks(signer: Signer, channel: str, round: int, epoch: int, chunks: Sequence[bytes]) -> list[dict]:
+    """Publish ``chunks`` (sealed with the key of ``epoch``) as round ``round`` of ``channel``, one transaction each."""
     if not 0 < len(chunks) < 2**16:
         raise WrongRound(f"channel {channel}: a round needs 1 to 65535 chunks, got {len(chunks)}")
     contract = contract_at(signer.w3, CHANNEL, channel)
-    return [
-        signer.transact(contract.functions.publish(round, i, len(chunks), c), what=f"publish round {round} chunk {i}")
-        for i, c in enumerate(chunks)
-    ]
+    receipts = []
+    for i, c in enumerate(chunks):
+        call = contract.functions.publish(round, i, len(chunks), epoch, c)
+        gas = publish_gas_limit(bytes.fromhex(call._encode_transaction_data()[2:]))
+        receipts.append(signer.transact(call, gas=gas, what=f"publish round {round} chunk {i}"))
+    return receipts
 
 
 def _heads(rows: Sequence[Sequence]) -> list[ChannelHead]:

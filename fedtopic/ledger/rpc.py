@@ -29,6 +29,7 @@ T = TypeVar("T")
 _UNREACHABLE = (requests.exceptions.ConnectionError, requests.exceptions.Timeout, ProviderConnectionError, ConnectionError)
 GAS_MARGIN = 1.2
 PRIORITY_FEE_WEI = 1_000_000_000
+BASE_FEE_TTL_S = 10.0  # max fee = 2 x base fee + tip covers base-fee growth over many blocks
 
 
 def with_retries(call: Callable[[], T], *, what: str, attempts: int = 5, first_delay: float = 0.2) -> T:
@@ -68,6 +69,13 @@ def _custom_errors() -> dict[bytes, tuple[str, list[str]]]:
     return errors
 
 
+def revert_name(exc: Exception) -> str:
+    """Just the custom error's name (``"NotOwner"``), or "" if the revert is not one of ours."""
+    data = getattr(exc, "data", None)
+    raw = bytes.fromhex(data[2:]) if isinstance(data, str) and data.startswith("0x") else tester_revert_data(exc)
+    return _custom_errors().get(raw[:4], ("", []))[0]
+
+
 def revert_reason(exc: Exception) -> str:
     """A readable revert reason, e.g. ``NotOwner()`` or ``StaleRound(3, 5)``; else the node's message.
 
@@ -95,12 +103,16 @@ class Signer:
         self.address: str = self.account.address
         self._chain_id: int | None = None
         self._nonce: int | None = None
+        self._base_fee: int | None = None
+        self._base_fee_at = 0.0
 
     def transact(self, call: ContractFunction | None = None, *, to: str | None = None, data: bytes = b"",
-                 value: int = 0, what: str = "transaction") -> dict[str, Any]:
+                 value: int = 0, gas: int | None = None, what: str = "transaction") -> dict[str, Any]:
         """Send ``call`` (or a plain call with ``to``/``data``/``value``) and return its receipt.
 
-        Raises TransactionRejected on a revert or a real-node limit, ChainUnreachable if the node is down.
+        ``gas``: a known-safe gas limit, skipping ``eth_estimateGas`` (a revert is then found from the
+        receipt and explained by replaying the call on the state before its block). Raises
+        TransactionRejected on a revert or a real-node limit, ChainUnreachable if the node is down.
         """
         if call is not None:
             to, data = call.address, bytes.fromhex(call._encode_transaction_data()[2:])
@@ -113,11 +125,15 @@ class Signer:
                 self._chain_id = with_retries(lambda: eth.chain_id, what=what)
             if self._nonce is None:
                 self._nonce = with_retries(lambda: eth.get_transaction_count(self.address, "pending"), what=what)
-            estimate = with_retries(lambda: eth.estimate_gas(tx), what=what)  # type: ignore[arg-type]
-            base_fee = with_retries(lambda: eth.get_block("latest")["baseFeePerGas"], what=what)
+            if gas is None:
+                estimate = with_retries(lambda: eth.estimate_gas(tx), what=what)  # type: ignore[arg-type]
+                gas = max(int(estimate * GAS_MARGIN), min_gas_limit(data, create=to is None))
+            if self._base_fee is None or time.monotonic() - self._base_fee_at > BASE_FEE_TTL_S:
+                self._base_fee = with_retries(lambda: eth.get_block("latest")["baseFeePerGas"], what=what)
+                self._base_fee_at = time.monotonic()
+            base_fee = self._base_fee
         except (ContractLogicError, TransactionFailed) as exc:
-            raise TransactionRejected(f"{what} from {self.address} reverts: {revert_reason(exc)}") from None
-        gas = max(int(estimate * GAS_MARGIN), min_gas_limit(data, create=to is None))
+            raise TransactionRejected(f"{what} from {self.address} reverts: {revert_reason(exc)}", revert_name(exc)) from None
         tx.update(gas=gas, chainId=self._chain_id, type=2,
                   maxPriorityFeePerGas=PRIORITY_FEE_WEI, maxFeePerGas=2 * base_fee + PRIORITY_FEE_WEI)
         for attempt in (1, 2):  # a second try only if our nonce was stale (another process used this key)
@@ -129,6 +145,7 @@ class Signer:
                 break
             except (Web3RPCError, ValueError) as exc:
                 self._nonce = with_retries(lambda: eth.get_transaction_count(self.address, "pending"), what=what)
+                self._base_fee = None
                 if attempt == 2 or "nonce" not in str(exc).lower():
                     self._nonce = None
                     raise TransactionRejected(f"{what} from {self.address} refused by the node: {exc}") from None
@@ -136,7 +153,14 @@ class Signer:
         receipt = with_retries(lambda: eth.wait_for_transaction_receipt(tx_hash, timeout=120, poll_latency=0.02),
                                what=what)
         if receipt["status"] != 1:
-            raise TransactionRejected(f"{what} from {self.address} reverted in block {receipt['blockNumber']}")
+            block = receipt["blockNumber"]
+            probe = {k: tx[k] for k in ("from", "to", "data", "value", "gas") if k in tx}
+            try:
+                eth.call(probe, block_identifier=block - 1)  # type: ignore[arg-type]
+                reason, name = "no reason given", ""
+            except (ContractLogicError, TransactionFailed) as exc:
+                reason, name = revert_reason(exc), revert_name(exc)
+            raise TransactionRejected(f"{what} from {self.address} reverted in block {block}: {reason}", name)
         return dict(receipt)
 
     def deploy(self, name: str, *args: Any) -> str:
