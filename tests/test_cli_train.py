@@ -42,6 +42,13 @@ def test_same_seed_same_result(tmp_path):
     assert a["perplexity"] == b["perplexity"] and a["npmi"] == b["npmi"]
 
 
+def test_centralized_over_parties_keeps_labels_aligned(tmp_path):
+    # pooled documents come in party order; F1 must use labels in that same order
+    one = json.loads((_train(tmp_path / "one") / "summary.json").read_text())
+    many = json.loads((_train(tmp_path / "many", "--parties", "4") / "summary.json").read_text())
+    assert many["macro_f1"] > 0.5 and abs(many["macro_f1"] - one["macro_f1"]) < 0.25
+
+
 def test_local_lda_trains_one_model_per_party(tmp_path):
     out = _train(tmp_path, "--algorithm", "local-lda", "--parties", "3")
     summary = json.loads((out / "summary.json").read_text())

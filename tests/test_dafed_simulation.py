@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from fedtopic.algorithms.baselines import LDAHyper, train_centralized
-from fedtopic.algorithms.dafed import ChannelSnapshot, DAFedParty, aggregate_others
+from fedtopic.algorithms.dafed import DAFedParty, aggregate_others
+from fedtopic.algorithms.snapshot import ChannelSnapshot
 from fedtopic.corpus.synthetic import generate_synthetic
 from fedtopic.eval.perplexity import completion_perplexity
 from fedtopic.node.consortium_init import cp_from_consortia

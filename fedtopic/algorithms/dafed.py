@@ -20,19 +20,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedtopic.algorithms.baselines import LDAHyper
+from fedtopic.algorithms.snapshot import ChannelSnapshot
 from fedtopic.corpus.types import Corpus
 from fedtopic.models.distributions import phi_from_counts
 from fedtopic.models.lda import GibbsLDA
 from fedtopic.models.state import LDAState
-
-
-@dataclass(frozen=True)
-class ChannelSnapshot:
-    """The latest word-topic counts published on one channel: N_q as int32[V,K] at ``round``."""
-
-    party: str
-    round: int
-    n_wk: np.ndarray
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import sys
 import typer
 
 from fedtopic import __version__
-from fedtopic.cli import aggregator, chain, consortium, data, experiment, infer, ledger, simulate, topics, train
+from fedtopic.cli import aggregator, chain, consortium, data, demo, experiment, infer, ledger, simulate, topics, train
 from fedtopic.errors import FedTopicError
 
 app = typer.Typer(
@@ -35,6 +35,7 @@ def version() -> None:
     typer.echo(__version__)
 
 
+app.command()(demo.demo)
 app.command()(train.train)
 app.command()(topics.topics)
 app.command()(infer.infer)

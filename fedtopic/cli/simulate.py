@@ -10,12 +10,14 @@ import typer
 from fedtopic.algorithms.baselines import LDAHyper
 from fedtopic.cli.live import PartyBoard
 from fedtopic.cli.output import FormatOption, OutputFormat, print_json, stdout_console
+from fedtopic.errors import ConfigError
+from fedtopic.node.chain_setup import chain_usage, embedded_consortium
 from fedtopic.node.consortium_init import cp_from_consortia, party_ids
 from fedtopic.node.dafed_run import write_dafed_run
 from fedtopic.node.datasource import load_training_data
 from fedtopic.node.run_folder import prepare_run_dir
 from fedtopic.node.simulate import run_simulation
-from fedtopic.node.transport import InMemoryBoard
+from fedtopic.node.transport import ChannelTransport, InMemoryBoard
 
 
 def simulate(
@@ -29,21 +31,33 @@ def simulate(
     alpha: Annotated[Optional[float], typer.Option(help="document-topic prior (default 50/K)")] = None,
     beta: Annotated[float, typer.Option(help="topic-word prior")] = 0.01,
     seed: Annotated[int, typer.Option(help="random seed")] = 0,
+    transport: Annotated[str, typer.Option(help="memory (in-process board) or chain (embedded EVM chain, encrypted channels)")] = "memory",
     out: Annotated[Path, typer.Option(help="run folder to write")] = Path("runs/simulate"),
     overwrite: Annotated[bool, typer.Option(help="replace an existing run in --out")] = False,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
-    """Run DAFed-LDA with P concurrent parties (threads) over an in-memory channel board."""
+    """Run DAFed-LDA with P concurrent parties (threads) over an in-memory board or an embedded chain."""
+    if transport not in ("memory", "chain"):
+        raise ConfigError(f"unknown --transport {transport!r}: choose memory or chain")
     run_dir = prepare_run_dir(out, overwrite=overwrite)
     data = load_training_data(dataset=dataset, corpus=None, n_parties=parties, scheme=scheme, seed=seed)
     hyper = LDAHyper(n_topics=topics, iterations=iterations, alpha=alpha, beta=beta, seed=seed)
     ids = party_ids(parties)
     cp = cp_from_consortia([ids])
-    board = InMemoryBoard(cp)
-    transports = [board.channel(pid, (data.train.n_words, topics)) for pid in ids]
+    shape = (data.train.n_words, topics)
+    extra: dict[str, object] = {"transport": transport, "schedule": "threads"}
+    if transport == "chain":
+        chain = embedded_consortium(ids, cp, shape, seed=seed)
+        transports: list[ChannelTransport] = list(chain.channels)
+    else:
+        board = InMemoryBoard(cp)
+        transports = [board.channel(pid, shape) for pid in ids]
     with PartyBoard(ids, iterations, title=f"DAFed-LDA on {dataset}: {parties} parties, K={topics}") as live:
         sim = run_simulation(data.parties, hyper, transports, cp, steps=steps, max_delay=max_delay, on_round=live.on_round)
-    summary = write_dafed_run(data, hyper, sim, run_dir, steps=steps, max_delay=max_delay, extra={"transport": "memory", "schedule": "threads"})
+    if transport == "chain":
+        usage = chain_usage(chain.w3, chain.first_block)
+        extra |= {"chain_transactions": usage.transactions, "chain_calldata_bytes": usage.calldata_bytes, "chain_gas_used": usage.gas_used}
+    summary = write_dafed_run(data, hyper, sim, run_dir, steps=steps, max_delay=max_delay, extra=extra)
     if fmt is OutputFormat.json:
         print_json(summary | {"run": str(run_dir)})
         return

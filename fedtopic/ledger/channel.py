@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from web3 import Web3
 
+from fedtopic.algorithms.snapshot import ChannelSnapshot
 from fedtopic.crypto.codec import decode_counts, encode_counts
 from fedtopic.crypto.envelope import SEAL_OVERHEAD_BYTES, open_sealed, seal
 from fedtopic.crypto.keys import PartyKeys
@@ -24,19 +25,6 @@ from fedtopic.ledger.errors import NotAReader, TransactionRejected
 from fedtopic.ledger.keys import channel_label, ensure_channel_key, fetch_channel_key
 from fedtopic.ledger.limits import MAX_CHUNK_BYTES
 from fedtopic.ledger.rpc import Signer, contract_at, with_retries
-
-
-@dataclass(frozen=True)
-class ChannelSnapshot:
-    """Counts read from one channel: N_q as int32[V, K] published at ``round``.
-
-    Same fields as ``fedtopic.algorithms.dafed.ChannelSnapshot`` (the training loop reads them by
-    name); defined here so the ledger does not import the algorithms and their numeric kernels.
-    """
-
-    party: str
-    round: int
-    n_wk: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -167,6 +155,13 @@ class ChainChannel:
     def bytes_received(self) -> int:
         """Payload bytes read from the chain so far."""
         return self._received
+
+    def latest_round(self, owner: str) -> int | None:
+        """The latest complete round on ``owner``'s channel (a party id), None if it has not published."""
+        for head in self.readable_heads():
+            if self._party_id(head.owner) == owner:
+                return head.round if head.published else None
+        raise NotAReader(f"party {self.party_id} may not read channel {owner}")
 
     # ---- helpers -------------------------------------------------------------------------
     def _key(self, channel: str, epoch: int) -> bytes:

@@ -13,6 +13,7 @@ eth-tester's defaults, and why:
 from __future__ import annotations
 
 import ast
+import threading
 from typing import Any
 
 from eth_tester import EthereumTester, PyEVMBackend
@@ -41,9 +42,21 @@ def tester_revert_data(exc: Exception) -> bytes:
 
 
 class LimitedTesterProvider(EthereumTesterProvider):
-    """EthereumTesterProvider that refuses raw transactions a real node would refuse."""
+    """EthereumTesterProvider that refuses raw transactions a real node would refuse.
+
+    Requests are serialised by one lock: py-evm is not thread-safe, and a
+    one-process simulation runs every party in its own thread.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._lock = threading.RLock()
 
     def make_request(self, method: RPCEndpoint, params: Any) -> RPCResponse:
+        with self._lock:
+            return self._checked_request(method, params)
+
+    def _checked_request(self, method: RPCEndpoint, params: Any) -> RPCResponse:
         if method == "eth_sendRawTransaction":
             raw = params[0]
             raw_bytes = bytes.fromhex(raw[2:] if raw.startswith("0x") else raw) if isinstance(raw, str) else bytes(raw)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.baselines import LDAHyper, train_centralized, train_local
+from fedtopic.algorithms.baselines import LDAHyper, merge_corpora, train_centralized, train_local
 from fedtopic.corpus.types import Corpus
 from fedtopic.eval.perplexity import completion_perplexity
 from fedtopic.eval.plots import plot_curves
@@ -72,7 +72,7 @@ def run_baseline(
     started = time.perf_counter()
     if algorithm == "centralized-lda":
         models = [train_centralized(data.parties, hyper, on_sweep)]
-        trains = [data.train]
+        trains = [merge_corpora(data.parties)]  # the model's θ rows follow the pooled (party) order
     elif algorithm == "local-lda":
         models = train_local(data.parties, hyper, on_sweep)
         trains = data.parties

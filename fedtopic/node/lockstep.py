@@ -12,7 +12,8 @@ import time
 from collections.abc import Mapping, Sequence
 
 from fedtopic.algorithms.baselines import LDAHyper
-from fedtopic.algorithms.dafed import ChannelSnapshot, DAFedParty
+from fedtopic.algorithms.dafed import DAFedParty
+from fedtopic.algorithms.snapshot import ChannelSnapshot
 from fedtopic.corpus.types import Corpus
 from fedtopic.node.async_loop import PartyLog
 from fedtopic.node.simulate import SimulationResult

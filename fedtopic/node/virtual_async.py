@@ -19,7 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from fedtopic.algorithms.baselines import LDAHyper
-from fedtopic.algorithms.dafed import ChannelSnapshot, DAFedParty, RoundReport
+from fedtopic.algorithms.dafed import DAFedParty, RoundReport
+from fedtopic.algorithms.snapshot import ChannelSnapshot
 from fedtopic.corpus.types import Corpus
 from fedtopic.crypto.codec import encode_counts
 from fedtopic.node.async_loop import PartyLog
