@@ -12,7 +12,7 @@ import sys
 import typer
 
 from fedtopic import __version__
-from fedtopic.cli import aggregator, chain, consortium, data, demo, experiment, infer, ledger, simulate, topics, train
+from fedtopic.cli import aggregator, chain, consortium, data, demo, experiment, infer, ledger, node, simulate, topics, train
 from fedtopic.errors import FedTopicError
 
 app = typer.Typer(
@@ -42,6 +42,7 @@ app.command()(infer.infer)
 app.command()(simulate.simulate)
 app.command()(experiment.experiment)
 app.add_typer(data.app, name="data")
+app.add_typer(node.app, name="node")
 app.add_typer(consortium.app, name="consortium")
 app.add_typer(chain.app, name="chain")
 app.add_typer(ledger.app, name="ledger")
