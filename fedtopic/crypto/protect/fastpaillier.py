@@ -38,7 +38,8 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def obfuscators_for(rs: Sequence[int], public: PaillierPublicKey, private: PaillierPrivateKey | None = None) -> list[int]:
+def obfuscators_for(rs: Sequence[int], public: PaillierPublicKey,
+                    private: PaillierPrivateKey | None = None) -> list[int]:
     """r^n mod n^2 for each r in Z_n^* of ``rs``; by CRT over p^2 and q^2 when the private key is given."""
     n = gmpy2.mpz(public.n)
     bases = [gmpy2.mpz(r) for r in rs]
@@ -141,7 +142,8 @@ def _decrypt_chunk(private: PaillierPrivateKey, cts: Sequence[int]) -> list[int]
     return out
 
 
-def decrypt_parallel(private: PaillierPrivateKey, ciphertexts: Sequence[int], *, workers: int | None = None) -> list[int]:
+def decrypt_parallel(private: PaillierPrivateKey, ciphertexts: Sequence[int], *,
+                     workers: int | None = None) -> list[int]:
     """Plaintexts of raw ciphertexts in (0, n^2), decrypted in ``workers`` threads (default: all cores)."""
     nsquare = private.public_key.nsquare
     for c in ciphertexts:

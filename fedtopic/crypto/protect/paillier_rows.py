@@ -69,7 +69,8 @@ def protected_rows(ranking: np.ndarray, delta: float, select: str) -> np.ndarray
     """Sorted word ids to encrypt: the top (``select="top"``) or bottom ⌈δ·V⌉ of ``ranking``, or all of them."""
     order = np.asarray(ranking)
     v = order.size
-    if order.ndim != 1 or not np.issubdtype(order.dtype, np.integer) or not np.array_equal(np.sort(order), np.arange(v)):
+    if order.ndim != 1 or not np.issubdtype(order.dtype, np.integer) \
+            or not np.array_equal(np.sort(order), np.arange(v)):
         raise ProtectionError("the word ranking must be a permutation of 0..V-1")
     if select == "all":
         return np.arange(v, dtype=np.int64)
