@@ -105,3 +105,24 @@ def test_plain_sum_beyond_the_codec_range_is_refused():
     scheme, ctxs = PROTECTIONS["none"], contexts((1, 1), parties=2, max_value=2**31 - 1)
     with pytest.raises(InvalidUpdate, match="exceeds"):
         run_round(scheme, [np.full((1, 1), 2**31 - 1)] * 2, ctxs)
+
+
+def test_packed_update_with_a_background_pool_and_without_the_secret_key():
+    from dataclasses import replace
+
+    from fedtopic.crypto.protect import ObfuscatorPool
+    from _protect_setup import PAILLIER
+
+    rng = np.random.default_rng(9)
+    shape = (60, 5)
+    mats = [random_counts(rng, shape, 200) for _ in range(3)]
+    scheme = PROTECTIONS["paillier-packed"]
+    ctxs = contexts(shape, private=False)  # encoding needs only the public key (no CRT shortcut then)
+    with ObfuscatorPool(PAILLIER.public, workers=2, batch=2) as pool:
+        pool.prefill(6)
+        ctxs = [replace(c, obfuscators=pool) for c in ctxs]
+        _, _, aggregate = run_round(scheme, mats, ctxs)
+    reader = contexts(shape)[0]
+    assert np.array_equal(scheme.decode_aggregate(aggregate, reader), np.sum(mats, axis=0))
+    with pytest.raises(ProtectionError, match="paillier_private"):
+        scheme.decode_aggregate(aggregate, ctxs[0])

@@ -133,3 +133,28 @@ def test_decoding_with_the_wrong_secret_fails_loudly():
         agg = scheme.combine([scheme.encode_update(MAT, c) for c in ctxs], view(meta, [0, 1, 2]))
         with pytest.raises(FedTopicError, match="exceeds"):
             scheme.decode_aggregate(agg, replace(ctxs[0], **secret))
+
+
+class _NetPayloadError(Exception):
+    pass
+
+
+class _NetMetaError(Exception):
+    pass
+
+
+def test_adapter_maps_errors_to_the_network_types_and_passes_recovery_through():
+    from fedtopic.crypto.protect import CombinerAdapter, RecoveryNeeded
+
+    adapters = {n: CombinerAdapter(s, invalid_payload=_NetPayloadError, invalid_meta=_NetMetaError)
+                for n, s in PROTECTIONS.items()}  # fmt: skip
+    meta, payload = SETUP["mask"]
+    adapters["mask"].validate(payload, meta)
+    with pytest.raises(_NetPayloadError, match="truncated"):
+        adapters["mask"].validate(payload[:10], meta)
+    with pytest.raises(_NetMetaError, match="shape"):
+        adapters["mask"].check_meta({})
+    with pytest.raises(RecoveryNeeded):
+        adapters["mask"].combine([payload], view(meta, [0]))
+    with pytest.raises(_NetPayloadError, match="round"):
+        adapters["none"].combine([SETUP["none"][1]], view(SETUP["none"][0], [0], round=3))

@@ -5,6 +5,7 @@ also the aggregator's combiner for that name (``check_meta``, ``validate``,
 ``combine``: no secrets, no I/O).
 """
 
+from fedtopic.crypto.protect.adapter import CombinerAdapter
 from fedtopic.crypto.protect.base import (
     InvalidUpdate,
     ProtectionContext,
@@ -43,7 +44,7 @@ def mask_recovery(dropped: list[int], ctx: ProtectionContext) -> bytes:
 
 
 __all__ = [
-    "IPHE", "MASK", "PACKED", "PROTECTIONS", "UPHE", "InvalidUpdate", "MaskScheme", "ObfuscatorPool",
+    "CombinerAdapter", "IPHE", "MASK", "PACKED", "PROTECTIONS", "UPHE", "InvalidUpdate", "MaskScheme", "ObfuscatorPool",
     "PaillierRowsScheme", "PlainScheme", "ProtectionContext", "ProtectionError", "ProtectionScheme",
     "RecoveryNeeded", "RoundInfo", "RoundView", "decode_word_frequencies", "decrypt_parallel",
     "encode_word_frequencies", "mask_recovery", "new_mask_secret", "open_for_reader", "protected_rows",
