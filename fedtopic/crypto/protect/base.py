@@ -84,8 +84,10 @@ class ProtectionContext:
 
     ``party_index`` is the party's position in the session's party list (the
     consortium order), ``n_parties`` its length P. ``max_value`` bounds every
-    cell of one party's N_p (its token count bounds it): packing and masking
-    size their slots for a sum of P such cells. ``word_ranking`` (int64[V]) is
+    cell of any party's N_p and must be the same at every party (it is in the
+    session meta): e.g. the largest party's token count, agreed when the
+    session opens. Packing and masking size their slots for a sum of P such
+    cells. ``word_ranking`` (int64[V]) is
     the global frequency order, most frequent first (``ranking``, paper §6.4).
     """
 
