@@ -20,15 +20,18 @@ Party i of P (session order) sends y_i = N_i + s_i + Σ_{j>i} m_ij - Σ_{j<i} m_
   with a shared secret instead of secret sharing since parties are honest).
 
 Every y_i is a sum with an independent uniform keystream, hence uniform on
-Z_{2^b} whatever N_i is. Masks are bound to session and round, so they are
-never reused. b = 32 when P * max_value < 2^32, else 64 (the sum must not wrap).
+Z_{2^b} whatever N_i is. Masks are a deterministic function of (session,
+round, party): a party must never encode two *different* N_p for the same
+session and round (y - y' would be N - N'), and a round that has to be redone
+gets a new round number. b = 32 when P * max_value < 2^32, else 64 (the sum
+must not wrap).
 
 Dropouts: if parties D sent nothing, Σ_{i in C} y_i keeps the pairwise masks
 between C and D. The aggregator (``combine``) raises ``RecoveryNeeded`` with D
 and C; every survivor i then sends ``mask_recovery(D, ctx)`` = Σ_{d in D, d<i}
 m_di - Σ_{d in D, d>i} m_id, which cancels exactly its masks with D, and
 ``combine(..., recoveries=...)`` finishes. A survivor that also fails to send
-its recovery leaves the round uncombinable: the round is repeated.
+its recovery leaves the round uncombinable: it is redone under a new round number.
 Negative counts cannot be seen in uniform residues; the decoder refuses any
 sum above |C| * max_value, which garbage (wrong keys, tampering) exceeds with
 overwhelming probability.
