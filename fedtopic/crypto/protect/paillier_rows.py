@@ -5,7 +5,8 @@ words are sent *dense* (every one of the K cells, zeros included, so the
 aggregator cannot even see which cells are non-zero) as Paillier ciphertexts;
 every other row goes as sparse plaintext triplets (``codec``). The aggregator
 multiplies ciphertexts (Enc(a) Enc(b) = Enc(a + b)) and adds plaintexts; it
-never holds the secret key.
+never holds the secret key. It does learn *which* words are protected (the
+meta lists them; in the paper the triplets carry f), not their counts.
 
 - ``paillier-iphe``: the top ⌈δ·V⌉ words of the *global* ranking (most
   frequent first, ``ranking``), one count per ciphertext as in the paper;
