@@ -1,0 +1,47 @@
+"""Present a protection scheme through the aggregator's ``Combiner`` protocol (``fedtopic.network.combiners``).
+
+``crypto`` does not import ``network``; the network layer passes its own
+exception types in, and every ``CryptoError`` of a scheme becomes one of them
+with the same one-line reason. ``RecoveryNeeded`` (a masked round lost parties)
+passes through unchanged: the aggregator must ask the survivors for
+``mask_recovery`` messages and call ``combine(..., recoveries=...)`` again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fedtopic.crypto.protect.base import ProtectionScheme, RecoveryNeeded, RoundView
+from fedtopic.errors import CryptoError
+
+
+class CombinerAdapter:
+    """``scheme`` as a Combiner: check_meta -> ``invalid_meta``; validate / combine -> ``invalid_payload``."""
+
+    def __init__(self, scheme: ProtectionScheme, *, invalid_payload: type[Exception],
+                 invalid_meta: type[Exception]) -> None:  # fmt: skip
+        self.scheme = scheme
+        self.name = scheme.name
+        self._payload_error, self._meta_error = invalid_payload, invalid_meta
+
+    def check_meta(self, meta: Mapping[str, Any]) -> None:
+        try:
+            self.scheme.check_meta(meta)
+        except CryptoError as exc:
+            raise self._meta_error(str(exc)) from None
+
+    def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
+                 session: str | None = None) -> None:  # fmt: skip
+        try:
+            self.scheme.validate(payload, meta, round=round, session=session)
+        except CryptoError as exc:
+            raise self._payload_error(str(exc)) from None
+
+    def combine(self, payloads: Sequence[bytes], ctx: RoundView, **kwargs: Any) -> bytes:
+        try:
+            return self.scheme.combine(payloads, ctx, **kwargs)
+        except RecoveryNeeded:
+            raise
+        except CryptoError as exc:
+            raise self._payload_error(str(exc)) from None

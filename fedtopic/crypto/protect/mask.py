@@ -1,0 +1,270 @@
+"""``mask``: every cell of N_p hidden by additive masks mod 2^b that vanish in the sum (beyond the paper).
+
+Threat model: the aggregator is honest-but-curious (it runs the protocol,
+keeps every byte it receives and tries to learn individual N_p); it does not
+collude with parties. Parties are honest. Under that model the aggregator
+learns N_Σ's masked form only; parties learn N_Σ, exactly as with Paillier.
+
+Party i of P (session order) sends y_i = N_i + s_i + Σ_{j>i} m_ij - Σ_{j<i} m_ji (mod 2^b), every cell:
+
+- pairwise masks m_ij = AES-256-CTR keystream under HKDF(X25519(i, j), session, round, i, j)
+  (Bonawitz et al. 2017). They cancel in Σ_i y_i, and even a party that
+  colludes with the aggregator cannot strip the masks another party shares
+  with the remaining P - 2 parties;
+- a self mask s_i = keystream under HKDF(consortium mask secret, session, round, i). The
+  secret is shared by the parties (``keyshare``), never the aggregator, who
+  therefore cannot remove s_i. Parties subtract Σ_{i in C} s_i from the
+  aggregate themselves, C being the contributors listed in it. The self mask is
+  what keeps N_d secret if a dropped party's y_d reaches the aggregator after
+  its pairwise masks were revealed for recovery (Bonawitz's double masking,
+  with a shared secret instead of secret sharing since parties are honest).
+
+Every y_i is a sum with an independent uniform keystream, hence uniform on
+Z_{2^b} whatever N_i is. Masks are a deterministic function of (session,
+round, party): a party must never encode two *different* N_p for the same
+session and round (y - y' would be N - N'), and a round that has to be redone
+gets a new round number. b = 32 when P * max_value < 2^32, else 64 (the sum
+must not wrap).
+
+Dropouts: if parties D sent nothing, Σ_{i in C} y_i keeps the pairwise masks
+between C and D. The aggregator (``combine``) raises ``RecoveryNeeded`` with D
+and C; every survivor i then sends ``mask_recovery(D, ctx)`` = Σ_{d in D, d<i}
+m_di - Σ_{d in D, d>i} m_id, which cancels exactly its masks with D, and
+``combine(..., recoveries=...)`` finishes. A survivor that also fails to send
+its recovery leaves the round uncombinable: it is redone under a new round number.
+Negative counts cannot be seen in uniform residues; the decoder refuses any
+sum above |C| * max_value, which garbage (wrong keys, tampering) exceeds with
+overwhelming probability.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from fedtopic.crypto.codec import MAX_COUNT
+from fedtopic.crypto.protect.base import (
+    AGGREGATE_MAGIC,
+    UPDATE_MAGIC,
+    InvalidUpdate,
+    ProtectionContext,
+    ProtectionError,
+    RecoveryNeeded,
+    RoundView,
+    check_counts,
+    check_header,
+    contributor_indices,
+    meta_int,
+    meta_shape,
+    pack_header,
+    unpack_header,
+)
+
+RECOVERY_MAGIC = b"FTMR"
+_PAIR_LABEL = b"fedtopic/mask/pair/v1\x00"
+_SELF_LABEL = b"fedtopic/mask/self/v1\x00"
+_COMMIT_LABEL = b"fedtopic/mask/commitment/v1\x00"
+_U16 = struct.Struct("<H")
+
+
+def mask_bits(parties: int, max_value: int) -> int:
+    """Residue width: 32 bits when the largest possible sum P * max_value fits, else 64."""
+    return 32 if parties * max_value < 2**32 else 64
+
+
+def secret_commitment(mask_secret: bytes) -> str:
+    """Public hex commitment to the consortium mask secret (lets parties check they hold the same one)."""
+    return hashlib.sha256(_COMMIT_LABEL + mask_secret).hexdigest()
+
+
+def _dtype(bits: int) -> np.dtype:
+    return np.dtype("<u4") if bits == 32 else np.dtype("<u8")
+
+
+def _keystream(key: bytes, cells: int, bits: int) -> np.ndarray:
+    """``cells`` uniform residues mod 2^bits: AES-256-CTR keystream (zero nonce: every key is used once)."""
+    enc = Cipher(algorithms.AES(key), modes.CTR(bytes(16))).encryptor()
+    return np.frombuffer(enc.update(bytes(cells * bits // 8)), dtype=_dtype(bits))
+
+
+def _salt(session: str) -> bytes:
+    return hashlib.sha256(b"fedtopic/mask/session\x00" + session.encode("utf-8")).digest()
+
+
+def _pair_key(ctx: ProtectionContext, other: int) -> bytes:
+    """HKDF of the X25519 secret shared by ctx's party and party ``other``, bound to session, round and the pair."""
+    own = X25519PrivateKey.from_private_bytes(ctx.require("x25519_private"))
+    publics = ctx.require("party_publics")
+    if len(publics) != ctx.n_parties:
+        raise ProtectionError(f"{len(publics)} X25519 public keys for {ctx.n_parties} parties")
+    if own.public_key().public_bytes_raw() != publics[ctx.party_index]:
+        raise ProtectionError("the party's X25519 key is not the one listed for its index")
+    try:
+        shared = own.exchange(X25519PublicKey.from_public_bytes(publics[other]))
+    except ValueError:
+        raise ProtectionError(f"party {other}'s X25519 public key is unusable") from None
+    lo, hi = sorted((ctx.party_index, other))
+    info = _PAIR_LABEL + struct.pack("<QHH", ctx.round, lo, hi) + publics[lo] + publics[hi]
+    return HKDF(hashes.SHA256(), 32, salt=_salt(ctx.session), info=info).derive(shared)
+
+
+def _self_key(ctx: ProtectionContext, index: int) -> bytes:
+    secret = ctx.require("mask_secret")
+    if not isinstance(secret, bytes) or len(secret) < 16:
+        raise ProtectionError("the consortium mask secret must be at least 16 bytes")
+    info = _SELF_LABEL + struct.pack("<QH", ctx.round, index)
+    return HKDF(hashes.SHA256(), 32, salt=_salt(ctx.session), info=info).derive(secret)
+
+
+def _spec(meta: Mapping[str, Any]) -> tuple[tuple[int, int], int, int, int]:
+    """(shape, parties, max_value, bits) of a session meta."""
+    shape = meta_shape(meta)
+    parties = meta_int(meta, "parties", 1, 4096)
+    max_value = meta_int(meta, "max_value", 1, MAX_COUNT)
+    bits = meta_int(meta, "mask_bits", 32, 64)
+    if bits != mask_bits(parties, max_value):
+        raise InvalidUpdate(f"meta.mask_bits must be {mask_bits(parties, max_value)} for {parties} parties and "
+                            f"max_value {max_value}")  # fmt: skip
+    return shape, parties, max_value, bits
+
+
+def _residues(body: bytes, shape: tuple[int, int], bits: int, error: type[ProtectionError]) -> np.ndarray:
+    need = shape[0] * shape[1] * bits // 8
+    if len(body) != need:
+        raise error(f"masked body has {len(body)} bytes, the session needs {need}")
+    return np.frombuffer(body, dtype=_dtype(bits))
+
+
+def _indices(body: bytes, error: type[ProtectionError]) -> tuple[list[int], bytes]:
+    """A u16 count then that many u16 party indices, strictly increasing."""
+    if len(body) < 2:
+        raise error("payload is truncated before its party list")
+    (n,) = _U16.unpack_from(body)
+    if len(body) < 2 + 2 * n:
+        raise error("payload is truncated inside its party list")
+    idx = list(struct.unpack_from(f"<{n}H", body, 2))
+    if any(b <= a for a, b in zip(idx, idx[1:])):
+        raise error("party list is not strictly increasing")
+    return idx, body[2 + 2 * n:]
+
+
+class MaskScheme:
+    """``mask`` (see module docstring). meta = {"protection", "shape", "parties", "max_value", "mask_bits",
+    "mask_commitment"}."""
+
+    name = "mask"
+
+    def session_meta(self, ctx: ProtectionContext) -> dict[str, Any]:
+        return {"protection": self.name, "shape": list(ctx.shape), "parties": ctx.n_parties,
+                "max_value": ctx.max_value, "mask_bits": mask_bits(ctx.n_parties, ctx.max_value),
+                "mask_commitment": secret_commitment(ctx.require("mask_secret"))}  # fmt: skip
+
+    def check_meta(self, meta: Mapping[str, Any]) -> None:
+        _spec(meta)
+
+    def encode_update(self, n_wk: np.ndarray, ctx: ProtectionContext) -> bytes:
+        meta = self.session_meta(ctx)
+        shape, _, max_value, bits = _spec(meta)
+        counts = check_counts(n_wk, shape, max_value)
+        cells = counts.size
+        y = counts.reshape(-1).astype(_dtype(bits)) + _keystream(_self_key(ctx, ctx.party_index), cells, bits)
+        for j in range(ctx.n_parties):
+            if j != ctx.party_index:
+                stream = _keystream(_pair_key(ctx, j), cells, bits)
+                y = y + stream if ctx.party_index < j else y - stream  # mod 2^bits: unsigned wrap-around
+        return pack_header(UPDATE_MAGIC, self.name, ctx.party_index, ctx.round, shape, ctx.session) + y.tobytes()
+
+    def mask_recovery(self, dropped: Sequence[int], ctx: ProtectionContext) -> bytes:
+        """Survivor ctx.party_index's correction cancelling its pairwise masks with the ``dropped`` parties."""
+        shape, _, _, bits = _spec(self.session_meta(ctx))
+        gone = sorted(set(int(d) for d in dropped))
+        if not gone or ctx.party_index in gone or gone[0] < 0 or gone[-1] >= ctx.n_parties:
+            raise ProtectionError(f"dropped parties {list(dropped)} must be other parties' indices < {ctx.n_parties}")
+        c = np.zeros(shape[0] * shape[1], dtype=_dtype(bits))
+        for d in gone:
+            stream = _keystream(_pair_key(ctx, d), c.size, bits)
+            c = c - stream if ctx.party_index < d else c + stream  # undo the sign the party used in its update
+        head = pack_header(RECOVERY_MAGIC, self.name, ctx.party_index, ctx.round, shape, ctx.session)
+        return head + _U16.pack(len(gone)) + struct.pack(f"<{len(gone)}H", *gone) + c.tobytes()
+
+    def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
+                 session: str | None = None) -> None:  # fmt: skip
+        shape, parties, _, bits = _spec(meta)
+        head, body = unpack_header(payload, UPDATE_MAGIC)
+        check_header(head, self.name, shape, round=round, session=session)
+        if head.who >= parties:
+            raise InvalidUpdate(f"party index {head.who} out of range for {parties} parties")
+        _residues(body, shape, bits, InvalidUpdate)
+
+    def validate_recovery(self, blob: bytes, meta: Mapping[str, Any], *, round: int | None = None,
+                          session: str | None = None) -> tuple[int, list[int]]:  # fmt: skip
+        """(sender index, dropped indices) of a well-formed recovery message; InvalidUpdate otherwise."""
+        shape, parties, _, bits = _spec(meta)
+        head, body = unpack_header(blob, RECOVERY_MAGIC)
+        check_header(head, self.name, shape, round=round, session=session)
+        dropped, rest = _indices(body, InvalidUpdate)
+        if head.who >= parties or not dropped or dropped[-1] >= parties or head.who in dropped:
+            raise InvalidUpdate(f"recovery from party {head.who} for dropped {dropped} is out of range")
+        _residues(rest, shape, bits, InvalidUpdate)
+        return head.who, dropped
+
+    def combine(self, payloads: Sequence[bytes], view: RoundView, *, recoveries: Sequence[bytes] = ()) -> bytes:
+        """Σ y_i over the contributors (+ the survivors' recoveries if parties dropped); still masked by Σ s_i."""
+        shape, parties, _, bits = _spec(view.meta)
+        if len(view.expected) != parties:
+            raise InvalidUpdate(f"the session lists {len(view.expected)} parties, meta.parties is {parties}")
+        indices = contributor_indices(view)
+        if not payloads or len(payloads) != len(indices):
+            raise InvalidUpdate(f"{len(payloads)} payloads for {len(indices)} contributors")
+        total = np.zeros(shape[0] * shape[1], dtype=_dtype(bits))
+        for payload, idx in zip(payloads, indices):
+            head, body = unpack_header(payload, UPDATE_MAGIC)
+            check_header(head, self.name, shape, round=view.round, session=view.session)
+            if head.who != idx:
+                raise InvalidUpdate(f"payload of party index {head.who} is filed under party index {idx}")
+            total += _residues(body, shape, bits, InvalidUpdate)
+        dropped = sorted(set(range(parties)) - set(indices))
+        if dropped:
+            got: dict[int, np.ndarray] = {}
+            for blob in recoveries:
+                who, gone = self.validate_recovery(blob, view.meta, round=view.round, session=view.session)
+                if gone != dropped or who not in indices or who in got:
+                    raise InvalidUpdate(f"recovery from party {who} for {gone} does not fit dropped {dropped}")
+                body = unpack_header(blob, RECOVERY_MAGIC)[1]
+                got[who] = _residues(_indices(body, InvalidUpdate)[1], shape, bits, InvalidUpdate)
+            if set(got) != set(indices):
+                raise RecoveryNeeded(dropped, sorted(set(indices) - set(got)))
+            for correction in got.values():
+                total += correction
+        elif recoveries:
+            raise InvalidUpdate("recovery messages for a round nobody dropped out of")
+        body = _U16.pack(len(indices)) + struct.pack(f"<{len(indices)}H", *sorted(indices)) + total.tobytes()
+        return pack_header(AGGREGATE_MAGIC, self.name, len(indices), view.round, shape, view.session) + body
+
+    def decode_aggregate(self, blob: bytes, ctx: ProtectionContext) -> np.ndarray:
+        """N_Σ over the aggregate's contributors (int64, V x K): remove their self masks."""
+        meta = self.session_meta(ctx)
+        shape, _, max_value, bits = _spec(meta)
+        head, body = unpack_header(blob, AGGREGATE_MAGIC, ProtectionError)
+        check_header(head, self.name, shape, round=ctx.round, session=ctx.session, error=ProtectionError)
+        contributors, rest = _indices(body, ProtectionError)
+        if len(contributors) != head.who or not contributors or contributors[-1] >= ctx.n_parties:
+            raise ProtectionError("aggregate's contributor list is inconsistent")
+        total = _residues(rest, shape, bits, ProtectionError).copy()
+        for i in contributors:
+            total -= _keystream(_self_key(ctx, i), total.size, bits)
+        bound = len(contributors) * max_value
+        if total.size and int(total.max()) > bound:
+            raise ProtectionError(f"unmasked sum exceeds {bound}: wrong mask secret, missing recovery or tampering")
+        return total.astype(np.int64).reshape(shape)
+
+
+MASK = MaskScheme()

@@ -1,0 +1,92 @@
+"""What the aggregator holds never shows a protected cell or the secret key in the clear."""
+
+import struct
+
+import numpy as np
+import pytest
+from _protect_setup import PAILLIER, contexts, random_counts, run_round
+from scipy import stats
+
+from fedtopic.crypto.codec import decode_counts
+from fedtopic.crypto.paillier import ciphertext_bytes, decrypt_ints, private_key_to_bytes
+from fedtopic.crypto.protect import PROTECTIONS
+from fedtopic.crypto.protect.base import HEADER
+
+RNG = np.random.default_rng(7)
+SHAPE = (40, 6)
+MATS = [random_counts(RNG, SHAPE, 400) + 1 for _ in range(3)]  # every cell >= 1: a leak would show as a match
+
+
+def _split_paillier(payload: bytes, n_ct: int) -> tuple[list[int], bytes]:
+    body = payload[HEADER.size:]
+    (count,) = struct.unpack_from("<I", body)
+    assert count == n_ct
+    width = ciphertext_bytes(PAILLIER.public)
+    cts = [int.from_bytes(body[4 + i * width: 4 + (i + 1) * width], "big") for i in range(count)]
+    return cts, body[4 + count * width:]
+
+
+@pytest.mark.parametrize("name", ["paillier-iphe", "paillier-uphe"])
+def test_protected_rows_reach_the_aggregator_only_as_ciphertexts(name):
+    ranking = RNG.permutation(SHAPE[0])
+    ctxs = contexts(SHAPE, delta=0.1, ranking=ranking)
+    scheme = PROTECTIONS[name]
+    meta, payloads, aggregate = run_round(scheme, MATS, ctxs)
+    rows = np.array(meta["rows"])
+    assert rows.size == 4 and set(rows) == set(ranking[:4] if name.endswith("iphe") else ranking[-4:])
+    for blob, mat in [*zip(payloads, MATS), (aggregate, sum(MATS))]:
+        cts, codec = _split_paillier(blob, rows.size * SHAPE[1])
+        plain = decode_counts(codec, expected_shape=SHAPE)
+        assert not plain[rows].any()  # protected rows are absent from the plaintext part
+        others = np.setdiff1d(np.arange(SHAPE[0]), rows)
+        assert np.array_equal(plain[others], mat[others])  # the rest is the paper's sparse plaintext
+        assert all(c >= PAILLIER.public.n for c in cts)  # ciphertexts, not small integers
+        assert decrypt_ints(PAILLIER.private, cts) == mat[rows].reshape(-1).tolist()
+
+
+def test_packed_payload_is_all_ciphertext():
+    ctxs = contexts(SHAPE)
+    meta, payloads, aggregate = run_round(PROTECTIONS["paillier-packed"], MATS, ctxs)
+    for blob in [*payloads, aggregate]:
+        n_ct = struct.unpack_from("<I", blob, HEADER.size)[0]
+        _, codec = _split_paillier(blob, n_ct)
+        assert not decode_counts(codec, expected_shape=SHAPE).any()
+        assert len(blob) == HEADER.size + 4 + n_ct * ciphertext_bytes(PAILLIER.public) + len(codec)
+
+
+def test_mask_residues_are_uniform_and_differ_from_every_cell():
+    shape = (500, 40)  # 20,000 cells per party
+    mats = [random_counts(RNG, shape, 3000) for _ in range(3)]
+    ctxs = contexts(shape, max_value=3000)
+    meta, payloads, aggregate = run_round(PROTECTIONS["mask"], mats, ctxs)
+    assert meta["mask_bits"] == 32
+    for blob, mat in [*zip(payloads, mats), (aggregate, sum(mats))]:
+        residues = np.frombuffer(blob[-mat.size * 4:], dtype="<u4")
+        assert np.all(residues != mat.reshape(-1))
+        high = residues >> np.uint32(28)  # top 4 bits: 16 equiprobable classes if uniform
+        observed = np.bincount(high, minlength=16)
+        assert stats.chisquare(observed).pvalue > 1e-4
+        assert stats.chisquare(np.bincount(residues & np.uint32(15), minlength=16)).pvalue > 1e-4
+    plain = mats[0].copy()  # sanity of the test itself: plaintext counts are far from uniform
+    assert stats.chisquare(np.bincount(plain.reshape(-1).astype(np.uint32) >> 28, minlength=16)).pvalue < 1e-4
+
+
+def test_masks_change_every_round():
+    ctx1, ctx2 = contexts(SHAPE, round=1)[0], contexts(SHAPE, round=2)[0]
+    mask = PROTECTIONS["mask"]
+    a, b = mask.encode_update(MATS[0], ctx1), mask.encode_update(MATS[0], ctx2)
+    assert np.all(np.frombuffer(a[HEADER.size:], "<u4") != np.frombuffer(b[HEADER.size:], "<u4"))
+
+
+@pytest.mark.parametrize("name", sorted(PROTECTIONS))
+def test_secret_key_never_reaches_the_aggregator(name):
+    ctxs = contexts(SHAPE, delta=0.5)
+    meta, payloads, aggregate = run_round(PROTECTIONS[name], MATS, ctxs)
+    seen = b"".join(payloads) + aggregate + repr(meta).encode()
+    secrets = [private_key_to_bytes(PAILLIER.private)]
+    for prime in (PAILLIER.private.p, PAILLIER.private.q):
+        raw = int(prime).to_bytes(64, "big")
+        secrets += [raw[8:40], raw[::-1][8:40], format(prime, "x")[:32].encode()]  # 32-byte windows, both endians
+    secrets += [ctx.x25519_private for ctx in ctxs] + [ctxs[0].mask_secret]
+    for secret in secrets:
+        assert secret not in seen
