@@ -15,7 +15,7 @@ from fedtopic.ledger.rpc import connect
 
 sys.path.insert(0, str(Path(__file__).parent))
 from ledger_party_process import counts_for  # noqa: E402
-from test_ledger_mcacs import FIG5_CP, PARTIES, SEED, SHAPE, Chain, Fig5, _publish_all  # noqa: E402
+from test_ledger_mcacs import FIG5_CP, SEED, SHAPE, Chain, Fig5, _publish_all  # noqa: E402
 
 
 def test_restarted_chain_up_serves_the_same_state(tmp_path: Path) -> None:

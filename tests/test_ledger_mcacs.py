@@ -7,8 +7,6 @@ control is the channel contract.
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +26,7 @@ from fedtopic.ledger.deploy import PartySpec, ensure_consortium, fund_accounts
 from fedtopic.ledger.embedded import EmbeddedChain
 from fedtopic.ledger.errors import MissingChunk, NotAReader, TamperedPayload, TransactionRejected
 from fedtopic.ledger.keys import channel_label
-from fedtopic.ledger.local_nodes import ANVIL_BINARY, REPO_ROOT, start_anvil, start_chain_up
+from fedtopic.ledger.local_nodes import ANVIL_BINARY, start_anvil, start_chain_up
 from fedtopic.ledger.rpc import Signer, connect, contract_at
 
 sys.path.insert(0, str(Path(__file__).parent))

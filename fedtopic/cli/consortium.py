@@ -7,13 +7,12 @@ default, one JSON document with ``--format json`` (for scripts).
 
 from __future__ import annotations
 
-import json
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
+from fedtopic.cli.output import FormatOption, OutputFormat, emit
 from fedtopic.node.consortium_init import init_consortium, parse_cp_file
 
 app = typer.Typer(
@@ -23,24 +22,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-
-class OutputFormat(str, Enum):
-    """How a command prints its result."""
-
-    text = "text"
-    json = "json"
-
-
-FormatOption = Annotated[OutputFormat, typer.Option("--format", help="text for people, json for scripts.")]
-
-
-def emit(result: dict[str, Any], fmt: OutputFormat, text_lines: list[str]) -> None:
-    """Print a command's result: ``text_lines`` for people, ``result`` as JSON for scripts."""
-    if fmt is OutputFormat.json:
-        typer.echo(json.dumps(result, indent=2, sort_keys=False))
-    else:
-        typer.echo("\n".join(text_lines))
 
 
 @app.command("init")

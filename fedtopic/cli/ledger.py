@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from fedtopic.cli.consortium import FormatOption, OutputFormat, emit
+from fedtopic.cli.output import FormatOption, OutputFormat, emit
 from fedtopic.ledger.audit import ledger_audit, ledger_status
 from fedtopic.ledger.endpoint import chain_for, registry_of
 from fedtopic.node.config import load_consortium

@@ -29,6 +29,14 @@ def print_json(data: Any) -> None:
     typer.echo(json.dumps(data, indent=2, default=str))
 
 
+def emit(result: dict[str, Any], fmt: OutputFormat, text_lines: list[str]) -> None:
+    """Print a command's result: ``text_lines`` for people, ``result`` as JSON for scripts."""
+    if fmt is OutputFormat.json:
+        print_json(result)
+    else:
+        typer.echo("\n".join(text_lines))
+
+
 def progress_bar(*, transient: bool = False) -> Progress:
     """A rich progress bar that draws on stderr so stdout stays clean for --format json."""
     return Progress(
