@@ -31,6 +31,7 @@ def experiment(
     quick: Annotated[bool, typer.Option(help="a small grid (5 parties, 40 sweeps) for a smoke run")] = False,
     iterations: Annotated[Optional[int], typer.Option(min=1, help="override the sweeps per run")] = None,
     parties: Annotated[Optional[int], typer.Option(min=2, help="override the number of parties")] = None,
+    topics: Annotated[Optional[str], typer.Option(help="override the topic counts, comma-separated (e.g. 20,40)")] = None,
     seed: Annotated[int, typer.Option(help="random seed")] = 0,
     overwrite: Annotated[bool, typer.Option(help="replace an existing result in --out")] = False,
     fmt: FormatOption = OutputFormat.text,
@@ -40,6 +41,13 @@ def experiment(
         raise ConfigError(f"unknown experiment {name!r}; choose one of: {', '.join(EXPERIMENTS)}")
     settings = ExperimentSettings.quick() if quick else ExperimentSettings()
     overrides = {"seed": seed} | ({"iterations": iterations} if iterations else {}) | ({"parties": parties} if parties else {})
+    if topics:
+        try:
+            overrides["topics"] = tuple(int(k) for k in topics.split(","))
+        except ValueError:
+            raise ConfigError(f"--topics takes comma-separated integers, got {topics!r}") from None
+        if min(overrides["topics"]) < 2:
+            raise ConfigError("--topics: every K must be at least 2")
     if parties:
         overrides["party_counts"] = tuple(sorted({n for n in settings.party_counts if n < parties} | {parties}))
     settings = ExperimentSettings(**(vars(settings) | overrides))
