@@ -152,6 +152,7 @@ class CSFedParticipant:
 
     def setup(self) -> None:
         """Join, align vocabularies, receive secrets, compute the global word ranking, open the training session."""
+        self.state_dir.mkdir(parents=True, exist_ok=True)
         corpus, s = self.party.corpus, self.settings
         v, k = corpus.n_words, self.party.hyper.n_topics
         vocab_hash = vocabulary_digest(corpus.vocab)
@@ -323,7 +324,6 @@ class CSFedParticipant:
 
     def run(self, on_round: Callable[[RoundRecord], None] | None = None) -> None:
         """The whole protocol: setup, genesis or resume, rounds until ``iterations`` sweeps."""
-        self.state_dir.mkdir(parents=True, exist_ok=True)
         try:
             self.setup()
             self.start()
