@@ -113,7 +113,9 @@ def _rejected(call, status: int, code: str) -> AggregatorRejected:
 def test_every_rejection_is_4xx_and_stores_nothing(server, consortium) -> None:
     k = consortium.keys
     c1 = AggregatorClient(server.url, k["p1"], "rej", retries=0)
-    _rejected(lambda: c1.open_session(PIDS, meta={"shape": list(SHAPE)}), 422, "unknown_combiner")  # toml: paillier
+    _rejected(lambda: c1.open_session(PIDS, combiner="rot13", meta={"shape": list(SHAPE)}), 422, "unknown_combiner")
+    # the toml's protection (paillier-iphe) is the default combiner: its meta needs the Paillier key
+    _rejected(lambda: c1.open_session(PIDS, meta={"shape": list(SHAPE)}), 422, "invalid_meta")
     c1.open_session(PIDS, combiner="none", meta={"shape": list(SHAPE)})
     good = encode_counts(counts("p1", 0))
 

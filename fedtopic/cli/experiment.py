@@ -15,6 +15,7 @@ from fedtopic.errors import ConfigError
 from fedtopic.eval.plots import plot_curves, plot_grouped_bars
 from fedtopic.node.experiments import EXPERIMENTS, ExperimentSettings, Point
 from fedtopic.node.run_folder import prepare_run_dir, write_json
+from fedtopic.node.timing import PAPER as TABLE4, TimingSettings, run_timing, table_lines
 
 PAPER = {
     "parties": "Fig. 6: DAFed-LDA with 20 developers ≈ CSFed-LDA with 18; CSFed ≈ traditional LDA",
@@ -25,7 +26,7 @@ PAPER = {
 
 
 def experiment(
-    name: Annotated[str, typer.Argument(help=f"one of: {', '.join(EXPERIMENTS)}")],
+    name: Annotated[str, typer.Argument(help=f"one of: {', '.join(EXPERIMENTS)}, timing (Table 4)")],
     dataset: Annotated[Optional[str], typer.Option(help="dataset (default 20newsgroups; bbc-news with --quick)")] = None,
     out: Annotated[Path, typer.Option(help="folder for summary.json and plots")] = Path("runs/experiment"),
     quick: Annotated[bool, typer.Option(help="a small grid (5 parties, 40 sweeps) for a smoke run")] = False,
@@ -37,8 +38,11 @@ def experiment(
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
     """Reproduce one of the paper's experiments and write summary.json and PNG plots."""
+    if name == "timing":
+        _timing(out, quick, parties, seed, overwrite, fmt)
+        return
     if name not in EXPERIMENTS:
-        raise ConfigError(f"unknown experiment {name!r}; choose one of: {', '.join(EXPERIMENTS)}")
+        raise ConfigError(f"unknown experiment {name!r}; choose one of: {', '.join(EXPERIMENTS)}, timing")
     settings = ExperimentSettings.quick() if quick else ExperimentSettings()
     overrides = {"seed": seed} | ({"iterations": iterations} if iterations else {}) | ({"parties": parties} if parties else {})
     if topics:
@@ -106,3 +110,27 @@ def _plot(name: str, points: list[Point], run_dir: Path) -> list[Path]:
     schemes = ["a", "b", "c"]
     series = {m: [next(p.perplexity for p in points if p.method == m and p.scheme == s) for s in schemes] for m in ("csfed", "dafed")}
     return [plot_grouped_bars(run_dir / "heterogeneity.png", ["(a) even", "(b) unbalanced", "(c) by label"], series, ylabel=ylabel, title="Table 3: data heterogeneity")]
+
+
+def _timing(out: Path, quick: bool, parties: Optional[int], seed: int, overwrite: bool, fmt: OutputFormat) -> None:
+    """Table 4: per-iteration time by phase for every method; summary.json, table.md and timing.png."""
+    settings = TimingSettings.quick() if quick else TimingSettings()
+    settings = TimingSettings(**(vars(settings) | {"seed": seed} | ({"parties": parties} if parties else {})))
+    run_dir = prepare_run_dir(out, overwrite=overwrite)
+    started = time.perf_counter()
+    with stderr_console.status("timing") as status:
+        rows = run_timing(settings, lambda msg: status.update(f"timing: {msg}"))
+    summary = {"experiment": "timing", "dataset": "synthetic", "settings": vars(settings), "paper_seconds": TABLE4,
+               "wall_seconds": time.perf_counter() - started, "rows": [r.as_dict() for r in rows]}
+    write_json(run_dir / "summary.json", summary)
+    (run_dir / "table.md").write_text("\n".join(table_lines(rows)) + "\n", encoding="utf-8")
+    labels = [f"{r.method.removeprefix('CSFed ')} s={r.steps}" for r in rows]
+    plot = plot_grouped_bars(run_dir / "timing.png", labels,
+                             {"local Gibbs": [r.gibbs for r in rows], "encryption": [r.encryption for r in rows],
+                              "communication": [r.communication for r in rows]},
+                             ylabel="seconds per iteration per party", title="Table 4: time per iteration")
+    if fmt is OutputFormat.json:
+        print_json(summary | {"plots": [str(plot)]})
+        return
+    stdout_console.print("\n".join(table_lines(rows)))
+    stdout_console.print(f"written: {run_dir / 'summary.json'}, {run_dir / 'table.md'}, {plot.name}")

@@ -9,7 +9,7 @@ import typer
 
 from fedtopic.algorithms.baselines import LDAHyper
 from fedtopic.cli.live import PartyBoard
-from fedtopic.cli.output import FormatOption, OutputFormat, print_json, stdout_console
+from fedtopic.cli.output import FormatOption, OutputFormat, print_json, stderr_console, stdout_console
 from fedtopic.errors import ConfigError
 from fedtopic.node.chain_setup import chain_usage, embedded_consortium
 from fedtopic.node.consortium_init import cp_from_consortia, party_ids
@@ -17,6 +17,8 @@ from fedtopic.node.dafed_run import write_dafed_run
 from fedtopic.node.datasource import load_training_data
 from fedtopic.node.run_folder import prepare_run_dir
 from fedtopic.node.simulate import run_simulation
+from fedtopic.node.config import PROTECTIONS
+from fedtopic.node.csfed_simulate import simulate_csfed
 from fedtopic.node.transport import ChannelTransport, InMemoryBoard
 
 
@@ -32,11 +34,25 @@ def simulate(
     beta: Annotated[float, typer.Option(help="topic-word prior")] = 0.01,
     seed: Annotated[int, typer.Option(help="random seed")] = 0,
     transport: Annotated[str, typer.Option(help="memory (in-process board) or chain (embedded EVM chain, encrypted channels)")] = "memory",
+    algorithm: Annotated[str, typer.Option(help="dafed-lda (channels, asynchronous) or csfed-lda (aggregator on loopback, synchronous)")] = "dafed-lda",
+    protection: Annotated[str, typer.Option(help="csfed-lda: none, paillier-iphe, paillier-uphe, paillier-packed or mask")] = "none",
+    delta: Annotated[float, typer.Option(min=0.0, max=1.0, help="csfed-lda IPHE/UPHE: encrypted fraction of the vocabulary")] = 0.005,
+    key_bits: Annotated[int, typer.Option(help="csfed-lda: Paillier key size")] = 2048,
+    compare_centralized: Annotated[bool, typer.Option(help="csfed-lda: also train centralized LDA with the same sweeps and report the perplexity gap")] = False,
     out: Annotated[Path, typer.Option(help="run folder to write")] = Path("runs/simulate"),
     overwrite: Annotated[bool, typer.Option(help="replace an existing run in --out")] = False,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
-    """Run DAFed-LDA with P concurrent parties (threads) over an in-memory board or an embedded chain."""
+    """DAFed-LDA with P concurrent parties over an in-memory board or an embedded chain, or CSFed-LDA with
+    P parties and a real aggregator process on loopback."""
+    if algorithm not in ("dafed-lda", "csfed-lda"):
+        raise ConfigError(f"unknown --algorithm {algorithm!r}: choose dafed-lda or csfed-lda")
+    if protection not in PROTECTIONS:
+        raise ConfigError(f"unknown --protection {protection!r}: choose one of {', '.join(PROTECTIONS)}")
+    if algorithm == "csfed-lda":
+        _csfed(dataset, parties, scheme, topics, iterations, steps, alpha, beta, seed, protection, delta, key_bits,
+               compare_centralized, out, overwrite, fmt)
+        return
     if transport not in ("memory", "chain"):
         raise ConfigError(f"unknown --transport {transport!r}: choose memory or chain")
     run_dir = prepare_run_dir(out, overwrite=overwrite)
@@ -65,4 +81,24 @@ def simulate(
         f"[bold]dafed-lda[/] on {dataset}: perplexity {summary['perplexity']:.1f} (mean over parties), "
         f"NPMI {summary['npmi']:.3f}, {summary['bytes_sent']:,} bytes published, {summary['wall_seconds']:.1f} s"
     )
+    stdout_console.print(f"run folder: {run_dir}")
+
+
+def _csfed(dataset: str, parties: int, scheme: str, topics: int, iterations: int, steps: int, alpha: float | None,
+           beta: float, seed: int, protection: str, delta: float, key_bits: int, compare_centralized: bool,
+           out: Path, overwrite: bool, fmt: OutputFormat) -> None:
+    run_dir = prepare_run_dir(out, overwrite=overwrite)
+    data = load_training_data(dataset=dataset, corpus=None, n_parties=parties, scheme=scheme, seed=seed)
+    hyper = LDAHyper(n_topics=topics, iterations=iterations, alpha=alpha, beta=beta, seed=seed)
+    with stderr_console.status(f"CSFed-LDA on {dataset}: {parties} parties, {protection}") as status:
+        summary = simulate_csfed(data, hyper, run_dir, protection=protection, steps=steps, delta=delta,
+                                 key_bits=key_bits, seed=seed, compare_centralized=compare_centralized,
+                                 say=lambda msg: status.update(msg))
+    if fmt is OutputFormat.json:
+        print_json(summary | {"run": str(run_dir)})
+        return
+    gap = (f"; centralized {summary['centralized_perplexity']:.1f} "
+           f"({100 * summary['perplexity_gap_vs_centralized']:+.2f} %)") if compare_centralized else ""
+    stdout_console.print(f"[bold]csfed-lda[/] ({protection}) on {dataset}: perplexity {summary['perplexity']:.1f}"
+                         f"{gap}, {summary['rounds']} rounds, {summary['wall_seconds']:.1f} s")
     stdout_console.print(f"run folder: {run_dir}")

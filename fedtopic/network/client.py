@@ -19,12 +19,13 @@ from typing import Any
 
 import httpx
 
-from fedtopic.network.errors import AggregateTimeout, AggregatorRejected, AggregatorUnavailable
-from fedtopic.network.schemas import RoundOut, SessionOut, StatusOut, UpdateReceipt, VocabularyOut
+from fedtopic.network.errors import AggregateTimeout, AggregatorRejected, AggregatorUnavailable, RecoveryRequested
+from fedtopic.network.schemas import RecoveryReceipt, RoundOut, SessionOut, StatusOut, UpdateReceipt, VocabularyOut
 from fedtopic.network.wire import (
     H_CLOSE_REASON,
     H_CONTRIBUTORS,
     H_MISSING,
+    PAYLOAD_MEDIA_TYPE,
     SigningKeys,
     request_headers,
     sha256_hex,
@@ -75,14 +76,15 @@ class AggregatorClient:
 
     # transport -------------------------------------------------------------------
     def _send(self, method: str, path: str, *, body: bytes = b"", update_round: int | None = None,
-              params: Mapping[str, Any] | None = None, timeout: float | None = None) -> httpx.Response:
+              params: Mapping[str, Any] | None = None, timeout: float | None = None,
+              content_type: str = "application/json") -> httpx.Response:
         """One request with fresh signed headers per attempt; retries transport failures and 5xx."""
         last = ""
         for attempt in range(self.retries + 1):
             if update_round is None:
                 headers = request_headers(self.keys, method, path, body)
                 if body:
-                    headers["Content-Type"] = "application/json"
+                    headers["Content-Type"] = content_type
             else:
                 headers = update_headers(self.keys, self.session, update_round, body)
             try:
@@ -167,12 +169,22 @@ class AggregatorClient:
                                  missing=info.missing, round_closed=info.state == "closed")
         raise err
 
+    def post_recovery(self, round: int, blob: bytes) -> RecoveryReceipt:
+        """Send this party's mask recovery message for ``round`` (idempotent for the same bytes)."""
+        resp = self._send("POST", f"/v1/sessions/{self.session}/rounds/{round}/recoveries", body=blob,
+                          content_type=PAYLOAD_MEDIA_TYPE)
+        if resp.status_code != 200:
+            raise self._rejected(resp)
+        return RecoveryReceipt.model_validate(resp.json())
+
     def round(self, round: int) -> RoundOut:
         """One round's clock state."""
         return RoundOut.model_validate(self._json("GET", f"/v1/sessions/{self.session}/rounds/{round}"))
 
     def fetch_aggregate(self, round: int, timeout: float) -> AggregateResult:
-        """Long-poll until ``round`` closes and return its aggregate; AggregateTimeout after ``timeout`` s."""
+        """Long-poll until ``round`` closes and return its aggregate; AggregateTimeout after ``timeout`` s.
+
+        RecoveryRequested if the round lost parties and waits for this party's mask recovery message."""
         path = f"/v1/sessions/{self.session}/rounds/{round}/aggregate"
         until = time.monotonic() + timeout
         while True:
@@ -183,6 +195,9 @@ class AggregatorClient:
                                        _split(resp.headers.get(H_MISSING)), resp.headers.get(H_CLOSE_REASON, ""))
             if resp.status_code != 425:
                 raise self._rejected(resp)
+            problem = resp.json() if resp.headers.get("content-type", "").startswith("application/json") else {}
+            if problem.get("code") == "recovery_needed":
+                raise RecoveryRequested(round, list(problem.get("dropped", [])), list(problem.get("survivors", [])))
             if time.monotonic() >= until:
                 raise AggregateTimeout(f"round {round} of session {self.session!r} still open after {timeout:.1f} s")
 

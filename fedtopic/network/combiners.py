@@ -7,8 +7,14 @@ closes, on the accepted payloads in the session's party order (not arrival
 order, so floating-point sums are reproducible). No I/O, no clock, no state:
 the same payloads give the same bytes.
 
-``COMBINERS`` maps the session's ``combiner`` name to an instance; protection
-schemes (``paillier-iphe``, ``paillier-packed``, ``mask``) register theirs here.
+``COMBINERS`` maps the session's ``combiner`` name to an instance. ``none`` is
+the bare count codec below (the CSFed node sends exactly that for protection
+``none``; the update signature already binds session and round, so the
+protect package's headered ``none`` form is not registered). The protection
+schemes ``paillier-iphe``, ``paillier-uphe``, ``paillier-packed`` and ``mask``
+are registered through ``CombinerAdapter``; ``mask`` may raise
+``RecoveryNeeded`` from ``combine`` (the service then asks the survivors for
+recovery messages and calls ``combine(..., recoveries=...)``).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from fedtopic.crypto.protect import PROTECTIONS, CombinerAdapter
 from fedtopic.crypto.codec import MAX_CELLS, MAX_COUNT, decode_counts, encode_counts
 from fedtopic.errors import CryptoError
 from fedtopic.network.dense import DTYPES, MAX_ELEMENTS, decode_dense, encode_dense
@@ -50,8 +57,9 @@ class Combiner(Protocol):
         """InvalidMeta unless ``meta`` describes payloads this combiner can take."""
         ...
 
-    def validate(self, payload: bytes, meta: Mapping[str, Any]) -> None:
-        """InvalidPayload unless ``payload`` is a well-formed update for a session with ``meta``."""
+    def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
+                 session: str | None = None) -> None:
+        """InvalidPayload unless ``payload`` is a well-formed update for ``round`` of ``session`` with ``meta``."""
         ...
 
     def combine(self, payloads: Sequence[bytes], ctx: RoundContext) -> bytes:
@@ -88,7 +96,8 @@ class CountSumCombiner:
     def check_meta(self, meta: Mapping[str, Any]) -> None:
         _shape(meta, (2, 2), MAX_CELLS)
 
-    def validate(self, payload: bytes, meta: Mapping[str, Any]) -> None:
+    def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
+                 session: str | None = None) -> None:
         v, k = _shape(meta, (2, 2), MAX_CELLS)
         try:
             decode_counts(payload, expected_shape=(v, k))
@@ -130,7 +139,8 @@ class DenseSumCombiner:
     def check_meta(self, meta: Mapping[str, Any]) -> None:
         self._spec(meta)
 
-    def validate(self, payload: bytes, meta: Mapping[str, Any]) -> None:
+    def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
+                 session: str | None = None) -> None:
         shape, dtype, nonnegative = self._spec(meta)
         arr = decode_dense(payload, shape, dtype)
         if nonnegative and arr.size and arr.min() < 0:
@@ -154,7 +164,13 @@ class DenseSumCombiner:
         return encode_dense(total.astype(dtype))
 
 
-COMBINERS: dict[str, Combiner] = {c.name: c for c in (CountSumCombiner(), DenseSumCombiner())}
+def _protected() -> list[Combiner]:
+    """The CSFed protection schemes other than ``none`` as combiners (their errors become InvalidPayload/Meta)."""
+    return [CombinerAdapter(PROTECTIONS[name], invalid_payload=InvalidPayload, invalid_meta=InvalidMeta)
+            for name in ("paillier-iphe", "paillier-uphe", "paillier-packed", "mask")]
+
+
+COMBINERS: dict[str, Combiner] = {c.name: c for c in (CountSumCombiner(), DenseSumCombiner(), *_protected())}
 
 
 def get_combiner(name: str) -> Combiner:

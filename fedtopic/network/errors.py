@@ -18,6 +18,7 @@ __all__ = [
     "InvalidMeta",
     "InvalidPayload",
     "NetworkError",
+    "RecoveryRequested",
     "Rejection",
 ]
 
@@ -58,3 +59,13 @@ class AggregatorUnavailable(NetworkError):
 
 class AggregateTimeout(NetworkError):
     """A round's aggregate was not ready within the caller's timeout."""
+
+
+class RecoveryRequested(NetworkError):
+    """A masked round lost parties and waits for this party's recovery message (``dropped`` party ids)."""
+
+    def __init__(self, round: int, dropped: list[str], survivors: list[str]) -> None:
+        super().__init__(f"round {round} lost {', '.join(dropped)}; the aggregator asks for a recovery message")
+        self.round = round
+        self.dropped = tuple(dropped)
+        self.survivors = tuple(survivors)

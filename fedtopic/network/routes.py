@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from typing import Annotated
 
@@ -13,6 +14,7 @@ from fedtopic.network.deps import AggregatorDep, RawBody, RequestParty, RoundNum
 from fedtopic.network.schemas import (
     Health,
     Problem,
+    RecoveryReceipt,
     RoundOut,
     SessionCreate,
     SessionOut,
@@ -87,24 +89,45 @@ def submit_update(session_id: SessionId, round: RoundNumber, body: RawBody, part
     return aggregator.submit(session_id, round, party, body)
 
 
+@v1.post("/sessions/{session_id}/rounds/{round}/recoveries",
+         openapi_extra={"requestBody": {"required": True, "content": _BINARY}})
+def post_recovery(session_id: SessionId, round: RoundNumber, body: RawBody, party: RequestParty,
+                  aggregator: AggregatorDep) -> RecoveryReceipt:
+    """A surviving contributor's mask recovery message for a round that lost parties (signed request)."""
+    return aggregator.post_recovery(session_id, round, party, body)
+
+
+def _not_ready(code: str, detail: str, **extra: object) -> Response:
+    body = Problem(code=code, detail=detail).model_dump() | extra
+    return Response(status_code=425, media_type="application/json", content=json.dumps(body))
+
+
 @v1.get("/sessions/{session_id}/rounds/{round}/aggregate", response_class=Response,
         responses={200: {"content": _BINARY, "description": "the aggregate; contributors in headers"},
-                   425: {"model": Problem, "description": "round still open"}})
+                   425: {"model": Problem, "description": "round still open, or (code recovery_needed, "
+                                                          "with dropped and survivors) waiting for this party's "
+                                                          "mask recovery message"}})
 async def get_aggregate(session_id: SessionId, round: RoundNumber, party: RequestParty, aggregator: AggregatorDep,
                         settings: SettingsDep,
                         wait: Annotated[float, Query(ge=0, le=600, description="long-poll seconds")] = 0.0) -> Response:
-    """Data transmitter: the round's aggregate (200), or 425 if the round is still open after ``wait`` seconds."""
+    """Data transmitter: the round's aggregate (200); 425 if the round is still open after ``wait`` seconds,
+    or at once if it waits for this party's recovery message."""
     until = time.monotonic() + min(wait, settings.max_wait_seconds)
     while True:
         row = await anyio.to_thread.run_sync(aggregator.aggregate, session_id, round, party)
         if row is not None:
             break
+        wanted = await anyio.to_thread.run_sync(aggregator.recovery_wanted, session_id, round, party)
+        if wanted is not None:
+            return _not_ready("recovery_needed", f"round {round} lost {', '.join(wanted[0])}: send your recovery",
+                              dropped=wanted[0], survivors=wanted[1])
         remaining = until - time.monotonic()
         if remaining <= 0:
-            return Response(status_code=425, media_type="application/json",
-                            content=Problem(code="not_ready", detail=f"round {round} is still open").model_dump_json())
+            return _not_ready("not_ready", f"round {round} is still open")
         deadline = time.monotonic() + remaining
         while not aggregator.is_closed(session_id, round) and time.monotonic() < deadline:
+            if aggregator.recovery_wanted(session_id, round, party) is not None:
+                break
             await asyncio.sleep(POLL_SECONDS)
     headers = {H_CONTRIBUTORS: ",".join(row.contributors), H_MISSING: ",".join(row.missing),
                H_CLOSE_REASON: row.close_reason, H_SHA256: row.sha256}

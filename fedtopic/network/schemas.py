@@ -82,14 +82,26 @@ class RoundOut(BaseModel):
 
     session_id: str
     round: int
-    state: Literal["open", "closed"]
+    state: Literal["open", "recovering", "closed"]
     received: list[str]
     missing: list[str]
     opened_at: float
     first_update_at: float | None
     deadline_at: float | None
     closed_at: float | None
-    close_reason: Literal["complete", "deadline"] | None
+    close_reason: Literal["complete", "deadline", "failed"] | None
+    dropped: list[str] = Field(default_factory=list, description="parties a masked round went on without")
+    awaiting_recovery: list[str] = Field(default_factory=list, description="survivors whose recovery is still due")
+
+
+class RecoveryReceipt(BaseModel):
+    """A survivor's accepted recovery message (masked rounds that lost parties)."""
+
+    session_id: str
+    round: int
+    party: str
+    sha256: str
+    awaiting: list[str]
 
 
 class StragglerEvent(BaseModel):

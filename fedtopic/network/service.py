@@ -5,6 +5,14 @@ synchronous clock controller, data aggregator, data transmitter.
 before a method returns) and knows nothing of HTTP: it raises ``Rejection``
 with the status and code the routes pass on. Round decisions come from the pure
 ``rounds`` functions, aggregation from the session's ``Combiner``.
+
+Masked rounds that lose parties (the combiner raises ``RecoveryNeeded``) stay
+open in a *recovering* state: no more updates are taken, the round's status
+and the aggregate long-poll tell every surviving contributor which parties
+dropped, survivors post recovery messages, and the round closes (reason
+``deadline``) once all are in. If they are not in within another straggler
+deadline the round closes ``failed`` without an aggregate; parties redo its
+work under the next round number (fresh masks).
 """
 
 from __future__ import annotations
@@ -16,11 +24,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from fedtopic.crypto.protect import RecoveryNeeded
 from fedtopic.errors import ConfigError
 from fedtopic.network.combiners import COMBINERS, Combiner, RoundContext
 from fedtopic.network.errors import InvalidMeta, InvalidPayload, Rejection
 from fedtopic.network.rounds import RoundState, admission_rejection, admit, close_reason, next_round
 from fedtopic.network.schemas import (
+    RecoveryReceipt,
     RoundOut,
     SessionCreate,
     SessionOut,
@@ -36,11 +46,21 @@ from fedtopic.network.wire import sha256_hex
 log = logging.getLogger("fedtopic.aggregator")
 
 
+@dataclass(frozen=True)
+class _Recovery:
+    """The open round lost ``dropped``; every one of ``survivors`` (its contributors) must send a recovery message."""
+
+    dropped: tuple[str, ...]
+    survivors: tuple[str, ...]
+    requested_at: float
+
+
 @dataclass
 class _Session:
     out: SessionOut  # current_round is refreshed on read
     combiner: Combiner
     state: RoundState
+    recovery: _Recovery | None = None
 
 
 def _vocabulary_digest(words: list[str]) -> str:
@@ -72,7 +92,8 @@ class Aggregator:
         if combiner is None:
             raise ConfigError(f"stored session {sid!r} uses combiner {spec['combiner']!r}, which this aggregator "
                               f"does not have (registered: {', '.join(sorted(self._combiners))})")
-        return _Session(out, combiner, state)
+        request = self.store.recovery_request(sid, row.number)
+        return _Session(out, combiner, state, None if request is None else _Recovery(*request))
 
     def _session(self, sid: str) -> _Session:
         try:
@@ -171,6 +192,9 @@ class Aggregator:
     # data receiver + clock controller -------------------------------------------------
     def _admission(self, sess: _Session, round: int, party: str) -> None:
         rejection = admission_rejection(sess.state, round, party)
+        if rejection is None and sess.recovery is not None:
+            raise Rejection(409, "round_closed", f"round {round} takes no more updates: it is being recovered "
+                            f"without {', '.join(sess.recovery.dropped)}")
         if rejection is None:
             return
         if rejection.code in ("round_closed", "duplicate_update"):
@@ -187,7 +211,7 @@ class Aggregator:
             sess = self._session(sid)
             self._admission(sess, round, party)
         try:  # validation may be slow (decoding); it runs outside the lock
-            sess.combiner.validate(payload, sess.out.meta)
+            sess.combiner.validate(payload, sess.out.meta, round=round, session=sid)
         except InvalidPayload as exc:
             raise Rejection(422, "invalid_payload", f"update of {party!r} for round {round}: {exc}") from None
         sha = sha256_hex(payload)
@@ -214,6 +238,10 @@ class Aggregator:
     def _close_due(self, now: float) -> None:
         # "complete" here too: a crash between the last update's commit and the aggregate's leaves a full open round
         for sess in self._sessions.values():
+            if sess.recovery is not None:
+                if now >= sess.recovery.requested_at + sess.state.deadline_seconds:
+                    self._fail(sess, now, "the survivors' recovery messages did not arrive in time")
+                continue
             reason = close_reason(sess.state, now)
             if reason is not None:
                 self._close(sess, reason, now)
@@ -226,7 +254,22 @@ class Aggregator:
         rows = sorted(self.store.payloads(sid, state.number), key=lambda row: order[row[0]])
         contributors = tuple(p for p, _ in rows)
         ctx = RoundContext(sid, state.number, sess.out.meta, contributors, state.expected)
-        aggregate = sess.combiner.combine([bytes(b) for _, b in rows], ctx)
+        extra = {} if sess.recovery is None else {
+            "recoveries": [bytes(b) for _, _, b in self.store.recoveries(sid, state.number)]}
+        try:
+            aggregate = sess.combiner.combine([bytes(b) for _, b in rows], ctx, **extra)
+        except RecoveryNeeded as need:
+            if sess.recovery is None:
+                dropped = tuple(state.expected[i] for i in need.dropped)
+                self.store.request_recovery(sid, state.number, dropped, contributors, now)
+                sess.recovery = _Recovery(dropped, contributors, now)
+                log.warning("session %s round %d lost %s: waiting for recovery messages from %s", sid,
+                            state.number, ", ".join(dropped), ", ".join(contributors))
+            return
+        except InvalidPayload as exc:
+            self._fail(sess, now, str(exc))
+            return
+        sess.recovery = None
         self.store.close_round(sid, state.number, now, reason, aggregate, sha256_hex(aggregate), contributors,
                                state.missing)
         sess.state = next_round(state)
@@ -235,6 +278,63 @@ class Aggregator:
                         ", ".join(state.missing))
         else:
             log.info("session %s round %d complete (%d bytes aggregate)", sid, state.number, len(aggregate))
+
+    def _fail(self, sess: _Session, now: float, why: str) -> None:
+        state = sess.state
+        contributors = tuple(p for p in state.expected if p in set(state.received))
+        self.store.fail_round(state.session, state.number, now, contributors, state.missing)
+        log.error("session %s round %d failed (%s); the next round redoes it", state.session, state.number, why)
+        sess.state, sess.recovery = next_round(state), None
+
+    def post_recovery(self, sid: str, round: int, party: str, blob: bytes) -> RecoveryReceipt:
+        """Accept a survivor's recovery message for the recovering ``round``; combine once all are in."""
+        sha = sha256_hex(blob)
+
+        def check() -> tuple[_Session, _Recovery, bool]:
+            sess = self._session(sid)
+            self._member(sess, party)
+            rec = sess.recovery
+            if rec is None or round != sess.state.number:
+                raise Rejection(409, "no_recovery", f"round {round} of session {sid!r} is not waiting for recovery")
+            if party not in rec.survivors:
+                raise Rejection(403, "not_a_survivor", f"party {party!r} did not contribute to round {round}")
+            have = {p: h for p, h, _ in self.store.recoveries(sid, round)}
+            if party in have and have[party] != sha:
+                raise Rejection(409, "duplicate_recovery", f"party {party!r} already sent another recovery message")
+            return sess, rec, party in have
+
+        with self._lock:
+            sess, rec, seen = check()
+        if not seen:
+            order = {p: i for i, p in enumerate(sess.state.expected)}
+            try:
+                sess.combiner.validate_recovery(blob, sess.out.meta, round=round, session=sid,  # type: ignore[attr-defined]
+                                                sender=order[party], dropped=[order[d] for d in rec.dropped])
+            except InvalidPayload as exc:
+                raise Rejection(422, "invalid_recovery", f"recovery of {party!r} for round {round}: {exc}") from None
+            with self._lock:
+                sess, rec, seen = check()
+                if not seen:
+                    self.store.add_recovery(sid, round, party, sha, blob)
+                got = {p for p, _, _ in self.store.recoveries(sid, round)}
+                awaiting = [p for p in rec.survivors if p not in got]
+                if not awaiting:
+                    self._close(sess, "deadline", self._clock())
+        with self._lock:
+            got = {p for p, _, _ in self.store.recoveries(sid, round)}
+        return RecoveryReceipt(session_id=sid, round=round, party=party, sha256=sha,
+                               awaiting=[p for p in rec.survivors if p not in got])
+
+    def recovery_wanted(self, sid: str, round: int, party: str) -> tuple[list[str], list[str]] | None:
+        """(dropped, survivors) if ``round`` is recovering and still needs ``party``'s message, else None."""
+        with self._lock:
+            sess = self._sessions.get(sid)
+            rec = None if sess is None or sess.state.number != round else sess.recovery
+            if rec is None or party not in rec.survivors:
+                return None
+            if party in {p for p, _, _ in self.store.recoveries(sid, round)}:
+                return None
+            return list(rec.dropped), list(rec.survivors)
 
     # data transmitter --------------------------------------------------------------
     def aggregate(self, sid: str, round: int, party: str) -> AggregateRow | None:
@@ -249,6 +349,9 @@ class Aggregator:
             if round == sess.state.number:
                 return None
             row = self.store.aggregate(sid, round)
+        if row is not None and row.close_reason == "failed":
+            raise Rejection(409, "round_failed", f"round {round} failed without an aggregate; redo it in round "
+                            f"{round + 1}")
         if row is None or row.payload is None:
             raise Rejection(410, "aggregate_gone", f"the aggregate of round {round} is no longer kept")
         return row
@@ -270,7 +373,14 @@ class Aggregator:
             got = set(row.received)
             missing = [p for p in sess.state.expected if p not in got]
             deadline = None if row.first_update_at is None else row.first_update_at + sess.state.deadline_seconds
-            return RoundOut(session_id=sid, round=round, state="open" if row.closed_at is None else "closed",
+            request = self.store.recovery_request(sid, round)
+            dropped, awaiting, state = [], [], "open" if row.closed_at is None else "closed"
+            if request is not None:
+                dropped = list(request[0])
+                got = {p for p, _, _ in self.store.recoveries(sid, round)}
+                awaiting = [p for p in request[1] if p not in got] if row.closed_at is None else []
+                state = "recovering" if row.closed_at is None else state
+            return RoundOut(session_id=sid, round=round, state=state, dropped=dropped, awaiting_recovery=awaiting,
                             received=list(row.received), missing=missing, opened_at=row.opened_at,
                             first_update_at=row.first_update_at, deadline_at=deadline, closed_at=row.closed_at,
                             close_reason=row.close_reason)

@@ -5,7 +5,8 @@ Every method that changes state commits before it returns, with
 cannot undo it. Accepted update payloads are kept until their round's
 aggregate is committed, then dropped (their hash and size stay for the
 record). Aggregates of the last ``KEEP_AGGREGATES`` rounds are kept so late
-parties can still fetch them.
+parties can still fetch them. A masked round that lost parties keeps its
+recovery request and the survivors' recovery messages here until it closes.
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ CREATE TABLE IF NOT EXISTS updates (
 CREATE TABLE IF NOT EXISTS aggregates (
   session TEXT NOT NULL, number INTEGER NOT NULL, payload BLOB, sha256 TEXT NOT NULL,
   contributors TEXT NOT NULL, missing TEXT NOT NULL, PRIMARY KEY (session, number));
+CREATE TABLE IF NOT EXISTS recovery_requests (
+  session TEXT NOT NULL, number INTEGER NOT NULL, dropped TEXT NOT NULL, survivors TEXT NOT NULL,
+  requested_at REAL NOT NULL, PRIMARY KEY (session, number));
+CREATE TABLE IF NOT EXISTS recoveries (
+  session TEXT NOT NULL, number INTEGER NOT NULL, party TEXT NOT NULL, sha256 TEXT NOT NULL, payload BLOB,
+  PRIMARY KEY (session, number, party));
 CREATE TABLE IF NOT EXISTS vocabularies (
   session TEXT NOT NULL, party TEXT NOT NULL, words TEXT NOT NULL, sha256 TEXT NOT NULL,
   PRIMARY KEY (session, party));
@@ -159,9 +166,48 @@ class Store:
              (now, reason, session, number)),
             ("INSERT INTO rounds (session, number, opened_at) VALUES (?, ?, ?)", (session, number + 1, now)),
             ("UPDATE updates SET payload = NULL WHERE session = ? AND number = ?", (session, number)),
+            ("UPDATE recoveries SET payload = NULL WHERE session = ? AND number = ?", (session, number)),
             ("UPDATE aggregates SET payload = NULL WHERE session = ? AND number <= ?",
              (session, number - KEEP_AGGREGATES)),
         ])
+
+    def fail_round(self, session: str, number: int, now: float, contributors: tuple[str, ...],
+                   missing: tuple[str, ...]) -> None:
+        """Close a round that cannot be combined (no aggregate) and open the next."""
+        self._write([
+            ("INSERT INTO aggregates VALUES (?, ?, NULL, '', ?, ?)",
+             (session, number, json.dumps(contributors), json.dumps(missing))),
+            ("UPDATE rounds SET closed_at = ?, close_reason = 'failed' WHERE session = ? AND number = ?",
+             (now, session, number)),
+            ("INSERT INTO rounds (session, number, opened_at) VALUES (?, ?, ?)", (session, number + 1, now)),
+            ("UPDATE updates SET payload = NULL WHERE session = ? AND number = ?", (session, number)),
+            ("UPDATE recoveries SET payload = NULL WHERE session = ? AND number = ?", (session, number)),
+        ])
+
+    # masked rounds that lost parties ---------------------------------------------------
+    def request_recovery(self, session: str, number: int, dropped: tuple[str, ...], survivors: tuple[str, ...],
+                         now: float) -> None:
+        """Record that the round needs recovery messages from ``survivors`` for ``dropped``."""
+        self._write([("INSERT OR IGNORE INTO recovery_requests VALUES (?, ?, ?, ?, ?)",
+                      (session, number, json.dumps(dropped), json.dumps(survivors), now))])
+
+    def recovery_request(self, session: str, number: int) -> tuple[tuple[str, ...], tuple[str, ...], float] | None:
+        """(dropped, survivors, requested_at) of the round, or None if it needs no recovery."""
+        rows = self._read("SELECT dropped, survivors, requested_at FROM recovery_requests "
+                          "WHERE session = ? AND number = ?", (session, number))
+        if not rows:
+            return None
+        dropped, survivors, at = rows[0]
+        return tuple(json.loads(dropped)), tuple(json.loads(survivors)), at
+
+    def add_recovery(self, session: str, number: int, party: str, sha256: str, payload: bytes) -> None:
+        """Store a survivor's recovery message."""
+        self._write([("INSERT INTO recoveries VALUES (?, ?, ?, ?, ?)", (session, number, party, sha256, payload))])
+
+    def recoveries(self, session: str, number: int) -> list[tuple[str, str, bytes | None]]:
+        """(party, sha256, payload) of the round's recovery messages in arrival order."""
+        return self._read("SELECT party, sha256, payload FROM recoveries WHERE session = ? AND number = ? "
+                          "ORDER BY rowid", (session, number))
 
     def aggregate(self, session: str, number: int) -> AggregateRow | None:
         """A closed round's aggregate, or None if the round is not closed."""
@@ -177,7 +223,7 @@ class Store:
         """(round, closed_at, missing parties) of every round the deadline closed."""
         rows = self._read("SELECT r.number, r.closed_at, a.missing FROM rounds r JOIN aggregates a "
                           "ON a.session = r.session AND a.number = r.number "
-                          "WHERE r.session = ? AND r.close_reason = 'deadline' ORDER BY r.number", (session,))
+                          "WHERE r.session = ? AND r.close_reason IN ('deadline', 'failed') ORDER BY r.number", (session,))
         return [(n, at, tuple(json.loads(m))) for n, at, m in rows]
 
     # vocabulary alignment ---------------------------------------------------------

@@ -38,6 +38,20 @@ class CombinerAdapter:
         except CryptoError as exc:
             raise self._payload_error(str(exc)) from None
 
+    def validate_recovery(self, blob: bytes, meta: Mapping[str, Any], *, round: int, session: str,
+                          sender: int, dropped: Sequence[int]) -> None:  # fmt: skip
+        """``invalid_payload`` unless ``blob`` is ``sender``'s well-formed recovery for exactly ``dropped``."""
+        check = getattr(self.scheme, "validate_recovery", None)
+        if check is None:
+            raise self._payload_error(f"protection {self.name!r} has no recovery messages")
+        try:
+            who, gone = check(blob, meta, round=round, session=session)
+        except CryptoError as exc:
+            raise self._payload_error(str(exc)) from None
+        if who != sender or list(gone) != sorted(dropped):
+            raise self._payload_error(f"recovery names sender {who} and dropped {list(gone)}; expected sender "
+                                      f"{sender} and dropped {sorted(dropped)}")
+
     def combine(self, payloads: Sequence[bytes], ctx: RoundView, **kwargs: Any) -> bytes:
         try:
             return self.scheme.combine(payloads, ctx, **kwargs)

@@ -1,0 +1,82 @@
+"""The aggregator as a child process on a free 127.0.0.1 port (``fedtopic simulate``, the timing experiment).
+
+The child is ``python -m fedtopic.cli.main aggregator serve`` importing the
+same fedtopic as this process; it is stopped by its PID (SIGTERM, then SIGKILL
+after a grace period) and its log is kept in the run's folder.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+import fedtopic
+from fedtopic.errors import NetworkError
+
+_PACKAGE_ROOT = Path(fedtopic.__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class AggregatorProcess:
+    """One ``fedtopic aggregator serve --config CONFIG --data DATA`` child on 127.0.0.1 (context manager)."""
+
+    def __init__(self, config: Path, data: Path, log: Path, *, port: int | None = None,
+                 startup_timeout: float = 60.0) -> None:
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        env = {**os.environ, "PYTHONPATH": str(_PACKAGE_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        cmd = [sys.executable, "-m", "fedtopic.cli.main", "aggregator", "serve", "--config", str(config),
+               "--port", str(self.port), "--data", str(data)]
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "ab") as out:
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+        self._wait_healthy(startup_timeout)
+
+    def _wait_healthy(self, timeout: float) -> None:
+        until = time.monotonic() + timeout
+        while time.monotonic() < until:
+            if self.proc.poll() is not None:
+                raise NetworkError(f"the aggregator exited with code {self.proc.returncode}; see {self.log}")
+            try:
+                if httpx.get(self.url + "/healthz", timeout=1.0).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise NetworkError(f"the aggregator did not answer /healthz within {timeout:.0f} s; see {self.log}")
+
+    def kill9(self) -> None:
+        """Kill the child at once (crash tests)."""
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        """SIGTERM by PID, SIGKILL after 10 s."""
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill9()
+
+    def __enter__(self) -> AggregatorProcess:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()

@@ -1,0 +1,127 @@
+"""One CSFed-LDA party as its own process, over the aggregator (``fedtopic node run`` with algorithm csfed-lda).
+
+The party checks its key file against the consortium config, loads its
+documents, runs the synchronous protocol (``csfed_loop``) with its checkpoint
+and persisted updates in its state folder (a killed node resumes without
+submitting any round twice with different content), and saves θ_p (its own,
+never sent) and Φ_Σ as a run folder in ``state/model``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fedtopic.algorithms.baselines import LDAHyper
+from fedtopic.algorithms.dafed import DAFedParty
+from fedtopic.crypto.keys import load_party_keys
+from fedtopic.errors import ConfigError
+from fedtopic.eval.report import evaluate_model
+from fedtopic.eval.topics import top_words
+from fedtopic.node.config import ConsortiumConfig
+from fedtopic.node.consortium_init import key_file_path
+from fedtopic.node.csfed_loop import CSFedParticipant, CSFedSettings, RoundRecord
+from fedtopic.node.party_data import load_party_data
+from fedtopic.node.run_folder import TopicModelFile, save_topic_model, write_summary, write_topics
+
+
+def default_session(cfg: ConsortiumConfig) -> str:
+    """The training session id every party derives from the config (letters, digits, '-', '_'; ≤ 48 chars)."""
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", cfg.name).strip("-_") or "consortium"
+    if not name[0].isalpha():
+        name = "c" + name
+    a = cfg.algorithm
+    return f"{name[:20]}-csfed-{cfg.aggregator.protection}-k{a.topics}-s{a.seed}"[:48]
+
+
+def csfed_settings(cfg: ConsortiumConfig, session: str | None = None, round_timeout: float = 3600.0) -> CSFedSettings:
+    """Protocol settings from the config's ``aggregator`` and ``algorithm`` sections."""
+    agg, algo = cfg.aggregator, cfg.algorithm
+    return CSFedSettings(session=session or default_session(cfg), protection=agg.protection, delta=agg.delta,
+                         key_bits=agg.key_bits, iterations=algo.iterations, steps=algo.steps,
+                         straggler_deadline_seconds=agg.straggler_deadline_seconds, round_timeout=round_timeout)
+
+
+def run_csfed_node(
+    cfg: ConsortiumConfig,
+    config_path: Path,
+    party_id: str,
+    *,
+    key_file: Path | None = None,
+    corpus: Path | None = None,
+    vocab: Path | None = None,
+    url: str | None = None,
+    state_dir: Path | None = None,
+    session: str | None = None,
+    round_timeout: float = 3600.0,
+    say: Callable[[str], None] = print,
+    on_round: Callable[[RoundRecord], None] | None = None,
+) -> dict[str, Any]:
+    """Train party ``party_id`` to the end; returns (and writes to ``state_dir/model``) its summary."""
+    party_cfg = cfg.party(party_id)
+    keys = load_party_keys(key_file or key_file_path(config_path.parent, party_id))
+    if keys.party_id != party_id or keys.address != party_cfg.address or \
+            keys.x25519_public != party_cfg.x25519_public_bytes:
+        raise ConfigError(f"key file belongs to {keys.party_id} ({keys.address}), not to party {party_id} "
+                          f"({party_cfg.address})")
+    state_dir = state_dir or config_path.parent / "state" / party_id
+    state_dir.mkdir(parents=True, exist_ok=True)
+    data = load_party_data(cfg, party_id, corpus=corpus, vocab=vocab)
+    algo = cfg.algorithm
+    index = cfg.party_ids.index(party_id)
+    hyper = LDAHyper(n_topics=algo.topics, iterations=algo.iterations, alpha=algo.alpha, beta=algo.beta, seed=algo.seed)
+    party = DAFedParty(party_id, data.train, hyper, steps=algo.steps, seed=algo.seed + index)
+    settings = csfed_settings(cfg, session, round_timeout)
+    participant = CSFedParticipant(party, keys, url or cfg.aggregator.url, cfg.party_ids,
+                                   [p.x25519_public_bytes for p in cfg.parties], settings, state_dir, say=say)
+    say(f"party {party_id}: {data.train.n_docs:,} documents, {data.train.n_tokens:,} tokens from {data.source}; "
+        f"aggregator {participant.url}, session {settings.session}, protection {settings.protection}; "
+        f"state in {state_dir}")
+    participant.run(on_round)
+    return write_csfed_model(state_dir / "model", participant, dataset=cfg.data.dataset or "own corpus",
+                             parties=len(cfg.parties), test=data.test, tokenizer=data.tokenizer)
+
+
+def round_totals(records: list[RoundRecord]) -> dict[str, Any]:
+    """Totals over a party's rounds (seconds, bytes, recoveries) for summary.json."""
+    keys = ("sweep_seconds", "encode_seconds", "submit_seconds", "fetch_seconds", "decode_seconds")
+    return {k: float(sum(getattr(r, k) for r in records)) for k in keys} | {
+        "bytes_sent": int(sum(r.bytes_sent for r in records)),
+        "bytes_received": int(sum(r.bytes_received for r in records)),
+        "recoveries_sent": int(sum(r.recovery_sent for r in records)),
+        "rounds_without_this_party": [r.round for r in records if not r.accepted],
+    }
+
+
+def write_csfed_model(out: Path, participant: CSFedParticipant, *, dataset: str, parties: int, test,
+                      tokenizer: dict[str, Any], fold_in_iterations: int = 50) -> dict[str, Any]:
+    """Evaluate the party's Φ_Σ and θ_p and write the run folder ``out``; returns the summary."""
+    out.mkdir(parents=True, exist_ok=True)
+    party, hyper = participant.party, participant.party.hyper
+    phi, theta = party.phi(), party.theta()
+    metrics = evaluate_model(phi, hyper.resolved_alpha, party.corpus, test, theta_train=theta,
+                             fold_in_iterations=fold_in_iterations, seed=hyper.seed)
+    np.save(out / "theta.npy", theta)
+    write_topics(out, top_words(phi, party.corpus.vocab, 10))
+    save_topic_model(out, TopicModelFile(phi=phi, alpha=hyper.resolved_alpha, beta=hyper.beta,
+                                         vocab=party.corpus.vocab, tokenizer=tokenizer))
+    totals = round_totals(participant.records)
+    summary = {
+        "algorithm": "csfed-lda", "dataset": dataset, "parties": parties, "topics": hyper.n_topics,
+        "iterations": hyper.iterations, "seed": hyper.seed, "perplexity": metrics["perplexity"],
+        "npmi": metrics["npmi"], "topic_diversity": metrics["topic_diversity"],
+        "wall_seconds": sum(totals[k] for k in totals if k.endswith("_seconds")), "bytes_sent": totals["bytes_sent"],
+        "party": party.party_id, "protection": participant.settings.protection,
+        "session": participant.settings.session, "steps": party.steps, "rounds": len(participant.records),
+        "sweeps": party.sweeps, "perplexity_eq16": metrics["perplexity_eq16"],
+    } | {k: v for k, v in totals.items() if k != "bytes_sent"} | (
+        {"macro_f1": metrics["macro_f1"]} if "macro_f1" in metrics else {}) | {
+        "rounds_detail": [{"round": r.round, "contributors": r.contributors, "aggregate_tokens": r.aggregate_tokens,
+                           "recovery_sent": r.recovery_sent, "accepted": r.accepted} for r in participant.records],
+    }
+    write_summary(out, summary)
+    return summary | {"run": str(out)}

@@ -1,0 +1,128 @@
+"""CSFed-LDA on loopback in one command: a real aggregator child process and P parties as threads over HTTP.
+
+Used by ``fedtopic simulate --algorithm csfed-lda`` and the timing experiment.
+The consortium (config + seeded keys: a simulation, never a deployment) is
+written to a work folder; every party has its own state folder there.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fedtopic.algorithms.baselines import LDAHyper, train_centralized
+from fedtopic.algorithms.dafed import DAFedParty
+from fedtopic.corpus.types import Corpus
+from fedtopic.crypto.keys import load_party_keys
+from fedtopic.eval.perplexity import completion_perplexity
+from fedtopic.eval.plots import plot_curves
+from fedtopic.eval.report import evaluate_model
+from fedtopic.eval.topics import top_words
+from fedtopic.node.aggregator_proc import AggregatorProcess
+from fedtopic.node.config import ConsortiumConfig, load_consortium, save_consortium
+from fedtopic.node.consortium_init import init_consortium, key_file_path
+from fedtopic.node.csfed_loop import CSFedParticipant
+from fedtopic.node.csfed_node import csfed_settings, round_totals
+from fedtopic.node.datasource import TrainingData
+from fedtopic.node.run_folder import TopicModelFile, save_topic_model, write_summary, write_topics
+
+
+def local_consortium(work: Path, n_parties: int, hyper: LDAHyper, *, protection: str, steps: int = 1,
+                     delta: float = 0.005, key_bits: int = 2048, seed: int = 0) -> tuple[Path, ConsortiumConfig]:
+    """A fresh consortium.toml + seeded key files in ``work`` for a loopback CSFed-LDA run."""
+    init = init_consortium(n_parties, work, seed=seed, name="loopback")
+    cfg = load_consortium(init.config_path)
+    cfg = cfg.model_copy(update={
+        "algorithm": cfg.algorithm.model_copy(update={
+            "name": "csfed-lda", "topics": hyper.n_topics, "iterations": hyper.iterations, "steps": steps,
+            "alpha": hyper.alpha, "beta": hyper.beta, "seed": hyper.seed}),
+        "aggregator": cfg.aggregator.model_copy(update={"protection": protection, "delta": delta,
+                                                        "key_bits": key_bits}),
+    })
+    save_consortium(cfg, init.config_path)
+    return init.config_path, load_consortium(init.config_path)
+
+
+def make_participants(config: Path, cfg: ConsortiumConfig, corpora: Sequence[Corpus], hyper: LDAHyper, url: str,
+                      say: Callable[[str], None]) -> list[CSFedParticipant]:
+    """One participant per party; party i samples with seed ``hyper.seed + i`` (as the lock-step simulation)."""
+    settings = csfed_settings(cfg)
+    publics = [p.x25519_public_bytes for p in cfg.parties]
+    out = []
+    for i, (pid, corpus) in enumerate(zip(cfg.party_ids, corpora)):
+        party = DAFedParty(pid, corpus, hyper, steps=cfg.algorithm.steps, seed=hyper.seed + i)
+        keys = load_party_keys(key_file_path(config.parent, pid))
+        out.append(CSFedParticipant(party, keys, url, cfg.party_ids, publics, settings,
+                                    config.parent / "state" / pid, say=say))
+    return out
+
+
+def run_all(participants: Sequence[CSFedParticipant], step: Callable[[CSFedParticipant], Any]) -> list[Any]:
+    """``step`` on every participant concurrently (threads); re-raises the first failure."""
+    with ThreadPoolExecutor(max_workers=len(participants), thread_name_prefix="party") as pool:
+        return [f.result() for f in [pool.submit(step, p) for p in participants]]
+
+
+def write_csfed_run(out: Path, data: TrainingData, hyper: LDAHyper, participants: Sequence[CSFedParticipant], *,
+                    protection: str, steps: int, wall_seconds: float, compare_centralized: bool = False,
+                    fold_in_iterations: int = 50) -> dict[str, Any]:
+    """Evaluate the consortium's Φ_Σ (every party holds the same), write the run folder, return the summary."""
+    first = participants[0].party
+    phi = first.phi()
+    same = all(np.array_equal(p.party.phi(), phi) for p in participants[1:])
+    metrics = evaluate_model(phi, hyper.resolved_alpha, data.train, data.test, fold_in_iterations=fold_in_iterations,
+                             seed=hyper.seed)
+    write_topics(out, top_words(phi, data.train.vocab, 10))
+    save_topic_model(out, TopicModelFile(phi=phi, alpha=hyper.resolved_alpha, beta=hyper.beta,
+                                         vocab=data.train.vocab, tokenizer=data.tokenizer))
+    totals = [round_totals(p.records) for p in participants]
+    summary: dict[str, Any] = {
+        "algorithm": "csfed-lda", "dataset": data.name, "parties": len(participants), "topics": hyper.n_topics,
+        "iterations": hyper.iterations, "seed": hyper.seed, "perplexity": metrics["perplexity"],
+        "npmi": metrics["npmi"], "topic_diversity": metrics["topic_diversity"], "wall_seconds": wall_seconds,
+        "bytes_sent": int(sum(t["bytes_sent"] for t in totals)), "perplexity_eq16": metrics["perplexity_eq16"],
+        "protection": protection, "steps": steps, "rounds": len(participants[0].records),
+        "bytes_received": int(sum(t["bytes_received"] for t in totals)), "parties_hold_same_phi": same,
+        "recoveries_sent": int(sum(t["recoveries_sent"] for t in totals)),
+        "seconds_per_party": {k: float(np.mean([t[k] for t in totals])) for k in totals[0] if k.endswith("_seconds")},
+    }
+    if compare_centralized:
+        t0 = time.perf_counter()
+        central = train_centralized(data.parties, hyper).phi()
+        ref = completion_perplexity(central, data.test, hyper.resolved_alpha, iterations=fold_in_iterations,
+                                    seed=hyper.seed)
+        summary |= {"centralized_perplexity": ref, "centralized_seconds": time.perf_counter() - t0,
+                    "perplexity_gap_vs_centralized": metrics["perplexity"] / ref - 1.0}
+    write_summary(out, summary)
+    records = participants[0].records
+    phases = ("sweep_seconds", "encode_seconds", "submit_seconds", "fetch_seconds", "decode_seconds")
+    plot_curves(out / "round_seconds.png",
+                {k.removesuffix("_seconds"): ([r.round for r in records], [getattr(r, k) for r in records])
+                 for k in phases},
+                xlabel="aggregator round", ylabel="seconds (party p1)",
+                title=f"CSFed-LDA ({protection}): time per round by phase")
+    return summary
+
+
+def simulate_csfed(data: TrainingData, hyper: LDAHyper, run_dir: Path, *, protection: str, steps: int = 1,
+                   delta: float = 0.005, key_bits: int = 2048, seed: int = 0, compare_centralized: bool = False,
+                   say: Callable[[str], None] = print) -> dict[str, Any]:
+    """Aggregator child + one thread per party on loopback; writes ``run_dir`` (the aggregator's log too)."""
+    with tempfile.TemporaryDirectory(prefix="csfed-") as tmp:
+        work = Path(tmp)
+        config, cfg = local_consortium(work / "consortium", len(data.parties), hyper, protection=protection,
+                                       steps=steps, delta=delta, key_bits=key_bits, seed=seed)
+        with AggregatorProcess(config, work / "aggregator", run_dir / "aggregator.log") as agg:
+            say(f"aggregator {agg.url} (pid {agg.proc.pid}); {len(data.parties)} parties, protection {protection}")
+            participants = make_participants(config, cfg, data.parties, hyper, agg.url, say)
+            started = time.perf_counter()
+            run_all(participants, lambda p: p.run())
+            wall = time.perf_counter() - started
+    return write_csfed_run(run_dir, data, hyper, participants, protection=protection, steps=steps, wall_seconds=wall,
+                           compare_centralized=compare_centralized)

@@ -1,0 +1,45 @@
+"""`fedtopic simulate --algorithm csfed-lda` and `fedtopic experiment timing --quick` write their run folders."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fedtopic.cli.main import main
+from fedtopic.node.run_folder import SUMMARY_KEYS
+
+pytestmark = pytest.mark.xdist_group("csfed-aggregator")
+
+
+def test_simulate_csfed_writes_a_run_folder_with_stable_keys(tmp_path, capsys):
+    out = tmp_path / "run"
+    code = main(["simulate", "--algorithm", "csfed-lda", "--protection", "mask", "--dataset", "synthetic",
+                 "--parties", "3", "--topics", "5", "--iterations", "4", "--steps", "2", "--compare-centralized",
+                 "--out", str(out), "--format", "json"])
+    assert code == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert all(k in summary for k in SUMMARY_KEYS)
+    assert summary["algorithm"] == "csfed-lda" and summary["protection"] == "mask" and summary["parties"] == 3
+    assert summary["rounds"] == 3 and summary["parties_hold_same_phi"] is True  # genesis + 2 rounds of 2 sweeps
+    assert summary["perplexity"] > 1 and summary["centralized_perplexity"] > 1
+    assert (out / "topics.json").is_file() and (out / "round_seconds.png").stat().st_size > 1000
+    assert (out / "aggregator.log").is_file()
+    capsys.readouterr()
+
+
+def test_quick_timing_experiment_writes_table_4(tmp_path, capsys):
+    out = tmp_path / "timing"
+    assert main(["experiment", "timing", "--quick", "--out", str(out), "--format", "json"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    rows = {(r["method"], r["steps"]): r for r in summary["rows"]}
+    steps = summary["settings"]["multi_steps"]
+    for method in ("CSFed none", "CSFed mask", "CSFed paillier-iphe", "CSFed paillier-packed", "DAFed"):
+        assert (method, 1) in rows and (method, steps) in rows
+    assert ("centralized", 1) in rows and ("CSFed HE (δ=100 %, unpacked)", 1) in rows
+    for r in summary["rows"]:
+        assert r["critical_path"] >= r["gibbs"] >= 0 and r["total_cpu"] >= r["critical_path"] - 1e-9
+    assert rows[("CSFed paillier-iphe", 1)]["encryption"] > rows[("CSFed none", 1)]["encryption"]
+    assert rows[("CSFed HE (δ=100 %, unpacked)", 1)]["encryption"] > rows[("CSFed paillier-iphe", 1)]["encryption"]
+    assert (out / "timing.png").stat().st_size > 1000 and "| CSFed mask |" in (out / "table.md").read_text()
+    capsys.readouterr()
