@@ -11,14 +11,16 @@ from pathlib import Path
 import httpx
 import numpy as np
 import pytest
-from _aggregator_proc import AggregatorProcess, child_env
+from _aggregator_proc import child_env
 
 from fedtopic.crypto.codec import decode_counts, encode_counts
 from fedtopic.crypto.keys import PartyKeys, generate_party_keys, load_party_keys
+from fedtopic.ledger.local_nodes import free_port
 from fedtopic.network.client import AggregatorClient
 from fedtopic.network.dense import encode_dense
 from fedtopic.network.errors import AggregatorRejected
 from fedtopic.network.wire import request_headers, update_headers
+from fedtopic.node.aggregator_proc import AggregatorProcess
 from fedtopic.node.consortium_init import init_consortium
 
 SHAPE = (6, 3)
@@ -43,8 +45,8 @@ def consortium(tmp_path_factory) -> Consortium:
 @pytest.fixture(scope="module")
 def server(consortium, tmp_path_factory):
     work = tmp_path_factory.mktemp("aggregator")
-    proc = AggregatorProcess(consortium.config, work / "data", work / "server.log", None,
-                             "--max-body-mb", str(MAX_BODY / 2**20))
+    proc = AggregatorProcess(consortium.config, work / "data", work / "server.log",
+                             extra_args=("--max-body-mb", str(MAX_BODY / 2**20)))
     yield proc
     proc.stop()
 
@@ -191,7 +193,7 @@ def test_kill_9_mid_round_loses_no_accepted_update(consortium, tmp_path) -> None
         for p in ("p1", "p2"):
             clients[p].submit(0, encode_counts(counts(p, 0)))
         proc.kill9()
-        proc = AggregatorProcess(consortium.config, data, tmp_path / "server.log", proc.port)
+        proc = AggregatorProcess(consortium.config, data, tmp_path / "server.log", port=proc.port)
         assert clients["p3"].round(0).received == ["p1", "p2"]
         receipt = clients["p3"].submit(0, encode_counts(counts("p3", 0)))
         assert receipt.round_closed
@@ -217,7 +219,6 @@ def test_serve_refuses_a_bad_config_in_one_line(tmp_path, capsys) -> None:
 
 
 def test_client_retries_with_backoff_then_raises_unavailable(consortium, caplog) -> None:
-    from _aggregator_proc import free_port
 
     from fedtopic.network.errors import AggregatorUnavailable
 

@@ -9,38 +9,32 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
 
 import fedtopic
 from fedtopic.errors import NetworkError
+from fedtopic.ledger.local_nodes import free_port
 
 _PACKAGE_ROOT = Path(fedtopic.__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class AggregatorProcess:
     """One ``fedtopic aggregator serve --config CONFIG --data DATA`` child on 127.0.0.1 (context manager)."""
 
     def __init__(self, config: Path, data: Path, log: Path, *, port: int | None = None,
-                 startup_timeout: float = 60.0) -> None:
+                 startup_timeout: float = 60.0, extra_args: Sequence[str] = ()) -> None:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log
         env = {**os.environ, "PYTHONPATH": str(_PACKAGE_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
         cmd = [sys.executable, "-m", "fedtopic.cli.main", "aggregator", "serve", "--config", str(config),
-               "--port", str(self.port), "--data", str(data)]
+               "--port", str(self.port), "--data", str(data), *extra_args]
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "ab") as out:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
