@@ -18,12 +18,10 @@ import numpy as np
 
 from fedtopic.algorithms.baselines import LDAHyper
 from fedtopic.algorithms.dafed import DAFedParty
-from fedtopic.crypto.keys import load_party_keys
-from fedtopic.errors import ConfigError
 from fedtopic.eval.report import evaluate_model
 from fedtopic.eval.topics import top_words
 from fedtopic.node.config import ConsortiumConfig
-from fedtopic.node.consortium_init import key_file_path
+from fedtopic.node.identity import load_own_keys
 from fedtopic.node.csfed_loop import CSFedParticipant, CSFedSettings, RoundRecord
 from fedtopic.node.party_data import load_party_data
 from fedtopic.node.run_folder import TopicModelFile, save_topic_model, write_summary, write_topics
@@ -62,12 +60,7 @@ def run_csfed_node(
     on_round: Callable[[RoundRecord], None] | None = None,
 ) -> dict[str, Any]:
     """Train party ``party_id`` to the end; returns (and writes to ``state_dir/model``) its summary."""
-    party_cfg = cfg.party(party_id)
-    keys = load_party_keys(key_file or key_file_path(config_path.parent, party_id))
-    if keys.party_id != party_id or keys.address != party_cfg.address or \
-            keys.x25519_public != party_cfg.x25519_public_bytes:
-        raise ConfigError(f"key file belongs to {keys.party_id} ({keys.address}), not to party {party_id} "
-                          f"({party_cfg.address})")
+    keys = load_own_keys(cfg, config_path, party_id, key_file)
     state_dir = state_dir or config_path.parent / "state" / party_id
     state_dir.mkdir(parents=True, exist_ok=True)
     data = load_party_data(cfg, party_id, corpus=corpus, vocab=vocab)
