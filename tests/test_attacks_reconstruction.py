@@ -66,7 +66,7 @@ def test_paper_eq12_worked_example():
 
 def test_epsilon_grows_with_users_as_in_fig2():
     eps = [up_epsilon(log_partial_reconstruction_probability(0.2, m, 20)) for m in (2, 5, 10, 20, 50)]
-    assert all(a < b for a, b in zip(eps, eps[1:]))
+    assert all(a < b for a, b in itertools.pairwise(eps))
 
 
 def test_single_user_is_always_reconstructed():

@@ -56,7 +56,8 @@ PAPER_FIG9: dict[str, Any] = {
 
 def experiment_inversion(train: Corpus, test: Corpus, s: ExperimentSettings, progress: Progress) -> list[Point]:
     """Fig. 9: the aggregator's inverted model under δ-IPHE and δ-UPHE, K = max(s.topics)."""
-    from fedtopic.node.experiments import Point, _test_subset  # imported here: experiments.py registers this module
+    # imported here, not at the top: experiments.py imports this module to register it
+    from fedtopic.node.experiments import Point, _test_subset
 
     test = _test_subset(test, s)
     n_topics = max(s.topics)
@@ -92,7 +93,7 @@ def experiment_inversion(train: Corpus, test: Corpus, s: ExperimentSettings, pro
                 extra = {
                     "delta_percent": delta,
                     "attacker": knowledge,
-                    "hidden_words": int(len(hidden)),
+                    "hidden_words": len(hidden),
                     "hidden_train_token_share": float(frequencies[hidden].sum() / max(train.n_tokens, 1)),
                     "hidden_test_token_share": float(np.isin(test.words, hidden).mean()),
                     "real_perplexity": real,
