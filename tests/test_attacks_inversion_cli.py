@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
+
+import pytest
 
 from fedtopic.cli.main import main
 
@@ -22,4 +25,7 @@ def test_quick_inversion_run_writes_rows_and_plot(tmp_path):
         assert r["iphe_hidden_words"] == r["uphe_hidden_words"] > 0
         assert r["iphe_eta"] > r["uphe_eta"]
     assert len(summary["points"]) == 5 * 2 * 2
+    first = summary["points"][0]
+    assert summary["uniform_model"]["perplexity"] == first["vocabulary_size"] > first["real_perplexity"]
+    assert summary["uniform_model"]["eta"] == pytest.approx(math.log(first["vocabulary_size"] / first["real_perplexity"]))
     assert (out / "inversion.png").stat().st_size > 10_000

@@ -17,6 +17,7 @@ stands in.
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -98,6 +99,7 @@ def experiment_inversion(train: Corpus, test: Corpus, s: ExperimentSettings, pro
                     "hidden_test_token_share": float(np.isin(test.words, hidden).mean()),
                     "real_perplexity": real,
                     "real_perplexity_eq16": real_eq16,
+                    "vocabulary_size": test.n_words,
                     "eta": model_privacy_eta(comp, real),
                     "eta_eq16": model_privacy_eta(eq16, real_eq16),
                     "increase_percent": 100.0 * (comp / real - 1.0),
@@ -127,7 +129,14 @@ def inversion_summary(points: list[Point]) -> dict[str, Any]:
             row[f"{prefix}_increase_percent_eq16"] = p.extra["increase_percent_eq16"]
             row[f"{p.method}_zeta_mean"] = p.extra["zeta_mean"]
         rows.append(row)
-    return {"by_delta": rows, "paper_figures": PAPER_FIG9, "deltas_percent": list(DELTAS_PERCENT)}
+    first = points[0].extra
+    vocabulary = first["vocabulary_size"]
+    uniform = {  # Φ = 1/V knows nothing: perplexity V for any θ; an η above this is the attacker's own loss
+        "perplexity": float(vocabulary),
+        "eta": math.log(vocabulary / first["real_perplexity"]),
+        "eta_eq16": math.log(vocabulary / first["real_perplexity_eq16"]),
+    }
+    return {"by_delta": rows, "paper_figures": PAPER_FIG9, "deltas_percent": list(DELTAS_PERCENT), "uniform_model": uniform}
 
 
 def plot_fig9(points: list[Point], run_dir: Path) -> list[Path]:
@@ -141,4 +150,5 @@ def plot_fig9(points: list[Point], run_dir: Path) -> list[Path]:
         eta.setdefault(name, []).append(p.extra["eta"])
     real = points[0].extra["real_perplexity"]
     title = f"Fig. 9: model inversion by the aggregator (K={points[0].topics})"
-    return [plot_inversion(run_dir / "inversion.png", deltas, perplexity, eta, real_perplexity=real, title=title)]
+    uniform = float(points[0].extra["vocabulary_size"])
+    return [plot_inversion(run_dir / "inversion.png", deltas, perplexity, eta, real_perplexity=real, uniform_perplexity=uniform, title=title)]

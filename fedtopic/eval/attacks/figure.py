@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -18,19 +19,26 @@ def plot_inversion(
     eta: Mapping[str, Sequence[float]],
     *,
     real_perplexity: float,
+    uniform_perplexity: float,
     title: str,
 ) -> Path:
-    """Two panels over categorical δ (%): perplexity of M_in (log y, M_r dotted) and η (Eq. 5), one line per named series."""
+    """Two panels over categorical δ (%): perplexity of M_in and η (Eq. 5), one line per named series.
+
+    Dotted references: the real model M_r and the uniform model Φ = 1/V (perplexity V), whose η is
+    the most an attacker who learns nothing should concede.
+    """
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5), dpi=110)
     xs = range(len(deltas_percent))
     labels = [f"{d:g}" for d in deltas_percent]
     for name, ys in perplexity.items():
         left.plot(xs, list(ys), marker="o", linestyle="--" if "known" in name else "-", label=name)
     left.axhline(real_perplexity, color="grey", linestyle=":", label="real model M_r")
+    left.axhline(uniform_perplexity, color="black", linestyle=":", label="uniform model (perplexity V)")
     left.set_yscale("log")
     left.set_ylabel("held-out perplexity of M_in (document completion)")
     for name, ys in eta.items():
         right.plot(xs, list(ys), marker="o", linestyle="--" if "known" in name else "-", label=name)
+    right.axhline(math.log(uniform_perplexity / real_perplexity), color="black", linestyle=":", label="uniform model")
     right.set_ylabel("η = ln(Perp(M_in) / Perp(M_r))   (Eq. 5)")
     for ax in (left, right):
         ax.set_xticks(list(xs), labels)
