@@ -14,6 +14,7 @@ from fedtopic.corpus.datasets import load_dataset
 from fedtopic.errors import ConfigError
 from fedtopic.eval.plots import plot_curves, plot_grouped_bars
 from fedtopic.node.experiments import EXPERIMENTS, ExperimentSettings, Point
+from fedtopic.node.inversion_experiment import inversion_summary, plot_fig9
 from fedtopic.node.run_folder import prepare_run_dir, write_json
 from fedtopic.node.timing import PAPER as TABLE4, TimingSettings, run_timing, table_lines
 
@@ -22,6 +23,7 @@ PAPER = {
     "topics": "Fig. 7: perplexity falls with K, inflection at K = 40",
     "heterogeneity": "Table 3: CSFed 941.36 / 940.07 / 941.71, DAFed 959.37 / 961.32 / 960.03 for schemes a / b / c",
     "multistep": "Fig. 8: at 5 steps perplexity +3.5 % (CSFed) and +6.5 % (DAFed) over single-step",
+    "inversion": "Fig. 9: at δ = 0.5 % the inverted model's perplexity +203 % under IPHE (η = 1.11) vs +1.17 % under UPHE (η = 0.01)",
 }
 
 
@@ -68,7 +70,7 @@ def experiment(
         "paper": PAPER[name],
         "wall_seconds": time.perf_counter() - started,
         "points": [p.as_dict() for p in points],
-    }
+    } | (inversion_summary(points) if name == "inversion" else {})
     write_json(run_dir / "summary.json", summary)
     plots = _plot(name, points, run_dir)
     if fmt is OutputFormat.json:
@@ -77,6 +79,12 @@ def experiment(
     table = Table("method", "K", "parties", "scheme", "steps", "perplexity", "Eq. 16", "seconds", title=f"{name} on {dataset}")
     for p in points:
         table.add_row(p.method, str(p.topics), str(p.parties), p.scheme, str(p.steps), f"{p.perplexity:.1f}", f"{p.perplexity_eq16:.1f}", f"{p.seconds:.1f}")
+    if name == "inversion":
+        table = Table("δ %", "scheme", "attacker", "hidden words", "perplexity", "+%", "η", "Eq. 16", "η Eq. 16", "ζ", title=f"{name} on {dataset}")
+        for p in points:
+            e = p.extra
+            table.add_row(f"{e['delta_percent']:g}", p.method, p.scheme, str(e["hidden_words"]), f"{p.perplexity:.1f}", f"{e['increase_percent']:.1f}",
+                          f"{e['eta']:.3f}", f"{p.perplexity_eq16:.1f}", f"{e['eta_eq16']:.3f}", f"{e['zeta_mean']:.4f}")
     stdout_console.print(table)
     stdout_console.print(f"paper: {PAPER[name]}")
     stdout_console.print(f"written: {run_dir / 'summary.json'}, " + ", ".join(p.name for p in plots))
@@ -105,6 +113,8 @@ def _plot(name: str, points: list[Point], run_dir: Path) -> list[Path]:
         return paths
     if name == "topics":
         return [plot_curves(run_dir / "topics.png", _series(points, "topics"), xlabel="topics K", ylabel=ylabel, title="Fig. 7: perplexity vs K")]
+    if name == "inversion":
+        return plot_fig9(points, run_dir)
     if name == "multistep":
         return [plot_curves(run_dir / "multistep.png", _series(points, "steps"), xlabel="local sweeps per exchange (steps)", ylabel=ylabel, title="Fig. 8: multi-step training")]
     schemes = ["a", "b", "c"]

@@ -26,6 +26,7 @@ from fedtopic.corpus.partition import partition_documents
 from fedtopic.corpus.types import Corpus
 from fedtopic.eval.perplexity import completion_perplexity, eq16_perplexity
 from fedtopic.node.consortium_init import cp_from_consortia, party_ids
+from fedtopic.node.inversion_experiment import experiment_inversion
 from fedtopic.node.lockstep import run_lockstep_simulation
 from fedtopic.node.virtual_async import run_virtual_simulation
 
@@ -176,4 +177,5 @@ EXPERIMENTS: dict[str, Callable[[Corpus, Corpus, ExperimentSettings, Progress], 
     "topics": experiment_topics,
     "heterogeneity": experiment_heterogeneity,
     "multistep": experiment_multistep,
+    "inversion": experiment_inversion,  # Fig. 9, §8.3
 }
