@@ -36,3 +36,27 @@ def test_simulate_over_the_chain_matches_the_board_format(tmp_path, capsys):
 def test_simulate_rejects_unknown_transport(tmp_path, capsys):
     assert main(["simulate", "--transport", "carrier-pigeon", "--out", str(tmp_path / "x")]) == 2
     assert "unknown --transport" in capsys.readouterr().err
+
+
+def test_simulate_from_a_fig5_consortium_config(tmp_path, capsys):
+    from fedtopic.node.config import load_consortium, save_consortium
+    from fedtopic.node.consortium_init import cp_from_consortia, init_consortium
+
+    # paper Fig. 5: con1 = {p1, p2}, con2 = {p2, p3}, con4 = {p4, p5}
+    init = init_consortium(5, tmp_path / "c", cp=cp_from_consortia([["p1", "p2"], ["p2", "p3"], ["p4", "p5"]]), seed=1)
+    cfg = load_consortium(init.config_path)
+    cfg = cfg.model_copy(update={
+        "algorithm": cfg.algorithm.model_copy(update={"topics": 5, "iterations": 6, "random_delay": (0.0, 0.02)}),
+        "data": cfg.data.model_copy(update={"dataset": "synthetic"}),
+    })
+    save_consortium(cfg, init.config_path)
+    out = tmp_path / "sim"
+    assert main(["simulate", "--config", str(init.config_path), "--out", str(out), "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["parties"] == 5 and summary["topics"] == 5
+    # a party reads only the channels CP grants it (Def. 4); a party may stop before its first round
+    # when the fastest party it reads has already finished (paper §8.1 stop rule)
+    read = {d["party"]: set(d["read_from"]) for d in summary["parties_detail"]}
+    allowed = {"p1": {"p2"}, "p2": {"p1", "p3"}, "p3": {"p2"}, "p4": {"p5"}, "p5": {"p4"}}
+    assert all(read[p] <= allowed[p] for p in allowed)
+    assert any(read[p] == allowed[p] for p in ("p1", "p2", "p3")) and any(read[p] == allowed[p] for p in ("p4", "p5"))

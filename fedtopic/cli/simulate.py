@@ -17,12 +17,13 @@ from fedtopic.node.dafed_run import write_dafed_run
 from fedtopic.node.datasource import load_training_data
 from fedtopic.node.run_folder import prepare_run_dir
 from fedtopic.node.simulate import run_simulation
-from fedtopic.node.config import PROTECTIONS
+from fedtopic.node.config import PROTECTIONS, load_consortium
 from fedtopic.node.csfed_simulate import simulate_csfed
 from fedtopic.node.transport import ChannelTransport, InMemoryBoard
 
 
 def simulate(
+    config: Annotated[Optional[Path], typer.Option(help="take parties, CP, algorithm, data and protection from a consortium.toml (other training flags are then ignored)")] = None,
     dataset: Annotated[str, typer.Option(help="built-in dataset split among the parties")] = "bbc-news",
     parties: Annotated[int, typer.Option(min=1, help="number of parties P")] = 5,
     scheme: Annotated[str, typer.Option(help="partition: a even, b unbalanced, c by label, dirichlet")] = "a",
@@ -45,6 +46,17 @@ def simulate(
 ) -> None:
     """DAFed-LDA with P concurrent parties over an in-memory board or an embedded chain, or CSFed-LDA with
     P parties and a real aggregator process on loopback."""
+    ids, cp = party_ids(parties), None
+    if config is not None:
+        cfg = load_consortium(config)
+        if cfg.data.dataset is None:
+            raise ConfigError(f"{config}: data.dataset is not set; a simulation splits a built-in dataset among the parties")
+        a, agg = cfg.algorithm, cfg.aggregator
+        algorithm, topics, iterations, steps, alpha, beta, seed = a.name, a.topics, a.iterations, a.steps, a.alpha, a.beta, a.seed
+        max_delay = a.random_delay[1]
+        dataset, scheme, parties = cfg.data.dataset, cfg.data.scheme, len(cfg.parties)
+        protection, delta, key_bits = agg.protection, agg.delta, agg.key_bits
+        ids, cp = list(cfg.party_ids), dict(cfg.cp)
     if algorithm not in ("dafed-lda", "csfed-lda"):
         raise ConfigError(f"unknown --algorithm {algorithm!r}: choose dafed-lda or csfed-lda")
     if protection not in PROTECTIONS:
@@ -58,8 +70,7 @@ def simulate(
     run_dir = prepare_run_dir(out, overwrite=overwrite)
     data = load_training_data(dataset=dataset, corpus=None, n_parties=parties, scheme=scheme, seed=seed)
     hyper = LDAHyper(n_topics=topics, iterations=iterations, alpha=alpha, beta=beta, seed=seed)
-    ids = party_ids(parties)
-    cp = cp_from_consortia([ids])
+    cp = cp if cp is not None else cp_from_consortia([ids])
     shape = (data.train.n_words, topics)
     extra: dict[str, object] = {"transport": transport, "schedule": "threads"}
     if transport == "chain":

@@ -1,11 +1,13 @@
 """The asynchronous DAFed-LDA loop of one party (Alg. 3), transport-agnostic.
 
 The party never waits for slower parties: it reads whatever is latest, trains,
-publishes. Training ends for everyone when the fastest party reaches the
-maximum number of sweeps (paper §8.1, "decentralized settings"): in one
-process through ``stop``, across processes because every party sees on the
-channels it reads that someone has published its last round. Optionally a
-party also stops when its own counts settle.
+publishes. Training ends when the fastest party reaches the maximum number of
+sweeps (paper §8.1, "decentralized settings"): every party sees on the
+channels it reads that someone has published its last round, in one process
+or across machines alike. With CP consortia (Fig. 5) the rule therefore holds
+per consortium: a party stops when a party it can read has finished.
+Optionally a party also stops when its own counts settle; ``stop`` aborts
+everyone (a simulation sets it when one party fails).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class PartyLog:
     bytes_sent: int = 0
     bytes_received: int = 0
     staleness: list[int] = field(default_factory=list)
+    read_from: set[str] = field(default_factory=set)
     compute_seconds: float = 0.0
     comm_seconds: float = 0.0
     delay_seconds: float = 0.0
@@ -68,7 +71,7 @@ def run_party(
     converge_tol: float | None = None,
     checkpoint: Path | None = None,
 ) -> PartyLog:
-    """Run party ``party`` until it or any party it reads reaches ``max_sweeps`` (or ``stop`` is set).
+    """Run party ``party`` until it or any party it reads reaches ``max_sweeps`` (or ``stop`` aborts it).
 
     ``delay()`` seconds are slept after every local round (the paper's random
     per-iteration delay that makes asynchrony real). ``converge_tol``: stop this
@@ -111,6 +114,7 @@ def run_party(
         t4 = time.perf_counter()
         log.rounds, log.sweeps = report.round, report.sweeps
         log.staleness.extend(report.staleness.values())
+        log.read_from.update(report.staleness)
         log.compute_seconds += t2 - t1
         log.comm_seconds += (t1 - t0) + (t4 - t3)
         log.delay_seconds += t3 - t2
@@ -124,7 +128,6 @@ def run_party(
                 break
     if party.sweeps >= max_sweeps:
         log.stopped_by = "max-iterations"
-        stop.set()
     log.stopped_by = log.stopped_by or "fastest-party-finished"
     log.bytes_received = transport.bytes_received()
     return log

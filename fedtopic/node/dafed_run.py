@@ -65,6 +65,7 @@ def write_dafed_run(
                 "rounds": log.rounds,
                 "sweeps": log.sweeps,
                 "stopped_by": log.stopped_by,
+                "read_from": sorted(log.read_from),
                 "bytes_sent": log.bytes_sent,
                 "compute_seconds": round(log.compute_seconds, 3),
                 "comm_seconds": round(log.comm_seconds, 3),

@@ -40,6 +40,7 @@ def run_lockstep_simulation(
         for log, r in zip(logs, reports):
             log.rounds, log.sweeps = r.round, r.sweeps
             log.staleness.extend(r.staleness.values())
+            log.read_from.update(r.staleness)
     for p, log in zip(parties, logs):
         p.absorb([published[o] for o in readable[p.party_id]])
         log.stopped_by = "max-iterations"

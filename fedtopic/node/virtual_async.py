@@ -5,8 +5,9 @@ experiments we replay asynchrony as a discrete-event simulation: a party's
 round takes ``cost_per_token × tokens × steps`` plus a seeded random delay
 U(0, max_delay) (paper §8.1) of *virtual* seconds; it reads what was published
 by its start time and publishes at its end time. Larger parties are therefore
-slower, as on real machines. Rounds that started before the fastest party
-finished ``max_sweeps`` still complete; none starts after (paper §8.1 stop rule).
+slower, as on real machines. A party stops when, at the start of a round, a
+party it reads has published its last round (paper §8.1 stop rule, per
+consortium as in the threaded loop).
 Same seed, same staleness pattern, same model.
 """
 
@@ -72,25 +73,25 @@ def run_virtual_simulation(
         publish(i, 0.0, 0, party.genesis())
     queue = [(0.0, i) for i in range(len(parties))]
     heapq.heapify(queue)
-    stop_at = float("inf")
     while queue:
         start, i = heapq.heappop(queue)
-        if start >= stop_at:
-            logs[i].stopped_by = logs[i].stopped_by or "fastest-party-finished"
-            continue
         party = parties[i]
-        report = party.train_round([latest(i, o, start) for o in readable[party.party_id]])
+        others = [latest(i, o, start) for o in readable[party.party_id]]
+        if any(s.round * steps >= hyper.iterations for s in others):
+            logs[i].stopped_by = "fastest-party-finished"
+            continue
+        report = party.train_round(others)
         end = start + cost_per_token * party.corpus.n_tokens * steps + (float(rngs[i].uniform(0, max_delay)) if max_delay > 0 else 0.0)
         publish(i, end, report.round, report.n_wk)
         log = logs[i]
         log.rounds, log.sweeps = report.round, report.sweeps
         log.staleness.extend(report.staleness.values())
+        log.read_from.update(report.staleness)
         log.delay_seconds = end
         if on_round is not None:
             on_round(party.party_id, report, log)
         if report.sweeps >= hyper.iterations:
             log.stopped_by = "max-iterations"
-            stop_at = min(stop_at, end)
         else:
             heapq.heappush(queue, (end, i))
     for i, party in enumerate(parties):
