@@ -94,4 +94,9 @@ def eq16_perplexity(
     check_corpus_for_phi(phi, corpus, "Eq. 16 perplexity")
     alpha = check_alpha(alpha, "Eq. 16 perplexity")
     theta = fold_in(phi, corpus.words, corpus.doc_ptr, alpha, iterations=iterations, seed=seed)
+    return eq16_from_theta(phi, theta, corpus)
+
+
+def eq16_from_theta(phi: np.ndarray, theta: np.ndarray, corpus: Corpus) -> float:
+    """Eq. 16 perplexity of ``corpus`` given θ float64[D,K] already folded in on the whole documents."""
     return _perplexity(token_log_probs(phi, theta, corpus.words, corpus.doc_ids()))

@@ -10,7 +10,7 @@ from fedtopic.eval._checks import check_alpha, check_corpus_for_phi, check_phi
 from fedtopic.eval.classify import svm_macro_f1
 from fedtopic.eval.coherence import npmi_coherence, top_word_ids
 from fedtopic.eval.diversity import topic_diversity
-from fedtopic.eval.perplexity import completion_perplexity, eq16_perplexity
+from fedtopic.eval.perplexity import completion_perplexity, eq16_from_theta
 from fedtopic.models.foldin import fold_in
 
 NPMI_TOP_N = 10
@@ -54,9 +54,10 @@ def evaluate_model(
     check_corpus_for_phi(phi, test, "evaluate (test corpus)")
     n_words = phi.shape[1]
     npmi_top_n = min(NPMI_TOP_N, n_words)
+    theta_test = fold_in(phi, test.words, test.doc_ptr, alpha, iterations=fold_in_iterations, seed=seed)
     scores = {
         "perplexity": completion_perplexity(phi, test, alpha, iterations=fold_in_iterations, seed=seed),
-        "perplexity_eq16": eq16_perplexity(phi, test, alpha, iterations=fold_in_iterations, seed=seed),
+        "perplexity_eq16": eq16_from_theta(phi, theta_test, test),
         "npmi": float(npmi_coherence(top_word_ids(phi, npmi_top_n), train, npmi_top_n).mean()),
         "topic_diversity": topic_diversity(phi, min(DIVERSITY_TOP_N, n_words)),
     }
@@ -70,7 +71,6 @@ def evaluate_model(
         raise EvalError(
             f"evaluate: theta_train has shape {np.shape(theta_train)}, expected {(train.n_docs, phi.shape[0])}"
         )
-    theta_test = fold_in(phi, test.words, test.doc_ptr, alpha, iterations=fold_in_iterations, seed=seed)
     scores["macro_f1"] = svm_macro_f1(
         np.asarray(theta_train)[train_docs],
         train.labels[train_docs],
