@@ -26,7 +26,7 @@ import numpy as np
 from fedtopic.errors import ModelError
 from fedtopic.models._alias import build_word_alias
 from fedtopic.models._dense import dense_shard
-from fedtopic.models._mh import mh_shard
+from fedtopic.models._mh import interleave, live_counts, mh_shard
 from fedtopic.models._parallel import parallel_dense, parallel_mh
 from fedtopic.models.state import LDAState
 
@@ -109,11 +109,12 @@ def sweep(
     else:
         tables = build_word_alias(tot_wk, tot_k, beta, vbeta)
         if threads == 1:
-            stale_wk, stale_k = tot_wk.copy(), tot_k.copy()
+            work = interleave(tot_wk, tot_wk)
             mh_shard(
-                words, doc_ptr, 0, n_docs, state.z, state.n_dk, tot_wk, tot_k, stale_wk, stale_k,
+                words, doc_ptr, 0, n_docs, state.z, state.n_dk, work, tot_k, tot_k.copy(),
                 *tables, alpha, beta, vbeta, mh_steps, state.rng, 0,
             )
+            live_counts(work, tot_wk)
         else:
             parallel_mh(
                 words, doc_ptr, threads, state.z, state.n_dk, tot_wk, tot_k, tables, alpha, beta, vbeta, mh_steps, state.rng
