@@ -56,7 +56,7 @@ def _draws(setup, start, mh_steps, with_frozen):
         z[i] = s0
         tables = build_word_alias(stale_wk, stale_k, BETA, vbeta)
         got = mh_conditional_draws(
-            int(np.sum(start == s0)), start[start == s0], i, w, d, corpus.words, corpus.doc_ptr, z, state.n_dk,
+            int(np.sum(start == s0)), start[start == s0], i, w, d, z, state.n_dk,
             interleave(tot_wk, stale_wk), tot_k, stale_k, *tables, ALPHA, BETA, vbeta, mh_steps, rng, 0,
         )
         observed += np.bincount(got, minlength=K)
