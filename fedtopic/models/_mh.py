@@ -26,8 +26,9 @@ accepting t over s with probability min(1, π(t) q(s) / (π(s) q(t))) keeps π e
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from fedtopic.models._dense import dense_draw, dense_scratch
 from fedtopic.models.rng import next_double
 
 
@@ -45,7 +46,7 @@ def _doc_topics(ndk, tlist, tpos):
 
 @njit(inline="always", cache=True)
 def _alias_mh_token(
-    s, i, w, ndk, wrow, inv, z, tlist, n_t, cum, alpha, beta, vbeta, stale_inv, stale_k,
+    s, i, w, ndk, nwk, swk, inv, z, tlist, n_t, cum, alpha, beta, vbeta, stale_inv, stale_k,
     ptr, top, prob, alt, mass, s_prob, s_alt, s_mass, mh_steps, rng, stream,
 ):
     """MH chain of mh_steps proposals for token i from topic s (counts exclude i); returns the topic."""
@@ -53,11 +54,11 @@ def _alias_mh_token(
     p_doc = 0.0
     for j in range(n_t):
         k = tlist[j]
-        p_doc += ndk[k] * (wrow[k, 0] + beta) * inv[k]
+        p_doc += ndk[k] * (nwk[k] + beta) * inv[k]
         cum[j] = p_doc
     s0 = z[i]
-    q_s0_with = (wrow[s0, 1] + beta) * stale_inv[s0]
-    q_s0 = (wrow[s0, 1] - 1 + beta) / (stale_k[s0] - 1 + vbeta)  # q̂¬i(s0)
+    q_s0_with = (swk[s0] + beta) * stale_inv[s0]
+    q_s0 = (swk[s0] - 1 + beta) / (stale_k[s0] - 1 + vbeta)  # q̂¬i(s0)
     keep_s0 = q_s0 / q_s0_with
     a_word = alpha * (mass[w] + s_mass - q_s0_with + q_s0)  # α Σ_k q̂¬i(k)
     for _ in range(mh_steps):
@@ -88,10 +89,10 @@ def _alias_mh_token(
                 if t != s0 or next_double(rng, stream) < keep_s0:
                     break
         if t != s:
-            phi_t = (wrow[t, 0] + beta) * inv[t]
-            phi_s = (wrow[s, 0] + beta) * inv[s]
-            q_t = ndk[t] * phi_t + alpha * (q_s0 if t == s0 else (wrow[t, 1] + beta) * stale_inv[t])
-            q_s = ndk[s] * phi_s + alpha * (q_s0 if s == s0 else (wrow[s, 1] + beta) * stale_inv[s])
+            phi_t = (nwk[t] + beta) * inv[t]
+            phi_s = (nwk[s] + beta) * inv[s]
+            q_t = ndk[t] * phi_t + alpha * (q_s0 if t == s0 else (swk[t] + beta) * stale_inv[t])
+            q_s = ndk[s] * phi_s + alpha * (q_s0 if s == s0 else (swk[s] + beta) * stale_inv[s])
             if next_double(rng, stream) * ((ndk[s] + alpha) * phi_s * q_t) < (ndk[t] + alpha) * phi_t * q_s:
                 s = t
     return s
@@ -99,15 +100,17 @@ def _alias_mh_token(
 
 @njit(cache=True, fastmath=True, nogil=True, error_model="numpy")
 def mh_shard(
-    words, doc_ptr, d0, d1, z, n_dk, work, tot_k, stale_k,
+    words, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, stale_wk, stale_k,
     ptr, top, prob, alt, mass, s_prob, s_alt, s_mass,
-    alpha, beta, vbeta, mh_steps, rng, stream,
+    alpha, beta, vbeta, mh_steps, dense_above, rng, stream,
 ):
     """One sweep over documents d0..d1-1 in place (other shapes as in _dense.dense_shard).
 
-    work int32[V,K,2]: [..., 0] the live total word-topic counts (updated), [..., 1] the
-    totals the alias tables were built from (read only; interleaved so that a count and
-    its stale twin share a cache line). tot_k int64[K] live totals, stale_k int64[K] stale.
+    tot_wk int32[V,K] / tot_k int64[K]: live totals (updated); stale_wk / stale_k: the totals
+    the alias tables were built from (read only). A token whose document holds more than
+    dense_above other topics is drawn exactly from Eq. 10 by the dense O(K) draw instead
+    (cheaper there; both moves leave Eq. 10 invariant and the choice depends on the other
+    tokens only, so the sweep stays exact).
     """
     n_topics = tot_k.shape[0]
     inv = np.empty(n_topics, dtype=np.float64)
@@ -118,12 +121,13 @@ def mh_shard(
     tlist = np.empty(n_topics, dtype=np.int32)
     tpos = np.empty(n_topics, dtype=np.int32)
     cum = np.empty(n_topics, dtype=np.float64)
+    p, blk = dense_scratch(n_topics)
     for d in range(d0, d1):
         ndk = n_dk[d]
         n_t = _doc_topics(ndk, tlist, tpos)
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
             w = words[i]
-            wrow = work[w]
+            nwk = tot_wk[w]
             k = z[i]
             ndk[k] -= 1
             if ndk[k] == 0:  # drop k from the document's topic list
@@ -131,30 +135,33 @@ def mh_shard(
                 tlist[tpos[k]] = last
                 tpos[last] = tpos[k]
                 n_t -= 1
-            wrow[k, 0] -= 1
+            nwk[k] -= 1
             tot_k[k] -= 1
             inv[k] = 1.0 / (tot_k[k] + vbeta)
-            k = _alias_mh_token(
-                k, i, w, ndk, wrow, inv, z, tlist, n_t, cum, alpha, beta, vbeta, stale_inv, stale_k,
-                ptr, top, prob, alt, mass, s_prob, s_alt, s_mass, mh_steps, rng, stream,
-            )
+            if n_t > dense_above:
+                k = dense_draw(ndk, nwk, inv, p, blk, alpha, beta, next_double(rng, stream))
+            else:
+                k = _alias_mh_token(
+                    k, i, w, ndk, nwk, stale_wk[w], inv, z, tlist, n_t, cum, alpha, beta, vbeta, stale_inv, stale_k,
+                    ptr, top, prob, alt, mass, s_prob, s_alt, s_mass, mh_steps, rng, stream,
+                )
             z[i] = k
             if ndk[k] == 0:
                 tlist[n_t] = k
                 tpos[k] = n_t
                 n_t += 1
             ndk[k] += 1
-            wrow[k, 0] += 1
+            nwk[k] += 1
             tot_k[k] += 1
             inv[k] = 1.0 / (tot_k[k] + vbeta)
 
 
 @njit(cache=True, nogil=True)
 def mh_conditional_draws(
-    n_draws, start, i, w, d, z, n_dk, work, tot_k, stale_k,
+    n_draws, start, i, w, d, z, n_dk, tot_wk, tot_k, stale_wk, stale_k,
     ptr, top, prob, alt, mass, s_prob, s_alt, s_mass, alpha, beta, vbeta, mh_steps, rng, stream,
 ):
-    """int32[n_draws]: the chain's topic for token i after mh_steps proposals from start[r], repeated.
+    """int32[n_draws]: the MH chain's topic for token i after mh_steps proposals from start[r], repeated.
 
     Counts must already exclude token i (z[i] is its topic in the stale counts); nothing
     is modified except the RNG. For tests (chi-square against Eq. 10).
@@ -173,27 +180,7 @@ def mh_conditional_draws(
     out = np.empty(n_draws, dtype=np.int32)
     for r in range(n_draws):
         out[r] = _alias_mh_token(
-            start[r], i, w, ndk, work[w], inv, z, tlist, n_t, cum, alpha, beta, vbeta, stale_inv, stale_k,
-            ptr, top, prob, alt, mass, s_prob, s_alt, s_mass, mh_steps, rng, stream,
+            start[r], i, w, ndk, tot_wk[w], stale_wk[w], inv, z, tlist, n_t, cum, alpha, beta, vbeta,
+            stale_inv, stale_k, ptr, top, prob, alt, mass, s_prob, s_alt, s_mass, mh_steps, rng, stream,
         )
     return out
-
-
-@njit(cache=True, parallel=True, nogil=True)
-def interleave(live_wk, stale_wk):
-    """int32[V,K,2] with [..., 0] = live_wk and [..., 1] = stale_wk."""
-    n_words, n_topics = live_wk.shape
-    work = np.empty((n_words, n_topics, 2), dtype=np.int32)
-    for v in prange(n_words):
-        for k in range(n_topics):
-            work[v, k, 0] = live_wk[v, k]
-            work[v, k, 1] = stale_wk[v, k]
-    return work
-
-
-@njit(cache=True, parallel=True, nogil=True)
-def live_counts(work, out):
-    """out[v, k] = work[v, k, 0]."""
-    for v in prange(work.shape[0]):
-        for k in range(work.shape[1]):
-            out[v, k] = work[v, k, 0]

@@ -59,37 +59,14 @@ def _dense_shards(words, doc_ptr, bounds, z, n_dk, local_wk, local_k, alpha, bet
 
 @njit(cache=True, parallel=True, nogil=True)
 def _mh_shards(
-    words, doc_ptr, bounds, z, n_dk, tot_wk, tot_k, ptr, top, prob, alt, mass, s_prob, s_alt, s_mass,
-    alpha, beta, vbeta, mh_steps, rng,
+    words, doc_ptr, bounds, z, n_dk, local_wk, local_k, stale_wk, stale_k,
+    ptr, top, prob, alt, mass, s_prob, s_alt, s_mass, alpha, beta, vbeta, mh_steps, dense_above, rng,
 ):
-    """MH shards, each on its own interleaved (live, stale) copy of tot_wk; merged into tot_wk/tot_k."""
-    n_shards = bounds.shape[0] - 1
-    n_words, n_topics = tot_wk.shape
-    local = np.empty((n_shards, n_words, n_topics, 2), dtype=np.int32)
-    local_k = np.empty((n_shards, n_topics), dtype=np.int64)
-    for t in prange(n_shards):
-        for v in range(n_words):
-            for k in range(n_topics):
-                local[t, v, k, 0] = tot_wk[v, k]
-                local[t, v, k, 1] = tot_wk[v, k]
-        local_k[t] = tot_k
+    for t in prange(bounds.shape[0] - 1):
         mh_shard(
-            words, doc_ptr, bounds[t], bounds[t + 1], z, n_dk, local[t], local_k[t], tot_k,
-            ptr, top, prob, alt, mass, s_prob, s_alt, s_mass, alpha, beta, vbeta, mh_steps, rng, t,
+            words, doc_ptr, bounds[t], bounds[t + 1], z, n_dk, local_wk[t], local_k[t], stale_wk, stale_k,
+            ptr, top, prob, alt, mass, s_prob, s_alt, s_mass, alpha, beta, vbeta, mh_steps, dense_above, rng, t,
         )
-    for v in prange(n_words):
-        for k in range(n_topics):
-            base = tot_wk[v, k]
-            acc = base
-            for t in range(n_shards):
-                acc += local[t, v, k, 0] - base
-            tot_wk[v, k] = acc
-    for k in range(n_topics):
-        base = tot_k[k]
-        acc = base
-        for t in range(n_shards):
-            acc += local_k[t, k] - base
-        tot_k[k] = acc
 
 
 def shard_bounds(doc_ptr: np.ndarray, n_shards: int) -> np.ndarray:
@@ -107,9 +84,13 @@ def parallel_dense(words, doc_ptr, n_shards, z, n_dk, tot_wk, tot_k, alpha, beta
     _merge(tot_wk, tot_k, local_wk, local_k)
 
 
-def parallel_mh(words, doc_ptr, n_shards, z, n_dk, tot_wk, tot_k, tables, alpha, beta, vbeta, mh_steps, rng) -> None:
+def parallel_mh(
+    words, doc_ptr, n_shards, z, n_dk, tot_wk, tot_k, tables, alpha, beta, vbeta, mh_steps, dense_above, rng
+) -> None:
     """MH sweep over n_shards shards; tot_wk/tot_k (also the alias tables' stale counts) merged in place."""
+    local_wk, local_k = _copies(tot_wk, tot_k, n_shards)
     _mh_shards(
-        words, doc_ptr, shard_bounds(doc_ptr, n_shards), z, n_dk, tot_wk, tot_k, *tables,
-        alpha, beta, vbeta, mh_steps, rng,
+        words, doc_ptr, shard_bounds(doc_ptr, n_shards), z, n_dk, local_wk, local_k, tot_wk, tot_k,
+        *tables, alpha, beta, vbeta, mh_steps, dense_above, rng,
     )
+    _merge(tot_wk, tot_k, local_wk, local_k)

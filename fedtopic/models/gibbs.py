@@ -26,13 +26,14 @@ import numpy as np
 from fedtopic.errors import ModelError
 from fedtopic.models._alias import build_word_alias
 from fedtopic.models._dense import dense_shard
-from fedtopic.models._mh import interleave, live_counts, mh_shard
+from fedtopic.models._mh import mh_shard
 from fedtopic.models._parallel import parallel_dense, parallel_mh
 from fedtopic.models.state import LDAState
 
 SAMPLERS = ("auto", "dense", "sparse")
 AUTO_SPARSE_FROM = 500  # K at which the MH sampler overtakes the dense one (benchmarks/bench_sampler.py)
-DEFAULT_MH_STEPS = 2  # (word, doc) proposal cycles per token
+DEFAULT_MH_STEPS = 2  # MH proposals per token (sparse sampler)
+DENSE_FRACTION = 8  # sparse sampler: a token whose document has > K/8 topics takes the exact dense draw
 
 
 def resolve_sampler(sampler: str, n_topics: int) -> str:
@@ -108,16 +109,16 @@ def sweep(
             parallel_dense(words, doc_ptr, threads, state.z, state.n_dk, tot_wk, tot_k, alpha, beta, vbeta, state.rng)
     else:
         tables = build_word_alias(tot_wk, tot_k, beta, vbeta)
+        dense_above = state.n_topics // DENSE_FRACTION
         if threads == 1:
-            work = interleave(tot_wk, tot_wk)
             mh_shard(
-                words, doc_ptr, 0, n_docs, state.z, state.n_dk, work, tot_k, tot_k.copy(),
-                *tables, alpha, beta, vbeta, mh_steps, state.rng, 0,
+                words, doc_ptr, 0, n_docs, state.z, state.n_dk, tot_wk, tot_k, tot_wk.copy(), tot_k.copy(),
+                *tables, alpha, beta, vbeta, mh_steps, dense_above, state.rng, 0,
             )
-            live_counts(work, tot_wk)
         else:
             parallel_mh(
-                words, doc_ptr, threads, state.z, state.n_dk, tot_wk, tot_k, tables, alpha, beta, vbeta, mh_steps, state.rng
+                words, doc_ptr, threads, state.z, state.n_dk, tot_wk, tot_k, tables, alpha, beta, vbeta, mh_steps,
+                dense_above, state.rng,
             )
     if frozen_wk is not None:
         np.subtract(tot_wk, frozen_wk, out=state.n_wk)
