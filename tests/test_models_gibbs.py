@@ -5,6 +5,7 @@ import pytest
 
 from _lda_synth import synthetic_lda
 from fedtopic.errors import ModelError
+from fedtopic.models import gibbs
 from fedtopic.models.gibbs import sweep
 from fedtopic.models.reference import reference_sweep
 from fedtopic.models.state import counts_from_z, init_state
@@ -23,6 +24,14 @@ def _state(corpus, seed=11, k=K):
 
 def _frozen(corpus, k=K, seed=5):
     return np.random.default_rng(seed).integers(0, 30, size=(corpus.n_words, k)).astype(np.int32)
+
+
+def _use(sampler, monkeypatch):
+    """'mh' = the sparse sampler with its dense fallback switched off (every token through MH)."""
+    if sampler == "mh":
+        monkeypatch.setattr(gibbs, "DENSE_FRACTION", 1)
+        return "sparse"
+    return sampler
 
 
 def _assert_consistent(state, corpus):
@@ -46,8 +55,9 @@ def test_dense_kernel_equals_numpy_reference(corpus, with_frozen):
     assert not np.array_equal(fast.z, _state(corpus).z)  # the sweeps did move tokens
 
 
-@pytest.mark.parametrize("sampler,threads", [("dense", 1), ("dense", 2), ("sparse", 1), ("sparse", 2)])
-def test_counts_stay_consistent_and_frozen_counts_are_only_read(corpus, sampler, threads):
+@pytest.mark.parametrize("sampler,threads", [("dense", 1), ("dense", 2), ("sparse", 1), ("mh", 1), ("mh", 2)])
+def test_counts_stay_consistent_and_frozen_counts_are_only_read(corpus, sampler, threads, monkeypatch):
+    sampler = _use(sampler, monkeypatch)
     state = _state(corpus)
     frozen = _frozen(corpus)
     frozen_copy = frozen.copy()
@@ -58,19 +68,20 @@ def test_counts_stay_consistent_and_frozen_counts_are_only_read(corpus, sampler,
     assert np.array_equal(frozen, frozen_copy)
 
 
-@pytest.mark.parametrize("sampler", ["dense", "sparse"])
-def test_frozen_counts_steer_the_sampler(corpus, sampler):
+@pytest.mark.parametrize("sampler", ["dense", "mh"])
+def test_frozen_counts_steer_the_sampler(corpus, sampler, monkeypatch):
     """Other parties' counts enter Eq. 10: frozen counts putting word w in topic w % K pull its tokens there."""
     frozen = np.zeros((corpus.n_words, K), dtype=np.int32)
     frozen[np.arange(corpus.n_words), np.arange(corpus.n_words) % K] = 1000
-    state = _state(corpus)
+    state, sampler = _state(corpus), _use(sampler, monkeypatch)
     for _ in range(5):
         sweep(state, corpus.words, corpus.doc_ptr, 0.1, 0.01, frozen_wk=frozen, sampler=sampler)
     assert np.mean(state.z == corpus.words % K) > 0.95
 
 
-@pytest.mark.parametrize("sampler,threads", [("dense", 1), ("dense", 2), ("sparse", 1), ("sparse", 2)])
-def test_same_seed_same_result(corpus, sampler, threads):
+@pytest.mark.parametrize("sampler,threads", [("dense", 1), ("dense", 2), ("sparse", 2), ("mh", 1), ("mh", 2)])
+def test_same_seed_same_result(corpus, sampler, threads, monkeypatch):
+    sampler = _use(sampler, monkeypatch)
     runs = []
     for _ in range(2):
         state = _state(corpus, seed=99)

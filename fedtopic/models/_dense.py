@@ -27,6 +27,45 @@ from fedtopic.models.rng import next_double
 _B = 16  # topics per search block
 
 
+@njit(inline="always", cache=True)
+def dense_draw(ndk, nwk, inv, p, blk, alpha, beta, u):
+    """Topic drawn from Eq. 10 for one token (its counts removed) with the uniform u.
+
+    ndk int32[K] document row, nwk int32[K] total word row, inv float64[K] = 1/(N_k + Vβ),
+    p float64[⌈K/_B⌉·_B] (zero past K) and blk float64[⌈K/_B⌉] scratch.
+    """
+    n_topics = inv.shape[0]
+    n_blocks = blk.shape[0]
+    total = 0.0
+    for j in range(n_topics):
+        v = (ndk[j] + alpha) * (nwk[j] + beta) * inv[j]
+        p[j] = v
+        total += v
+    for b in range(n_blocks):
+        s = 0.0
+        for j in range(_B):
+            s += p[b * _B + j]
+        blk[b] = s
+    t = u * total
+    b = 0
+    while b < n_blocks - 1 and t >= blk[b]:
+        t -= blk[b]
+        b += 1
+    k = b * _B
+    last = min(n_topics, k + _B) - 1
+    while k < last and t >= p[k]:
+        t -= p[k]
+        k += 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def dense_scratch(n_topics):
+    """(p, blk) scratch arrays for dense_draw."""
+    n_blocks = (n_topics + _B - 1) // _B
+    return np.zeros(n_blocks * _B, dtype=np.float64), np.empty(n_blocks, dtype=np.float64)
+
+
 @njit(cache=True, fastmath=True, nogil=True, error_model="numpy")
 def dense_shard(
     words: np.ndarray,  # int32[N]
@@ -45,9 +84,7 @@ def dense_shard(
 ) -> None:
     """One sweep of exact collapsed Gibbs over the tokens of documents d0..d1-1, in place."""
     n_topics = tot_k.shape[0]
-    n_blocks = (n_topics + _B - 1) // _B
-    p = np.zeros(n_blocks * _B, dtype=np.float64)  # zero padding past K
-    blk = np.empty(n_blocks, dtype=np.float64)
+    p, blk = dense_scratch(n_topics)
     inv = np.empty(n_topics, dtype=np.float64)
     for k in range(n_topics):
         inv[k] = 1.0 / (tot_k[k] + vbeta)
@@ -61,26 +98,7 @@ def dense_shard(
             nwk[k] -= 1
             tot_k[k] -= 1
             inv[k] = 1.0 / (tot_k[k] + vbeta)
-            total = 0.0
-            for j in range(n_topics):
-                v = (ndk[j] + alpha) * (nwk[j] + beta) * inv[j]
-                p[j] = v
-                total += v
-            for b in range(n_blocks):
-                s = 0.0
-                for j in range(_B):
-                    s += p[b * _B + j]
-                blk[b] = s
-            t = next_double(rng, stream) * total
-            b = 0
-            while b < n_blocks - 1 and t >= blk[b]:
-                t -= blk[b]
-                b += 1
-            k = b * _B
-            last = min(n_topics, k + _B) - 1
-            while k < last and t >= p[k]:
-                t -= p[k]
-                k += 1
+            k = dense_draw(ndk, nwk, inv, p, blk, alpha, beta, next_double(rng, stream))
             z[i] = k
             ndk[k] += 1
             nwk[k] += 1

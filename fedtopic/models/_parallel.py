@@ -60,12 +60,12 @@ def _dense_shards(words, doc_ptr, bounds, z, n_dk, local_wk, local_k, alpha, bet
 @njit(cache=True, parallel=True, nogil=True)
 def _mh_shards(
     words, doc_ptr, bounds, z, n_dk, local_wk, local_k, stale_wk, stale_k,
-    ptr, top, prob, alt, mass, s_prob, s_alt, s_mass, alpha, beta, vbeta, mh_steps, rng,
+    ptr, top, prob, alt, mass, s_prob, s_alt, s_mass, alpha, beta, vbeta, mh_steps, dense_above, rng,
 ):
     for t in prange(bounds.shape[0] - 1):
         mh_shard(
             words, doc_ptr, bounds[t], bounds[t + 1], z, n_dk, local_wk[t], local_k[t], stale_wk, stale_k,
-            ptr, top, prob, alt, mass, s_prob, s_alt, s_mass, alpha, beta, vbeta, mh_steps, rng, t,
+            ptr, top, prob, alt, mass, s_prob, s_alt, s_mass, alpha, beta, vbeta, mh_steps, dense_above, rng, t,
         )
 
 
@@ -84,11 +84,13 @@ def parallel_dense(words, doc_ptr, n_shards, z, n_dk, tot_wk, tot_k, alpha, beta
     _merge(tot_wk, tot_k, local_wk, local_k)
 
 
-def parallel_mh(words, doc_ptr, n_shards, z, n_dk, tot_wk, tot_k, tables, alpha, beta, vbeta, mh_steps, rng) -> None:
+def parallel_mh(
+    words, doc_ptr, n_shards, z, n_dk, tot_wk, tot_k, tables, alpha, beta, vbeta, mh_steps, dense_above, rng
+) -> None:
     """MH sweep over n_shards shards; tot_wk/tot_k (also the alias tables' stale counts) merged in place."""
     local_wk, local_k = _copies(tot_wk, tot_k, n_shards)
     _mh_shards(
         words, doc_ptr, shard_bounds(doc_ptr, n_shards), z, n_dk, local_wk, local_k, tot_wk, tot_k,
-        *tables, alpha, beta, vbeta, mh_steps, rng,
+        *tables, alpha, beta, vbeta, mh_steps, dense_above, rng,
     )
     _merge(tot_wk, tot_k, local_wk, local_k)

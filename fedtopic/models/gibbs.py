@@ -9,7 +9,8 @@ and stay fixed during the sweep. Token i is sampled from
 and only the party's own counts change. Samplers:
 
 * ``"dense"``  — exact, O(K) per token (_dense.py);
-* ``"sparse"`` — alias-table Metropolis–Hastings, O(1) per token (_mh.py), for large K;
+* ``"sparse"`` — alias-table Metropolis–Hastings with an exact document part, O(k_d) per
+  token with k_d the topics present in the document (_mh.py), for large K;
 * ``"auto"``   — dense below ``AUTO_SPARSE_FROM`` topics, sparse from there on.
 
 ``threads > 1`` splits the documents into that many shards sampled in parallel,
@@ -31,8 +32,12 @@ from fedtopic.models._parallel import parallel_dense, parallel_mh
 from fedtopic.models.state import LDAState
 
 SAMPLERS = ("auto", "dense", "sparse")
-AUTO_SPARSE_FROM = 500  # K at which the MH sampler overtakes the dense one (benchmarks/bench_sampler.py)
-DEFAULT_MH_STEPS = 2  # (word, doc) proposal cycles per token
+# K from which "auto" takes the sparse sampler. Measured (docs/RESULTS.md, 2M tokens, 200-token
+# documents, α = 50/K): dense ≥ sparse at K = 1000 (documents keep ~80 topics, so the O(k_d)
+# document part costs as much as a SIMD pass over K), sparse ≈ 1.7× dense at K = 3000.
+AUTO_SPARSE_FROM = 2000
+DEFAULT_MH_STEPS = 1  # MH proposals per token (sparse sampler); the exact document part keeps acceptance high
+DENSE_FRACTION = 8  # sparse sampler: a token whose document has > K/8 topics takes the exact dense draw
 
 
 def resolve_sampler(sampler: str, n_topics: int) -> str:
@@ -108,15 +113,16 @@ def sweep(
             parallel_dense(words, doc_ptr, threads, state.z, state.n_dk, tot_wk, tot_k, alpha, beta, vbeta, state.rng)
     else:
         tables = build_word_alias(tot_wk, tot_k, beta, vbeta)
+        dense_above = state.n_topics // DENSE_FRACTION
         if threads == 1:
-            stale_wk, stale_k = tot_wk.copy(), tot_k.copy()
             mh_shard(
-                words, doc_ptr, 0, n_docs, state.z, state.n_dk, tot_wk, tot_k, stale_wk, stale_k,
-                *tables, alpha, beta, vbeta, mh_steps, state.rng, 0,
+                words, doc_ptr, 0, n_docs, state.z, state.n_dk, tot_wk, tot_k, tot_wk.copy(), tot_k.copy(),
+                *tables, alpha, beta, vbeta, mh_steps, dense_above, state.rng, 0,
             )
         else:
             parallel_mh(
-                words, doc_ptr, threads, state.z, state.n_dk, tot_wk, tot_k, tables, alpha, beta, vbeta, mh_steps, state.rng
+                words, doc_ptr, threads, state.z, state.n_dk, tot_wk, tot_k, tables, alpha, beta, vbeta, mh_steps,
+                dense_above, state.rng,
             )
     if frozen_wk is not None:
         np.subtract(tot_wk, frozen_wk, out=state.n_wk)
