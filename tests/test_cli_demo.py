@@ -60,3 +60,14 @@ def test_simulate_from_a_fig5_consortium_config(tmp_path, capsys):
     allowed = {"p1": {"p2"}, "p2": {"p1", "p3"}, "p3": {"p2"}, "p4": {"p5"}, "p5": {"p4"}}
     assert all(read[p] <= allowed[p] for p in allowed)
     assert any(read[p] == allowed[p] for p in ("p1", "p2", "p3")) and any(read[p] == allowed[p] for p in ("p4", "p5"))
+
+
+def test_convergence_rule_stops_parties_early(tmp_path, capsys):
+    out = tmp_path / "conv"
+    args = ["simulate", "--dataset", "synthetic", "--parties", "2", "-k", "5", "--iterations", "50", "--max-delay", "0",
+            "--converge-tol", "0.99", "--out", str(out), "--format", "json"]
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert {d["stopped_by"] for d in summary["parties_detail"]} <= {"converged", "fastest-party-finished"}
+    assert "converged" in {d["stopped_by"] for d in summary["parties_detail"]}
+    assert max(d["sweeps"] for d in summary["parties_detail"]) < 50

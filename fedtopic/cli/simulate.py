@@ -17,7 +17,7 @@ from fedtopic.node.dafed_run import write_dafed_run
 from fedtopic.node.datasource import load_training_data
 from fedtopic.node.run_folder import prepare_run_dir
 from fedtopic.node.simulate import run_simulation
-from fedtopic.node.config import PROTECTIONS, load_consortium
+from fedtopic.node.config import PROTECTIONS, converge_tol_of, load_consortium
 from fedtopic.node.csfed_simulate import simulate_csfed
 from fedtopic.node.transport import ChannelTransport, InMemoryBoard
 
@@ -34,6 +34,7 @@ def simulate(
     alpha: Annotated[Optional[float], typer.Option(help="document-topic prior (default 50/K)")] = None,
     beta: Annotated[float, typer.Option(help="topic-word prior")] = 0.01,
     seed: Annotated[int, typer.Option(help="random seed")] = 0,
+    converge_tol: Annotated[Optional[float], typer.Option(min=0.0, help="dafed-lda: a party also stops when fewer than this fraction of its tokens changed topic in a round")] = None,
     transport: Annotated[str, typer.Option(help="memory (in-process board) or chain (embedded EVM chain, encrypted channels)")] = "memory",
     algorithm: Annotated[str, typer.Option(help="dafed-lda (channels, asynchronous) or csfed-lda (aggregator on loopback, synchronous)")] = "dafed-lda",
     protection: Annotated[str, typer.Option(help="csfed-lda: none, paillier-iphe, paillier-uphe, paillier-packed or mask")] = "none",
@@ -57,6 +58,7 @@ def simulate(
         dataset, scheme, parties = cfg.data.dataset, cfg.data.scheme, len(cfg.parties)
         protection, delta, key_bits = agg.protection, agg.delta, agg.key_bits
         ids, cp = list(cfg.party_ids), dict(cfg.cp)
+        converge_tol = converge_tol_of(cfg)
     if algorithm not in ("dafed-lda", "csfed-lda"):
         raise ConfigError(f"unknown --algorithm {algorithm!r}: choose dafed-lda or csfed-lda")
     if protection not in PROTECTIONS:
@@ -80,7 +82,8 @@ def simulate(
         board = InMemoryBoard(cp)
         transports = [board.channel(pid, shape) for pid in ids]
     with PartyBoard(ids, iterations, title=f"DAFed-LDA on {dataset}: {parties} parties, K={topics}") as live:
-        sim = run_simulation(data.parties, hyper, transports, cp, steps=steps, max_delay=max_delay, on_round=live.on_round)
+        sim = run_simulation(data.parties, hyper, transports, cp, steps=steps, max_delay=max_delay, on_round=live.on_round,
+                             converge_tol=converge_tol)
     if transport == "chain":
         usage = chain_usage(chain.w3, chain.first_block)
         extra |= {"chain_transactions": usage.transactions, "chain_calldata_bytes": usage.calldata_bytes, "chain_gas_used": usage.gas_used}

@@ -233,6 +233,16 @@ class ConsortiumConfig(_Section):
         return out
 
 
+def converge_tol_of(cfg: ConsortiumConfig) -> float | None:
+    """``algorithm.options.converge_tol``: a DAFed party also stops when fewer than this fraction of its tokens changed topic in a round."""
+    value = cfg.algorithm.options.get("converge_tol")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+        raise ConfigError(f"algorithm.options.converge_tol: must be a number in [0, 1), got {value!r}")
+    return float(value)
+
+
 def cross_problems(raw: Any) -> list[str]:
     """Problems between fields (duplicates, CP naming unknown parties); lenient about types checked elsewhere."""
     if not isinstance(raw, dict):

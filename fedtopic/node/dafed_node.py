@@ -22,7 +22,7 @@ from fedtopic.eval.topics import top_words
 from fedtopic.ledger.channel import ChainChannel
 from fedtopic.ledger.endpoint import chain_for, registry_of
 from fedtopic.node.async_loop import PartyLog, run_party
-from fedtopic.node.config import ConsortiumConfig
+from fedtopic.node.config import ConsortiumConfig, converge_tol_of
 from fedtopic.node.identity import load_own_keys
 from fedtopic.node.party_data import load_party_data
 from fedtopic.node.retrying import RetryingTransport
@@ -68,6 +68,7 @@ def run_dafed_node(
         on_round=on_round,
         genesis_timeout=genesis_timeout,
         checkpoint=state_dir / "checkpoint.npz",
+        converge_tol=converge_tol_of(cfg),
     )
     party.absorb(transport.read_latest())
     return _write_model(state_dir / "model", cfg, party, log, data.train, data.test, data.tokenizer, hyper)
