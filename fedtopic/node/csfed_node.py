@@ -14,17 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
-from fedtopic.algorithms.baselines import LDAHyper
-from fedtopic.algorithms.dafed import DAFedParty
-from fedtopic.eval.report import evaluate_model
-from fedtopic.eval.topics import top_words
 from fedtopic.node.config import ConsortiumConfig
-from fedtopic.node.identity import load_own_keys
+from fedtopic.node.party_setup import prepare_party, write_party_model
 from fedtopic.node.csfed_loop import CSFedParticipant, CSFedSettings, RoundRecord
-from fedtopic.node.party_data import load_party_data
-from fedtopic.node.run_folder import TopicModelFile, save_topic_model, write_summary, write_topics
 
 
 def default_session(cfg: ConsortiumConfig) -> str:
@@ -60,14 +53,8 @@ def run_csfed_node(
     on_round: Callable[[RoundRecord], None] | None = None,
 ) -> dict[str, Any]:
     """Train party ``party_id`` to the end; returns (and writes to ``state_dir/model``) its summary."""
-    keys = load_own_keys(cfg, config_path, party_id, key_file)
-    state_dir = state_dir or config_path.parent / "state" / party_id
-    state_dir.mkdir(parents=True, exist_ok=True)
-    data = load_party_data(cfg, party_id, corpus=corpus, vocab=vocab)
-    algo = cfg.algorithm
-    index = cfg.party_ids.index(party_id)
-    hyper = LDAHyper(n_topics=algo.topics, iterations=algo.iterations, alpha=algo.alpha, beta=algo.beta, seed=algo.seed)
-    party = DAFedParty(party_id, data.train, hyper, steps=algo.steps, seed=algo.seed + index)
+    prepared = prepare_party(cfg, config_path, party_id, key_file=key_file, corpus=corpus, vocab=vocab, state_dir=state_dir)
+    data, party, keys, state_dir = prepared.data, prepared.party, prepared.keys, prepared.state_dir
     settings = csfed_settings(cfg, session, round_timeout)
     participant = CSFedParticipant(party, keys, url or cfg.aggregator.url, cfg.party_ids,
                                    [p.x25519_public_bytes for p in cfg.parties], settings, state_dir, say=say)
@@ -93,28 +80,12 @@ def round_totals(records: list[RoundRecord]) -> dict[str, Any]:
 def write_csfed_model(out: Path, participant: CSFedParticipant, *, dataset: str, parties: int, test,
                       tokenizer: dict[str, Any], fold_in_iterations: int = 50) -> dict[str, Any]:
     """Evaluate the party's Φ_Σ and θ_p and write the run folder ``out``; returns the summary."""
-    out.mkdir(parents=True, exist_ok=True)
-    party, hyper = participant.party, participant.party.hyper
-    phi, theta = party.phi(), party.theta()
-    metrics = evaluate_model(phi, hyper.resolved_alpha, party.corpus, test, theta_train=theta,
-                             fold_in_iterations=fold_in_iterations, seed=hyper.seed)
-    np.save(out / "theta.npy", theta)
-    write_topics(out, top_words(phi, party.corpus.vocab, 10))
-    save_topic_model(out, TopicModelFile(phi=phi, alpha=hyper.resolved_alpha, beta=hyper.beta,
-                                         vocab=party.corpus.vocab, tokenizer=tokenizer))
     totals = round_totals(participant.records)
-    summary = {
-        "algorithm": "csfed-lda", "dataset": dataset, "parties": parties, "topics": hyper.n_topics,
-        "iterations": hyper.iterations, "seed": hyper.seed, "perplexity": metrics["perplexity"],
-        "npmi": metrics["npmi"], "topic_diversity": metrics["topic_diversity"],
-        "wall_seconds": sum(totals[k] for k in totals if k.endswith("_seconds")), "bytes_sent": totals["bytes_sent"],
-        "party": party.party_id, "protection": participant.settings.protection,
-        "session": participant.settings.session, "steps": party.steps, "rounds": len(participant.records),
-        "sweeps": party.sweeps, "perplexity_eq16": metrics["perplexity_eq16"],
-    } | {k: v for k, v in totals.items() if k != "bytes_sent"} | (
-        {"macro_f1": metrics["macro_f1"]} if "macro_f1" in metrics else {}) | {
+    return write_party_model(out, participant.party, test, tokenizer, {
+        "algorithm": "csfed-lda", "dataset": dataset, "parties": parties,
+        "wall_seconds": sum(totals[k] for k in totals if k.endswith("_seconds")),
+        "protection": participant.settings.protection, "session": participant.settings.session,
+        "rounds": len(participant.records),
         "rounds_detail": [{"round": r.round, "contributors": r.contributors, "aggregate_tokens": r.aggregate_tokens,
                            "recovery_sent": r.recovery_sent, "accepted": r.accepted} for r in participant.records],
-    }
-    write_summary(out, summary)
-    return summary | {"run": str(out)}
+    } | totals, fold_in_iterations=fold_in_iterations)
