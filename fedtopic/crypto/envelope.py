@@ -26,11 +26,9 @@ import os
 import struct
 
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from fedtopic.crypto.ecies import open_with_private, seal_to_public
 from fedtopic.errors import CryptoError, DecryptionError
 
 CHANNEL_KEY_BYTES = 32
@@ -72,42 +70,18 @@ def _wrap_info(channel: str, epoch: int) -> bytes:
     return _WRAP_LABEL + _channel_bytes(channel) + struct.pack(">Q", epoch)
 
 
-def _wrap_key_and_nonce(shared: bytes, eph_pub: bytes, reader_pub: bytes, info: bytes) -> tuple[bytes, bytes]:
-    okm = HKDF(algorithm=hashes.SHA256(), length=44, salt=eph_pub + reader_pub, info=info).derive(shared)
-    return okm[:32], okm[32:]
-
-
 def wrap_channel_key(channel_key: bytes, reader_public: bytes, *, channel: str, epoch: int) -> bytes:
     """Encrypt ``channel_key`` so only the holder of ``reader_public``'s private key can read it (81 bytes)."""
     _check_channel_key(channel_key)
-    info = _wrap_info(channel, epoch)
-    if not isinstance(reader_public, bytes) or len(reader_public) != 32:
-        raise CryptoError("reader public key must be 32 bytes")
-    ephemeral = X25519PrivateKey.generate()
-    eph_pub = ephemeral.public_key().public_bytes_raw()
-    try:
-        shared = ephemeral.exchange(X25519PublicKey.from_public_bytes(reader_public))
-    except ValueError:
-        raise CryptoError("reader public key is not a usable X25519 key") from None
-    key, nonce = _wrap_key_and_nonce(shared, eph_pub, reader_public, info)
-    return bytes([WRAP_VERSION]) + eph_pub + AESGCM(key).encrypt(nonce, channel_key, info)
+    return seal_to_public(channel_key, reader_public, info=_wrap_info(channel, epoch), version=WRAP_VERSION)
 
 
 def unwrap_channel_key(wrapped: bytes, reader_private: bytes, *, channel: str, epoch: int) -> bytes:
     """Recover the channel key wrapped for this reader; DecryptionError on any mismatch or tampering."""
     info = _wrap_info(channel, epoch)
-    if not isinstance(reader_private, bytes) or len(reader_private) != 32:
-        raise CryptoError("reader private key must be 32 bytes")
-    if not isinstance(wrapped, bytes) or len(wrapped) != WRAPPED_KEY_BYTES or wrapped[0] != WRAP_VERSION:
+    if isinstance(wrapped, bytes) and len(wrapped) != WRAPPED_KEY_BYTES:
         raise DecryptionError(_OPAQUE)
-    eph_pub, body = wrapped[1:33], wrapped[33:]
-    private = X25519PrivateKey.from_private_bytes(reader_private)
-    try:
-        shared = private.exchange(X25519PublicKey.from_public_bytes(eph_pub))
-        key, nonce = _wrap_key_and_nonce(shared, eph_pub, private.public_key().public_bytes_raw(), info)
-        return AESGCM(key).decrypt(nonce, body, info)
-    except (ValueError, InvalidTag):
-        raise DecryptionError(_OPAQUE) from None
+    return open_with_private(wrapped, reader_private, info=info, version=WRAP_VERSION, opaque=_OPAQUE)
 
 
 def _seal_aad(channel: str, round: int, chunk: int, n_chunks: int) -> bytes:

@@ -17,12 +17,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from fedtopic.crypto.ecies import open_with_private, seal_to_public
 from fedtopic.crypto.paillier import (
     PaillierPrivateKey,
     PaillierPublicKey,
@@ -30,7 +26,7 @@ from fedtopic.crypto.paillier import (
     private_key_to_bytes,
 )
 from fedtopic.crypto.protect.mask import secret_commitment
-from fedtopic.errors import CryptoError, DecryptionError
+from fedtopic.errors import CryptoError
 
 SEAL_VERSION = 1
 MASK_SECRET_BYTES = 32
@@ -45,41 +41,14 @@ def _info(purpose: str, context: bytes) -> bytes:
     return _LABEL + bytes([len(raw)]) + raw + len(context).to_bytes(2, "big") + context
 
 
-def _key_nonce(shared: bytes, eph_pub: bytes, reader_pub: bytes, info: bytes) -> tuple[bytes, bytes]:
-    okm = HKDF(hashes.SHA256(), 44, salt=eph_pub + reader_pub, info=info).derive(shared)
-    return okm[:32], okm[32:]
-
-
 def seal_for_reader(data: bytes, reader_public: bytes, *, purpose: str, context: bytes = b"") -> bytes:
     """``data`` encrypted so only the holder of ``reader_public``'s X25519 private key can open it."""
-    if not isinstance(reader_public, bytes) or len(reader_public) != 32:
-        raise CryptoError("reader public key must be 32 bytes")
-    info = _info(purpose, context)
-    ephemeral = X25519PrivateKey.generate()
-    eph_pub = ephemeral.public_key().public_bytes_raw()
-    try:
-        shared = ephemeral.exchange(X25519PublicKey.from_public_bytes(reader_public))
-    except ValueError:
-        raise CryptoError("reader public key is not a usable X25519 key") from None
-    key, nonce = _key_nonce(shared, eph_pub, reader_public, info)
-    return bytes([SEAL_VERSION]) + eph_pub + AESGCM(key).encrypt(nonce, bytes(data), info)
+    return seal_to_public(data, reader_public, info=_info(purpose, context), version=SEAL_VERSION)
 
 
 def open_for_reader(sealed: bytes, reader_private: bytes, *, purpose: str, context: bytes = b"") -> bytes:
     """Inverse of ``seal_for_reader``; DecryptionError (opaque) on any mismatch or tampering."""
-    info = _info(purpose, context)
-    if not isinstance(reader_private, bytes) or len(reader_private) != 32:
-        raise CryptoError("reader private key must be 32 bytes")
-    if not isinstance(sealed, bytes) or len(sealed) < 1 + 32 + 16 or sealed[0] != SEAL_VERSION:
-        raise DecryptionError(_OPAQUE)
-    private = X25519PrivateKey.from_private_bytes(reader_private)
-    eph_pub = sealed[1:33]
-    try:
-        shared = private.exchange(X25519PublicKey.from_public_bytes(eph_pub))
-        key, nonce = _key_nonce(shared, eph_pub, private.public_key().public_bytes_raw(), info)
-        return AESGCM(key).decrypt(nonce, sealed[33:], info)
-    except (ValueError, InvalidTag):
-        raise DecryptionError(_OPAQUE) from None
+    return open_with_private(sealed, reader_private, info=_info(purpose, context), version=SEAL_VERSION, opaque=_OPAQUE)
 
 
 def _seal_all(data: bytes, recipients: Mapping[str, bytes], purpose: str, session: str) -> dict[str, bytes]:
