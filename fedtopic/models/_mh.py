@@ -29,7 +29,11 @@ import numpy as np
 from numba import njit
 
 from fedtopic.models._dense import dense_draw, dense_scratch
+from fedtopic.models._prefetch import prefetch
 from fedtopic.models.rng import next_double
+
+
+_AHEAD = 6  # word-major sweep: prefetch the document list this many tokens ahead
 
 
 @njit(inline="always", cache=True)
@@ -190,6 +194,11 @@ def mh_shard(
             for k in range(n_topics):
                 phi[k] = (nwk[k] + beta) * inv[k]
         for j in range(word_ptr[w], word_ptr[w + 1]):
+            if j + _AHEAD < hi - lo:  # the document list of a token _AHEAD steps on: random place, fetch early
+                b_ahead = doc_ptr[doc_w[j + _AHEAD]] - lo
+                for e in range(0, n_top[doc_w[j + _AHEAD] - d0], 16):
+                    prefetch(dtop, b_ahead + e)
+                    prefetch(dcnt, b_ahead + e)
             d = doc_w[j]
             base = doc_ptr[d] - lo
             n_t = n_top[d - d0]
