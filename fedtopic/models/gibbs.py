@@ -10,7 +10,7 @@ and only the party's own counts change. Samplers:
 
 * ``"dense"``  — exact, O(K) per token (_dense.py);
 * ``"sparse"`` — alias-table Metropolis–Hastings with an exact document part, O(k_d) per
-  token with k_d the topics present in the document (_mh.py), for large K;
+  token with k_d the topics present in the document, tokens visited word by word (_mh.py), for large K;
 * ``"auto"``   — dense below ``AUTO_SPARSE_FROM`` topics, sparse from there on.
 
 ``threads > 1`` splits the documents into that many shards sampled in parallel,
@@ -33,9 +33,9 @@ from fedtopic.models.state import LDAState
 
 SAMPLERS = ("auto", "dense", "sparse")
 # K from which "auto" takes the sparse sampler. Measured (docs/RESULTS.md, 2M tokens, 200-token
-# documents, α = 50/K): dense ≥ sparse at K = 1000 (documents keep ~80 topics, so the O(k_d)
-# document part costs as much as a SIMD pass over K), sparse ≈ 1.7× dense at K = 3000.
-AUTO_SPARSE_FROM = 2000
+# documents, α = 50/K): sparse ≈ 2× dense at K = 1000; dense faster at K ≤ 600, where the
+# documents' topic lists are long relative to K and the sparse sweep's random document access dominates.
+AUTO_SPARSE_FROM = 1000
 DEFAULT_MH_STEPS = 1  # MH proposals per token (sparse sampler); the exact document part keeps acceptance high
 DENSE_FRACTION = 8  # sparse sampler: a token whose document has > K/8 topics takes the exact dense draw
 
