@@ -156,7 +156,8 @@ def mh_shard(
     scan order, so still a valid Gibbs sweep): the word's row of tot_wk stays in cache, and
     each document's topics and counts live in a compact list (dtop/dcnt, capacity = its
     length), so the exact document part reads O(k_d) contiguous entries instead of
-    gathering from two K-wide rows. A token whose document holds more than dense_above
+    gathering from two K-wide rows; n_dk is not touched in the loop but rebuilt from the
+    lists afterwards, and the lists of the next tokens' documents are prefetched. A token whose document holds more than dense_above
     other topics is drawn exactly from Eq. 10 by the dense O(K) draw instead (both moves
     leave Eq. 10 invariant and the choice depends on the other tokens only).
     """
