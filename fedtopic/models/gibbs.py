@@ -49,6 +49,17 @@ def resolve_sampler(sampler: str, n_topics: int) -> str:
     return sampler
 
 
+def _mostly_dense_fallback(n_dk: np.ndarray, doc_ptr: np.ndarray, dense_above: int) -> bool:
+    """True if most tokens sit in documents with more than dense_above topics (the sparse sweep's dense fallback).
+
+    The word-major sparse sweep handles such tokens slower than the document-major dense sweep
+    (random document access), so the whole sweep is then run dense: both are exact Gibbs sweeps
+    of Eq. 10 and the choice depends only on the state before the sweep.
+    """
+    topics_per_doc = np.count_nonzero(n_dk, axis=1)
+    return float(np.dot(topics_per_doc > dense_above + 1, np.diff(doc_ptr))) > 0.5 * doc_ptr[-1]
+
+
 def _check_frozen(state: LDAState, frozen_wk, frozen_k) -> tuple[np.ndarray | None, np.ndarray | None]:
     if frozen_wk is None:
         if frozen_k is not None:
@@ -95,6 +106,9 @@ def sweep(
     if mh_steps < 1:
         raise ModelError(f"mh_steps must be >= 1, got {mh_steps}")
     kind = resolve_sampler(sampler, state.n_topics)
+    dense_above = state.n_topics // DENSE_FRACTION
+    if kind == "sparse" and _mostly_dense_fallback(state.n_dk, doc_ptr, dense_above):
+        kind = "dense"
     frozen_wk, frozen_k = _check_frozen(state, frozen_wk, frozen_k)
     if frozen_wk is None:
         tot_wk, tot_k = state.n_wk, state.n_k
@@ -113,7 +127,6 @@ def sweep(
             parallel_dense(words, doc_ptr, threads, state.z, state.n_dk, tot_wk, tot_k, alpha, beta, vbeta, state.rng)
     else:
         tables = build_word_alias(tot_wk, tot_k, beta, vbeta)
-        dense_above = state.n_topics // DENSE_FRACTION
         if threads == 1:
             mh_shard(
                 words, doc_ptr, 0, n_docs, state.z, state.n_dk, tot_wk, tot_k, tot_wk.copy(), tot_k.copy(),
