@@ -27,9 +27,13 @@ def _frozen(corpus, k=K, seed=5):
 
 
 def _use(sampler, monkeypatch):
-    """'mh' = the sparse sampler with its dense fallback switched off (every token through MH)."""
+    """'mh' = the sparse sampler with its dense fallback switched off (every token through MH);
+    'mixed' = the sparse sweep without the switch to a whole dense sweep (MH and in-sweep dense draws)."""
     if sampler == "mh":
         monkeypatch.setattr(gibbs, "DENSE_FRACTION", 1)
+        return "sparse"
+    if sampler == "mixed":  # the sparse sweep kept even where most tokens take its in-sweep dense draw
+        monkeypatch.setattr(gibbs, "_mostly_dense_fallback", lambda *args: False)
         return "sparse"
     return sampler
 
@@ -55,7 +59,9 @@ def test_dense_kernel_equals_numpy_reference(corpus, with_frozen):
     assert not np.array_equal(fast.z, _state(corpus).z)  # the sweeps did move tokens
 
 
-@pytest.mark.parametrize("sampler,threads", [("dense", 1), ("dense", 2), ("sparse", 1), ("mh", 1), ("mh", 2)])
+@pytest.mark.parametrize(
+    "sampler,threads", [("dense", 1), ("dense", 2), ("sparse", 1), ("mh", 1), ("mh", 2), ("mixed", 1), ("mixed", 2)]
+)
 def test_counts_stay_consistent_and_frozen_counts_are_only_read(corpus, sampler, threads, monkeypatch):
     sampler = _use(sampler, monkeypatch)
     state = _state(corpus)
@@ -79,7 +85,9 @@ def test_frozen_counts_steer_the_sampler(corpus, sampler, monkeypatch):
     assert np.mean(state.z == corpus.words % K) > 0.95
 
 
-@pytest.mark.parametrize("sampler,threads", [("dense", 1), ("dense", 2), ("sparse", 2), ("mh", 1), ("mh", 2)])
+@pytest.mark.parametrize(
+    "sampler,threads", [("dense", 1), ("dense", 2), ("sparse", 2), ("mh", 1), ("mh", 2), ("mixed", 1)]
+)
 def test_same_seed_same_result(corpus, sampler, threads, monkeypatch):
     sampler = _use(sampler, monkeypatch)
     runs = []
@@ -111,3 +119,14 @@ def test_bad_sweep_arguments_are_model_errors(corpus):
         init_state(corpus.words, corpus.doc_ptr, corpus.n_words, 1, 0)
     with pytest.raises(ModelError, match="empty corpus"):
         init_state(np.zeros(0, np.int32), np.zeros(2, np.int64), 5, 3, 0)
+
+
+def test_sparse_sweep_runs_dense_when_most_tokens_would_take_its_dense_draw():
+    doc_ptr = np.array([0, 30, 40], dtype=np.int64)
+    n_dk = np.zeros((2, 16), dtype=np.int32)
+    n_dk[0, :10] = 3  # 30 tokens over 10 topics
+    n_dk[1, :2] = 5  # 10 tokens over 2 topics
+    assert gibbs._mostly_dense_fallback(n_dk, doc_ptr, dense_above=2)  # 30 of 40 tokens in a wide document
+    assert not gibbs._mostly_dense_fallback(n_dk, doc_ptr, dense_above=9)
+    n_dk[0, :10], n_dk[0, 0] = 0, 30
+    assert not gibbs._mostly_dense_fallback(n_dk, doc_ptr, dense_above=0)

@@ -29,34 +29,57 @@ import numpy as np
 from numba import njit
 
 from fedtopic.models._dense import dense_draw, dense_scratch
+from fedtopic.models._prefetch import prefetch
 from fedtopic.models.rng import next_double
 
 
+_AHEAD = 6  # word-major sweep: prefetch the document list this many tokens ahead
+
+
 @njit(inline="always", cache=True)
-def _doc_topics(ndk, tlist, tpos):
-    """Fill tlist[:n] with the topics having ndk[k] > 0 (tpos[k] = index in tlist); return n."""
+def _doc_topics(ndk, dtop, dcnt, base):
+    """Write the topics with ndk[k] > 0 and their counts to dtop/dcnt[base:base+n]; return n."""
     n = 0
     for k in range(ndk.shape[0]):
         if ndk[k] > 0:
-            tlist[n] = k
-            tpos[k] = n
+            dtop[base + n] = k
+            dcnt[base + n] = ndk[k]
             n += 1
     return n
 
 
 @njit(inline="always", cache=True)
+def _find_or_end(dtop, base, n_t, k):
+    """Index j (relative to base) with dtop[base + j] == k, or n_t if k is not in the list."""
+    for j in range(n_t):
+        if dtop[base + j] == k:
+            return j
+    return n_t
+
+
+@njit(inline="always", cache=True)
+def _count(dtop, dcnt, base, n_t, k):
+    """The document's count of topic k (0 if absent) from its compact list."""
+    j = _find_or_end(dtop, base, n_t, k)
+    return dcnt[base + j] if j < n_t else 0
+
+
+@njit(inline="always", cache=True)
 def _alias_mh_token(
-    s, i, w, ndk, nwk, swk, inv, z, tlist, n_t, cum, alpha, beta, vbeta, stale_inv, stale_k,
+    s, s0, w, phi, swk, dtop, dcnt, base, n_t, cum, alpha, beta, vbeta, stale_inv, stale_k,
     ptr, top, prob, alt, mass, s_prob, s_alt, s_mass, mh_steps, rng, stream,
 ):
-    """MH chain of mh_steps proposals for token i from topic s (counts exclude i); returns the topic."""
-    n_topics = inv.shape[0]
+    """MH chain of mh_steps proposals for a token of word w from topic s (counts exclude it); returns the topic.
+
+    s0: the token's topic in the stale counts; dtop/dcnt[base:base+n_t]: the document's topics and counts;
+    phi float64[K] = (N_wk + β)/(N_k + Vβ) for the live counts.
+    """
+    n_topics = phi.shape[0]
     p_doc = 0.0
     for j in range(n_t):
-        k = tlist[j]
-        p_doc += ndk[k] * (nwk[k] + beta) * inv[k]
+        k = dtop[base + j]
+        p_doc += dcnt[base + j] * phi[k]
         cum[j] = p_doc
-    s0 = z[i]
     q_s0_with = (swk[s0] + beta) * stale_inv[s0]
     q_s0 = (swk[s0] - 1 + beta) / (stale_k[s0] - 1 + vbeta)  # q̂¬i(s0)
     keep_s0 = q_s0 / q_s0_with
@@ -72,7 +95,7 @@ def _alias_mh_token(
                     lo = mid + 1
                 else:
                     hi = mid
-            t = tlist[lo]
+            t = dtop[base + lo]
         else:  # word part ~ q̂¬i: alias draw (word's sparse counts or smoothing), s0 thinned
             for _try in range(1_000_000):
                 u = next_double(rng, stream) * (mass[w] + s_mass)
@@ -89,13 +112,35 @@ def _alias_mh_token(
                 if t != s0 or next_double(rng, stream) < keep_s0:
                     break
         if t != s:
-            phi_t = (nwk[t] + beta) * inv[t]
-            phi_s = (nwk[s] + beta) * inv[s]
-            q_t = ndk[t] * phi_t + alpha * (q_s0 if t == s0 else (swk[t] + beta) * stale_inv[t])
-            q_s = ndk[s] * phi_s + alpha * (q_s0 if s == s0 else (swk[s] + beta) * stale_inv[s])
-            if next_double(rng, stream) * ((ndk[s] + alpha) * phi_s * q_t) < (ndk[t] + alpha) * phi_t * q_s:
+            phi_t = phi[t]
+            phi_s = phi[s]
+            nd_t = _count(dtop, dcnt, base, n_t, t)
+            nd_s = _count(dtop, dcnt, base, n_t, s)
+            q_t = nd_t * phi_t + alpha * (q_s0 if t == s0 else (swk[t] + beta) * stale_inv[t])
+            q_s = nd_s * phi_s + alpha * (q_s0 if s == s0 else (swk[s] + beta) * stale_inv[s])
+            if next_double(rng, stream) * ((nd_s + alpha) * phi_s * q_t) < (nd_t + alpha) * phi_t * q_s:
                 s = t
     return s
+
+
+@njit(cache=True, nogil=True)
+def _word_major(words, lo, hi, n_words):
+    """(word_ptr int64[V+1], order int64[hi-lo]): tokens lo..hi-1 grouped by word (counting sort, stable).
+
+    The tokens of word w are order[word_ptr[w]:word_ptr[w+1]], in corpus order.
+    """
+    word_ptr = np.zeros(n_words + 1, dtype=np.int64)
+    for i in range(lo, hi):
+        word_ptr[words[i] + 1] += 1
+    for w in range(n_words):
+        word_ptr[w + 1] += word_ptr[w]
+    fill = word_ptr[:-1].copy()
+    order = np.empty(hi - lo, dtype=np.int64)
+    for i in range(lo, hi):
+        w = words[i]
+        order[fill[w]] = i
+        fill[w] += 1
+    return word_ptr, order
 
 
 @njit(cache=True, fastmath=True, nogil=True, error_model="numpy")
@@ -104,56 +149,102 @@ def mh_shard(
     ptr, top, prob, alt, mass, s_prob, s_alt, s_mass,
     alpha, beta, vbeta, mh_steps, dense_above, rng, stream,
 ):
-    """One sweep over documents d0..d1-1 in place (other shapes as in _dense.dense_shard).
+    """One sweep over the tokens of documents d0..d1-1 in place (other shapes as in _dense.dense_shard).
 
     tot_wk int32[V,K] / tot_k int64[K]: live totals (updated); stale_wk / stale_k: the totals
-    the alias tables were built from (read only). A token whose document holds more than
-    dense_above other topics is drawn exactly from Eq. 10 by the dense O(K) draw instead
-    (cheaper there; both moves leave Eq. 10 invariant and the choice depends on the other
-    tokens only, so the sweep stays exact).
+    the alias tables were built from (read only). Tokens are visited word by word (a fixed
+    scan order, so still a valid Gibbs sweep): the word's row of tot_wk stays in cache, and
+    each document's topics and counts live in a compact list (dtop/dcnt, capacity = its
+    length), so the exact document part reads O(k_d) contiguous entries instead of
+    gathering from two K-wide rows; n_dk is not touched in the loop but rebuilt from the
+    lists afterwards, and the lists of the next tokens' documents are prefetched. A token whose document holds more than dense_above
+    other topics is drawn exactly from Eq. 10 by the dense O(K) draw instead (both moves
+    leave Eq. 10 invariant and the choice depends on the other tokens only).
     """
     n_topics = tot_k.shape[0]
+    lo = doc_ptr[d0]
+    hi = doc_ptr[d1]
     inv = np.empty(n_topics, dtype=np.float64)
     stale_inv = np.empty(n_topics, dtype=np.float64)
     for k in range(n_topics):
         inv[k] = 1.0 / (tot_k[k] + vbeta)
         stale_inv[k] = 1.0 / (stale_k[k] + vbeta)
-    tlist = np.empty(n_topics, dtype=np.int32)
-    tpos = np.empty(n_topics, dtype=np.int32)
-    cum = np.empty(n_topics, dtype=np.float64)
-    p, blk = dense_scratch(n_topics)
+    word_ptr, order = _word_major(words, lo, hi, tot_wk.shape[0])
+    doc_of = np.empty(hi - lo, dtype=np.int32)
+    dtop = np.empty(hi - lo, dtype=np.int32)
+    dcnt = np.empty(hi - lo, dtype=np.int32)
+    n_top = np.empty(d1 - d0, dtype=np.int32)
     for d in range(d0, d1):
-        ndk = n_dk[d]
-        n_t = _doc_topics(ndk, tlist, tpos)
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
-            w = words[i]
-            nwk = tot_wk[w]
-            k = z[i]
-            ndk[k] -= 1
-            if ndk[k] == 0:  # drop k from the document's topic list
-                last = tlist[n_t - 1]
-                tlist[tpos[k]] = last
-                tpos[last] = tpos[k]
+            doc_of[i - lo] = d
+        n_top[d - d0] = _doc_topics(n_dk[d], dtop, dcnt, doc_ptr[d] - lo) if doc_ptr[d + 1] > doc_ptr[d] else 0
+    # token j of the word-major scan: document doc_w[j], topic z_w[j] (copied back after the sweep)
+    doc_w = np.empty(hi - lo, dtype=np.int32)
+    z_w = np.empty(hi - lo, dtype=np.int32)
+    for j in range(hi - lo):
+        doc_w[j] = doc_of[order[j] - lo]
+        z_w[j] = z[order[j]]
+    cum = np.empty(n_topics, dtype=np.float64)
+    ndk = np.zeros(n_topics, dtype=np.int32)  # dense row for the dense fallback
+    p, blk = dense_scratch(n_topics)
+    phi = np.empty(n_topics, dtype=np.float64)  # (N_wk + β)/(N_k + Vβ) for the current word w
+    for w in range(tot_wk.shape[0]):
+        nwk = tot_wk[w]
+        swk = stale_wk[w]
+        if word_ptr[w + 1] > word_ptr[w]:
+            for k in range(n_topics):
+                phi[k] = (nwk[k] + beta) * inv[k]
+        for j in range(word_ptr[w], word_ptr[w + 1]):
+            if j + _AHEAD < hi - lo:  # the document list of a token _AHEAD steps on: random place, fetch early
+                b_ahead = doc_ptr[doc_w[j + _AHEAD]] - lo
+                for e in range(0, n_top[doc_w[j + _AHEAD] - d0], 16):
+                    prefetch(dtop, b_ahead + e)
+                    prefetch(dcnt, b_ahead + e)
+            d = doc_w[j]
+            base = doc_ptr[d] - lo
+            n_t = n_top[d - d0]
+            k = z_w[j]
+            e = _find_or_end(dtop, base, n_t, k)
+            dcnt[base + e] -= 1
+            if dcnt[base + e] == 0:  # drop k from the document's list
                 n_t -= 1
+                dtop[base + e] = dtop[base + n_t]
+                dcnt[base + e] = dcnt[base + n_t]
             nwk[k] -= 1
             tot_k[k] -= 1
             inv[k] = 1.0 / (tot_k[k] + vbeta)
+            phi[k] = (nwk[k] + beta) * inv[k]
             if n_t > dense_above:
+                for e in range(n_t):
+                    ndk[dtop[base + e]] = dcnt[base + e]
                 k = dense_draw(ndk, nwk, inv, p, blk, alpha, beta, next_double(rng, stream))
+                for e in range(n_t):
+                    ndk[dtop[base + e]] = 0
             else:
                 k = _alias_mh_token(
-                    k, i, w, ndk, nwk, stale_wk[w], inv, z, tlist, n_t, cum, alpha, beta, vbeta, stale_inv, stale_k,
+                    k, k, w, phi, swk, dtop, dcnt, base, n_t, cum, alpha, beta, vbeta, stale_inv, stale_k,
                     ptr, top, prob, alt, mass, s_prob, s_alt, s_mass, mh_steps, rng, stream,
                 )
-            z[i] = k
-            if ndk[k] == 0:
-                tlist[n_t] = k
-                tpos[k] = n_t
-                n_t += 1
-            ndk[k] += 1
+            z_w[j] = k
+            e = _find_or_end(dtop, base, n_t, k)
+            if e == n_t:
+                dtop[base + n_t] = k
+                dcnt[base + n_t] = 1
+                n_top[d - d0] = n_t + 1
+            else:
+                dcnt[base + e] += 1
+                n_top[d - d0] = n_t
             nwk[k] += 1
             tot_k[k] += 1
             inv[k] = 1.0 / (tot_k[k] + vbeta)
+            phi[k] = (nwk[k] + beta) * inv[k]
+    for j in range(hi - lo):
+        z[order[j]] = z_w[j]
+    for d in range(d0, d1):
+        n_dk[d, :] = 0
+        base = doc_ptr[d] - lo
+        for e in range(n_top[d - d0]):
+            n_dk[d, dtop[base + e]] = dcnt[base + e]
 
 
 @njit(cache=True, nogil=True)
@@ -172,15 +263,16 @@ def mh_conditional_draws(
     for k in range(n_topics):
         inv[k] = 1.0 / (tot_k[k] + vbeta)
         stale_inv[k] = 1.0 / (stale_k[k] + vbeta)
-    tlist = np.empty(n_topics, dtype=np.int32)
-    tpos = np.empty(n_topics, dtype=np.int32)
+    dtop = np.empty(n_topics, dtype=np.int32)
+    dcnt = np.empty(n_topics, dtype=np.int32)
     cum = np.empty(n_topics, dtype=np.float64)
     ndk = n_dk[d]
-    n_t = _doc_topics(ndk, tlist, tpos)
+    n_t = _doc_topics(ndk, dtop, dcnt, 0)
+    phi = (tot_wk[w] + beta) * inv
     out = np.empty(n_draws, dtype=np.int32)
     for r in range(n_draws):
         out[r] = _alias_mh_token(
-            start[r], i, w, ndk, tot_wk[w], stale_wk[w], inv, z, tlist, n_t, cum, alpha, beta, vbeta,
+            start[r], z[i], w, phi, stale_wk[w], dtop, dcnt, 0, n_t, cum, alpha, beta, vbeta,
             stale_inv, stale_k, ptr, top, prob, alt, mass, s_prob, s_alt, s_mass, mh_steps, rng, stream,
         )
     return out

@@ -10,7 +10,7 @@ and only the party's own counts change. Samplers:
 
 * ``"dense"``  — exact, O(K) per token (_dense.py);
 * ``"sparse"`` — alias-table Metropolis–Hastings with an exact document part, O(k_d) per
-  token with k_d the topics present in the document (_mh.py), for large K;
+  token with k_d the topics present in the document, tokens visited word by word (_mh.py), for large K;
 * ``"auto"``   — dense below ``AUTO_SPARSE_FROM`` topics, sparse from there on.
 
 ``threads > 1`` splits the documents into that many shards sampled in parallel,
@@ -33,9 +33,9 @@ from fedtopic.models.state import LDAState
 
 SAMPLERS = ("auto", "dense", "sparse")
 # K from which "auto" takes the sparse sampler. Measured (docs/RESULTS.md, 2M tokens, 200-token
-# documents, α = 50/K): dense ≥ sparse at K = 1000 (documents keep ~80 topics, so the O(k_d)
-# document part costs as much as a SIMD pass over K), sparse ≈ 1.7× dense at K = 3000.
-AUTO_SPARSE_FROM = 2000
+# documents, α = 50/K): sparse ≈ 2× dense at K = 1000; dense faster at K ≤ 600, where the
+# documents' topic lists are long relative to K and the sparse sweep's random document access dominates.
+AUTO_SPARSE_FROM = 1000
 DEFAULT_MH_STEPS = 1  # MH proposals per token (sparse sampler); the exact document part keeps acceptance high
 DENSE_FRACTION = 8  # sparse sampler: a token whose document has > K/8 topics takes the exact dense draw
 
@@ -47,6 +47,17 @@ def resolve_sampler(sampler: str, n_topics: int) -> str:
     if sampler == "auto":
         return "sparse" if n_topics >= AUTO_SPARSE_FROM else "dense"
     return sampler
+
+
+def _mostly_dense_fallback(n_dk: np.ndarray, doc_ptr: np.ndarray, dense_above: int) -> bool:
+    """True if most tokens sit in documents with more than dense_above topics (the sparse sweep's dense fallback).
+
+    The word-major sparse sweep handles such tokens slower than the document-major dense sweep
+    (random document access), so the whole sweep is then run dense: both are exact Gibbs sweeps
+    of Eq. 10 and the choice depends only on the state before the sweep.
+    """
+    topics_per_doc = np.count_nonzero(n_dk, axis=1)
+    return float(np.dot(topics_per_doc > dense_above + 1, np.diff(doc_ptr))) > 0.5 * doc_ptr[-1]
 
 
 def _check_frozen(state: LDAState, frozen_wk, frozen_k) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -95,6 +106,9 @@ def sweep(
     if mh_steps < 1:
         raise ModelError(f"mh_steps must be >= 1, got {mh_steps}")
     kind = resolve_sampler(sampler, state.n_topics)
+    dense_above = state.n_topics // DENSE_FRACTION
+    if kind == "sparse" and _mostly_dense_fallback(state.n_dk, doc_ptr, dense_above):
+        kind = "dense"
     frozen_wk, frozen_k = _check_frozen(state, frozen_wk, frozen_k)
     if frozen_wk is None:
         tot_wk, tot_k = state.n_wk, state.n_k
@@ -113,7 +127,6 @@ def sweep(
             parallel_dense(words, doc_ptr, threads, state.z, state.n_dk, tot_wk, tot_k, alpha, beta, vbeta, state.rng)
     else:
         tables = build_word_alias(tot_wk, tot_k, beta, vbeta)
-        dense_above = state.n_topics // DENSE_FRACTION
         if threads == 1:
             mh_shard(
                 words, doc_ptr, 0, n_docs, state.z, state.n_dk, tot_wk, tot_k, tot_wk.copy(), tot_k.copy(),
