@@ -8,16 +8,21 @@ from fedtopic.corpus.types import Corpus
 from fedtopic.errors import EvalError
 
 
+def check_distributions(x: np.ndarray, name: str) -> np.ndarray:
+    """``x`` as float64[rows, cols] whose rows are probability distributions (finite, ≥ 0, summing to 1)."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1:
+        raise EvalError(f"{name} must be a non-empty 2-D matrix, got shape {x.shape}")
+    if not np.all(np.isfinite(x)) or (x < 0).any():
+        raise EvalError(f"{name} has negative or non-finite entries")
+    if not np.allclose(x.sum(axis=1), 1.0, rtol=0, atol=1e-6):
+        raise EvalError(f"every row of {name} must sum to 1")
+    return x
+
+
 def check_phi(phi: np.ndarray, where: str) -> np.ndarray:
     """Φ as float64[K,V]: finite, non-negative, rows summing to 1."""
-    phi = np.asarray(phi, dtype=np.float64)
-    if phi.ndim != 2 or phi.shape[0] < 1 or phi.shape[1] < 1:
-        raise EvalError(f"{where}: phi must be a non-empty [K,V] matrix, got shape {phi.shape}")
-    if not np.all(np.isfinite(phi)) or (phi < 0).any():
-        raise EvalError(f"{where}: phi has negative or non-finite entries")
-    if not np.allclose(phi.sum(axis=1), 1.0, rtol=0, atol=1e-6):
-        raise EvalError(f"{where}: every row of phi must sum to 1")
-    return phi
+    return check_distributions(phi, f"{where}: phi")
 
 
 def check_corpus_for_phi(phi: np.ndarray, corpus: Corpus, where: str) -> None:

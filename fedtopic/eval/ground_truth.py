@@ -21,25 +21,15 @@ from __future__ import annotations
 import numpy as np
 
 from fedtopic.errors import EvalError
+from fedtopic.eval._checks import check_distributions
 
 _BLOCK_ELEMENTS = 1 << 22  # rows × D similarities held at once (32 MB of float64)
 
 
-def _distributions(x: np.ndarray, name: str) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1:
-        raise EvalError(f"{name} must be a non-empty 2-D matrix, got shape {x.shape}")
-    if not np.all(np.isfinite(x)) or (x < 0).any():
-        raise EvalError(f"{name} has negative or non-finite entries")
-    if not np.allclose(x.sum(axis=1), 1.0, rtol=0, atol=1e-6):
-        raise EvalError(f"every row of {name} must sum to 1")
-    return x
-
-
 def hellinger_similarity(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """float64[A,B] of 1 − H²(p_a, q_b) = √p_a·√q_b for rows of p [A,M] and q [B,M] (Eq. 4)."""
-    p = _distributions(p, "p")
-    q = _distributions(q, "q")
+    p = check_distributions(p, "p")
+    q = check_distributions(q, "q")
     if p.shape[1] != q.shape[1]:
         raise EvalError(f"hellinger similarity: rows have {p.shape[1]} vs {q.shape[1]} entries")
     return np.sqrt(p) @ np.sqrt(q).T
@@ -47,8 +37,8 @@ def hellinger_similarity(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 def tss(phi_true: np.ndarray, phi_inferred: np.ndarray) -> float:
     """Topic similarity score (Eq. 6) of Φ_inferred [K2,V] against Φ_true [K1,V]; K1 is perfect."""
-    phi_true = _distributions(phi_true, "phi_true")
-    phi_inferred = _distributions(phi_inferred, "phi_inferred")
+    phi_true = check_distributions(phi_true, "phi_true")
+    phi_inferred = check_distributions(phi_inferred, "phi_inferred")
     if phi_true.shape[1] != phi_inferred.shape[1]:
         raise EvalError(f"TSS: phi_true has V={phi_true.shape[1]} but phi_inferred has V={phi_inferred.shape[1]}")
     return float(hellinger_similarity(phi_true, phi_inferred).max(axis=1).sum())
@@ -61,8 +51,8 @@ def dss(theta_true: np.ndarray, theta_inferred: np.ndarray, *, per_document_sum:
     literal (1/D) Σ_i Σ_{j≠i} with ``per_document_sum``. Computed in row blocks,
     so memory stays bounded for large D.
     """
-    theta_true = _distributions(theta_true, "theta_true")
-    theta_inferred = _distributions(theta_inferred, "theta_inferred")
+    theta_true = check_distributions(theta_true, "theta_true")
+    theta_inferred = check_distributions(theta_inferred, "theta_inferred")
     n_docs = theta_true.shape[0]
     if theta_inferred.shape[0] != n_docs:
         raise EvalError(f"DSS: theta_true has {n_docs} documents but theta_inferred has {theta_inferred.shape[0]}")
