@@ -22,6 +22,7 @@ from fedtopic.node.async_loop import PartyLog, run_party
 from fedtopic.node.config import ConsortiumConfig, converge_tol_of
 from fedtopic.node.party_setup import prepare_party, write_party_model
 from fedtopic.node.retrying import RetryingTransport
+from fedtopic.node.roster import delay_rng
 
 
 def run_dafed_node(
@@ -45,7 +46,7 @@ def run_dafed_node(
     channel = ChainChannel(chain_for(cfg, rpc), registry_of(cfg), prepared.keys, shape=(data.train.n_words, algo.topics))
     transport = RetryingTransport(channel, say=say)
     lo, hi = algo.random_delay
-    rng = np.random.default_rng(algo.seed + 10_007 * (index + 1))
+    rng = delay_rng(algo.seed, index)
     say(f"party {party_id}: {data.train.n_docs:,} documents, {data.train.n_tokens:,} tokens from {data.source}; "
         f"reads {', '.join(cfg.channels_readable_by(party_id))}; state in {state_dir}")
     log = run_party(

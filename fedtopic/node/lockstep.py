@@ -12,10 +12,10 @@ import time
 from collections.abc import Mapping, Sequence
 
 from fedtopic.algorithms.baselines import LDAHyper
-from fedtopic.algorithms.dafed import DAFedParty
 from fedtopic.algorithms.snapshot import ChannelSnapshot
 from fedtopic.corpus.types import Corpus
 from fedtopic.node.async_loop import PartyLog
+from fedtopic.node.roster import build_parties, readable_channels
 from fedtopic.node.simulate import SimulationResult
 
 
@@ -29,8 +29,8 @@ def run_lockstep_simulation(
 ) -> SimulationResult:
     """All parties in lock-step for ``ceil(hyper.iterations / steps)`` rounds; ``cp`` None = everyone reads everyone."""
     ids = list(party_ids)
-    readable = {pid: [o for o in ids if o != pid and (cp is None or pid in cp.get(o, ()))] for pid in ids}
-    parties = [DAFedParty(pid, c, hyper, steps=steps, seed=hyper.seed + i) for i, (pid, c) in enumerate(zip(ids, corpora))]
+    readable = readable_channels(ids, cp)
+    parties = build_parties(corpora, hyper, ids, steps=steps)
     logs = [PartyLog(pid) for pid in ids]
     started = time.perf_counter()
     published = {p.party_id: ChannelSnapshot(p.party_id, 0, p.genesis()) for p in parties}

@@ -14,12 +14,11 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
-import numpy as np
-
 from fedtopic.algorithms.baselines import LDAHyper
 from fedtopic.algorithms.dafed import DAFedParty, RoundReport
 from fedtopic.corpus.types import Corpus
 from fedtopic.node.async_loop import PartyLog, run_party
+from fedtopic.node.roster import build_parties, delay_rng, readable_channels
 from fedtopic.node.transport import ChannelTransport
 
 
@@ -50,12 +49,12 @@ def run_simulation(
     channel owner to the other parties that may read it (consortium.toml's [cp]).
     """
     ids = [t.party_id for t in transports]
-    readable = {pid: {owner for owner, readers in cp.items() if pid in readers} for pid in ids}
-    parties = [DAFedParty(pid, corpus, hyper, steps=steps, seed=hyper.seed + i) for i, (pid, corpus) in enumerate(zip(ids, corpora))]
+    readable = readable_channels(ids, cp)
+    parties = build_parties(corpora, hyper, ids, steps=steps)
     stop = threading.Event()
 
     def delay_for(i: int) -> Callable[[], float]:
-        rng = np.random.default_rng(hyper.seed + 10_007 * (i + 1))
+        rng = delay_rng(hyper.seed, i)
         return lambda: float(rng.uniform(0.0, max_delay)) if max_delay > 0 else 0.0
 
     started = time.perf_counter()
@@ -65,7 +64,7 @@ def run_simulation(
                 run_party,
                 party,
                 transport,
-                readable=readable[party.party_id],
+                readable=set(readable[party.party_id]),
                 max_sweeps=hyper.iterations,
                 stop=stop,
                 delay=delay_for(i),

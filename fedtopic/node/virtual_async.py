@@ -20,11 +20,12 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from fedtopic.algorithms.baselines import LDAHyper
-from fedtopic.algorithms.dafed import DAFedParty, RoundReport
+from fedtopic.algorithms.dafed import RoundReport
 from fedtopic.algorithms.snapshot import ChannelSnapshot
 from fedtopic.corpus.types import Corpus
 from fedtopic.crypto.codec import encode_counts
 from fedtopic.node.async_loop import PartyLog
+from fedtopic.node.roster import build_parties, delay_rng, readable_channels
 from fedtopic.node.simulate import SimulationResult
 
 DEFAULT_COST_PER_TOKEN = 1e-6
@@ -49,9 +50,9 @@ def run_virtual_simulation(
     is real time, the virtual finishing time is in each log's ``delay_seconds``.
     """
     ids = list(party_ids)
-    readable = {pid: [o for o in ids if o != pid and pid in cp.get(o, ())] for pid in ids}
-    parties = [DAFedParty(pid, c, hyper, steps=steps, seed=hyper.seed + i) for i, (pid, c) in enumerate(zip(ids, corpora))]
-    rngs = [np.random.default_rng(hyper.seed + 10_007 * (i + 1)) for i in range(len(ids))]
+    readable = readable_channels(ids, cp)
+    parties = build_parties(corpora, hyper, ids, steps=steps)
+    rngs = [delay_rng(hyper.seed, i) for i in range(len(ids))]
     logs = [PartyLog(pid) for pid in ids]
     history: dict[str, list[tuple[float, int, np.ndarray, int]]] = {}
     last_read: list[dict[str, int]] = [{} for _ in ids]
