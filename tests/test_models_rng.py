@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 
 from fedtopic.errors import ModelError
-from fedtopic.models.rng import PyXoroshiro, make_rng_states, uniforms
+from numba import njit
+
+from fedtopic.models.rng import OWN_ROW, PyXoroshiro, make_rng_states, next_double, put_stream, take_stream, uniforms
 
 
 def test_numba_and_python_generators_draw_the_same_uniforms():
@@ -31,3 +33,22 @@ def test_seeding_is_reproducible_and_streams_differ():
 def test_bad_seed_or_stream_count_is_a_model_error(seed, n):
     with pytest.raises(ModelError):
         make_rng_states(seed, n)
+
+
+@njit(cache=False)
+def _draw_through_private_copy(states, stream, n):
+    own = take_stream(states, stream)
+    out = np.empty(n, dtype=np.float64)
+    for i in range(n):
+        out[i] = next_double(own, OWN_ROW)
+    put_stream(states, stream, own)
+    return out
+
+
+def test_a_private_stream_copy_draws_the_same_and_hands_back_the_advanced_state():
+    shared = make_rng_states(7, 4)
+    private = shared.copy()
+    expected = uniforms(shared, 2, 1000)
+    got = _draw_through_private_copy(private, 2, 1000)
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(private, shared)  # stream 2 advanced, the others untouched

@@ -13,7 +13,9 @@ plus O(nnz) for the tables, once per sweep; drawing costs O(1).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
+
+_CHUNKS = 64  # word chunks of the parallel table build (each allocates its own scratch)
 
 
 @njit(cache=True, nogil=True)
@@ -55,47 +57,55 @@ def _vose(weights: np.ndarray, prob: np.ndarray, alt: np.ndarray, small: np.ndar
     return total
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, parallel=True)
 def build_word_alias(tot_wk: np.ndarray, tot_k: np.ndarray, beta: float, vbeta: float):
     """Alias tables of q_w for every word from total counts tot_wk int32[V,K], tot_k int64[K].
 
     Returns (ptr int64[V+1], top int32[nnz], prob float64[nnz], alt int32[nnz] (topic ids),
     mass float64[V] = Σ_k N̂_wk/(N̂_k+Vβ), s_prob float64[K], s_alt int32[K], s_mass).
+    Words are handled in parallel chunks (the tables do not depend on the thread count).
     """
     n_words, n_topics = tot_wk.shape
     inv = np.empty(n_topics, dtype=np.float64)
     for k in range(n_topics):
         inv[k] = 1.0 / (tot_k[k] + vbeta)
     ptr = np.zeros(n_words + 1, dtype=np.int64)
-    for w in range(n_words):
+    for w in prange(n_words):
         c = 0
         for k in range(n_topics):
             if tot_wk[w, k] != 0:
                 c += 1
-        ptr[w + 1] = ptr[w] + c
+        ptr[w + 1] = c
+    for w in range(n_words):
+        ptr[w + 1] += ptr[w]
     nnz = ptr[n_words]
     top = np.empty(nnz, dtype=np.int32)
     prob = np.empty(nnz, dtype=np.float64)
     alt = np.empty(nnz, dtype=np.int32)
     mass = np.zeros(n_words, dtype=np.float64)
+    n_chunks = min(n_words, _CHUNKS)
+    for c in prange(n_chunks):
+        weights = np.empty(n_topics, dtype=np.float64)
+        slot_alt = np.empty(n_topics, dtype=np.int32)
+        small = np.empty(n_topics, dtype=np.int32)
+        large = np.empty(n_topics, dtype=np.int32)
+        for w in range(c * n_words // n_chunks, (c + 1) * n_words // n_chunks):
+            base = ptr[w]
+            n = 0
+            for k in range(n_topics):
+                cnt = tot_wk[w, k]
+                if cnt != 0:
+                    top[base + n] = k
+                    weights[n] = cnt * inv[k]
+                    n += 1
+            if n == 0:
+                continue
+            mass[w] = _vose(weights[:n], prob[base : base + n], slot_alt[:n], small, large)
+            for e in range(n):
+                alt[base + e] = top[base + slot_alt[e]]
     weights = np.empty(n_topics, dtype=np.float64)
-    slot_alt = np.empty(n_topics, dtype=np.int32)
     small = np.empty(n_topics, dtype=np.int32)
     large = np.empty(n_topics, dtype=np.int32)
-    for w in range(n_words):
-        base = ptr[w]
-        n = 0
-        for k in range(n_topics):
-            c = tot_wk[w, k]
-            if c != 0:
-                top[base + n] = k
-                weights[n] = c * inv[k]
-                n += 1
-        if n == 0:
-            continue
-        mass[w] = _vose(weights[:n], prob[base : base + n], slot_alt[:n], small, large)
-        for e in range(n):
-            alt[base + e] = top[base + slot_alt[e]]
     for k in range(n_topics):
         weights[k] = beta * inv[k]
     s_prob = np.empty(n_topics, dtype=np.float64)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from fedtopic.models.rng import next_double
+from fedtopic.models.rng import OWN_ROW, next_double, put_stream, take_stream
 
 _B = 16  # topics per search block
 
@@ -88,6 +88,7 @@ def dense_shard(
     inv = np.empty(n_topics, dtype=np.float64)
     for k in range(n_topics):
         inv[k] = 1.0 / (tot_k[k] + vbeta)
+    own = take_stream(rng, stream)
     for d in range(d0, d1):
         ndk = n_dk[d]
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
@@ -98,9 +99,10 @@ def dense_shard(
             nwk[k] -= 1
             tot_k[k] -= 1
             inv[k] = 1.0 / (tot_k[k] + vbeta)
-            k = dense_draw(ndk, nwk, inv, p, blk, alpha, beta, next_double(rng, stream))
+            k = dense_draw(ndk, nwk, inv, p, blk, alpha, beta, next_double(own, OWN_ROW))
             z[i] = k
             ndk[k] += 1
             nwk[k] += 1
             tot_k[k] += 1
             inv[k] = 1.0 / (tot_k[k] + vbeta)
+    put_stream(rng, stream, own)

@@ -30,7 +30,7 @@ from numba import njit
 
 from fedtopic.models._dense import dense_draw, dense_scratch
 from fedtopic.models._prefetch import prefetch
-from fedtopic.models.rng import next_double
+from fedtopic.models.rng import OWN_ROW, next_double, put_stream, take_stream
 
 
 _AHEAD = 6  # word-major sweep: prefetch the document list this many tokens ahead
@@ -169,6 +169,7 @@ def mh_shard(
     for k in range(n_topics):
         inv[k] = 1.0 / (tot_k[k] + vbeta)
         stale_inv[k] = 1.0 / (stale_k[k] + vbeta)
+    own = take_stream(rng, stream)
     word_ptr, order = _word_major(words, lo, hi, tot_wk.shape[0])
     doc_of = np.empty(hi - lo, dtype=np.int32)
     dtop = np.empty(hi - lo, dtype=np.int32)
@@ -217,13 +218,13 @@ def mh_shard(
             if n_t > dense_above:
                 for e in range(n_t):
                     ndk[dtop[base + e]] = dcnt[base + e]
-                k = dense_draw(ndk, nwk, inv, p, blk, alpha, beta, next_double(rng, stream))
+                k = dense_draw(ndk, nwk, inv, p, blk, alpha, beta, next_double(own, OWN_ROW))
                 for e in range(n_t):
                     ndk[dtop[base + e]] = 0
             else:
                 k = _alias_mh_token(
                     k, k, w, phi, swk, dtop, dcnt, base, n_t, cum, alpha, beta, vbeta, stale_inv, stale_k,
-                    ptr, top, prob, alt, mass, s_prob, s_alt, s_mass, mh_steps, rng, stream,
+                    ptr, top, prob, alt, mass, s_prob, s_alt, s_mass, mh_steps, own, OWN_ROW,
                 )
             z_w[j] = k
             e = _find_or_end(dtop, base, n_t, k)
@@ -245,6 +246,7 @@ def mh_shard(
         base = doc_ptr[d] - lo
         for e in range(n_top[d - d0]):
             n_dk[d, dtop[base + e]] = dcnt[base + e]
+    put_stream(rng, stream, own)
 
 
 @njit(cache=True, nogil=True)

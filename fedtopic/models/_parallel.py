@@ -40,13 +40,11 @@ def _merge(tot_wk, tot_k, local_wk, local_k):
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _copies(tot_wk, tot_k, n_shards):
-    local_wk = np.empty((n_shards,) + tot_wk.shape, dtype=tot_wk.dtype)
-    local_k = np.empty((n_shards, tot_k.shape[0]), dtype=tot_k.dtype)
-    for t in prange(n_shards):
+def _copy_into(tot_wk, tot_k, local_wk, local_k):
+    """local_wk[t] ← tot_wk and local_k[t] ← tot_k for every shard t, in parallel."""
+    for t in prange(local_wk.shape[0]):
         local_wk[t] = tot_wk
         local_k[t] = tot_k
-    return local_wk, local_k
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -77,18 +75,27 @@ def shard_bounds(doc_ptr: np.ndarray, n_shards: int) -> np.ndarray:
     return np.concatenate([[0], inner, [n_docs]]).astype(np.int64)
 
 
-def parallel_dense(words, doc_ptr, n_shards, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng) -> None:
-    """Dense sweep over n_shards document shards in parallel; tot_wk/tot_k merged in place."""
-    local_wk, local_k = _copies(tot_wk, tot_k, n_shards)
+def parallel_dense(words, doc_ptr, z, n_dk, tot_wk, tot_k, local_wk, local_k, alpha, beta, vbeta, rng) -> None:
+    """Dense sweep over T document shards in parallel; tot_wk/tot_k merged in place.
+
+    local_wk int32[T,V,K] / local_k int64[T,K]: the shards' private counts (overwritten;
+    kept by the caller between sweeps so that no sweep pays for fresh pages).
+    """
+    n_shards = local_wk.shape[0]
+    _copy_into(tot_wk, tot_k, local_wk, local_k)
     _dense_shards(words, doc_ptr, shard_bounds(doc_ptr, n_shards), z, n_dk, local_wk, local_k, alpha, beta, vbeta, rng)
     _merge(tot_wk, tot_k, local_wk, local_k)
 
 
 def parallel_mh(
-    words, doc_ptr, n_shards, z, n_dk, tot_wk, tot_k, tables, alpha, beta, vbeta, mh_steps, dense_above, rng
+    words, doc_ptr, z, n_dk, tot_wk, tot_k, local_wk, local_k, tables, alpha, beta, vbeta, mh_steps, dense_above, rng
 ) -> None:
-    """MH sweep over n_shards shards; tot_wk/tot_k (also the alias tables' stale counts) merged in place."""
-    local_wk, local_k = _copies(tot_wk, tot_k, n_shards)
+    """MH sweep over T shards; tot_wk/tot_k (also the alias tables' stale counts) merged in place.
+
+    local_wk / local_k: the shards' private counts, as in parallel_dense.
+    """
+    n_shards = local_wk.shape[0]
+    _copy_into(tot_wk, tot_k, local_wk, local_k)
     _mh_shards(
         words, doc_ptr, shard_bounds(doc_ptr, n_shards), z, n_dk, local_wk, local_k, tot_wk, tot_k,
         *tables, alpha, beta, vbeta, mh_steps, dense_above, rng,

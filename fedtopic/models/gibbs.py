@@ -124,18 +124,24 @@ def sweep(
         if threads == 1:
             dense_shard(words, doc_ptr, 0, n_docs, state.z, state.n_dk, tot_wk, tot_k, alpha, beta, vbeta, state.rng, 0)
         else:
-            parallel_dense(words, doc_ptr, threads, state.z, state.n_dk, tot_wk, tot_k, alpha, beta, vbeta, state.rng)
+            parallel_dense(
+                words, doc_ptr, state.z, state.n_dk, tot_wk, tot_k, *state.count_copies(threads), alpha, beta, vbeta,
+                state.rng,
+            )
     else:
         tables = build_word_alias(tot_wk, tot_k, beta, vbeta)
         if threads == 1:
+            stale_wk, stale_k = state.count_copies(1)
+            np.copyto(stale_wk[0], tot_wk)
+            np.copyto(stale_k[0], tot_k)
             mh_shard(
-                words, doc_ptr, 0, n_docs, state.z, state.n_dk, tot_wk, tot_k, tot_wk.copy(), tot_k.copy(),
+                words, doc_ptr, 0, n_docs, state.z, state.n_dk, tot_wk, tot_k, stale_wk[0], stale_k[0],
                 *tables, alpha, beta, vbeta, mh_steps, dense_above, state.rng, 0,
             )
         else:
             parallel_mh(
-                words, doc_ptr, threads, state.z, state.n_dk, tot_wk, tot_k, tables, alpha, beta, vbeta, mh_steps,
-                dense_above, state.rng,
+                words, doc_ptr, state.z, state.n_dk, tot_wk, tot_k, *state.count_copies(threads), tables, alpha, beta,
+                vbeta, mh_steps, dense_above, state.rng,
             )
     if frozen_wk is not None:
         np.subtract(tot_wk, frozen_wk, out=state.n_wk)

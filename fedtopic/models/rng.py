@@ -121,6 +121,31 @@ def next_double(states, stream):
     return float(next_u64(states, stream) >> uint64(11)) * _INV_2_53
 
 
+OWN_ROW = 4  # row of take_stream's padded copy that holds the stream (64 bytes in)
+
+
+@njit(inline="always", cache=True)
+def take_stream(states, stream):
+    """uint64[16, 2]: a thread-private copy of one stream, at row OWN_ROW; give it back with put_stream.
+
+    Threads drawing from neighbouring rows of the shared states array write to one
+    cache line on every draw (false sharing: measured 2-thread sweeps ~2x slower).
+    The copy is padded so that its row OWN_ROW shares a cache line with nothing else;
+    the draws are the same as from the shared array.
+    """
+    own = np.empty((16, 2), dtype=np.uint64)
+    own[OWN_ROW, 0] = states[stream, 0]
+    own[OWN_ROW, 1] = states[stream, 1]
+    return own
+
+
+@njit(inline="always", cache=True)
+def put_stream(states, stream, own):
+    """Write a stream taken with take_stream back into the states array."""
+    states[stream, 0] = own[OWN_ROW, 0]
+    states[stream, 1] = own[OWN_ROW, 1]
+
+
 @njit(cache=True)
 def uniforms(states: np.ndarray, stream: int, n: int) -> np.ndarray:
     """float64[n] uniforms from one stream (advances it); handy for tests and init."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
@@ -27,6 +27,19 @@ class LDAState:
     n_wk: np.ndarray
     n_k: np.ndarray
     rng: np.ndarray
+    _count_copies: tuple[np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def count_copies(self, n_shards: int) -> tuple[np.ndarray, np.ndarray]:
+        """(int32[T,V,K], int64[T,K]) scratch copies of the counts, reused between sweeps.
+
+        A sweep overwrites them (the shards' private counts, or the large-K sampler's stale
+        counts); keeping them avoids fresh pages on every sweep (40 MB at K=1000, V=5000,
+        T=2: measured ~8 ms of page faults per sweep).
+        """
+        shape = (n_shards, *self.n_wk.shape)
+        if self._count_copies is None or self._count_copies[0].shape != shape:
+            self._count_copies = (np.empty(shape, dtype=np.int32), np.empty((n_shards, self.n_topics), dtype=np.int64))
+        return self._count_copies
 
     @property
     def n_topics(self) -> int:
