@@ -34,7 +34,7 @@ from fedtopic.crypto.protect import (
     share_paillier_secret,
 )
 from fedtopic.crypto.protect.mask import secret_commitment
-from fedtopic.crypto.protect.paillier_rows import _spec as paillier_meta  # the session meta's parsed form
+from fedtopic.crypto.protect.paillier_rows import parse_rows_meta
 from fedtopic.errors import ConfigError, CryptoError
 
 PAILLIER = ("paillier-iphe", "paillier-uphe", "paillier-packed")
@@ -126,7 +126,7 @@ class PartyProtection:
         """Paillier ciphertexts in one update (0 for unencrypted schemes)."""
         if self.name not in PAILLIER:
             return 0
-        return paillier_meta(self.meta).n_ciphertexts
+        return parse_rows_meta(self.meta).n_ciphertexts
 
     def close(self) -> None:
         """Stop the obfuscator workers."""

@@ -81,8 +81,8 @@ def protected_rows(ranking: np.ndarray, delta: float, select: str) -> np.ndarray
 
 
 @dataclass(frozen=True)
-class _Spec:
-    """A parsed session meta."""
+class RowsSpec:
+    """A Paillier-rows session meta, parsed and checked (shape, public key, protected rows, packing)."""
 
     shape: tuple[int, int]
     public: PaillierPublicKey
@@ -97,7 +97,8 @@ class _Spec:
         return self.layout.n_plaintexts if self.layout else int(self.rows.size) * self.shape[1]
 
 
-def _spec(meta: Mapping[str, Any]) -> _Spec:
+def parse_rows_meta(meta: Mapping[str, Any]) -> RowsSpec:
+    """The checked form of a session meta; InvalidUpdate naming the bad field otherwise."""
     shape = meta_shape(meta)
     try:
         public = public_key_from_hex(meta.get("paillier_n"))
@@ -126,10 +127,10 @@ def _spec(meta: Mapping[str, Any]) -> _Spec:
                                     plaintext_bits=plaintext_bits(public))  # fmt: skip
         except CryptoError as exc:
             raise InvalidUpdate(f"meta: {exc}") from None
-    return _Spec(shape, public, rows, packed, parties, max_value, layout)
+    return RowsSpec(shape, public, rows, packed, parties, max_value, layout)
 
 
-def _split(body: bytes, spec: _Spec, error: type[ProtectionError]) -> tuple[list[int], bytes]:
+def _split(body: bytes, spec: RowsSpec, error: type[ProtectionError]) -> tuple[list[int], bytes]:
     """Ciphertexts (range-checked) and the codec part of a body."""
     if len(body) < _COUNT.size:
         raise error("payload is truncated before its ciphertext count")
@@ -147,7 +148,7 @@ def _split(body: bytes, spec: _Spec, error: type[ProtectionError]) -> tuple[list
     return cts, body[end:]
 
 
-def _plain_part(codec: bytes, spec: _Spec, error: type[ProtectionError]) -> np.ndarray:
+def _plain_part(codec: bytes, spec: RowsSpec, error: type[ProtectionError]) -> np.ndarray:
     """The sparse plaintext rows; refuses a non-zero cell in a protected row (it would leak in the clear)."""
     plain = decode_plain(codec, spec.shape, error)
     if spec.rows.size and np.any(plain[spec.rows]):
@@ -177,19 +178,19 @@ class PaillierRowsScheme:
             rows = protected_rows(ranking, ctx.delta, self.select).tolist()
         meta = {"protection": self.name, "shape": list(ctx.shape), "paillier_n": public_key_to_hex(public),
                 "rows": rows, "packed": self.packed, "parties": ctx.n_parties, "max_value": ctx.max_value}
-        _spec(meta)  # fail here, at the party, rather than at the aggregator
+        parse_rows_meta(meta)  # fail here, at the party, rather than at the aggregator
         return meta
 
     def check_meta(self, meta: Mapping[str, Any]) -> None:
-        _spec(meta)
+        parse_rows_meta(meta)
 
-    def _plaintexts(self, block: np.ndarray, spec: _Spec) -> list[int]:
+    def _plaintexts(self, block: np.ndarray, spec: RowsSpec) -> list[int]:
         flat = block.reshape(-1)
         return pack(flat, spec.layout) if spec.layout else [int(x) for x in flat]
 
     def encode_update(self, n_wk: np.ndarray, ctx: ProtectionContext, meta: Mapping[str, Any] | None = None) -> bytes:
         """U_p of Alg. 2; ``meta`` defaults to ``session_meta(ctx)`` (pass the session's to skip rebuilding it)."""
-        spec = _spec(meta if meta is not None else self.session_meta(ctx))
+        spec = parse_rows_meta(meta if meta is not None else self.session_meta(ctx))
         public = ctx.require("paillier_public")
         if spec.public.n != public.n:
             raise ProtectionError("the session's Paillier key is not the party's")
@@ -211,7 +212,7 @@ class PaillierRowsScheme:
 
     def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
                  session: str | None = None) -> None:  # fmt: skip
-        spec = _spec(meta)
+        spec = parse_rows_meta(meta)
         head, body = unpack_header(payload, UPDATE_MAGIC)
         check_header(head, self.name, spec.shape, round=round, session=session)
         if head.who >= spec.parties:
@@ -220,7 +221,7 @@ class PaillierRowsScheme:
         _plain_part(codec, spec, InvalidUpdate)
 
     def combine(self, payloads: Sequence[bytes], view: RoundView) -> bytes:
-        spec = _spec(view.meta)
+        spec = parse_rows_meta(view.meta)
         indices = contributor_indices(view)
         if not payloads or len(payloads) != len(indices) or len(payloads) > spec.parties:
             raise InvalidUpdate(f"{len(payloads)} payloads for {len(indices)} contributors of {spec.parties}")
@@ -241,7 +242,7 @@ class PaillierRowsScheme:
     def decode_aggregate(self, blob: bytes, ctx: ProtectionContext, meta: Mapping[str, Any] | None = None,
                          *, workers: int | None = None) -> np.ndarray:  # fmt: skip
         """N_Σ (int64, V x K): decrypt the protected rows with the party's secret key, add the plaintext rows."""
-        spec = _spec(meta if meta is not None else self.session_meta(ctx))
+        spec = parse_rows_meta(meta if meta is not None else self.session_meta(ctx))
         private = ctx.require("paillier_private")
         if private.public_key.n != spec.public.n:
             raise ProtectionError("the party's Paillier secret key does not match the session's public key")
@@ -264,6 +265,19 @@ class PaillierRowsScheme:
             values = np.array(plain, dtype=np.int64)
         total[spec.rows] = values.reshape(spec.rows.size, spec.shape[1])
         return total
+
+
+def aggregator_view(blob: bytes, meta: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """What the aggregator reads in an aggregate without any secret: (counts int64[V,K], protected word ids).
+
+    The counts are N_Σ's plaintext rows with the protected rows all zero; the protected
+    rows exist for it only as ciphertexts. This is the input of the §6.4 model inversion
+    attack (Eqs. 13–14, ``fedtopic.eval.attacks.inversion``).
+    """
+    spec = parse_rows_meta(meta)
+    _, body = unpack_header(blob, AGGREGATE_MAGIC)
+    _, codec = _split(body, spec, InvalidUpdate)
+    return _plain_part(codec, spec, InvalidUpdate).astype(np.int64), spec.rows.copy()
 
 
 IPHE = PaillierRowsScheme("paillier-iphe", "top", packed=False)

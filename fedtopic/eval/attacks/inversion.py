@@ -75,19 +75,19 @@ def protected_word_count(delta: float, n_words: int) -> int:
 def protected_words(frequencies: np.ndarray, delta: float, scheme: Scheme) -> np.ndarray:
     """int64[⌈δV⌉] sorted indices of the words δ-IPHE (most frequent) or δ-UPHE (least frequent) encrypts.
 
-    Ties are broken by word index (lower index first), so the set is deterministic.
+    Words are ranked by frequency, most frequent first, ties by word index (lower first); IPHE
+    takes the head of that ranking and UPHE its tail, exactly as the protocol picks its rows
+    from the consortium's word ranking (``crypto.protect.paillier_rows.protected_rows``).
     """
     freq = np.asarray(frequencies)
     if freq.ndim != 1 or len(freq) == 0:
         raise EvalError("protected words: frequencies must be a non-empty 1-D array")
     count = protected_word_count(delta, len(freq))
-    if scheme == "iphe":
-        order = np.argsort(-freq, kind="stable")
-    elif scheme == "uphe":
-        order = np.argsort(freq, kind="stable")
-    else:
+    if scheme not in SCHEMES:
         raise EvalError(f"unknown protection scheme {scheme!r}; choose one of: {', '.join(SCHEMES)}")
-    return np.sort(order[:count]).astype(np.int64)
+    ranking = np.argsort(-freq, kind="stable")
+    chosen = ranking[:count] if scheme == "iphe" else ranking[len(freq) - count:]
+    return np.sort(chosen).astype(np.int64)
 
 
 def inverted_counts(n_sum: np.ndarray, hidden: np.ndarray, knowledge: AttackerKnowledge = "visible-only") -> np.ndarray:
