@@ -79,6 +79,25 @@ def test_load_of_missing_or_foreign_file_is_a_model_error(tmp_path):
         GibbsLDA.load(tmp_path / "x")
 
 
+@pytest.mark.parametrize(
+    ("array", "damage", "message"),
+    [
+        ("z", lambda a: a.__setitem__(0, 6), "topic assignments"),  # K = 6: out of range for the kernels
+        ("z", lambda a: a.__setitem__(0, (a[0] + 1) % 6), "do not match"),
+        ("n_wk", lambda a: a.__setitem__((0, 0), a[0, 0] + 1), "do not match"),
+    ],
+)
+def test_load_refuses_a_state_the_kernels_cannot_trust(tmp_path, data, array, damage, message):
+    corpus, _ = data
+    path = GibbsLDA(6, seed=8).fit(corpus, 1).save(tmp_path / "model")
+    with np.load(path) as f:
+        arrays = {k: f[k] for k in f.files}
+    damage(arrays[array])
+    np.savez(path, **arrays)
+    with pytest.raises(ModelError, match=message):
+        GibbsLDA.load(path)
+
+
 def test_two_threads_reproducible_and_close_to_one_thread(data):
     corpus, phi_true = data
     a = GibbsLDA(4, alpha=0.1, beta=0.05, threads=2, seed=2).fit(corpus, 80)

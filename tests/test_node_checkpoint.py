@@ -79,3 +79,15 @@ def test_checkpoint_of_another_corpus_is_refused(tmp_path, corpus):
     with pytest.raises(TrainingError, match="unreadable"):
         run_party(DAFedParty("p1", corpus, HYPER), InMemoryBoard({"p1": []}).channel("p1", (200, 5)), readable={"p1"}, max_sweeps=2,
                   stop=threading.Event(), checkpoint=path)
+
+
+def test_checkpoint_with_assignments_out_of_range_is_refused(tmp_path, corpus):
+    path = tmp_path / "e.npz"
+    _run(corpus, InMemoryBoard({"p1": []}).channel("p1", (200, 5)), path, 1)
+    with np.load(path) as f:
+        arrays = {k: f[k] for k in f.files}
+    arrays["z"][3] = 99  # K = 5; the kernels index counts with z unchecked
+    np.savez(path, **arrays)
+    with pytest.raises(TrainingError, match="corrupt.*topic assignments"):
+        run_party(DAFedParty("p1", corpus, HYPER), InMemoryBoard({"p1": []}).channel("p1", (200, 5)), readable={"p1"}, max_sweeps=2,
+                  stop=threading.Event(), checkpoint=path)

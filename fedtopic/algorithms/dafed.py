@@ -24,7 +24,8 @@ from fedtopic.algorithms.snapshot import ChannelSnapshot
 from fedtopic.corpus.types import Corpus
 from fedtopic.models.distributions import phi_from_counts
 from fedtopic.models.lda import GibbsLDA
-from fedtopic.models.state import LDAState
+from fedtopic.errors import ModelError
+from fedtopic.models.state import LDAState, check_state
 
 
 @dataclass(frozen=True)
@@ -79,8 +80,9 @@ class DAFedParty:
 
     def resume(self, state: LDAState, *, round: int, sweeps: int) -> None:
         """Continue from a checkpointed sampler state (z_p, N_p, θ counts, RNG) at ``round``."""
-        if len(state.z) != self.corpus.n_tokens or state.n_wk.shape != (self.corpus.n_words, self.hyper.n_topics):
-            raise ValueError("checkpointed state does not fit this party's corpus and K")
+        check_state(state, self.corpus.words, self.corpus.doc_ptr, self.corpus.n_words)
+        if state.n_topics != self.hyper.n_topics:
+            raise ModelError(f"the state has K={state.n_topics}, this party trains K={self.hyper.n_topics}")
         self.model.corpus, self.model.state = self.corpus, state
         self.round, self.sweeps = round, sweeps
 

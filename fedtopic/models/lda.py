@@ -17,7 +17,7 @@ from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ModelError
 from fedtopic.models.distributions import log_joint, phi_from_counts, theta_from_counts
 from fedtopic.models.gibbs import SAMPLERS, sweep
-from fedtopic.models.state import LDAState, init_state
+from fedtopic.models.state import LDAState, check_corpus_arrays, check_state, init_state
 
 _FORMAT = "fedtopic.GibbsLDA/1"
 
@@ -144,7 +144,12 @@ class GibbsLDA:
             state = LDAState(*(arrays[k] for k in ("z", "n_dk", "n_wk", "n_k", "rng")))
         except (KeyError, TypeError) as exc:
             raise ModelError(f"model file {npz} is incomplete: missing {exc}") from exc
-        if state.n_wk.shape != (corpus.n_words, model.n_topics) or len(state.z) != corpus.n_tokens:
-            raise ModelError(f"model file {npz} has inconsistent array shapes")
+        try:
+            check_corpus_arrays(corpus.words, corpus.doc_ptr, corpus.n_words)
+            check_state(state, corpus.words, corpus.doc_ptr, corpus.n_words)
+            if state.n_topics != model.n_topics:
+                raise ModelError(f"K is {state.n_topics} in the arrays but {model.n_topics} in the metadata")
+        except ModelError as exc:
+            raise ModelError(f"model file {npz} is inconsistent: {exc}") from None
         model.corpus, model.state, model.iterations_done = corpus, state, int(meta["iterations_done"])
         return model

@@ -64,6 +64,30 @@ def check_corpus_arrays(words: np.ndarray, doc_ptr: np.ndarray, n_words: int) ->
         raise ModelError(f"word ids must lie in [0, {n_words}), got [{words.min()}, {words.max()}]")
 
 
+def check_state(state: LDAState, words: np.ndarray, doc_ptr: np.ndarray, n_words: int) -> None:
+    """ModelError unless ``state`` (e.g. read back from a file) is a consistent state of this corpus.
+
+    The kernels index counts by z and word ids without bounds checks, so a state from a
+    corrupt or foreign file must be refused here: dtypes and shapes, z in [0, K), and
+    n_dk, n_wk, n_k equal to the counts of z.
+    """
+    n_docs, n_tokens = len(doc_ptr) - 1, len(words)
+    n_topics = state.n_k.shape[0] if state.n_k.ndim == 1 else -1
+    expected = {"z": (np.int32, (n_tokens,)), "n_dk": (np.int32, (n_docs, n_topics)),
+                "n_wk": (np.int32, (n_words, n_topics)), "n_k": (np.int64, (n_topics,)),
+                "rng": (np.uint64, (MAX_STREAMS, 2))}
+    for name, (dtype, shape) in expected.items():
+        arr = getattr(state, name)
+        if not isinstance(arr, np.ndarray) or arr.dtype != dtype or arr.shape != shape:
+            got = f"{arr.dtype}{list(arr.shape)}" if isinstance(arr, np.ndarray) else type(arr).__name__
+            raise ModelError(f"sampler state: {name} must be {np.dtype(dtype)}{list(shape)}, got {got}")
+    if n_topics < 2 or (n_tokens and (state.z.min() < 0 or state.z.max() >= n_topics)):
+        raise ModelError(f"sampler state: topic assignments must lie in [0, {n_topics})")
+    n_dk, n_wk, n_k = counts_from_z(state.z, words, doc_ptr, n_words, n_topics)
+    if not (np.array_equal(n_dk, state.n_dk) and np.array_equal(n_wk, state.n_wk) and np.array_equal(n_k, state.n_k)):
+        raise ModelError("sampler state: the counts do not match the topic assignments")
+
+
 @njit(cache=True)
 def _uniform_topics(n: int, n_topics: int, rng: np.ndarray) -> np.ndarray:
     z = np.empty(n, dtype=np.int32)

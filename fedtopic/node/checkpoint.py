@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from fedtopic.algorithms.dafed import DAFedParty
-from fedtopic.errors import TrainingError
+from fedtopic.errors import ModelError, TrainingError
 from fedtopic.models.state import LDAState
 
 _FORMAT = "fedtopic-dafed-checkpoint-1"
@@ -58,5 +58,8 @@ def load_checkpoint(path: Path, party: DAFedParty) -> CheckpointInfo:
     wrong = [f"{k}={meta.get(k)!r} (expected {v!r})" for k, v in expected.items() if meta.get(k) != v]
     if wrong:
         raise TrainingError(f"checkpoint {path} does not match this party/corpus: {', '.join(wrong)}")
-    party.resume(LDAState(**arrays), round=int(meta["round"]), sweeps=int(meta["sweeps"]))
+    try:
+        party.resume(LDAState(**arrays), round=int(meta["round"]), sweeps=int(meta["sweeps"]))
+    except ModelError as exc:
+        raise TrainingError(f"checkpoint {path} is corrupt ({exc}); move it away to start over") from None
     return CheckpointInfo(round=int(meta["round"]), sweeps=int(meta["sweeps"]), published=bool(meta["published"]), party_id=meta["party"])
