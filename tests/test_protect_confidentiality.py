@@ -65,10 +65,10 @@ def test_mask_residues_are_uniform_and_differ_from_every_cell():
     for blob, mat in [*zip(payloads, mats), (aggregate, sum(mats))]:
         residues = unpack_bits(blob[-packed_size(mat.size, bits):], mat.size, bits)
         assert np.sum(residues == mat.reshape(-1)) <= 10 * mat.size / 2**bits + 5  # chance matches only
-        high = residues >> np.uint32(bits - 4)  # top 4 of the b bits: 16 equiprobable classes if uniform
+        high = residues >> (bits - 4)  # top 4 of the b bits: 16 equiprobable classes if uniform
         observed = np.bincount(high, minlength=16)
         assert stats.chisquare(observed).pvalue > 1e-4
-        assert stats.chisquare(np.bincount(residues & np.uint32(15), minlength=16)).pvalue > 1e-4
+        assert stats.chisquare(np.bincount(residues & 15, minlength=16)).pvalue > 1e-4
     plain = mats[0].copy()  # sanity of the test itself: plaintext counts are far from uniform
     assert stats.chisquare(np.bincount(plain.reshape(-1).astype(np.uint32) >> 28, minlength=16)).pvalue < 1e-4
 

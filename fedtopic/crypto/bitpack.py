@@ -103,17 +103,18 @@ def pack_bits(values: np.ndarray, bits: int) -> bytes:
 
 
 def add_packed(acc: np.ndarray, blob: bytes | memoryview, bits: int) -> None:
-    """acc += unpack(blob) elementwise, wrapping modulo acc's width (uint32 or uint64, 1-D, writable)."""
+    """acc += unpack(blob) elementwise, wrapping modulo acc's width (uint16, uint32 or uint64, 1-D, writable)."""
     _check_bits(bits)
-    if acc.ndim != 1 or acc.dtype not in (np.uint32, np.uint64) or not acc.flags.c_contiguous:
-        raise CodecError(f"accumulator must be a contiguous 1-D uint32 or uint64 array, got {acc.dtype}")
-    if acc.dtype == np.uint32 and bits > 32:
-        raise CodecError(f"a uint32 accumulator cannot hold {bits}-bit values")
+    if acc.ndim != 1 or acc.dtype not in (np.uint16, np.uint32, np.uint64) or not acc.flags.c_contiguous:
+        raise CodecError(f"accumulator must be a contiguous 1-D uint16, uint32 or uint64 array, got {acc.dtype}")
+    if bits > 8 * acc.dtype.itemsize:
+        raise CodecError(f"a {acc.dtype} accumulator cannot hold {bits}-bit values")
     _add_kernel(_words(blob, acc.size, bits), bits, _low_mask(bits), acc)
 
 
 def unpack_bits(blob: bytes | memoryview, n: int, bits: int) -> np.ndarray:
-    """The ``n`` values of ``blob`` as uint32 (bits <= 32) or uint64."""
-    out = np.zeros(n, dtype=np.uint32 if bits <= 32 else np.uint64)
+    """The ``n`` values of ``blob`` in the smallest of uint16, uint32, uint64 that holds ``bits``."""
+    _check_bits(bits)
+    out = np.zeros(n, dtype=np.uint16 if bits <= 16 else np.uint32 if bits <= 32 else np.uint64)
     add_packed(out, blob, bits)
     return out

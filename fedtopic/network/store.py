@@ -13,7 +13,11 @@ residues, ciphertexts) live in files (``blobs``): each is written and fsynced
 before the transaction that commits its row (payload NULL, hash and size set),
 so the guarantee above holds for them too; the row's (session, round, party,
 sha256) names the file. Small payloads (the sparse ``none`` updates) stay in
-their rows.
+their rows. The large payloads of open rounds are also kept in memory as
+accepted, so closing a round does not read them back; files a closed round no
+longer needs are deleted by a background thread (deleting 20 files took ~7 ms
+of the closing request; a crash before they are gone leaves orphans the next
+start sweeps).
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,6 +100,8 @@ class Store:
         self._lock = threading.Lock()
         self.blobs = BlobDir(data_dir / "blobs")
         self.blobs.sweep(self._needed_blobs())
+        self._open_payloads: dict[tuple[str, int, str], bytes] = {}  # large accepted updates of open rounds
+        self._reaper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="blob-reaper")
 
     def _needed_blobs(self) -> set[str]:
         """Files that rows still name: large updates of open rounds, large aggregates not yet pruned."""
@@ -105,13 +113,19 @@ class Store:
                                 "WHERE b.session = a.session) - ?", (KEEP_AGGREGATES,))
         return {update_blob(*row) for row in updates} | {aggregate_blob(*row) for row in aggregates}
 
-    def _round_update_blobs(self, session: str, number: int) -> list[str]:
+    def _release_round(self, session: str, number: int, extra: Iterable[str] = ()) -> None:
+        """After the round's close committed: forget its payloads, delete their files (and ``extra``) off-thread."""
         rows = self._read("SELECT party, sha256 FROM updates WHERE session = ? AND number = ? AND size > ?",
                           (session, number, INLINE_MAX))
-        return [update_blob(session, number, party, sha) for party, sha in rows]
+        for party, _ in rows:
+            self._open_payloads.pop((session, number, party), None)
+        names = [update_blob(session, number, party, sha) for party, sha in rows] + list(extra)
+        if names:
+            self._reaper.submit(self.blobs.drop, names)
 
     def close(self) -> None:
-        """Close the database (everything is already committed)."""
+        """Close the database (everything is already committed) after pending file deletions."""
+        self._reaper.shutdown(wait=True)
         with self._lock:
             self._conn.close()
 
@@ -174,6 +188,8 @@ class Store:
             ("UPDATE rounds SET first_update_at = COALESCE(first_update_at, ?) WHERE session = ? AND number = ?",
              (now, session, number)),
         ])
+        if not inline:
+            self._open_payloads[(session, number, party)] = payload
 
     def update_sha256(self, session: str, number: int, party: str) -> str | None:
         """Hash of ``party``'s accepted update for the round, or None."""
@@ -188,6 +204,8 @@ class Store:
         out = []
         for party, sha, size, payload in rows:
             if payload is None:
+                payload = self._open_payloads.get((session, number, party))
+            if payload is None:  # after a restart
                 payload = self.blobs.get(update_blob(session, number, party, sha))
                 if payload is None or len(payload) != size:
                     raise NetworkError(f"the stored update of {party!r} for round {number} of {session!r} is "
@@ -215,8 +233,7 @@ class Store:
             ("UPDATE aggregates SET payload = NULL WHERE session = ? AND number <= ?",
              (session, number - KEEP_AGGREGATES)),
         ])
-        self.blobs.drop(self._round_update_blobs(session, number))
-        self.blobs.drop(aggregate_blob(session, n, sha) for n, sha in pruned)
+        self._release_round(session, number, [aggregate_blob(session, n, sha) for n, sha in pruned])
 
     def fail_round(self, session: str, number: int, now: float, contributors: tuple[str, ...],
                    missing: tuple[str, ...]) -> None:
@@ -230,7 +247,7 @@ class Store:
             ("UPDATE updates SET payload = NULL WHERE session = ? AND number = ?", (session, number)),
             ("UPDATE recoveries SET payload = NULL WHERE session = ? AND number = ?", (session, number)),
         ])
-        self.blobs.drop(self._round_update_blobs(session, number))
+        self._release_round(session, number)
 
     # masked rounds that lost parties ---------------------------------------------------
     def request_recovery(self, session: str, number: int, dropped: tuple[str, ...], survivors: tuple[str, ...],

@@ -29,9 +29,9 @@ travel bit-packed (``fedtopic.crypto.bitpack``): ⌈V·K·b / 8⌉ bytes whateve
 N_i is, so the size of an update says nothing about which cells are zero.
 
 Every y_i is a sum with an independent uniform keystream, hence uniform on
-Z_{2^b} whatever N_i is: the keystream words are 32 bits (64 when b > 32), the
-arithmetic wraps modulo 2^32 (2^64), a multiple of 2^b, and the low b bits of
-a uniform word are uniform on Z_{2^b}. Masks are a deterministic function of
+Z_{2^b} whatever N_i is: the keystream words are w = 16, 32 or 64 bits (the
+smallest that holds b), the arithmetic wraps modulo 2^w, a multiple of 2^b,
+and the low b bits of a uniform word are uniform on Z_{2^b}. Masks are a deterministic function of
 (session, round, party): a party must never encode two *different* N_p for
 the same session and round (y - y' would be N - N'), and a round that has to
 be redone gets a new round number.
@@ -103,8 +103,8 @@ def secret_commitment(mask_secret: bytes) -> str:
 
 
 def _dtype(bits: int) -> np.dtype:
-    """Machine word the residues are computed in (arithmetic mod 2^32 or 2^64, reduced mod 2^b when packed)."""
-    return np.dtype("<u4") if bits <= 32 else np.dtype("<u8")
+    """Machine word the residues are computed in (arithmetic mod 2^16, 2^32 or 2^64, reduced mod 2^b when packed)."""
+    return np.dtype("<u2") if bits <= 16 else np.dtype("<u4") if bits <= 32 else np.dtype("<u8")
 
 
 class _Keystreams:
