@@ -257,24 +257,40 @@ class MaskScheme:
         _check_body(rest, shape, bits, InvalidUpdate)
         return head.who, dropped
 
-    def combine(self, payloads: Sequence[bytes], view: RoundView, *, recoveries: Sequence[bytes] = ()) -> bytes:
-        """Σ y_i over the contributors (+ the survivors' recoveries if parties dropped); still masked by Σ s_i.
+    def running_sum(self, meta: Mapping[str, Any]) -> np.ndarray:
+        """An empty Σ y_i for ``fold`` (the aggregator may fold updates in as they arrive)."""
+        shape, _, _, bits = _spec(meta)
+        return np.zeros(shape[0] * shape[1], dtype=_dtype(bits))
 
-        One pass per payload: its packed residues are added straight into the sum (``add_packed``)."""
+    def fold(self, total: np.ndarray, payload: bytes, index: int, meta: Mapping[str, Any], *, round: int,
+             session: str) -> None:  # fmt: skip
+        """total += y_index: the packed residues of party ``index``'s update, in one pass (``add_packed``)."""
+        shape, _, _, bits = _spec(meta)
+        head, body = unpack_header(payload, UPDATE_MAGIC)
+        check_header(head, self.name, shape, round=round, session=session)
+        if head.who != index:
+            raise InvalidUpdate(f"payload of party index {head.who} is filed under party index {index}")
+        _check_body(body, shape, bits, InvalidUpdate)
+        add_packed(total, body, bits)
+
+    def finish(self, total: np.ndarray, indices: Sequence[int], meta: Mapping[str, Any], *, round: int,
+               session: str) -> bytes:  # fmt: skip
+        """The aggregate of the contributors ``indices`` whose updates (and recoveries) are folded into ``total``."""
+        shape, _, _, bits = _spec(meta)
+        body = _U16.pack(len(indices)) + struct.pack(f"<{len(indices)}H", *sorted(indices)) + pack_bits(total, bits)
+        return pack_header(AGGREGATE_MAGIC, self.name, len(indices), round, shape, session) + body
+
+    def combine(self, payloads: Sequence[bytes], view: RoundView, *, recoveries: Sequence[bytes] = ()) -> bytes:
+        """Σ y_i over the contributors (+ the survivors' recoveries if parties dropped); still masked by Σ s_i."""
         shape, parties, _, bits = _spec(view.meta)
         if len(view.expected) != parties:
             raise InvalidUpdate(f"the session lists {len(view.expected)} parties, meta.parties is {parties}")
         indices = contributor_indices(view)
         if not payloads or len(payloads) != len(indices):
             raise InvalidUpdate(f"{len(payloads)} payloads for {len(indices)} contributors")
-        total = np.zeros(shape[0] * shape[1], dtype=_dtype(bits))
+        total = self.running_sum(view.meta)
         for payload, idx in zip(payloads, indices):
-            head, body = unpack_header(payload, UPDATE_MAGIC)
-            check_header(head, self.name, shape, round=view.round, session=view.session)
-            if head.who != idx:
-                raise InvalidUpdate(f"payload of party index {head.who} is filed under party index {idx}")
-            _check_body(body, shape, bits, InvalidUpdate)
-            add_packed(total, body, bits)
+            self.fold(total, payload, idx, view.meta, round=view.round, session=view.session)
         dropped = sorted(set(range(parties)) - set(indices))
         if dropped:
             got: dict[int, bytes] = {}
@@ -289,8 +305,7 @@ class MaskScheme:
                 add_packed(total, correction, bits)
         elif recoveries:
             raise InvalidUpdate("recovery messages for a round nobody dropped out of")
-        body = _U16.pack(len(indices)) + struct.pack(f"<{len(indices)}H", *sorted(indices)) + pack_bits(total, bits)
-        return pack_header(AGGREGATE_MAGIC, self.name, len(indices), view.round, shape, view.session) + body
+        return self.finish(total, indices, view.meta, round=view.round, session=view.session)
 
     def decode_aggregate(self, blob: bytes, ctx: ProtectionContext) -> np.ndarray:
         """N_Σ over the aggregate's contributors (int64, V x K): remove their self masks."""
