@@ -96,7 +96,7 @@ def test_a_dropout_still_goes_through_recovery(tmp_path):
 
 
 def test_running_combine_refuses_a_second_fold_and_waits_for_every_party():
-    ctxs, meta, updates = _round(0)
+    _, meta, updates = _round(0)
     adapter = CombinerAdapter(MASK, invalid_payload=InvalidPayload, invalid_meta=InvalidMeta)
     running = adapter.running(meta, session="run", round=0)
     running.add(updates[0], 0)

@@ -53,7 +53,7 @@ def test_closing_drops_update_files_and_keeps_the_large_aggregate_until_pruned(t
     store.create_session("s", SPEC, "p1", 0.0)
     aggregates = {}
     for number in range(KEEP_AGGREGATES + 2):
-        sent = _submit(store, number, {"p1": BIG, "p2": BIG})
+        _submit(store, number, {"p1": BIG, "p2": BIG})
         aggregates[number] = _payload("agg", number, 2 * BIG)
         _close(store, number, aggregates[number])
         assert store.aggregate("s", number).payload == aggregates[number]

@@ -19,8 +19,9 @@ Party i of P (session order) sends y_i = N_i + s_i + Σ_{j>i} m_ij - Σ_{j<i} m_
   its pairwise masks were revealed for recovery (Bonawitz's double masking,
   with a shared secret instead of secret sharing since parties are honest).
 
-Residue width b = bitlength(P * max_value) + 1 (``mask_bits``; 17 bits at the
-paper's scale instead of a machine word). Why the sum cannot wrap: every cell
+Residue width b = bitlength(P * max_value) + 1 (``mask_bits``), not a machine
+word: 14 bits in the paper-scale Table 4 run, where CSFed sets max_value to
+the largest global word frequency (~300). Why the sum cannot wrap: every cell
 of every N_i is at most max_value (``check_counts`` refuses anything else
 before masking, and max_value is in the session meta every party checks), so
 Σ_{i in C} N_i <= |C| * max_value <= P * max_value < 2^(b-1): the sum mod 2^b
@@ -31,10 +32,10 @@ N_i is, so the size of an update says nothing about which cells are zero.
 Every y_i is a sum with an independent uniform keystream, hence uniform on
 Z_{2^b} whatever N_i is: the keystream words are w = 16, 32 or 64 bits (the
 smallest that holds b), the arithmetic wraps modulo 2^w, a multiple of 2^b,
-and the low b bits of a uniform word are uniform on Z_{2^b}. Masks are a deterministic function of
-(session, round, party): a party must never encode two *different* N_p for
-the same session and round (y - y' would be N - N'), and a round that has to
-be redone gets a new round number.
+and the low b bits of a uniform word are uniform on Z_{2^b}. Masks are a
+deterministic function of (session, round, party): a party must never encode
+two *different* N_p for the same session and round (y - y' would be N - N'),
+and a round that has to be redone gets a new round number.
 
 Dropouts: if parties D sent nothing, Σ_{i in C} y_i keeps the pairwise masks
 between C and D. The aggregator (``combine``) raises ``RecoveryNeeded`` with D
