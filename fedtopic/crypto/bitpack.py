@@ -99,7 +99,7 @@ def pack_bits(values: np.ndarray, bits: int) -> bytes:
     n = arr.size
     out = np.zeros((n * bits + 63) // 64, dtype=np.uint64)
     _pack_kernel(arr, bits, _low_mask(bits), out)
-    return out.astype("<u8", copy=False).tobytes()[:packed_size(n, bits)]
+    return out.astype("<u8", copy=False).view(np.uint8)[:packed_size(n, bits)].tobytes()
 
 
 def add_packed(acc: np.ndarray, blob: bytes | memoryview, bits: int) -> None:

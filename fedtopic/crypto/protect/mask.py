@@ -52,6 +52,7 @@ aggregate of n cells decodes with probability <= 2^-n.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import struct
 from collections.abc import Mapping, Sequence
@@ -131,16 +132,27 @@ def _salt(session: str) -> bytes:
     return hashlib.sha256(b"fedtopic/mask/session\x00" + session.encode("utf-8")).digest()
 
 
+@functools.lru_cache(maxsize=64)
+def _own_public(private: bytes) -> bytes:
+    return X25519PrivateKey.from_private_bytes(private).public_key().public_bytes_raw()
+
+
+@functools.lru_cache(maxsize=4096)
+def _exchange(private: bytes, public: bytes) -> bytes:
+    """X25519(private, public), cached: the pair secret is the same every round (only its HKDF changes)."""
+    return X25519PrivateKey.from_private_bytes(private).exchange(X25519PublicKey.from_public_bytes(public))
+
+
 def _pair_key(ctx: ProtectionContext, other: int) -> bytes:
     """HKDF of the X25519 secret shared by ctx's party and party ``other``, bound to session, round and the pair."""
-    own = X25519PrivateKey.from_private_bytes(ctx.require("x25519_private"))
+    own = ctx.require("x25519_private")
     publics = ctx.require("party_publics")
     if len(publics) != ctx.n_parties:
         raise ProtectionError(f"{len(publics)} X25519 public keys for {ctx.n_parties} parties")
-    if own.public_key().public_bytes_raw() != publics[ctx.party_index]:
+    if _own_public(own) != publics[ctx.party_index]:
         raise ProtectionError("the party's X25519 key is not the one listed for its index")
     try:
-        shared = own.exchange(X25519PublicKey.from_public_bytes(publics[other]))
+        shared = _exchange(own, publics[other])
     except ValueError:
         raise ProtectionError(f"party {other}'s X25519 public key is unusable") from None
     lo, hi = sorted((ctx.party_index, other))
