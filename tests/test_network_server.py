@@ -206,6 +206,34 @@ def test_kill_9_mid_round_loses_no_accepted_update(consortium, tmp_path) -> None
         proc.stop()
 
 
+def test_kill_9_mid_round_loses_no_large_update(consortium, tmp_path) -> None:
+    """Updates above the store's inline limit live in files: they survive a kill -9 after their 202 too."""
+    from fedtopic.network.dense import decode_dense
+    from fedtopic.network.store import INLINE_MAX
+
+    shape = (120, 100)
+    arrays = {p: np.random.default_rng(int(p[1:])).random(shape) for p in PIDS}
+    assert len(encode_dense(arrays["p1"])) > INLINE_MAX
+    data = tmp_path / "data"
+    proc = AggregatorProcess(consortium.config, data, tmp_path / "server.log")
+    try:
+        clients = {p: AggregatorClient(proc.url, consortium.keys[p], "big", retries=6, backoff=0.2) for p in PIDS}
+        clients["p1"].open_session(PIDS, combiner="dense-sum", meta={"shape": list(shape), "dtype": "float64"})
+        for p in ("p1", "p2"):
+            clients[p].submit(0, encode_dense(arrays[p]))
+        proc.kill9()
+        assert len(list((data / "blobs" / "big").iterdir())) == 2
+        proc = AggregatorProcess(consortium.config, data, tmp_path / "server.log", port=proc.port)
+        assert clients["p3"].round(0).received == ["p1", "p2"]
+        assert clients["p3"].submit(0, encode_dense(arrays["p3"])).round_closed
+        got = clients["p2"].fetch_aggregate(0, timeout=10)
+        np.testing.assert_array_equal(decode_dense(got.payload, shape, "float64"), sum(arrays[p] for p in PIDS))
+        for c in clients.values():
+            c.close()
+    finally:
+        proc.stop()
+
+
 def test_serve_refuses_a_bad_config_in_one_line(tmp_path, capsys) -> None:
     from fedtopic.cli.main import main
 

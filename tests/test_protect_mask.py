@@ -6,7 +6,8 @@ from _protect_setup import contexts, random_counts, view
 
 from fedtopic.crypto.protect import MASK, InvalidUpdate, ProtectionError, RecoveryNeeded, mask_recovery
 from fedtopic.crypto.protect.base import HEADER
-from fedtopic.crypto.protect.mask import _keystream, _pair_key, _self_key
+from fedtopic.crypto.bitpack import pack_bits, packed_size, unpack_bits
+from fedtopic.crypto.protect.mask import _Keystreams, _pair_key, _self_key
 
 SHAPE = (50, 8)
 RNG = np.random.default_rng(5)
@@ -54,12 +55,15 @@ def test_a_late_update_stays_hidden_after_its_pair_masks_are_revealed():
     """Double masking: the aggregator strips y_1's pairwise masks (revealed for recovery); N_1 is still masked."""
     survivors = [0, 2, 3]
     recs = [mask_recovery([1], CTXS[i]) for i in survivors]
-    late = np.frombuffer(UPDATES[1][HEADER.size:], "<u4").copy()
+    bits, cells = META["mask_bits"], MATS[1].size
+    late = unpack_bits(UPDATES[1][HEADER.size:], cells, bits)
+    low = late.dtype.type((1 << bits) - 1)
     for r in recs:  # survivor i's correction is -(its term with party 1) = y_1's term with i
-        late -= np.frombuffer(r[-late.size * 4:], "<u4")
-    assert np.all(late != MATS[1].reshape(-1))  # still masked by party 1's self mask
-    self_mask = _keystream(_self_key(CTXS[1], 1), late.size, 32)
-    assert np.array_equal(late - self_mask, MATS[1].reshape(-1).astype("<u4"))  # the test's algebra is right
+        late -= unpack_bits(r[-len(UPDATES[1]) + HEADER.size:], cells, bits)
+    late &= low
+    assert np.mean(late == MATS[1].reshape(-1)) < 0.05  # still masked by party 1's self mask
+    self_mask = _Keystreams(cells, bits)(_self_key(CTXS[1], 1))
+    assert np.array_equal((late - self_mask) & low, MATS[1].reshape(-1))  # the test's algebra is right
 
 
 def test_pair_keys_agree_between_the_two_parties_and_nowhere_else():
@@ -75,11 +79,41 @@ def test_survivors_sum_without_recovery_does_not_decode():
 
     class NoRecovery(MaskScheme):
         def combine(self, payloads, view, *, recoveries=()):
-            total = sum(np.frombuffer(p[HEADER.size:], "<u4").astype(np.uint64) for p in payloads).astype("<u4")
+            bits, cells = META["mask_bits"], MATS[0].size
+            total = sum(unpack_bits(p[HEADER.size:], cells, bits) for p in payloads)
             head = UPDATES[0][:HEADER.size].replace(b"FTPU", b"FTPA")
             idx = np.array([len(payloads), 0, 2, 3], "<u2").tobytes()
-            return head[:6] + len(payloads).to_bytes(2, "little") + head[8:] + idx + total.tobytes()
+            return head[:6] + len(payloads).to_bytes(2, "little") + head[8:] + idx + pack_bits(total, bits)
 
     agg = NoRecovery().combine([UPDATES[i] for i in (0, 2, 3)], None)
     with pytest.raises(ProtectionError, match="exceeds"):
         MASK.decode_aggregate(agg, CTXS[0])
+
+
+def test_blob_sizes_depend_only_on_the_shape_and_width():
+    """Dense: a zero matrix, a sparse one and an all-max one give updates, recoveries and aggregates of one size."""
+    ctxs = contexts(SHAPE, parties=4, max_value=300)
+    meta = MASK.session_meta(ctxs[0])
+    bits = meta["mask_bits"]
+    assert bits == (4 * 300).bit_length() + 1 == 12
+    size = HEADER.size + packed_size(SHAPE[0] * SHAPE[1], bits)
+    for mat in (np.zeros(SHAPE, np.int64), MATS[0], np.full(SHAPE, 300)):
+        updates = [MASK.encode_update(mat, c) for c in ctxs]
+        assert {len(u) for u in updates} == {size}
+        agg = MASK.combine(updates, view(meta, [0, 1, 2, 3], parties=4))
+        assert len(agg) == size + 2 + 2 * 4  # + the contributor list
+    assert len(mask_recovery([2], ctxs[0])) == size + 2 + 2 * 1
+
+
+def test_the_largest_possible_sum_does_not_wrap():
+    """Every party at max_value in every cell: the sum P * max_value < 2^(b-1) comes back exactly."""
+    for parties, max_value in ((4, 1), (4, 300), (3, 2**15), (2, (1 << 31) - 1)):
+        ctxs = contexts((6, 5), parties=parties, max_value=max_value)
+        meta = MASK.session_meta(ctxs[0])
+        assert parties * max_value < 2 ** (meta["mask_bits"] - 1)
+        full = np.full((6, 5), max_value, dtype=np.int64)
+        agg = MASK.combine([MASK.encode_update(full, c) for c in ctxs], view(meta, list(range(parties)),
+                                                                             parties=parties))
+        assert np.array_equal(MASK.decode_aggregate(agg, ctxs[1]), full * parties)
+        with pytest.raises(ProtectionError, match="outside"):
+            MASK.encode_update(full + 1, ctxs[0])

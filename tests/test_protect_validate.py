@@ -119,8 +119,13 @@ def test_bad_paillier_meta_is_refused(bad):
 
 def test_bad_mask_meta_is_refused():
     meta, _ = SETUP["mask"]
-    with pytest.raises(InvalidUpdate, match="mask_bits must be 32"):
-        PROTECTIONS["mask"].check_meta({**meta, "mask_bits": 64})
+    want = meta["mask_bits"]
+    assert want == (meta["parties"] * meta["max_value"]).bit_length() + 1
+    for bits in (want - 1, want + 1, 64):
+        with pytest.raises(InvalidUpdate, match=f"mask_bits must be {want}"):
+            PROTECTIONS["mask"].check_meta({**meta, "mask_bits": bits})
+    with pytest.raises(InvalidUpdate, match="mask_bits must be an integer"):
+        PROTECTIONS["mask"].check_meta({**meta, "mask_bits": 65})
 
 
 def test_decoding_with_the_wrong_secret_fails_loudly():

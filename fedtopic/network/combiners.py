@@ -173,6 +173,23 @@ def _protected() -> list[Combiner]:
 COMBINERS: dict[str, Combiner] = {c.name: c for c in (CountSumCombiner(), DenseSumCombiner(), *_protected())}
 
 
+def fold_update(running: Any, combiner: Combiner, meta: Mapping[str, Any], *, session: str, round: int,
+                index: int, payload: bytes) -> Any:  # fmt: skip
+    """Fold an accepted update into the round's running combine (``CombinerAdapter.running``); the running
+    combine to keep, or None when the combiner has none or the update did not fold (the close then combines
+    the stored updates)."""
+    if running is None or running.round != round:
+        start = getattr(combiner, "running", None)
+        running = None if start is None else start(meta, session=session, round=round)
+    if running is None:
+        return None
+    try:
+        running.add(payload, index)
+    except InvalidPayload:
+        return None
+    return running
+
+
 def get_combiner(name: str) -> Combiner:
     """The registered combiner ``name``; InvalidMeta naming the registered ones if there is none."""
     try:

@@ -23,10 +23,11 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from fedtopic.crypto.protect import RecoveryNeeded
 from fedtopic.errors import ConfigError
-from fedtopic.network.combiners import COMBINERS, Combiner, RoundContext
+from fedtopic.network.combiners import COMBINERS, Combiner, RoundContext, fold_update
 from fedtopic.network.errors import InvalidMeta, InvalidPayload, Rejection
 from fedtopic.network.rounds import RoundState, admission_rejection, admit, close_reason, next_round
 from fedtopic.network.schemas import (
@@ -61,6 +62,7 @@ class _Session:
     combiner: Combiner
     state: RoundState
     recovery: _Recovery | None = None
+    running: Any = None  # the open round's running combine (``fold_update``), if the combiner keeps one
 
 
 def _vocabulary_digest(words: list[str]) -> str:
@@ -220,6 +222,8 @@ class Aggregator:
             self._close_due(now)
             self._admission(sess, round, party)  # again: the round may have moved while we validated
             self.store.add_update(sid, round, party, sha, payload, now)
+            sess.running = fold_update(sess.running, sess.combiner, sess.out.meta, session=sid, round=round,
+                                       index=sess.state.expected.index(party), payload=payload)
             sess.state = admit(sess.state, party, now)
             state = sess.state
             closed = close_reason(state, now) == "complete"
@@ -256,8 +260,11 @@ class Aggregator:
         ctx = RoundContext(sid, state.number, sess.out.meta, contributors, state.expected)
         extra = {} if sess.recovery is None else {
             "recoveries": [bytes(b) for _, _, b in self.store.recoveries(sid, state.number)]}
-        try:
-            aggregate = sess.combiner.combine([bytes(b) for _, b in rows], ctx, **extra)
+        running, sess.running = sess.running, None
+        try:  # the running combine folded every update in as it arrived; else combine the stored ones
+            aggregate = None if running is None or sess.recovery is not None else running.result(ctx)
+            if aggregate is None:
+                aggregate = sess.combiner.combine([bytes(b) for _, b in rows], ctx, **extra)
         except RecoveryNeeded as need:
             if sess.recovery is None:
                 dropped = tuple(state.expected[i] for i in need.dropped)

@@ -7,6 +7,17 @@ aggregate is committed, then dropped (their hash and size stay for the
 record). Aggregates of the last ``KEEP_AGGREGATES`` rounds are kept so late
 parties can still fetch them. A masked round that lost parties keeps its
 recovery request and the survivors' recovery messages here until it closes.
+
+Update and aggregate payloads larger than ``INLINE_MAX`` bytes (dense masked
+residues, ciphertexts) live in files (``blobs``): each is written and fsynced
+before the transaction that commits its row (payload NULL, hash and size set),
+so the guarantee above holds for them too; the row's (session, round, party,
+sha256) names the file. Small payloads (the sparse ``none`` updates) stay in
+their rows. The large payloads of open rounds are also kept in memory as
+accepted, so closing a round does not read them back; files a closed round no
+longer needs are deleted by a background thread (deleting 20 files took ~7 ms
+of the closing request; a crash before they are gone leaves orphans the next
+start sweeps).
 """
 
 from __future__ import annotations
@@ -14,12 +25,17 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from fedtopic.network.blobs import BlobDir, aggregate_blob, update_blob
 from fedtopic.network.errors import NetworkError
 
 KEEP_AGGREGATES = 16
+INLINE_MAX = 1 << 16
+"""Payloads up to this many bytes are stored in their SQLite row, larger ones in a file (see module docstring)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -82,9 +98,34 @@ class Store:
         except sqlite3.Error as exc:
             raise NetworkError(f"aggregator state {self.path} cannot be opened: {exc}") from None
         self._lock = threading.Lock()
+        self.blobs = BlobDir(data_dir / "blobs")
+        self.blobs.sweep(self._needed_blobs())
+        self._open_payloads: dict[tuple[str, int, str], bytes] = {}  # large accepted updates of open rounds
+        self._reaper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="blob-reaper")
+
+    def _needed_blobs(self) -> set[str]:
+        """Files that rows still name: large updates of open rounds, large aggregates not yet pruned."""
+        updates = self._read("SELECT u.session, u.number, u.party, u.sha256 FROM updates u JOIN rounds r "
+                             "ON r.session = u.session AND r.number = u.number "
+                             "WHERE r.closed_at IS NULL AND u.payload IS NULL AND u.size > ?", (INLINE_MAX,))
+        aggregates = self._read("SELECT a.session, a.number, a.sha256 FROM aggregates a WHERE a.payload IS NULL "
+                                "AND a.sha256 != '' AND a.number > (SELECT MAX(b.number) FROM aggregates b "
+                                "WHERE b.session = a.session) - ?", (KEEP_AGGREGATES,))
+        return {update_blob(*row) for row in updates} | {aggregate_blob(*row) for row in aggregates}
+
+    def _release_round(self, session: str, number: int, extra: Iterable[str] = ()) -> None:
+        """After the round's close committed: forget its payloads, delete their files (and ``extra``) off-thread."""
+        rows = self._read("SELECT party, sha256 FROM updates WHERE session = ? AND number = ? AND size > ?",
+                          (session, number, INLINE_MAX))
+        for party, _ in rows:
+            self._open_payloads.pop((session, number, party), None)
+        names = [update_blob(session, number, party, sha) for party, sha in rows] + list(extra)
+        if names:
+            self._reaper.submit(self.blobs.drop, names)
 
     def close(self) -> None:
-        """Close the database (everything is already committed)."""
+        """Close the database (everything is already committed) after pending file deletions."""
+        self._reaper.shutdown(wait=True)
         with self._lock:
             self._conn.close()
 
@@ -137,13 +178,18 @@ class Store:
         return row
 
     def add_update(self, session: str, number: int, party: str, sha256: str, payload: bytes, now: float) -> None:
-        """Store an accepted update (and the round's first-update time) in one commit."""
+        """Store an accepted update (and the round's first-update time) in one commit (a large one's file first)."""
+        inline = len(payload) <= INLINE_MAX
+        if not inline:
+            self.blobs.put(update_blob(session, number, party, sha256), payload)
         self._write([
             ("INSERT INTO updates VALUES (?, ?, ?, ?, ?, ?, ?)",
-             (session, number, party, sha256, len(payload), payload, now)),
+             (session, number, party, sha256, len(payload), payload if inline else None, now)),
             ("UPDATE rounds SET first_update_at = COALESCE(first_update_at, ?) WHERE session = ? AND number = ?",
              (now, session, number)),
         ])
+        if not inline:
+            self._open_payloads[(session, number, party)] = payload
 
     def update_sha256(self, session: str, number: int, party: str) -> str | None:
         """Hash of ``party``'s accepted update for the round, or None."""
@@ -153,15 +199,32 @@ class Store:
 
     def payloads(self, session: str, number: int) -> list[tuple[str, bytes]]:
         """(party, payload) of the round's accepted updates in acceptance order."""
-        return self._read("SELECT party, payload FROM updates WHERE session = ? AND number = ? ORDER BY rowid",
-                          (session, number))
+        rows = self._read("SELECT party, sha256, size, payload FROM updates WHERE session = ? AND number = ? "
+                          "ORDER BY rowid", (session, number))
+        out = []
+        for party, sha, size, payload in rows:
+            if payload is None:
+                payload = self._open_payloads.get((session, number, party))
+            if payload is None:  # after a restart
+                payload = self.blobs.get(update_blob(session, number, party, sha))
+                if payload is None or len(payload) != size:
+                    raise NetworkError(f"the stored update of {party!r} for round {number} of {session!r} is "
+                                       f"missing or damaged in {self.blobs.root}")
+            out.append((party, payload))
+        return out
 
     def close_round(self, session: str, number: int, now: float, reason: str, aggregate: bytes, sha256: str,
                     contributors: tuple[str, ...], missing: tuple[str, ...]) -> None:
         """Commit the aggregate, close the round, open the next, drop the round's payloads and old aggregates."""
+        inline = len(aggregate) <= INLINE_MAX
+        if not inline:
+            self.blobs.put(aggregate_blob(session, number, sha256), aggregate)
+        pruned = self._read("SELECT number, sha256 FROM aggregates WHERE session = ? AND number = ? "
+                            "AND payload IS NULL AND sha256 != ''", (session, number - KEEP_AGGREGATES))
         self._write([
             ("INSERT INTO aggregates VALUES (?, ?, ?, ?, ?, ?)",
-             (session, number, aggregate, sha256, json.dumps(contributors), json.dumps(missing))),
+             (session, number, aggregate if inline else None, sha256, json.dumps(contributors),
+              json.dumps(missing))),
             ("UPDATE rounds SET closed_at = ?, close_reason = ? WHERE session = ? AND number = ?",
              (now, reason, session, number)),
             ("INSERT INTO rounds (session, number, opened_at) VALUES (?, ?, ?)", (session, number + 1, now)),
@@ -170,6 +233,7 @@ class Store:
             ("UPDATE aggregates SET payload = NULL WHERE session = ? AND number <= ?",
              (session, number - KEEP_AGGREGATES)),
         ])
+        self._release_round(session, number, [aggregate_blob(session, n, sha) for n, sha in pruned])
 
     def fail_round(self, session: str, number: int, now: float, contributors: tuple[str, ...],
                    missing: tuple[str, ...]) -> None:
@@ -183,6 +247,7 @@ class Store:
             ("UPDATE updates SET payload = NULL WHERE session = ? AND number = ?", (session, number)),
             ("UPDATE recoveries SET payload = NULL WHERE session = ? AND number = ?", (session, number)),
         ])
+        self._release_round(session, number)
 
     # masked rounds that lost parties ---------------------------------------------------
     def request_recovery(self, session: str, number: int, dropped: tuple[str, ...], survivors: tuple[str, ...],
@@ -217,6 +282,8 @@ class Store:
         if not rows:
             return None
         payload, sha, contributors, missing, reason = rows[0]
+        if payload is None and sha:  # kept in a file, or pruned (then the file is gone too)
+            payload = self.blobs.get(aggregate_blob(session, number, sha))
         return AggregateRow(payload, sha, tuple(json.loads(contributors)), tuple(json.loads(missing)), reason)
 
     def straggler_events(self, session: str) -> list[tuple[int, float, tuple[str, ...]]]:

@@ -120,9 +120,12 @@ def _rows_from_records(method: str, steps: int, records: list[list[RoundRecord]]
                float(total.sum()), float(nbytes.mean()), note)
 
 
-def _csfed(parts: list[Corpus], s: TimingSettings, protection: str, steps: int, work: Path,
-           progress: Callable[[str], None]) -> Row:
-    """Run the real protocol for round 0 + ``timed_rounds`` rounds in lock-step; per-iteration phases."""
+def csfed_round_records(parts: list[Corpus], s: TimingSettings, protection: str, steps: int, work: Path,
+                        progress: Callable[[str], None]) -> list[list[RoundRecord]]:
+    """Run the real protocol for round 0 + ``timed_rounds`` rounds in lock-step; each party's timed records.
+
+    Round 0 (genesis) is the warm-up and is left out: result[p][r] is party p's record of round r + 1.
+    """
     hyper = LDAHyper(n_topics=s.topics, iterations=steps * (s.timed_rounds + 2), seed=s.seed)
     case = work / f"{protection}-s{steps}"
     config, cfg = local_consortium(case / "consortium", len(parts), hyper, protection=protection, steps=steps,
@@ -141,7 +144,14 @@ def _csfed(parts: list[Corpus], s: TimingSettings, protection: str, steps: int, 
         finally:
             for p in people:
                 p.close()
-    return _rows_from_records(f"CSFed {protection}", steps, [p.records[1:] for p in people])
+    return [p.records[1:] for p in people]
+
+
+def _csfed(parts: list[Corpus], s: TimingSettings, protection: str, steps: int, work: Path,
+           progress: Callable[[str], None]) -> Row:
+    """One Table 4 row of CSFed ``protection``: per-iteration phases of the timed rounds."""
+    return _rows_from_records(f"CSFed {protection}", steps, csfed_round_records(parts, s, protection, steps, work,
+                                                                                progress))
 
 
 def _derived(row: Row, steps: int, parties: int) -> Row:

@@ -5,6 +5,11 @@ exception types in, and every ``CryptoError`` of a scheme becomes one of them
 with the same one-line reason. ``RecoveryNeeded`` (a masked round lost parties)
 passes through unchanged: the aggregator must ask the survivors for
 ``mask_recovery`` messages and call ``combine(..., recoveries=...)`` again.
+
+Schemes whose combine is a fold (``mask``: ``running_sum``, ``fold``,
+``finish``) also offer ``running``: the aggregator folds each accepted update
+in as it arrives, so closing the round only finishes the sum instead of
+reading and adding all P updates in the request that completes it.
 """
 
 from __future__ import annotations
@@ -14,6 +19,34 @@ from typing import Any
 
 from fedtopic.crypto.protect.base import ProtectionScheme, RecoveryNeeded, RoundView
 from fedtopic.errors import CryptoError
+
+
+class RunningCombine:
+    """One round's combine folded in update by update; ``result`` equals ``combine`` of the same updates."""
+
+    def __init__(self, scheme: Any, meta: Mapping[str, Any], *, session: str, round: int,
+                 error: type[Exception]) -> None:  # fmt: skip
+        self.scheme, self.meta, self.session, self.round, self._error = scheme, meta, session, round, error
+        self.total = scheme.running_sum(meta)
+        self.indices: list[int] = []
+
+    def add(self, payload: bytes, index: int) -> None:
+        """Fold in party ``index``'s accepted update (``error`` if it does not fit the round)."""
+        if index in self.indices:
+            raise self._error(f"party index {index} is already folded into round {self.round}")
+        try:
+            self.scheme.fold(self.total, payload, index, self.meta, round=self.round, session=self.session)
+        except CryptoError as exc:
+            raise self._error(str(exc)) from None
+        self.indices.append(index)
+
+    def result(self, view: RoundView) -> bytes | None:
+        """The aggregate if every party of the session is folded in exactly once; None otherwise (combine then)."""
+        if view.round != self.round or sorted(self.indices) != list(range(len(view.expected))) or \
+                len(view.contributors) != len(view.expected):
+            return None
+        return self.scheme.finish(self.total, sorted(self.indices), self.meta, round=self.round,
+                                  session=self.session)
 
 
 class CombinerAdapter:
@@ -51,6 +84,12 @@ class CombinerAdapter:
         if who != sender or list(gone) != sorted(dropped):
             raise self._payload_error(f"recovery names sender {who} and dropped {list(gone)}; expected sender "
                                       f"{sender} and dropped {sorted(dropped)}")
+
+    def running(self, meta: Mapping[str, Any], *, session: str, round: int) -> RunningCombine | None:
+        """A fold of the round's updates as they arrive, or None if the scheme has none."""
+        if not hasattr(self.scheme, "fold"):
+            return None
+        return RunningCombine(self.scheme, meta, session=session, round=round, error=self._payload_error)
 
     def combine(self, payloads: Sequence[bytes], ctx: RoundView, **kwargs: Any) -> bytes:
         try:

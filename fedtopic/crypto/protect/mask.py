@@ -19,12 +19,23 @@ Party i of P (session order) sends y_i = N_i + s_i + Σ_{j>i} m_ij - Σ_{j<i} m_
   its pairwise masks were revealed for recovery (Bonawitz's double masking,
   with a shared secret instead of secret sharing since parties are honest).
 
+Residue width b = bitlength(P * max_value) + 1 (``mask_bits``), not a machine
+word: 14 bits in the paper-scale Table 4 run, where CSFed sets max_value to
+the largest global word frequency (~300). Why the sum cannot wrap: every cell
+of every N_i is at most max_value (``check_counts`` refuses anything else
+before masking, and max_value is in the session meta every party checks), so
+Σ_{i in C} N_i <= |C| * max_value <= P * max_value < 2^(b-1): the sum mod 2^b
+is the sum. The spare top bit keeps garbage detectable (below). Residues
+travel bit-packed (``fedtopic.crypto.bitpack``): ⌈V·K·b / 8⌉ bytes whatever
+N_i is, so the size of an update says nothing about which cells are zero.
+
 Every y_i is a sum with an independent uniform keystream, hence uniform on
-Z_{2^b} whatever N_i is. Masks are a deterministic function of (session,
-round, party): a party must never encode two *different* N_p for the same
-session and round (y - y' would be N - N'), and a round that has to be redone
-gets a new round number. b = 32 when P * max_value < 2^32, else 64 (the sum
-must not wrap).
+Z_{2^b} whatever N_i is: the keystream words are w = 16, 32 or 64 bits (the
+smallest that holds b), the arithmetic wraps modulo 2^w, a multiple of 2^b,
+and the low b bits of a uniform word are uniform on Z_{2^b}. Masks are a
+deterministic function of (session, round, party): a party must never encode
+two *different* N_p for the same session and round (y - y' would be N - N'),
+and a round that has to be redone gets a new round number.
 
 Dropouts: if parties D sent nothing, Σ_{i in C} y_i keeps the pairwise masks
 between C and D. The aggregator (``combine``) raises ``RecoveryNeeded`` with D
@@ -33,12 +44,15 @@ m_di - Σ_{d in D, d>i} m_id, which cancels exactly its masks with D, and
 ``combine(..., recoveries=...)`` finishes. A survivor that also fails to send
 its recovery leaves the round uncombinable: it is redone under a new round number.
 Negative counts cannot be seen in uniform residues; the decoder refuses any
-sum above |C| * max_value, which garbage (wrong keys, tampering) exceeds with
-overwhelming probability.
+sum above |C| * max_value. A garbage residue (wrong keys, tampering) is
+uniform on Z_{2^b} and passes that check with probability
+(|C| * max_value + 1) / 2^b <= 1/2 per cell (the spare bit), so a garbage
+aggregate of n cells decodes with probability <= 2^-n.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import struct
 from collections.abc import Mapping, Sequence
@@ -50,7 +64,9 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from fedtopic.crypto.bitpack import add_packed, check_packed, pack_bits, unpack_bits
 from fedtopic.crypto.codec import MAX_COUNT
+from fedtopic.crypto.errors import CodecError
 from fedtopic.crypto.protect.base import (
     AGGREGATE_MAGIC,
     UPDATE_MAGIC,
@@ -76,8 +92,11 @@ _U16 = struct.Struct("<H")
 
 
 def mask_bits(parties: int, max_value: int) -> int:
-    """Residue width: 32 bits when the largest possible sum P * max_value fits, else 64."""
-    return 32 if parties * max_value < 2**32 else 64
+    """Residue width b = bitlength(P * max_value) + 1: the largest possible sum of a cell, plus one spare bit."""
+    bits = (parties * max_value).bit_length() + 1
+    if bits > 64:
+        raise ProtectionError(f"{parties} parties x max_value {max_value} need {bits}-bit residues, more than 64")
+    return bits
 
 
 def secret_commitment(mask_secret: bytes) -> str:
@@ -86,29 +105,54 @@ def secret_commitment(mask_secret: bytes) -> str:
 
 
 def _dtype(bits: int) -> np.dtype:
-    return np.dtype("<u4") if bits == 32 else np.dtype("<u8")
+    """Machine word the residues are computed in (arithmetic mod 2^16, 2^32 or 2^64, reduced mod 2^b when packed)."""
+    return np.dtype("<u2") if bits <= 16 else np.dtype("<u4") if bits <= 32 else np.dtype("<u8")
 
 
-def _keystream(key: bytes, cells: int, bits: int) -> np.ndarray:
-    """``cells`` uniform residues mod 2^bits: AES-256-CTR keystream (zero nonce: every key is used once)."""
-    enc = Cipher(algorithms.AES(key), modes.CTR(bytes(16))).encryptor()
-    return np.frombuffer(enc.update(bytes(cells * bits // 8)), dtype=_dtype(bits))
+class _Keystreams:
+    """AES-256-CTR keystreams of ``cells`` uniform words (zero nonce: every key is used once).
+
+    Every stream is written into the same preallocated buffer (``update_into``): allocating a fresh
+    multi-megabyte buffer per stream cost more than the AES itself. The returned array is valid until the
+    next call.
+    """
+
+    def __init__(self, cells: int, bits: int) -> None:
+        dtype = _dtype(bits)
+        self._zeros = bytes(cells * dtype.itemsize)
+        self._buf = bytearray(len(self._zeros) + 15)  # update_into wants room for one more block
+        self._words = np.frombuffer(self._buf, dtype=dtype, count=cells)
+
+    def __call__(self, key: bytes) -> np.ndarray:
+        Cipher(algorithms.AES(key), modes.CTR(bytes(16))).encryptor().update_into(self._zeros, self._buf)
+        return self._words
 
 
 def _salt(session: str) -> bytes:
     return hashlib.sha256(b"fedtopic/mask/session\x00" + session.encode("utf-8")).digest()
 
 
+@functools.lru_cache(maxsize=64)
+def _own_public(private: bytes) -> bytes:
+    return X25519PrivateKey.from_private_bytes(private).public_key().public_bytes_raw()
+
+
+@functools.lru_cache(maxsize=4096)
+def _exchange(private: bytes, public: bytes) -> bytes:
+    """X25519(private, public), cached: the pair secret is the same every round (only its HKDF changes)."""
+    return X25519PrivateKey.from_private_bytes(private).exchange(X25519PublicKey.from_public_bytes(public))
+
+
 def _pair_key(ctx: ProtectionContext, other: int) -> bytes:
     """HKDF of the X25519 secret shared by ctx's party and party ``other``, bound to session, round and the pair."""
-    own = X25519PrivateKey.from_private_bytes(ctx.require("x25519_private"))
+    own = ctx.require("x25519_private")
     publics = ctx.require("party_publics")
     if len(publics) != ctx.n_parties:
         raise ProtectionError(f"{len(publics)} X25519 public keys for {ctx.n_parties} parties")
-    if own.public_key().public_bytes_raw() != publics[ctx.party_index]:
+    if _own_public(own) != publics[ctx.party_index]:
         raise ProtectionError("the party's X25519 key is not the one listed for its index")
     try:
-        shared = own.exchange(X25519PublicKey.from_public_bytes(publics[other]))
+        shared = _exchange(own, publics[other])
     except ValueError:
         raise ProtectionError(f"party {other}'s X25519 public key is unusable") from None
     lo, hi = sorted((ctx.party_index, other))
@@ -129,18 +173,19 @@ def _spec(meta: Mapping[str, Any]) -> tuple[tuple[int, int], int, int, int]:
     shape = meta_shape(meta)
     parties = meta_int(meta, "parties", 1, 4096)
     max_value = meta_int(meta, "max_value", 1, MAX_COUNT)
-    bits = meta_int(meta, "mask_bits", 32, 64)
+    bits = meta_int(meta, "mask_bits", 2, 64)
     if bits != mask_bits(parties, max_value):
         raise InvalidUpdate(f"meta.mask_bits must be {mask_bits(parties, max_value)} for {parties} parties and "
                             f"max_value {max_value}")  # fmt: skip
     return shape, parties, max_value, bits
 
 
-def _residues(body: bytes, shape: tuple[int, int], bits: int, error: type[ProtectionError]) -> np.ndarray:
-    need = shape[0] * shape[1] * bits // 8
-    if len(body) != need:
-        raise error(f"masked body has {len(body)} bytes, the session needs {need}")
-    return np.frombuffer(body, dtype=_dtype(bits))
+def _check_body(body: bytes, shape: tuple[int, int], bits: int, error: type[ProtectionError]) -> None:
+    """``error`` unless ``body`` is exactly V·K packed ``bits``-bit residues (size and zero padding)."""
+    try:
+        check_packed(body, shape[0] * shape[1], bits)
+    except CodecError as exc:
+        raise error(f"masked body: {exc}") from None
 
 
 def _indices(body: bytes, error: type[ProtectionError]) -> tuple[list[int], bytes]:
@@ -174,13 +219,18 @@ class MaskScheme:
         meta = self.session_meta(ctx)
         shape, _, max_value, bits = _spec(meta)
         counts = check_counts(n_wk, shape, max_value)
-        cells = counts.size
-        y = counts.reshape(-1).astype(_dtype(bits)) + _keystream(_self_key(ctx, ctx.party_index), cells, bits)
+        streams = _Keystreams(counts.size, bits)
+        y = counts.reshape(-1).astype(_dtype(bits))  # counts <= max_value < 2^b: exact
+        y += streams(_self_key(ctx, ctx.party_index))
         for j in range(ctx.n_parties):
             if j != ctx.party_index:
-                stream = _keystream(_pair_key(ctx, j), cells, bits)
-                y = y + stream if ctx.party_index < j else y - stream  # mod 2^bits: unsigned wrap-around
-        return pack_header(UPDATE_MAGIC, self.name, ctx.party_index, ctx.round, shape, ctx.session) + y.tobytes()
+                stream = streams(_pair_key(ctx, j))
+                if ctx.party_index < j:  # mod 2^32 / 2^64: unsigned wrap-around
+                    y += stream
+                else:
+                    y -= stream
+        return pack_header(UPDATE_MAGIC, self.name, ctx.party_index, ctx.round, shape, ctx.session) + \
+            pack_bits(y, bits)
 
     def mask_recovery(self, dropped: Sequence[int], ctx: ProtectionContext) -> bytes:
         """Survivor ctx.party_index's correction cancelling its pairwise masks with the ``dropped`` parties."""
@@ -188,12 +238,16 @@ class MaskScheme:
         gone = sorted(set(int(d) for d in dropped))
         if not gone or ctx.party_index in gone or gone[0] < 0 or gone[-1] >= ctx.n_parties:
             raise ProtectionError(f"dropped parties {list(dropped)} must be other parties' indices < {ctx.n_parties}")
+        streams = _Keystreams(shape[0] * shape[1], bits)
         c = np.zeros(shape[0] * shape[1], dtype=_dtype(bits))
         for d in gone:
-            stream = _keystream(_pair_key(ctx, d), c.size, bits)
-            c = c - stream if ctx.party_index < d else c + stream  # undo the sign the party used in its update
+            stream = streams(_pair_key(ctx, d))
+            if ctx.party_index < d:  # undo the sign the party used in its update
+                c -= stream
+            else:
+                c += stream
         head = pack_header(RECOVERY_MAGIC, self.name, ctx.party_index, ctx.round, shape, ctx.session)
-        return head + _U16.pack(len(gone)) + struct.pack(f"<{len(gone)}H", *gone) + c.tobytes()
+        return head + _U16.pack(len(gone)) + struct.pack(f"<{len(gone)}H", *gone) + pack_bits(c, bits)
 
     def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
                  session: str | None = None) -> None:  # fmt: skip
@@ -202,7 +256,7 @@ class MaskScheme:
         check_header(head, self.name, shape, round=round, session=session)
         if head.who >= parties:
             raise InvalidUpdate(f"party index {head.who} out of range for {parties} parties")
-        _residues(body, shape, bits, InvalidUpdate)
+        _check_body(body, shape, bits, InvalidUpdate)
 
     def validate_recovery(self, blob: bytes, meta: Mapping[str, Any], *, round: int | None = None,
                           session: str | None = None) -> tuple[int, list[int]]:  # fmt: skip
@@ -213,8 +267,31 @@ class MaskScheme:
         dropped, rest = _indices(body, InvalidUpdate)
         if head.who >= parties or not dropped or dropped[-1] >= parties or head.who in dropped:
             raise InvalidUpdate(f"recovery from party {head.who} for dropped {dropped} is out of range")
-        _residues(rest, shape, bits, InvalidUpdate)
+        _check_body(rest, shape, bits, InvalidUpdate)
         return head.who, dropped
+
+    def running_sum(self, meta: Mapping[str, Any]) -> np.ndarray:
+        """An empty Σ y_i for ``fold`` (the aggregator may fold updates in as they arrive)."""
+        shape, _, _, bits = _spec(meta)
+        return np.zeros(shape[0] * shape[1], dtype=_dtype(bits))
+
+    def fold(self, total: np.ndarray, payload: bytes, index: int, meta: Mapping[str, Any], *, round: int,
+             session: str) -> None:  # fmt: skip
+        """total += y_index: the packed residues of party ``index``'s update, in one pass (``add_packed``)."""
+        shape, _, _, bits = _spec(meta)
+        head, body = unpack_header(payload, UPDATE_MAGIC)
+        check_header(head, self.name, shape, round=round, session=session)
+        if head.who != index:
+            raise InvalidUpdate(f"payload of party index {head.who} is filed under party index {index}")
+        _check_body(body, shape, bits, InvalidUpdate)
+        add_packed(total, body, bits)
+
+    def finish(self, total: np.ndarray, indices: Sequence[int], meta: Mapping[str, Any], *, round: int,
+               session: str) -> bytes:  # fmt: skip
+        """The aggregate of the contributors ``indices`` whose updates (and recoveries) are folded into ``total``."""
+        shape, _, _, bits = _spec(meta)
+        body = _U16.pack(len(indices)) + struct.pack(f"<{len(indices)}H", *sorted(indices)) + pack_bits(total, bits)
+        return pack_header(AGGREGATE_MAGIC, self.name, len(indices), round, shape, session) + body
 
     def combine(self, payloads: Sequence[bytes], view: RoundView, *, recoveries: Sequence[bytes] = ()) -> bytes:
         """Σ y_i over the contributors (+ the survivors' recoveries if parties dropped); still masked by Σ s_i."""
@@ -224,30 +301,24 @@ class MaskScheme:
         indices = contributor_indices(view)
         if not payloads or len(payloads) != len(indices):
             raise InvalidUpdate(f"{len(payloads)} payloads for {len(indices)} contributors")
-        total = np.zeros(shape[0] * shape[1], dtype=_dtype(bits))
+        total = self.running_sum(view.meta)
         for payload, idx in zip(payloads, indices):
-            head, body = unpack_header(payload, UPDATE_MAGIC)
-            check_header(head, self.name, shape, round=view.round, session=view.session)
-            if head.who != idx:
-                raise InvalidUpdate(f"payload of party index {head.who} is filed under party index {idx}")
-            total += _residues(body, shape, bits, InvalidUpdate)
+            self.fold(total, payload, idx, view.meta, round=view.round, session=view.session)
         dropped = sorted(set(range(parties)) - set(indices))
         if dropped:
-            got: dict[int, np.ndarray] = {}
+            got: dict[int, bytes] = {}
             for blob in recoveries:
                 who, gone = self.validate_recovery(blob, view.meta, round=view.round, session=view.session)
                 if gone != dropped or who not in indices or who in got:
                     raise InvalidUpdate(f"recovery from party {who} for {gone} does not fit dropped {dropped}")
-                body = unpack_header(blob, RECOVERY_MAGIC)[1]
-                got[who] = _residues(_indices(body, InvalidUpdate)[1], shape, bits, InvalidUpdate)
+                got[who] = _indices(unpack_header(blob, RECOVERY_MAGIC)[1], InvalidUpdate)[1]
             if set(got) != set(indices):
                 raise RecoveryNeeded(dropped, sorted(set(indices) - set(got)))
             for correction in got.values():
-                total += correction
+                add_packed(total, correction, bits)
         elif recoveries:
             raise InvalidUpdate("recovery messages for a round nobody dropped out of")
-        body = _U16.pack(len(indices)) + struct.pack(f"<{len(indices)}H", *sorted(indices)) + total.tobytes()
-        return pack_header(AGGREGATE_MAGIC, self.name, len(indices), view.round, shape, view.session) + body
+        return self.finish(total, indices, view.meta, round=view.round, session=view.session)
 
     def decode_aggregate(self, blob: bytes, ctx: ProtectionContext) -> np.ndarray:
         """N_Σ over the aggregate's contributors (int64, V x K): remove their self masks."""
@@ -258,9 +329,12 @@ class MaskScheme:
         contributors, rest = _indices(body, ProtectionError)
         if len(contributors) != head.who or not contributors or contributors[-1] >= ctx.n_parties:
             raise ProtectionError("aggregate's contributor list is inconsistent")
-        total = _residues(rest, shape, bits, ProtectionError).copy()
+        _check_body(rest, shape, bits, ProtectionError)
+        total = unpack_bits(rest, shape[0] * shape[1], bits)
+        streams = _Keystreams(total.size, bits)
         for i in contributors:
-            total -= _keystream(_self_key(ctx, i), total.size, bits)
+            total -= streams(_self_key(ctx, i))
+        total &= total.dtype.type((1 << bits) - 1)  # mod 2^b
         bound = len(contributors) * max_value
         if total.size and int(total.max()) > bound:
             raise ProtectionError(f"unmasked sum exceeds {bound}: wrong mask secret, missing recovery or tampering")
