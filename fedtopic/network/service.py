@@ -4,7 +4,8 @@ synchronous clock controller, data aggregator, data transmitter.
 ``Aggregator`` is thread-safe (one lock around decisions, the ``Store`` commits
 before a method returns) and knows nothing of HTTP: it raises ``Rejection``
 with the status and code the routes pass on. Round decisions come from the pure
-``rounds`` functions, aggregation from the session's ``Combiner``.
+``rounds`` functions, vocabulary alignment from ``alignment``, aggregation
+from the session's ``Combiner``.
 
 Masked rounds that lose parties (the combiner raises ``RecoveryNeeded``) stay
 open in a *recovering* state: no more updates are taken, the round's status
@@ -27,6 +28,7 @@ from typing import Any
 
 from fedtopic.crypto.protect import RecoveryNeeded
 from fedtopic.errors import ConfigError
+from fedtopic.network.alignment import alignment_state, normalized_words, record_vocabulary
 from fedtopic.network.combiners import COMBINERS, Combiner, RoundContext, fold_update
 from fedtopic.network.errors import InvalidMeta, InvalidPayload, Rejection
 from fedtopic.network.rounds import RoundState, admission_rejection, admit, close_reason, next_round
@@ -63,10 +65,6 @@ class _Session:
     state: RoundState
     recovery: _Recovery | None = None
     running: Any = None  # the open round's running combine (``fold_update``), if the combiner keeps one
-
-
-def _vocabulary_digest(words: list[str]) -> str:
-    return sha256_hex("\n".join(words).encode())
 
 
 class Aggregator:
@@ -158,38 +156,19 @@ class Aggregator:
 
     def post_vocabulary(self, sid: str, party: str, words: list[str]) -> VocabularyOut:
         """Record a party's vocabulary (idempotent); the union once every member has posted."""
-        bad = next((w for w in words if "\n" in w or "\r" in w), None)
-        if bad is not None:
-            raise Rejection(422, "invalid_vocabulary", f"word {bad!r} contains a line break")
-        local = sorted(set(words))
-        digest = _vocabulary_digest(local)
+        local = normalized_words(words)
         with self._lock:
             sess = self._session(sid)
             self._member(sess, party)
-            have = self.store.vocabulary_hashes(sid).get(party)
-            if have is None:
-                self.store.put_vocabulary(sid, party, local, digest)
-            elif have != digest:
-                raise Rejection(409, "vocabulary_conflict", f"party {party!r} already posted a different vocabulary")
-            return self._vocabulary(sess)
+            record_vocabulary(self.store, sid, party, local)
+            return alignment_state(self.store, sid, sess.state.expected)
 
     def vocabulary(self, sid: str, party: str) -> VocabularyOut:
         """Alignment state; ``words`` is the union in code-point order once complete."""
         with self._lock:
             sess = self._session(sid)
             self._member(sess, party)
-            return self._vocabulary(sess)
-
-    def _vocabulary(self, sess: _Session) -> VocabularyOut:
-        sid = sess.out.session_id
-        posted = self.store.vocabulary_hashes(sid)
-        missing = [p for p in sess.state.expected if p not in posted]
-        out = VocabularyOut(session_id=sid, posted=[p for p in sess.state.expected if p in posted],
-                            missing=missing, complete=not missing)
-        if missing:
-            return out
-        union = sorted(set().union(*self.store.vocabularies(sid)))
-        return out.model_copy(update={"words": union, "size": len(union), "sha256": _vocabulary_digest(union)})
+            return alignment_state(self.store, sid, sess.state.expected)
 
     # data receiver + clock controller -------------------------------------------------
     def _admission(self, sess: _Session, round: int, party: str) -> None:

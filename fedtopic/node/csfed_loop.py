@@ -180,7 +180,10 @@ class CSFedParticipant:
             total = self._await(setup, freq_prot, 0)[0].reshape(-1)
         finally:
             setup.close()
-        ctx = self._context(s.session, (v, k), max(1, int(total.max())), secrets, rank_words(total))
+        # bound on one party's cell: the largest global word frequency, rounded up to 2^m - 1 so that the
+        # session meta (which the aggregator reads) tells only its bit length, not the frequency itself
+        max_value = (1 << max(1, int(total.max())).bit_length()) - 1
+        ctx = self._context(s.session, (v, k), max_value, secrets, rank_words(total))
         self.protection = PartyProtection(s.protection, ctx, pool=True)
         hyper = self.party.hyper
         params = {"topics": k, "iterations": s.iterations, "steps": s.steps, "alpha": hyper.resolved_alpha,
