@@ -20,8 +20,8 @@ Party i of P (session order) sends y_i = N_i + s_i + Σ_{j>i} m_ij - Σ_{j<i} m_
   with a shared secret instead of secret sharing since parties are honest).
 
 Residue width b = bitlength(P * max_value) + 1 (``mask_bits``), not a machine
-word: 14 bits in the paper-scale Table 4 run, where CSFed sets max_value to
-the largest global word frequency (~300). Why the sum cannot wrap: every cell
+word: 15 bits in the paper-scale Table 4 run, where CSFed sets max_value to
+the largest global word frequency rounded up to 2^m - 1 (511). Why the sum cannot wrap: every cell
 of every N_i is at most max_value (``check_counts`` refuses anything else
 before masking, and max_value is in the session meta every party checks), so
 Σ_{i in C} N_i <= |C| * max_value <= P * max_value < 2^(b-1): the sum mod 2^b
