@@ -71,3 +71,9 @@ def test_request_signature_nonce_and_clock_window() -> None:
     with pytest.raises(Rejection) as exc:
         verify_request(PARTIES, guard, "bob", h[H_SIGNATURE], "12x", h[H_NONCE], "GET", "/", b"")
     assert exc.value.code == "stale_request"
+
+
+def test_signatures_run_on_libsecp256k1_not_the_pure_python_backend():
+    from eth_keys import KeyAPI
+
+    assert type(KeyAPI().backend).__name__ == "CoinCurveECCBackend"  # 0.1 ms per recovery instead of ~4 ms
