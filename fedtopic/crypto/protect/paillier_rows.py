@@ -66,6 +66,11 @@ from fedtopic.errors import CryptoError
 _COUNT = struct.Struct("<I")
 
 
+def protected_row_count(delta: float, n_words: int) -> int:
+    """⌈δ·V⌉, at most V: how many words δ-IPHE / δ-UPHE encrypts (any δ > 0 protects at least one)."""
+    return min(n_words, math.ceil(round(delta * n_words, 9)))  # round(): 0.005 * 200 is 1, not 2 from 1.0000000000000002
+
+
 def protected_rows(ranking: np.ndarray, delta: float, select: str) -> np.ndarray:
     """Sorted word ids to encrypt: the top (``select="top"``) or bottom ⌈δ·V⌉ of ``ranking``, or all of them."""
     order = np.asarray(ranking)
@@ -75,7 +80,7 @@ def protected_rows(ranking: np.ndarray, delta: float, select: str) -> np.ndarray
         raise ProtectionError("the word ranking must be a permutation of 0..V-1")
     if select == "all":
         return np.arange(v, dtype=np.int64)
-    n = min(v, math.ceil(round(delta * v, 9)))  # round(): 0.005 * 200 must give 1, not 2 from 1.0000000000000002
+    n = protected_row_count(delta, v)
     chosen = order[:n] if select == "top" else order[v - n:]
     return np.sort(chosen).astype(np.int64)
 

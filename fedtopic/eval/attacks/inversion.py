@@ -51,6 +51,9 @@ from typing import Literal
 import numpy as np
 
 from fedtopic.corpus.types import Corpus
+from fedtopic.crypto.protect.base import ProtectionError
+from fedtopic.crypto.protect.paillier_rows import protected_row_count, protected_rows
+from fedtopic.crypto.protect.ranking import rank_words
 from fedtopic.errors import EvalError
 from fedtopic.models.distributions import phi_from_counts
 
@@ -66,28 +69,29 @@ def word_frequencies(corpus: Corpus) -> np.ndarray:
 
 
 def protected_word_count(delta: float, n_words: int) -> int:
-    """⌈δ·V⌉ words are protected at encryption ratio δ ∈ [0, 1] (Def. 3)."""
+    """⌈δ·V⌉ words are protected at encryption ratio δ ∈ [0, 1] (Def. 3); the protocol's own count."""
     if not (0.0 <= delta <= 1.0) or math.isnan(delta):
         raise EvalError(f"encryption ratio delta must be in [0, 1], got {delta}")
-    return min(n_words, math.ceil(delta * n_words - 1e-9))
+    return protected_row_count(delta, n_words)
 
 
 def protected_words(frequencies: np.ndarray, delta: float, scheme: Scheme) -> np.ndarray:
     """int64[⌈δV⌉] sorted indices of the words δ-IPHE (most frequent) or δ-UPHE (least frequent) encrypts.
 
-    Words are ranked by frequency, most frequent first, ties by word index (lower first); IPHE
-    takes the head of that ranking and UPHE its tail, exactly as the protocol picks its rows
-    from the consortium's word ranking (``crypto.protect.paillier_rows.protected_rows``).
+    The protocol's own choice: its word ranking (``crypto.protect.ranking.rank_words``: most
+    frequent first, ties by lower word index) and its rows (``paillier_rows.protected_rows``:
+    IPHE the head of the ranking, UPHE its tail).
     """
     freq = np.asarray(frequencies)
     if freq.ndim != 1 or len(freq) == 0:
         raise EvalError("protected words: frequencies must be a non-empty 1-D array")
-    count = protected_word_count(delta, len(freq))
+    protected_word_count(delta, len(freq))  # the δ check
     if scheme not in SCHEMES:
         raise EvalError(f"unknown protection scheme {scheme!r}; choose one of: {', '.join(SCHEMES)}")
-    ranking = np.argsort(-freq, kind="stable")
-    chosen = ranking[:count] if scheme == "iphe" else ranking[len(freq) - count:]
-    return np.sort(chosen).astype(np.int64)
+    try:
+        return protected_rows(rank_words(freq), delta, "top" if scheme == "iphe" else "bottom")
+    except ProtectionError as exc:
+        raise EvalError(f"protected words: {exc}") from None
 
 
 def inverted_counts(n_sum: np.ndarray, hidden: np.ndarray, knowledge: AttackerKnowledge = "visible-only") -> np.ndarray:
