@@ -73,8 +73,8 @@ def check_state(state: LDAState, words: np.ndarray, doc_ptr: np.ndarray, n_words
     """
     n_docs, n_tokens = len(doc_ptr) - 1, len(words)
     n_topics = state.n_k.shape[0] if state.n_k.ndim == 1 else -1
-    expected = {"z": (np.int32, (n_tokens,)), "n_dk": (np.int32, (n_docs, n_topics)),
-                "n_wk": (np.int32, (n_words, n_topics)), "n_k": (np.int64, (n_topics,)),
+    expected = {"n_k": (np.int64, (n_topics,)), "z": (np.int32, (n_tokens,)),  # n_k first: it defines K
+                "n_dk": (np.int32, (n_docs, n_topics)), "n_wk": (np.int32, (n_words, n_topics)),
                 "rng": (np.uint64, (MAX_STREAMS, 2))}
     for name, (dtype, shape) in expected.items():
         arr = getattr(state, name)
