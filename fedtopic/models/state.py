@@ -72,10 +72,13 @@ def check_state(state: LDAState, words: np.ndarray, doc_ptr: np.ndarray, n_words
     n_dk, n_wk, n_k equal to the counts of z.
     """
     n_docs, n_tokens = len(doc_ptr) - 1, len(words)
-    n_topics = state.n_k.shape[0] if state.n_k.ndim == 1 else -1
-    expected = {"n_k": (np.int64, (n_topics,)), "z": (np.int32, (n_tokens,)),  # n_k first: it defines K
-                "n_dk": (np.int32, (n_docs, n_topics)), "n_wk": (np.int32, (n_words, n_topics)),
-                "rng": (np.uint64, (MAX_STREAMS, 2))}
+    n_k = state.n_k
+    if not isinstance(n_k, np.ndarray) or n_k.dtype != np.int64 or n_k.ndim != 1:
+        got = f"{n_k.dtype}{list(n_k.shape)}" if isinstance(n_k, np.ndarray) else type(n_k).__name__
+        raise ModelError(f"sampler state: n_k must be int64[K], got {got}")
+    n_topics = n_k.shape[0]
+    expected = {"z": (np.int32, (n_tokens,)), "n_dk": (np.int32, (n_docs, n_topics)),
+                "n_wk": (np.int32, (n_words, n_topics)), "rng": (np.uint64, (MAX_STREAMS, 2))}
     for name, (dtype, shape) in expected.items():
         arr = getattr(state, name)
         if not isinstance(arr, np.ndarray) or arr.dtype != dtype or arr.shape != shape:
