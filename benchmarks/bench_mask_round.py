@@ -2,7 +2,7 @@
 
     taskset -c 0 python benchmarks/bench_mask_round.py [--warmup 8] [--rounds 10] [--json out.json] [--quick]
 
-Same machinery as Table 4 (``fedtopic.node.timing.csfed_round_records``): a real aggregator child process on
+Same machinery as Table 4 (``fedtopic.experiments.timing.csfed_round_records``): a real aggregator child process on
 127.0.0.1, 20 parties × 300 docs × ~20 tokens (V = 13,155, K = 40), one Gibbs sweep per round, the parties
 driven in lock-step from one thread so every phase of every party is timed alone. Round 0 (genesis, with
 the key and word-ranking setup) and ``--warmup`` more rounds are not timed, then ``--rounds`` rounds are
@@ -30,7 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fedtopic.node.csfed_loop import RoundRecord  # noqa: E402
-from fedtopic.node.timing import TimingSettings, csfed_round_records, timing_corpora  # noqa: E402
+from fedtopic.experiments.timing import TimingSettings, csfed_round_records, timing_corpora  # noqa: E402
 
 PHASES = ("sweep_seconds", "encode_seconds", "submit_seconds", "fetch_seconds", "decode_seconds")
 TARGET = 1.2

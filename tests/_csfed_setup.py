@@ -8,11 +8,15 @@ from pathlib import Path
 import numpy as np
 
 from fedtopic.algorithms.baselines import LDAHyper
-from fedtopic.node.config import ConsortiumConfig, load_consortium, save_consortium
-from fedtopic.node.consortium_init import init_consortium
+from fedtopic.consortium.config import (
+    ConsortiumConfig,
+    load_consortium,
+    save_consortium,
+)
+from fedtopic.consortium.init import init_consortium
 from fedtopic.node.csfed_node import run_csfed_node
-from fedtopic.node.lockstep import run_lockstep_simulation
 from fedtopic.node.party_data import load_party_data
+from fedtopic.simulation.lockstep import run_lockstep_simulation
 
 TOPICS, ITERATIONS = 5, 6
 

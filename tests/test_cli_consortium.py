@@ -3,8 +3,8 @@
 import json
 
 from fedtopic.cli.main import main
+from fedtopic.consortium.config import load_consortium
 from fedtopic.crypto.keys import load_party_keys
-from fedtopic.node.config import load_consortium
 
 
 def test_init_text_output(tmp_path, capsys):

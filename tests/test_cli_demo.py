@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from fedtopic.cli.main import main
-from fedtopic.node.run_folder import SUMMARY_KEYS
+from fedtopic.runs.folder import SUMMARY_KEYS
 
 
 def test_demo_trains_over_the_chain_and_compares_with_baselines(tmp_path, capsys):
@@ -39,8 +39,8 @@ def test_simulate_rejects_unknown_transport(tmp_path, capsys):
 
 
 def test_simulate_from_a_fig5_consortium_config(tmp_path, capsys):
-    from fedtopic.node.config import load_consortium, save_consortium
-    from fedtopic.node.consortium_init import cp_from_consortia, init_consortium
+    from fedtopic.consortium.config import load_consortium, save_consortium
+    from fedtopic.consortium.init import cp_from_consortia, init_consortium
 
     # paper Fig. 5: con1 = {p1, p2}, con2 = {p2, p3}, con4 = {p4, p5}
     init = init_consortium(5, tmp_path / "c", cp=cp_from_consortia([["p1", "p2"], ["p2", "p3"], ["p4", "p5"]]), seed=1)

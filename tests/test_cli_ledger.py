@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from fedtopic.cli.main import main
+from fedtopic.consortium.config import load_consortium
+from fedtopic.consortium.init import key_file_path
 from fedtopic.crypto.keys import load_party_keys
 from fedtopic.ledger.channel import ChainChannel
 from fedtopic.ledger.contracts import CHANNEL
 from fedtopic.ledger.local_nodes import LocalNode, start_chain_up
 from fedtopic.ledger.rpc import Signer, connect, contract_at
-from fedtopic.node.config import load_consortium
-from fedtopic.node.consortium_init import key_file_path
 
 SHAPE = (50, 4)
 

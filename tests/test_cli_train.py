@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fedtopic.cli.main import main
-from fedtopic.node.run_folder import SUMMARY_KEYS
+from fedtopic.runs.folder import SUMMARY_KEYS
 
 
 def _train(tmp_path: Path, *extra: str) -> Path:

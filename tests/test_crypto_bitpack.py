@@ -5,7 +5,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fedtopic.crypto.bitpack import add_packed, check_packed, pack_bits, packed_size, unpack_bits
+from fedtopic.crypto.bitpack import (
+    add_packed,
+    check_packed,
+    pack_bits,
+    packed_size,
+    unpack_bits,
+)
 from fedtopic.crypto.errors import CodecError
 
 EDGE_WIDTHS = [1, 2, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64]

@@ -9,7 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from fedtopic.crypto.codec import HEADER, MAGIC, MAX_CELLS, MAX_COUNT, VERSION, decode_counts, encode_counts
+from fedtopic.crypto.codec import (
+    HEADER,
+    MAGIC,
+    MAX_CELLS,
+    MAX_COUNT,
+    VERSION,
+    decode_counts,
+    encode_counts,
+)
 from fedtopic.crypto.errors import CodecError, CryptoError
 
 

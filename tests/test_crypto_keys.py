@@ -8,7 +8,12 @@ import pytest
 from eth_account import Account
 from eth_utils import is_checksum_address
 
-from fedtopic.crypto.keys import PartyKeys, generate_party_keys, load_party_keys, save_party_keys
+from fedtopic.crypto.keys import (
+    PartyKeys,
+    generate_party_keys,
+    load_party_keys,
+    save_party_keys,
+)
 from fedtopic.errors import ConfigError, CryptoError
 
 

@@ -7,7 +7,13 @@ from hypothesis import strategies as st
 
 from fedtopic.crypto.errors import CodecError
 from fedtopic.crypto.packing import pack, packing_layout, unpack
-from fedtopic.crypto.paillier import decrypt_ints, encrypt_ints, generate_paillier_keys, plaintext_bits, sum_ciphertexts
+from fedtopic.crypto.paillier import (
+    decrypt_ints,
+    encrypt_ints,
+    generate_paillier_keys,
+    plaintext_bits,
+    sum_ciphertexts,
+)
 
 PUB, PRIV = generate_paillier_keys(1024)
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from fedtopic.cli.main import main
-from fedtopic.node.run_folder import SUMMARY_KEYS
+from fedtopic.runs.folder import SUMMARY_KEYS
 
 pytestmark = pytest.mark.xdist_group("csfed-aggregator")
 

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from _csfed_setup import lockstep_phi, make_consortium, model_phi
 
-from fedtopic.node.aggregator_proc import AggregatorProcess
+from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
 pytestmark = pytest.mark.xdist_group("csfed-aggregator")
 REPO = Path(__file__).resolve().parent.parent

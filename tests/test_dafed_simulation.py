@@ -8,11 +8,11 @@ import pytest
 from fedtopic.algorithms.baselines import LDAHyper, train_centralized
 from fedtopic.algorithms.dafed import DAFedParty, aggregate_others
 from fedtopic.algorithms.snapshot import ChannelSnapshot
+from fedtopic.consortium.init import cp_from_consortia
 from fedtopic.corpus.synthetic import generate_synthetic
 from fedtopic.eval.perplexity import completion_perplexity
-from fedtopic.node.consortium_init import cp_from_consortia
-from fedtopic.node.simulate import run_simulation
 from fedtopic.node.transport import InMemoryBoard
+from fedtopic.simulation.threads import run_simulation
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +86,7 @@ def test_board_refuses_a_round_going_backwards():
 
 
 def test_virtual_schedule_is_reproducible_and_really_asynchronous(data):
-    from fedtopic.node.virtual_async import run_virtual_simulation
+    from fedtopic.simulation.virtual_async import run_virtual_simulation
 
     ids = [f"p{i + 1}" for i in range(4)]
     hyper = LDAHyper(n_topics=8, iterations=12, seed=5)

@@ -14,7 +14,13 @@ from hypothesis import strategies as st
 from fedtopic.ledger import raw
 from fedtopic.ledger.embedded import EmbeddedChain
 from fedtopic.ledger.errors import ChainUnreachable
-from fedtopic.ledger.limits import MAX_TX_BYTES, TX_GAS_CAP, floor_gas, intrinsic_gas, publish_gas_limit
+from fedtopic.ledger.limits import (
+    MAX_TX_BYTES,
+    TX_GAS_CAP,
+    floor_gas,
+    intrinsic_gas,
+    publish_gas_limit,
+)
 from fedtopic.ledger.local_nodes import free_port
 from fedtopic.ledger.rpc import connect, with_retries
 

@@ -24,7 +24,12 @@ from fedtopic.ledger.channel import ChainChannel
 from fedtopic.ledger.contracts import CHANNEL, REGISTRY
 from fedtopic.ledger.deploy import PartySpec, ensure_consortium, fund_accounts
 from fedtopic.ledger.embedded import EmbeddedChain
-from fedtopic.ledger.errors import MissingChunk, NotAReader, TamperedPayload, TransactionRejected
+from fedtopic.ledger.errors import (
+    MissingChunk,
+    NotAReader,
+    TamperedPayload,
+    TransactionRejected,
+)
 from fedtopic.ledger.keys import channel_label
 from fedtopic.ledger.local_nodes import ANVIL_BINARY, start_anvil, start_chain_up
 from fedtopic.ledger.rpc import Signer, connect, contract_at

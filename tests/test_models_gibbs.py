@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
-
 from _lda_synth import synthetic_lda
+
 from fedtopic.errors import ModelError
 from fedtopic.models import gibbs
 from fedtopic.models.gibbs import sweep

@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
-
 from _lda_synth import synthetic_lda, topic_l1_error
+
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ModelError
 from fedtopic.models import GibbsLDA, phi_from_counts, theta_from_counts

@@ -2,11 +2,18 @@
 
 import numpy as np
 import pytest
-
-from fedtopic.errors import ModelError
 from numba import njit
 
-from fedtopic.models.rng import OWN_ROW, PyXoroshiro, make_rng_states, next_double, put_stream, take_stream, uniforms
+from fedtopic.errors import ModelError
+from fedtopic.models.rng import (
+    OWN_ROW,
+    PyXoroshiro,
+    make_rng_states,
+    next_double,
+    put_stream,
+    take_stream,
+    uniforms,
+)
 
 
 def test_numba_and_python_generators_draw_the_same_uniforms():

@@ -2,12 +2,12 @@
 
 import numpy as np
 import pytest
+from _lda_synth import synthetic_lda, topic_l1_error
 from scipy.stats import chisquare
 
-from _lda_synth import synthetic_lda, topic_l1_error
+from fedtopic.models import gibbs
 from fedtopic.models._alias import build_word_alias
 from fedtopic.models._mh import mh_conditional_draws
-from fedtopic.models import gibbs
 from fedtopic.models.gibbs import sweep
 from fedtopic.models.lda import GibbsLDA
 from fedtopic.models.reference import conditional

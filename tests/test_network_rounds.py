@@ -9,7 +9,13 @@ from fedtopic.crypto.codec import decode_counts, encode_counts
 from fedtopic.crypto.keys import generate_party_keys
 from fedtopic.errors import ConfigError
 from fedtopic.network.errors import Rejection
-from fedtopic.network.rounds import RoundState, admission_rejection, admit, close_reason, next_round
+from fedtopic.network.rounds import (
+    RoundState,
+    admission_rejection,
+    admit,
+    close_reason,
+    next_round,
+)
 from fedtopic.network.schemas import SessionCreate
 from fedtopic.network.service import Aggregator
 from fedtopic.network.settings import DEV_ADDRESSES, AggregatorSettings

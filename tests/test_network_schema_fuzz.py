@@ -21,7 +21,9 @@ from fedtopic.network.wire import request_headers, update_headers
 
 with warnings.catch_warnings():  # starlette's TestClient on httpx 0.28 warns at import
     warnings.simplefilter("ignore")
-    from starlette.testclient import TestClient  # the ASGI client schemathesis itself uses
+    from starlette.testclient import (
+        TestClient,  # the ASGI client schemathesis itself uses
+    )
 
 KEYS = {p: generate_party_keys(p, seed=b"fuzz") for p in ("p1", "p2")}
 APP = create_app(AggregatorSettings.build(parties={p: k.address for p, k in KEYS.items()},

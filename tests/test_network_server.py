@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from _aggregator_proc import child_env
 
+from fedtopic.consortium.init import init_consortium
 from fedtopic.crypto.codec import decode_counts, encode_counts
 from fedtopic.crypto.keys import PartyKeys, generate_party_keys, load_party_keys
 from fedtopic.ledger.local_nodes import free_port
@@ -20,8 +21,7 @@ from fedtopic.network.client import AggregatorClient
 from fedtopic.network.dense import encode_dense
 from fedtopic.network.errors import AggregatorRejected
 from fedtopic.network.wire import request_headers, update_headers
-from fedtopic.node.aggregator_proc import AggregatorProcess
-from fedtopic.node.consortium_init import init_consortium
+from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
 SHAPE = (6, 3)
 PIDS = ["p1", "p2", "p3"]

@@ -4,15 +4,15 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from fedtopic.crypto.keys import generate_party_keys
-from fedtopic.errors import ConfigError
-from fedtopic.node.config import (
+from fedtopic.consortium.config import (
     ConsortiumConfig,
     load_consortium,
     save_consortium,
     validate_consortium,
 )
-from fedtopic.node.consortium_init import cp_from_consortia
+from fedtopic.consortium.init import cp_from_consortia
+from fedtopic.crypto.keys import generate_party_keys
+from fedtopic.errors import ConfigError
 
 KEYS = [generate_party_keys(f"p{i}", seed=b"config-tests") for i in range(1, 6)]
 

@@ -4,11 +4,15 @@ import stat
 
 import pytest
 
-from fedtopic.crypto.envelope import new_channel_key, unwrap_channel_key, wrap_channel_key
+from fedtopic.consortium.config import load_consortium
+from fedtopic.consortium.init import cp_from_consortia, init_consortium, parse_cp_file
+from fedtopic.crypto.envelope import (
+    new_channel_key,
+    unwrap_channel_key,
+    wrap_channel_key,
+)
 from fedtopic.crypto.keys import load_party_keys
 from fedtopic.errors import ConfigError, DecryptionError
-from fedtopic.node.config import load_consortium
-from fedtopic.node.consortium_init import cp_from_consortia, init_consortium, parse_cp_file
 
 FIG5 = "# paper Fig. 5\n1,1,0,0,0\n1,1,1,0,0\n\n0,1,1,0,0\n0,0,0,1,1\n0, 0, 0, 1, 1\n"
 

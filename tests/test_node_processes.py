@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from fedtopic.cli.main import main
+from fedtopic.consortium.config import load_consortium, save_consortium
+from fedtopic.consortium.init import init_consortium
 from fedtopic.ledger.local_nodes import REPO_ROOT, start_chain_up
-from fedtopic.node.config import load_consortium, save_consortium
-from fedtopic.node.consortium_init import init_consortium
 
 pytestmark = pytest.mark.xdist_group("node-processes")
 ITERATIONS = 12

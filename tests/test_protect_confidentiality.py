@@ -9,7 +9,11 @@ from scipy import stats
 
 from fedtopic.crypto.bitpack import packed_size, unpack_bits
 from fedtopic.crypto.codec import decode_counts
-from fedtopic.crypto.paillier import ciphertext_bytes, decrypt_ints, private_key_to_bytes
+from fedtopic.crypto.paillier import (
+    ciphertext_bytes,
+    decrypt_ints,
+    private_key_to_bytes,
+)
 from fedtopic.crypto.protect import PROTECTIONS
 from fedtopic.crypto.protect.base import HEADER
 

@@ -6,7 +6,12 @@ from _protect_setup import PAILLIER, PARTY_KEYS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fedtopic.crypto.paillier import decrypt_ints, encrypt_ints, generate_paillier_keys, private_key_to_bytes
+from fedtopic.crypto.paillier import (
+    decrypt_ints,
+    encrypt_ints,
+    generate_paillier_keys,
+    private_key_to_bytes,
+)
 from fedtopic.crypto.protect import (
     ObfuscatorPool,
     decrypt_parallel,

@@ -4,9 +4,15 @@ import numpy as np
 import pytest
 from _protect_setup import contexts, random_counts, view
 
-from fedtopic.crypto.protect import MASK, InvalidUpdate, ProtectionError, RecoveryNeeded, mask_recovery
-from fedtopic.crypto.protect.base import HEADER
 from fedtopic.crypto.bitpack import pack_bits, packed_size, unpack_bits
+from fedtopic.crypto.protect import (
+    MASK,
+    InvalidUpdate,
+    ProtectionError,
+    RecoveryNeeded,
+    mask_recovery,
+)
+from fedtopic.crypto.protect.base import HEADER
 from fedtopic.crypto.protect.mask import _Keystreams, _pair_key, _self_key
 
 SHAPE = (50, 8)

@@ -110,8 +110,9 @@ def test_plain_sum_beyond_the_codec_range_is_refused():
 def test_packed_update_with_a_background_pool_and_without_the_secret_key():
     from dataclasses import replace
 
-    from fedtopic.crypto.protect import ObfuscatorPool
     from _protect_setup import PAILLIER
+
+    from fedtopic.crypto.protect import ObfuscatorPool
 
     rng = np.random.default_rng(9)
     shape = (60, 5)

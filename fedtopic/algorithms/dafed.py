@@ -22,9 +22,9 @@ import numpy as np
 from fedtopic.algorithms.baselines import LDAHyper
 from fedtopic.algorithms.snapshot import ChannelSnapshot
 from fedtopic.corpus.types import Corpus
+from fedtopic.errors import ModelError
 from fedtopic.models.distributions import phi_from_counts
 from fedtopic.models.lda import GibbsLDA
-from fedtopic.errors import ModelError
 from fedtopic.models.state import LDAState, check_state
 
 

@@ -15,9 +15,9 @@ from urllib.parse import urlsplit
 
 import typer
 
+from fedtopic.consortium.config import load_consortium
 from fedtopic.network.app import create_app
 from fedtopic.network.settings import AggregatorSettings
-from fedtopic.node.config import load_consortium
 
 app = typer.Typer(
     name="aggregator",

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from fedtopic.cli.output import FormatOption, OutputFormat, emit
-from fedtopic.node.consortium_init import init_consortium, parse_cp_file
+from fedtopic.consortium.init import init_consortium, parse_cp_file
 
 app = typer.Typer(
     name="consortium",
@@ -84,15 +84,15 @@ def _deploy(config: Path, cfg: Any, rpc: str | None, admin_key_file: Path | None
 def deploy_command(config: ConfigArg, rpc: RpcOpt = None, admin_key_file: AdminKeyOpt = None,
                    fmt: FormatOption = OutputFormat.text) -> None:
     """Deploy the registry and channels, apply CP and wrap channel keys; running it again changes nothing."""
-    from fedtopic.node.config import load_consortium
+    from fedtopic.consortium.config import load_consortium
 
     _deploy(config, load_consortium(config), rpc, admin_key_file, fmt)
 
 
 def _change(config: Path, owner: str, reader: str, allow: bool, rpc: str | None, admin_key_file: Path | None,
             fmt: OutputFormat) -> None:
+    from fedtopic.consortium.config import load_consortium, save_consortium
     from fedtopic.ledger.consortium_deploy import change_cp
-    from fedtopic.node.config import load_consortium, save_consortium
 
     cfg = change_cp(load_consortium(config), owner, reader, allow)
     save_consortium(cfg, config)

@@ -10,11 +10,17 @@ import typer
 from rich.table import Table
 
 from fedtopic.cli.live import PartyBoard
-from fedtopic.cli.output import FormatOption, OutputFormat, print_json, stderr_console, stdout_console
-from fedtopic.node.consortium_init import party_ids
-from fedtopic.node.datasource import load_training_data
-from fedtopic.node.demo import DemoOptions, run_demo
-from fedtopic.node.run_folder import prepare_run_dir
+from fedtopic.cli.output import (
+    FormatOption,
+    OutputFormat,
+    print_json,
+    stderr_console,
+    stdout_console,
+)
+from fedtopic.consortium.init import party_ids
+from fedtopic.corpus.training_data import load_training_data
+from fedtopic.experiments.demo import DemoOptions, run_demo
+from fedtopic.runs.folder import prepare_run_dir
 
 
 def demo(

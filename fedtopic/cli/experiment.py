@@ -9,14 +9,21 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from fedtopic.cli.output import FormatOption, OutputFormat, print_json, stderr_console, stdout_console
+from fedtopic.cli.output import (
+    FormatOption,
+    OutputFormat,
+    print_json,
+    stderr_console,
+    stdout_console,
+)
 from fedtopic.corpus.datasets import load_dataset
 from fedtopic.errors import ConfigError
 from fedtopic.eval.plots import plot_curves, plot_grouped_bars
-from fedtopic.node.experiments import EXPERIMENTS, ExperimentSettings, Point
-from fedtopic.node.inversion_experiment import inversion_summary, plot_fig9
-from fedtopic.node.run_folder import prepare_run_dir, write_json
-from fedtopic.node.timing import PAPER as TABLE4, TimingSettings, run_timing, table_lines
+from fedtopic.experiments.inversion import inversion_summary, plot_fig9
+from fedtopic.experiments.lda_paper import EXPERIMENTS, ExperimentSettings, Point
+from fedtopic.experiments.timing import PAPER as TABLE4
+from fedtopic.experiments.timing import TimingSettings, run_timing, table_lines
+from fedtopic.runs.folder import prepare_run_dir, write_json
 
 PAPER = {
     "parties": "Fig. 6: DAFed-LDA with 20 developers ≈ CSFed-LDA with 18; CSFed ≈ traditional LDA",

@@ -16,7 +16,7 @@ from fedtopic.corpus.vocabulary import Vocabulary
 from fedtopic.errors import CorpusError
 from fedtopic.eval.topics import top_words
 from fedtopic.models.foldin import fold_in
-from fedtopic.node.run_folder import load_topic_model
+from fedtopic.runs.folder import load_topic_model
 
 
 def _read_texts(text: list[str], file: list[Path]) -> list[tuple[str, str]]:

@@ -9,9 +9,9 @@ from typing import Annotated, Optional
 import typer
 
 from fedtopic.cli.output import FormatOption, OutputFormat, emit
+from fedtopic.consortium.config import load_consortium
 from fedtopic.ledger.audit import ledger_audit, ledger_status
 from fedtopic.ledger.endpoint import chain_for, registry_of
-from fedtopic.node.config import load_consortium
 
 app = typer.Typer(help="Inspect and audit the channels on chain.", no_args_is_help=True,
                   add_completion=False, pretty_exceptions_enable=False)

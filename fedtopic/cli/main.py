@@ -12,7 +12,20 @@ import sys
 import typer
 
 from fedtopic import __version__
-from fedtopic.cli import aggregator, chain, consortium, data, demo, experiment, infer, ledger, node, simulate, topics, train
+from fedtopic.cli import (
+    aggregator,
+    chain,
+    consortium,
+    data,
+    demo,
+    experiment,
+    infer,
+    ledger,
+    node,
+    simulate,
+    topics,
+    train,
+)
 from fedtopic.errors import FedTopicError
 
 app = typer.Typer(

@@ -8,10 +8,16 @@ from typing import Annotated, Optional
 import typer
 
 from fedtopic.algorithms.dafed import RoundReport
-from fedtopic.cli.output import FormatOption, OutputFormat, print_json, stderr_console, stdout_console
+from fedtopic.cli.output import (
+    FormatOption,
+    OutputFormat,
+    print_json,
+    stderr_console,
+    stdout_console,
+)
+from fedtopic.consortium.config import load_consortium
 from fedtopic.errors import ConfigError
 from fedtopic.node.async_loop import PartyLog
-from fedtopic.node.config import load_consortium
 from fedtopic.node.csfed_loop import RoundRecord
 from fedtopic.node.csfed_node import run_csfed_node
 from fedtopic.node.dafed_node import run_dafed_node

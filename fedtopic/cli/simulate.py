@@ -9,17 +9,23 @@ import typer
 
 from fedtopic.algorithms.baselines import LDAHyper
 from fedtopic.cli.live import PartyBoard
-from fedtopic.cli.output import FormatOption, OutputFormat, print_json, stderr_console, stdout_console
+from fedtopic.cli.output import (
+    FormatOption,
+    OutputFormat,
+    print_json,
+    stderr_console,
+    stdout_console,
+)
+from fedtopic.consortium.config import PROTECTIONS, converge_tol_of, load_consortium
+from fedtopic.consortium.init import cp_from_consortia, party_ids
+from fedtopic.corpus.training_data import load_training_data
 from fedtopic.errors import ConfigError
-from fedtopic.node.chain_setup import chain_usage, embedded_consortium
-from fedtopic.node.consortium_init import cp_from_consortia, party_ids
-from fedtopic.node.dafed_run import write_dafed_run
-from fedtopic.node.datasource import load_training_data
-from fedtopic.node.run_folder import prepare_run_dir
-from fedtopic.node.simulate import run_simulation
-from fedtopic.node.config import PROTECTIONS, converge_tol_of, load_consortium
-from fedtopic.node.csfed_simulate import simulate_csfed
 from fedtopic.node.transport import ChannelTransport, InMemoryBoard
+from fedtopic.runs.folder import prepare_run_dir
+from fedtopic.simulation.chain_setup import chain_usage, embedded_consortium
+from fedtopic.simulation.csfed_loopback import simulate_csfed
+from fedtopic.simulation.dafed_run import write_dafed_run
+from fedtopic.simulation.threads import run_simulation
 
 
 def simulate(

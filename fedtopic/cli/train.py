@@ -8,11 +8,17 @@ from typing import Annotated, Optional
 import typer
 
 from fedtopic.algorithms.baselines import LDAHyper
-from fedtopic.cli.output import FormatOption, OutputFormat, print_json, progress_bar, stdout_console
+from fedtopic.cli.output import (
+    FormatOption,
+    OutputFormat,
+    print_json,
+    progress_bar,
+    stdout_console,
+)
+from fedtopic.corpus.training_data import load_training_data
 from fedtopic.errors import ConfigError
-from fedtopic.node.baseline_run import BASELINES, run_baseline
-from fedtopic.node.datasource import load_training_data
-from fedtopic.node.run_folder import prepare_run_dir
+from fedtopic.runs.folder import prepare_run_dir
+from fedtopic.simulation.baseline_run import BASELINES, run_baseline
 
 
 def train(

@@ -1,7 +1,13 @@
 """fedtopic.corpus: reading, tokenising, vocabularies, partitioning, built-in and synthetic datasets."""
 
 from fedtopic.corpus.build import corpus_from_texts, corpus_from_tokens
-from fedtopic.corpus.datasets import Dataset, DatasetInfo, fetch_dataset, list_datasets, load_dataset
+from fedtopic.corpus.datasets import (
+    Dataset,
+    DatasetInfo,
+    fetch_dataset,
+    list_datasets,
+    load_dataset,
+)
 from fedtopic.corpus.partition import partition_documents, split_train_test
 from fedtopic.corpus.readers import read_corpus
 from fedtopic.corpus.store import load_corpus, save_corpus

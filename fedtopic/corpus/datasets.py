@@ -26,8 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
-from rich.progress import TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from fedtopic.corpus.build import corpus_from_tokens
 from fedtopic.corpus.fetch import PinnedWheel, cache_root, ensure_wheel

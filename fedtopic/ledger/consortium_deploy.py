@@ -13,14 +13,14 @@ from pathlib import Path
 
 from web3 import Web3
 
+from fedtopic.consortium.config import ConsortiumConfig, save_consortium
+from fedtopic.consortium.init import key_file_path
 from fedtopic.crypto.keys import load_party_keys
 from fedtopic.errors import ConfigError
 from fedtopic.ledger.deploy import PartySpec, ensure_consortium, fund_accounts
 from fedtopic.ledger.endpoint import is_dev_chain
 from fedtopic.ledger.keys import ensure_channel_key
 from fedtopic.ledger.rpc import Signer
-from fedtopic.node.config import ConsortiumConfig, save_consortium
-from fedtopic.node.consortium_init import key_file_path
 
 
 @dataclass(frozen=True)

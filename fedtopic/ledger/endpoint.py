@@ -6,10 +6,10 @@ from pathlib import Path
 
 from web3 import Web3
 
+from fedtopic.consortium.config import ConsortiumConfig
 from fedtopic.errors import ConfigError
 from fedtopic.ledger.local_nodes import ANVIL_FAUCET_KEY, embedded_faucet_key
 from fedtopic.ledger.rpc import connect
-from fedtopic.node.config import ConsortiumConfig
 
 EMBEDDED_CHAIN_ID = 131277322940537  # eth-tester's, served by `fedtopic chain up`
 ANVIL_CHAIN_ID = 31337

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from web3 import Web3
 
-from fedtopic.crypto.envelope import new_channel_key, unwrap_channel_key, wrap_channel_key
+from fedtopic.crypto.envelope import (
+    new_channel_key,
+    unwrap_channel_key,
+    wrap_channel_key,
+)
 from fedtopic.ledger.contracts import CHANNEL, REGISTRY
 from fedtopic.ledger.errors import NotAReader, TransactionRejected
 from fedtopic.ledger.rpc import Signer, contract_at, with_retries

@@ -12,18 +12,18 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import requests
+from eth_abi import decode
 from eth_account import Account
 from eth_tester.exceptions import TransactionFailed
-from eth_abi import decode
 from eth_utils import keccak
 from web3 import Web3
 from web3.contract.contract import ContractFunction
 from web3.exceptions import ContractLogicError, ProviderConnectionError, Web3RPCError
 
-from fedtopic.ledger.embedded import tester_revert_data
 from fedtopic.ledger.contracts import CHANNEL, REGISTRY, load_artifact
+from fedtopic.ledger.embedded import tester_revert_data
 from fedtopic.ledger.errors import ChainUnreachable, TransactionRejected
-from fedtopic.ledger.limits import check_real_node_limits, min_gas_limit, TxShape
+from fedtopic.ledger.limits import TxShape, check_real_node_limits, min_gas_limit
 
 T = TypeVar("T")
 _UNREACHABLE = (requests.exceptions.ConnectionError, requests.exceptions.Timeout, ProviderConnectionError, ConnectionError)

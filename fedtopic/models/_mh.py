@@ -32,7 +32,6 @@ from fedtopic.models._dense import dense_draw, dense_scratch
 from fedtopic.models._prefetch import prefetch
 from fedtopic.models.rng import OWN_ROW, next_double, put_stream, take_stream
 
-
 _AHEAD = 6  # word-major sweep: prefetch the document list this many tokens ahead
 
 

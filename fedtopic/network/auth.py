@@ -17,7 +17,13 @@ import time
 from collections.abc import Mapping
 
 from fedtopic.network.errors import Rejection
-from fedtopic.network.wire import ID_RE, recover_signer, request_message, sha256_hex, update_message
+from fedtopic.network.wire import (
+    ID_RE,
+    recover_signer,
+    request_message,
+    sha256_hex,
+    update_message,
+)
 
 _NONCE_RE = re.compile(r"^[0-9a-f]{32}$")
 

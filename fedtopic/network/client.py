@@ -19,8 +19,20 @@ from typing import Any
 
 import httpx
 
-from fedtopic.network.errors import AggregateTimeout, AggregatorRejected, AggregatorUnavailable, RecoveryRequested
-from fedtopic.network.schemas import RecoveryReceipt, RoundOut, SessionOut, StatusOut, UpdateReceipt, VocabularyOut
+from fedtopic.network.errors import (
+    AggregateTimeout,
+    AggregatorRejected,
+    AggregatorUnavailable,
+    RecoveryRequested,
+)
+from fedtopic.network.schemas import (
+    RecoveryReceipt,
+    RoundOut,
+    SessionOut,
+    StatusOut,
+    UpdateReceipt,
+    VocabularyOut,
+)
 from fedtopic.network.wire import (
     H_CLOSE_REASON,
     H_CONTRIBUTORS,

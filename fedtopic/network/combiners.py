@@ -25,8 +25,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from fedtopic.crypto.protect import PROTECTIONS, CombinerAdapter
 from fedtopic.crypto.codec import MAX_CELLS, MAX_COUNT, decode_counts, encode_counts
+from fedtopic.crypto.protect import PROTECTIONS, CombinerAdapter
 from fedtopic.errors import CryptoError
 from fedtopic.network.dense import DTYPES, MAX_ELEMENTS, decode_dense, encode_dense
 from fedtopic.network.errors import InvalidMeta, InvalidPayload

@@ -10,7 +10,15 @@ from typing import Annotated
 import anyio
 from fastapi import APIRouter, Query, Response, status
 
-from fedtopic.network.deps import AggregatorDep, RawBody, RequestParty, RoundNumber, SessionId, SettingsDep, UpdateParty
+from fedtopic.network.deps import (
+    AggregatorDep,
+    RawBody,
+    RequestParty,
+    RoundNumber,
+    SessionId,
+    SettingsDep,
+    UpdateParty,
+)
 from fedtopic.network.schemas import (
     Health,
     Problem,
@@ -23,7 +31,13 @@ from fedtopic.network.schemas import (
     VocabularyIn,
     VocabularyOut,
 )
-from fedtopic.network.wire import H_CLOSE_REASON, H_CONTRIBUTORS, H_MISSING, H_SHA256, PAYLOAD_MEDIA_TYPE
+from fedtopic.network.wire import (
+    H_CLOSE_REASON,
+    H_CONTRIBUTORS,
+    H_MISSING,
+    H_SHA256,
+    PAYLOAD_MEDIA_TYPE,
+)
 
 POLL_SECONDS = 0.05
 _BINARY = {PAYLOAD_MEDIA_TYPE: {"schema": {"type": "string", "format": "binary"}}}

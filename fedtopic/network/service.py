@@ -28,10 +28,20 @@ from typing import Any
 
 from fedtopic.crypto.protect import RecoveryNeeded
 from fedtopic.errors import ConfigError
-from fedtopic.network.alignment import alignment_state, normalized_words, record_vocabulary
+from fedtopic.network.alignment import (
+    alignment_state,
+    normalized_words,
+    record_vocabulary,
+)
 from fedtopic.network.combiners import COMBINERS, Combiner, RoundContext, fold_update
 from fedtopic.network.errors import InvalidMeta, InvalidPayload, Rejection
-from fedtopic.network.rounds import RoundState, admission_rejection, admit, close_reason, next_round
+from fedtopic.network.rounds import (
+    RoundState,
+    admission_rejection,
+    admit,
+    close_reason,
+    next_round,
+)
 from fedtopic.network.schemas import (
     RecoveryReceipt,
     RoundOut,

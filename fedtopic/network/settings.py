@@ -1,6 +1,6 @@
 """The aggregator's settings, validated once at start (a bad value stops it before it binds a port).
 
-Built from the consortium config (``fedtopic.node.config.ConsortiumConfig``:
+Built from the consortium config (``fedtopic.consortium.config.ConsortiumConfig``:
 ``.parties[i].id/.address``, ``.aggregator.protection`` and
 ``.aggregator.straggler_deadline_seconds``) plus command-line limits. The
 aggregator holds no secret of its own: it only knows each party's public

@@ -14,10 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-
-from fedtopic.node.config import ConsortiumConfig
-from fedtopic.node.party_setup import prepare_party, write_party_model
+from fedtopic.consortium.config import ConsortiumConfig
 from fedtopic.node.csfed_loop import CSFedParticipant, CSFedSettings, RoundRecord
+from fedtopic.node.party_setup import prepare_party, write_party_model
 
 
 def default_session(cfg: ConsortiumConfig) -> str:

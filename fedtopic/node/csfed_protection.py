@@ -21,7 +21,12 @@ from typing import Any
 import numpy as np
 
 from fedtopic.crypto.codec import decode_counts, encode_counts
-from fedtopic.crypto.paillier import PaillierPrivateKey, PaillierPublicKey, generate_paillier_keys, public_key_from_hex
+from fedtopic.crypto.paillier import (
+    PaillierPrivateKey,
+    PaillierPublicKey,
+    generate_paillier_keys,
+    public_key_from_hex,
+)
 from fedtopic.crypto.protect import (
     PROTECTIONS,
     ObfuscatorPool,

@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 
 from fedtopic.algorithms.dafed import RoundReport
+from fedtopic.consortium.config import ConsortiumConfig, converge_tol_of
 from fedtopic.ledger.channel import ChainChannel
 from fedtopic.ledger.endpoint import chain_for, registry_of
 from fedtopic.node.async_loop import PartyLog, run_party
-from fedtopic.node.config import ConsortiumConfig, converge_tol_of
 from fedtopic.node.party_setup import prepare_party, write_party_model
 from fedtopic.node.retrying import RetryingTransport
 from fedtopic.node.roster import delay_rng

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from fedtopic.consortium.config import ConsortiumConfig
 from fedtopic.corpus.datasets import load_dataset
 from fedtopic.corpus.partition import partition_documents, split_train_test
 from fedtopic.corpus.readers import read_corpus
 from fedtopic.corpus.types import Corpus
 from fedtopic.corpus.vocabulary import Vocabulary
 from fedtopic.errors import ConfigError, CorpusError
-from fedtopic.node.config import ConsortiumConfig
 
 
 @dataclass(frozen=True)

@@ -17,15 +17,20 @@ import numpy as np
 
 from fedtopic.algorithms.baselines import LDAHyper
 from fedtopic.algorithms.dafed import DAFedParty
+from fedtopic.consortium.config import ConsortiumConfig
+from fedtopic.consortium.init import key_file_path
 from fedtopic.corpus.types import Corpus
 from fedtopic.crypto.keys import PartyKeys, load_party_keys
 from fedtopic.errors import ConfigError
 from fedtopic.eval.report import evaluate_model
 from fedtopic.eval.topics import top_words
-from fedtopic.node.config import ConsortiumConfig
-from fedtopic.node.consortium_init import key_file_path
 from fedtopic.node.party_data import PartyData, load_party_data
-from fedtopic.node.run_folder import TopicModelFile, save_topic_model, write_summary, write_topics
+from fedtopic.runs.folder import (
+    TopicModelFile,
+    save_topic_model,
+    write_summary,
+    write_topics,
+)
 
 
 @dataclass(frozen=True)

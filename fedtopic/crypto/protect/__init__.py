@@ -26,7 +26,13 @@ from fedtopic.crypto.protect.keyshare import (
     share_paillier_secret,
 )
 from fedtopic.crypto.protect.mask import MASK, MaskScheme
-from fedtopic.crypto.protect.paillier_rows import IPHE, PACKED, UPHE, PaillierRowsScheme, protected_rows
+from fedtopic.crypto.protect.paillier_rows import (
+    IPHE,
+    PACKED,
+    UPHE,
+    PaillierRowsScheme,
+    protected_rows,
+)
 from fedtopic.crypto.protect.plain import PlainScheme
 from fedtopic.crypto.protect.ranking import (
     decode_word_frequencies,

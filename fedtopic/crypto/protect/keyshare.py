@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-
 from fedtopic.crypto.ecies import open_with_private, seal_to_public
 from fedtopic.crypto.paillier import (
     PaillierPrivateKey,

@@ -16,15 +16,15 @@ from typing import Any
 
 from fedtopic.algorithms.baselines import LDAHyper
 from fedtopic.algorithms.dafed import RoundReport
+from fedtopic.consortium.init import cp_from_consortia, party_ids
+from fedtopic.corpus.training_data import TrainingData
 from fedtopic.eval.plots import plot_grouped_bars
 from fedtopic.node.async_loop import PartyLog
-from fedtopic.node.baseline_run import ProgressFn, run_baseline
-from fedtopic.node.chain_setup import chain_usage, embedded_consortium
-from fedtopic.node.consortium_init import cp_from_consortia, party_ids
-from fedtopic.node.dafed_run import write_dafed_run
-from fedtopic.node.datasource import TrainingData
-from fedtopic.node.run_folder import write_json
-from fedtopic.node.simulate import run_simulation
+from fedtopic.runs.folder import write_json
+from fedtopic.simulation.baseline_run import ProgressFn, run_baseline
+from fedtopic.simulation.chain_setup import chain_usage, embedded_consortium
+from fedtopic.simulation.dafed_run import write_dafed_run
+from fedtopic.simulation.threads import run_simulation
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from fedtopic.algorithms.snapshot import ChannelSnapshot
 from fedtopic.corpus.types import Corpus
 from fedtopic.node.async_loop import PartyLog
 from fedtopic.node.roster import build_parties, readable_channels
-from fedtopic.node.simulate import SimulationResult
+from fedtopic.simulation.threads import SimulationResult
 
 
 def run_lockstep_simulation(

@@ -14,15 +14,25 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.baselines import LDAHyper, merge_corpora, train_centralized, train_local
+from fedtopic.algorithms.baselines import (
+    LDAHyper,
+    merge_corpora,
+    train_centralized,
+    train_local,
+)
+from fedtopic.corpus.training_data import TrainingData
 from fedtopic.corpus.types import Corpus
 from fedtopic.eval.perplexity import completion_perplexity
 from fedtopic.eval.plots import plot_curves
 from fedtopic.eval.report import evaluate_model
 from fedtopic.eval.topics import top_words
 from fedtopic.models.lda import GibbsLDA
-from fedtopic.node.datasource import TrainingData
-from fedtopic.node.run_folder import TopicModelFile, save_topic_model, write_summary, write_topics
+from fedtopic.runs.folder import (
+    TopicModelFile,
+    save_topic_model,
+    write_summary,
+    write_topics,
+)
 
 BASELINES = ("centralized-lda", "local-lda")
 ProgressFn = Callable[[int, int, dict[str, float]], None]

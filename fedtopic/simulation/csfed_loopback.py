@@ -18,19 +18,28 @@ import numpy as np
 
 from fedtopic.algorithms.baselines import LDAHyper, train_centralized
 from fedtopic.algorithms.dafed import DAFedParty
+from fedtopic.consortium.config import (
+    ConsortiumConfig,
+    load_consortium,
+    save_consortium,
+)
+from fedtopic.consortium.init import init_consortium, key_file_path
+from fedtopic.corpus.training_data import TrainingData
 from fedtopic.corpus.types import Corpus
 from fedtopic.crypto.keys import load_party_keys
 from fedtopic.eval.perplexity import completion_perplexity
 from fedtopic.eval.plots import plot_curves
 from fedtopic.eval.report import evaluate_model
 from fedtopic.eval.topics import top_words
-from fedtopic.node.aggregator_proc import AggregatorProcess
-from fedtopic.node.config import ConsortiumConfig, load_consortium, save_consortium
-from fedtopic.node.consortium_init import init_consortium, key_file_path
 from fedtopic.node.csfed_loop import CSFedParticipant
 from fedtopic.node.csfed_node import csfed_settings, round_totals
-from fedtopic.node.datasource import TrainingData
-from fedtopic.node.run_folder import TopicModelFile, save_topic_model, write_summary, write_topics
+from fedtopic.runs.folder import (
+    TopicModelFile,
+    save_topic_model,
+    write_summary,
+    write_topics,
+)
+from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
 
 def local_consortium(work: Path, n_parties: int, hyper: LDAHyper, *, protection: str, steps: int = 1,

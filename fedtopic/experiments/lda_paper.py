@@ -16,60 +16,29 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from fedtopic.algorithms.baselines import LDAHyper, train_centralized, train_local
+from fedtopic.consortium.init import cp_from_consortia, party_ids
 from fedtopic.corpus.partition import partition_documents
 from fedtopic.corpus.types import Corpus
 from fedtopic.eval.perplexity import completion_perplexity, eq16_perplexity
-from fedtopic.node.consortium_init import cp_from_consortia, party_ids
-from fedtopic.node.inversion_experiment import experiment_inversion
-from fedtopic.node.lockstep import run_lockstep_simulation
-from fedtopic.node.virtual_async import run_virtual_simulation
+from fedtopic.experiments.common import (
+    ExperimentSettings,
+    Point,
+    Progress,
+    held_out_subset,
+)
+from fedtopic.experiments.inversion import experiment_inversion
+from fedtopic.simulation.lockstep import run_lockstep_simulation
+from fedtopic.simulation.virtual_async import run_virtual_simulation
 
 METHODS = ("centralized", "csfed", "dafed", "standalone")
 STANDALONE_SAMPLE = 3
 """Fig. 6's stand-alone line is the mean of this many parties' own models (each holds one share)."""
-
-
-@dataclass(frozen=True)
-class ExperimentSettings:
-    """Shared knobs; the defaults are the record run (20 parties, 200 sweeps), ``quick()`` the smoke run."""
-
-    parties: int = 20
-    iterations: int = 200
-    topics: tuple[int, ...] = (10, 20, 30, 40)
-    party_counts: tuple[int, ...] = (1, 5, 10, 15, 20)
-    steps: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8)
-    max_delay: float = 0.02
-    test_docs: int = 2000
-    fold_in_iterations: int = 50
-    seed: int = 0
-
-    @staticmethod
-    def quick() -> "ExperimentSettings":
-        return ExperimentSettings(parties=5, iterations=40, topics=(10, 20), party_counts=(1, 3, 5), steps=(1, 2, 4), test_docs=300, fold_in_iterations=30)
-
-
-@dataclass(frozen=True)
-class Point:
-    """One measured configuration."""
-
-    method: str
-    topics: int
-    parties: int
-    scheme: str
-    steps: int
-    perplexity: float
-    perplexity_eq16: float
-    seconds: float
-    extra: dict[str, Any]
-
-    def as_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in vars(self).items() if k != "extra"} | self.extra
 
 
 def _evaluate(phis: Sequence[np.ndarray], alpha: float, test: Corpus, settings: ExperimentSettings) -> tuple[float, float]:
@@ -106,20 +75,12 @@ def _split(train: Corpus, n: int, scheme: str, seed: int) -> list[Corpus]:
     return [train.subset(idx) for idx in partition_documents(train, n, scheme, seed=seed)]
 
 
-def _test_subset(test: Corpus, settings: ExperimentSettings) -> Corpus:
-    if test.n_docs <= settings.test_docs:
-        return test
-    rng = np.random.default_rng(settings.seed)
-    return test.subset(np.sort(rng.choice(test.n_docs, settings.test_docs, replace=False)))
-
-
-Progress = Callable[[str], None]
 
 
 def experiment_parties(train: Corpus, test: Corpus, s: ExperimentSettings, progress: Progress) -> list[Point]:
     """Fig. 6: perplexity as more of the P parties take part (each holds 1/P of the training set)."""
     parts = _split(train, s.parties, "a", s.seed)
-    test = _test_subset(test, s)
+    test = held_out_subset(test, s)
     points = []
     for k in s.topics:
         hyper = LDAHyper(n_topics=k, iterations=s.iterations, seed=s.seed)
@@ -136,7 +97,7 @@ def experiment_parties(train: Corpus, test: Corpus, s: ExperimentSettings, progr
 def experiment_topics(train: Corpus, test: Corpus, s: ExperimentSettings, progress: Progress) -> list[Point]:
     """Fig. 7: perplexity as K grows, all parties taking part."""
     parts = _split(train, s.parties, "a", s.seed)
-    test = _test_subset(test, s)
+    test = held_out_subset(test, s)
     points = []
     for k in s.topics:
         hyper = LDAHyper(n_topics=k, iterations=s.iterations, seed=s.seed)
@@ -148,7 +109,7 @@ def experiment_topics(train: Corpus, test: Corpus, s: ExperimentSettings, progre
 
 def experiment_heterogeneity(train: Corpus, test: Corpus, s: ExperimentSettings, progress: Progress) -> list[Point]:
     """Table 3: schemes (a) even, (b) unbalanced, (c) by label, at the largest K of the settings."""
-    test = _test_subset(test, s)
+    test = held_out_subset(test, s)
     hyper = LDAHyper(n_topics=max(s.topics), iterations=s.iterations, seed=s.seed)
     points = []
     for scheme in ("a", "b", "c"):
@@ -162,7 +123,7 @@ def experiment_heterogeneity(train: Corpus, test: Corpus, s: ExperimentSettings,
 def experiment_multistep(train: Corpus, test: Corpus, s: ExperimentSettings, progress: Progress) -> list[Point]:
     """Fig. 8: perplexity as the number of local sweeps between exchanges grows."""
     parts = _split(train, s.parties, "a", s.seed)
-    test = _test_subset(test, s)
+    test = held_out_subset(test, s)
     hyper = LDAHyper(n_topics=max(s.topics), iterations=s.iterations, seed=s.seed)
     points = []
     for steps in s.steps:

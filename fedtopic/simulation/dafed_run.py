@@ -9,12 +9,17 @@ from typing import Any
 import numpy as np
 
 from fedtopic.algorithms.baselines import LDAHyper
+from fedtopic.corpus.training_data import TrainingData
 from fedtopic.eval.plots import plot_curves, plot_histogram
 from fedtopic.eval.report import evaluate_model
 from fedtopic.eval.topics import top_words
-from fedtopic.node.datasource import TrainingData
-from fedtopic.node.run_folder import TopicModelFile, save_topic_model, write_summary, write_topics
-from fedtopic.node.simulate import SimulationResult
+from fedtopic.runs.folder import (
+    TopicModelFile,
+    save_topic_model,
+    write_summary,
+    write_topics,
+)
+from fedtopic.simulation.threads import SimulationResult
 
 
 def write_dafed_run(

@@ -26,7 +26,7 @@ from fedtopic.corpus.types import Corpus
 from fedtopic.crypto.codec import encode_counts
 from fedtopic.node.async_loop import PartyLog
 from fedtopic.node.roster import build_parties, delay_rng, readable_channels
-from fedtopic.node.simulate import SimulationResult
+from fedtopic.simulation.threads import SimulationResult
 
 DEFAULT_COST_PER_TOKEN = 1e-6
 """Virtual seconds per token per sweep (≈ a 1 Mtok/s sampler)."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -38,10 +38,13 @@ from fedtopic.eval.attacks.inversion import (
     zeta_direct,
 )
 from fedtopic.eval.perplexity import completion_perplexity, eq16_perplexity
+from fedtopic.experiments.common import (
+    ExperimentSettings,
+    Point,
+    Progress,
+    held_out_subset,
+)
 from fedtopic.models.distributions import phi_from_counts
-
-if TYPE_CHECKING:
-    from fedtopic.node.experiments import ExperimentSettings, Point, Progress
 
 DELTAS_PERCENT = (0.0, 0.1, 0.5, 1.0, 5.0)
 """Fig. 9's encryption ratios δ, in percent of the vocabulary."""
@@ -57,10 +60,7 @@ PAPER_FIG9: dict[str, Any] = {
 
 def experiment_inversion(train: Corpus, test: Corpus, s: ExperimentSettings, progress: Progress) -> list[Point]:
     """Fig. 9: the aggregator's inverted model under δ-IPHE and δ-UPHE, K = max(s.topics)."""
-    # imported here, not at the top: experiments.py imports this module to register it
-    from fedtopic.node.experiments import Point, _test_subset
-
-    test = _test_subset(test, s)
+    test = held_out_subset(test, s)
     n_topics = max(s.topics)
     hyper = LDAHyper(n_topics=n_topics, iterations=s.iterations, seed=s.seed)
     progress(f"training the real model (K={n_topics}, {s.iterations} sweeps)")

@@ -24,9 +24,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from fedtopic.consortium.config import (
+    ConsortiumConfig,
+    save_consortium,
+    validate_consortium,
+)
 from fedtopic.crypto.keys import generate_party_keys, save_party_keys
 from fedtopic.errors import ConfigError
-from fedtopic.node.config import ConsortiumConfig, save_consortium, validate_consortium
 
 CONFIG_NAME = "consortium.toml"
 KEY_DIR = "keys"

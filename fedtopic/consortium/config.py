@@ -25,7 +25,14 @@ from typing import Annotated, Any, Literal
 import numpy as np
 import tomli_w
 from eth_utils import is_address, is_checksum_address, to_checksum_address
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from fedtopic.corpus.partition import SCHEMES
 from fedtopic.errors import ConfigError

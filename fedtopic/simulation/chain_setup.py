@@ -13,7 +13,12 @@ from web3 import Web3
 
 from fedtopic.crypto.keys import PartyKeys, generate_party_keys
 from fedtopic.ledger.channel import ChainChannel
-from fedtopic.ledger.deploy import Deployment, PartySpec, ensure_consortium, fund_accounts
+from fedtopic.ledger.deploy import (
+    Deployment,
+    PartySpec,
+    ensure_consortium,
+    fund_accounts,
+)
 from fedtopic.ledger.embedded import EmbeddedChain
 from fedtopic.ledger.rpc import Signer
 

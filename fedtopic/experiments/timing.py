@@ -32,17 +32,21 @@ from typing import Any
 import numpy as np
 
 from fedtopic.algorithms.baselines import LDAHyper, merge_corpora
+from fedtopic.consortium.init import cp_from_consortia, party_ids
 from fedtopic.corpus.synthetic import generate_synthetic
 from fedtopic.corpus.types import Corpus
 from fedtopic.crypto.paillier import ciphertext_bytes, generate_paillier_keys
 from fedtopic.crypto.protect import IPHE, ProtectionContext, RoundInfo
 from fedtopic.models.lda import GibbsLDA
-from fedtopic.node.aggregator_proc import AggregatorProcess
-from fedtopic.node.chain_setup import embedded_consortium
-from fedtopic.node.consortium_init import cp_from_consortia, party_ids
 from fedtopic.node.csfed_loop import RoundRecord
-from fedtopic.node.csfed_simulate import local_consortium, make_participants, run_all
-from fedtopic.node.simulate import run_simulation
+from fedtopic.simulation.aggregator_proc import AggregatorProcess
+from fedtopic.simulation.chain_setup import embedded_consortium
+from fedtopic.simulation.csfed_loopback import (
+    local_consortium,
+    make_participants,
+    run_all,
+)
+from fedtopic.simulation.threads import run_simulation
 
 PAPER = {"HE": 1385.69, "IPHE": 15.55, "IPHE multi-step": 9.07, "DAFed": 10.15}
 """Paper Table 4 (i7-6700), seconds per iteration."""

@@ -1,0 +1,1 @@
+"""fedtopic.consortium: the consortium config shared by every party, and creating a new consortium."""

@@ -1,0 +1,1 @@
+"""fedtopic.runs: the run folder every training command writes and every reader reads."""

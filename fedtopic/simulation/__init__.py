@@ -1,0 +1,1 @@
+"""fedtopic.simulation: one-process harnesses that drive whole consortia (threads, virtual clock, lock-step, loopback aggregator)."""
