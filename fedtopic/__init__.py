@@ -1,3 +1,19 @@
-"""fedtopic: federated topic modelling for consortia whose documents never leave their owners."""
+"""fedtopic: federated topic modelling for consortia whose documents never leave their owners.
+
+``fedtopic.train``, ``fedtopic.simulate``, ``fedtopic.load`` and ``fedtopic.TopicModel`` are the Python API
+(``fedtopic.api``), imported on first use so that ``import fedtopic`` stays cheap.
+"""
+
+from typing import Any
 
 __version__ = "0.1.0"
+
+_API = ("train", "simulate", "load", "TopicModel", "SimulationRun")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        from fedtopic import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'fedtopic' has no attribute {name!r}")

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 
-from fedtopic.algorithms.baselines import LDAHyper
 from fedtopic.consortium.config import (
     ConsortiumConfig,
     load_consortium,
@@ -28,7 +27,7 @@ def make_consortium(root: Path, *, protection: str, steps: int = 1, deadline: fl
     cfg = load_consortium(init.config_path)
     cfg = cfg.model_copy(update={
         "algorithm": cfg.algorithm.model_copy(update={"name": "csfed-lda", "topics": TOPICS,
-                                                      "iterations": iterations, "steps": steps}),
+                                                      "iterations": iterations, "options": {"steps": steps}}),
         "aggregator": cfg.aggregator.model_copy(update={"protection": protection, "key_bits": 1024,
                                                         "straggler_deadline_seconds": deadline}),
         "data": cfg.data.model_copy(update={"dataset": "synthetic"}),
@@ -60,9 +59,7 @@ def run_parties(config: Path, cfg: ConsortiumConfig, url: str, *, fail: dict | N
 def lockstep_phi(cfg: ConsortiumConfig) -> np.ndarray:
     """Φ_Σ of the in-memory lock-step simulation with the nodes' data, seeds and steps."""
     parts = [load_party_data(cfg, pid).train for pid in cfg.party_ids]
-    a = cfg.algorithm
-    hyper = LDAHyper(n_topics=a.topics, iterations=a.iterations, alpha=a.alpha, beta=a.beta, seed=a.seed)
-    sim = run_lockstep_simulation(parts, hyper, list(cfg.party_ids), steps=a.steps)
+    sim = run_lockstep_simulation(parts, cfg.algorithm.spec(), list(cfg.party_ids), algorithm=cfg.algorithm.name)
     return sim.parties[0].phi()
 
 

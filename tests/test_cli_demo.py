@@ -65,7 +65,7 @@ def test_simulate_from_a_fig5_consortium_config(tmp_path, capsys):
 def test_convergence_rule_stops_parties_early(tmp_path, capsys):
     out = tmp_path / "conv"
     args = ["simulate", "--dataset", "synthetic", "--parties", "2", "-k", "5", "--iterations", "50", "--max-delay", "0",
-            "--converge-tol", "0.99", "--out", str(out), "--format", "json"]
+            "--opt", "converge_tol=0.99", "--out", str(out), "--format", "json"]
     assert main(args) == 0
     summary = json.loads(capsys.readouterr().out)
     assert {d["stopped_by"] for d in summary["parties_detail"]} <= {"converged", "fastest-party-finished"}

@@ -64,7 +64,7 @@ def test_topics_and_infer_read_the_run(tmp_path, capsys):
     ] * 20
     corpus.write_text("\n".join(json.dumps(x) for x in lines), encoding="utf-8")
     out = tmp_path / "run"
-    assert main(["train", "--corpus", str(corpus), "-k", "2", "--alpha", "0.1", "--iterations", "30", "--out", str(out)]) == 0
+    assert main(["train", "--corpus", str(corpus), "-k", "2", "--opt", "alpha=0.1", "--iterations", "30", "--out", str(out)]) == 0
     capsys.readouterr()
     assert main(["topics", str(out), "--format", "json"]) == 0
     topics = json.loads(capsys.readouterr().out)
@@ -80,7 +80,7 @@ def test_topics_and_infer_read_the_run(tmp_path, capsys):
     [
         (["train", "--dataset", "no-such-set"], "unknown dataset"),
         (["train", "--corpus", "/nonexistent/corpus.jsonl"], "no such file"),
-        (["train", "--dataset", "synthetic", "--algorithm", "magic"], "unknown --algorithm"),
+        (["train", "--dataset", "synthetic", "--algorithm", "magic"], "unknown algorithm"),
         (["topics", "/nonexistent/run"], "no topics.json"),
         (["infer", "/nonexistent/run", "--text", "x"], "not a run folder"),
     ],

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.xdist_group("csfed-aggregator")
 def test_simulate_csfed_writes_a_run_folder_with_stable_keys(tmp_path, capsys):
     out = tmp_path / "run"
     code = main(["simulate", "--algorithm", "csfed-lda", "--protection", "mask", "--dataset", "synthetic",
-                 "--parties", "3", "--topics", "5", "--iterations", "4", "--steps", "2", "--compare-centralized",
+                 "--parties", "3", "--topics", "5", "--iterations", "4", "--opt", "steps=2", "--compare-centralized",
                  "--out", str(out), "--format", "json"])
     assert code == 0
     summary = json.loads((out / "summary.json").read_text())

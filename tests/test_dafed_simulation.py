@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fedtopic.algorithms.baselines import LDAHyper, train_centralized
-from fedtopic.algorithms.dafed import DAFedParty, aggregate_others
+from fedtopic.algorithms.lda_family import train_centralized
+from fedtopic.algorithms.lda_options import LDAHyper
+from fedtopic.algorithms.lda_party import LDAParty, aggregate_others
+from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.algorithms.snapshot import ChannelSnapshot
 from fedtopic.consortium.init import cp_from_consortia
 from fedtopic.corpus.synthetic import generate_synthetic
@@ -20,11 +22,15 @@ def data():
     return generate_synthetic(n_parties=4, n_topics=8, n_shared=4, n_words=400, docs_per_party=150, doc_length=60, seed=3)
 
 
-def _simulate(parts, hyper, cp, **kw):
+def _spec(**kw):
+    return get_algorithm("dafed-lda").spec(kw.pop("topics"), kw.pop("iterations"), kw.pop("seed"), kw)
+
+
+def _simulate(parts, spec, cp, **kw):
     board = InMemoryBoard(cp)
-    shape = (parts[0].n_words, hyper.n_topics)
+    shape = (parts[0].n_words, spec.topics)
     transports = [board.channel(f"p{i + 1}", shape) for i in range(len(parts))]
-    return run_simulation(parts, hyper, transports, cp, **kw), transports
+    return run_simulation(parts, spec, transports, cp, **kw), transports
 
 
 def test_aggregate_others_is_eq8_without_own_term():
@@ -38,7 +44,7 @@ def test_aggregate_others_is_eq8_without_own_term():
 
 def test_party_round_keeps_own_counts_consistent(data):
     hyper = LDAHyper(n_topics=8, iterations=3, seed=1)
-    party = DAFedParty("p1", data.parties[0], hyper, steps=2)
+    party = LDAParty("p1", data.parties[0], hyper, steps=2)
     genesis = party.genesis()
     assert genesis.sum() == data.parties[0].n_tokens
     other = ChannelSnapshot("p2", 0, np.ones_like(genesis))
@@ -52,7 +58,8 @@ def test_party_round_keeps_own_counts_consistent(data):
 def test_dafed_close_to_centralized_and_staleness_is_recorded(data):
     hyper = LDAHyper(n_topics=8, iterations=40, alpha=0.5, seed=7)
     ids = [f"p{i + 1}" for i in range(4)]
-    sim, transports = _simulate(data.parties, hyper, cp_from_consortia([ids]), max_delay=0.01)
+    spec = _spec(topics=8, iterations=40, seed=7, alpha=0.5)
+    sim, transports = _simulate(data.parties, spec, cp_from_consortia([ids]), max_delay=0.01)
     test = data.merged()
     central = train_centralized(data.parties, hyper)
     ppl_central = completion_perplexity(central.phi(), test, 0.5, iterations=30, seed=0)
@@ -67,8 +74,7 @@ def test_dafed_close_to_centralized_and_staleness_is_recorded(data):
 def test_fig5_consortia_train_separate_models(data):
     # con1 = {p1, p2}, con2 = {p3, p4}: nobody reads across consortia (CP, Def. 4)
     cp = cp_from_consortia([["p1", "p2"], ["p3", "p4"]])
-    hyper = LDAHyper(n_topics=8, iterations=5, seed=2)
-    sim, _ = _simulate(data.parties, hyper, cp)
+    sim, _ = _simulate(data.parties, _spec(topics=8, iterations=5, seed=2), cp)
     by_id = {p.party_id: p for p in sim.parties}
     n1 = by_id["p1"].global_counts()
     n3 = by_id["p3"].global_counts()
@@ -89,11 +95,11 @@ def test_virtual_schedule_is_reproducible_and_really_asynchronous(data):
     from fedtopic.simulation.virtual_async import run_virtual_simulation
 
     ids = [f"p{i + 1}" for i in range(4)]
-    hyper = LDAHyper(n_topics=8, iterations=12, seed=5)
+    spec = _spec(topics=8, iterations=12, seed=5)
     parts = [data.parties[0], data.parties[1].subset(np.arange(40)), data.parties[2], data.parties[3]]
 
     def run():
-        return run_virtual_simulation(parts, hyper, ids, cp_from_consortia([ids]), max_delay=0.004)
+        return run_virtual_simulation(parts, spec, ids, cp_from_consortia([ids]), max_delay=0.004)
 
     a, b = run(), run()
     assert [log.staleness for log in a.logs] == [log.staleness for log in b.logs]

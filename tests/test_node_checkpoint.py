@@ -7,8 +7,8 @@ import threading
 import numpy as np
 import pytest
 
-from fedtopic.algorithms.baselines import LDAHyper
-from fedtopic.algorithms.dafed import DAFedParty
+from fedtopic.algorithms.lda_options import LDAHyper
+from fedtopic.algorithms.lda_party import LDAParty
 from fedtopic.corpus.synthetic import generate_synthetic
 from fedtopic.errors import TrainingError
 from fedtopic.node.async_loop import run_party
@@ -40,7 +40,7 @@ HYPER = LDAHyper(n_topics=5, iterations=6, seed=4)
 
 
 def _run(corpus, channel, path, max_sweeps):
-    party = DAFedParty("p1", corpus, HYPER)
+    party = LDAParty("p1", corpus, HYPER)
     log = run_party(party, channel, readable={"p1"}, max_sweeps=max_sweeps, stop=threading.Event(), checkpoint=path)
     return party, log
 
@@ -73,11 +73,11 @@ def test_checkpoint_of_another_corpus_is_refused(tmp_path, corpus):
     _run(corpus, InMemoryBoard({"p1": []}).channel("p1", (200, 5)), path, 1)
     other = corpus.subset(np.arange(10))
     with pytest.raises(TrainingError, match="does not match"):
-        run_party(DAFedParty("p1", other, HYPER), InMemoryBoard({"p1": []}).channel("p1", (200, 5)), readable={"p1"}, max_sweeps=2,
+        run_party(LDAParty("p1", other, HYPER), InMemoryBoard({"p1": []}).channel("p1", (200, 5)), readable={"p1"}, max_sweeps=2,
                   stop=threading.Event(), checkpoint=path)
     path.write_bytes(b"not a checkpoint")
     with pytest.raises(TrainingError, match="unreadable"):
-        run_party(DAFedParty("p1", corpus, HYPER), InMemoryBoard({"p1": []}).channel("p1", (200, 5)), readable={"p1"}, max_sweeps=2,
+        run_party(LDAParty("p1", corpus, HYPER), InMemoryBoard({"p1": []}).channel("p1", (200, 5)), readable={"p1"}, max_sweeps=2,
                   stop=threading.Event(), checkpoint=path)
 
 
@@ -89,5 +89,5 @@ def test_checkpoint_with_assignments_out_of_range_is_refused(tmp_path, corpus):
     arrays["z"][3] = 99  # K = 5; the kernels index counts with z unchecked
     np.savez(path, **arrays)
     with pytest.raises(TrainingError, match="corrupt.*topic assignments"):
-        run_party(DAFedParty("p1", corpus, HYPER), InMemoryBoard({"p1": []}).channel("p1", (200, 5)), readable={"p1"}, max_sweeps=2,
+        run_party(LDAParty("p1", corpus, HYPER), InMemoryBoard({"p1": []}).channel("p1", (200, 5)), readable={"p1"}, max_sweeps=2,
                   stop=threading.Event(), checkpoint=path)

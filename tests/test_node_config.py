@@ -35,8 +35,8 @@ def test_minimal_file_loads_with_paper_defaults(tmp_path):
     cfg = load_consortium(path)
     assert cfg.party_ids == ("p1", "p2", "p3")
     assert cfg.chain.rpc == "embedded" and cfg.chain.registry is None
-    assert cfg.algorithm.name == "dafed-lda" and cfg.algorithm.beta == 0.01 and cfg.algorithm.iterations == 1000
-    assert cfg.algorithm.effective_alpha == pytest.approx(50 / cfg.algorithm.topics)  # paper §8: alpha = 50/K
+    assert cfg.algorithm.name == "dafed-lda" and cfg.algorithm.spec().options["beta"] == 0.01 and cfg.algorithm.iterations == 1000
+    assert cfg.algorithm.spec().options["alpha"] is None  # paper §8: alpha = 50/K (resolved by the LDA family)
     assert cfg.aggregator.key_bits == 2048 and cfg.aggregator.protection == "paillier-iphe"
     assert cfg.channels_readable_by("p2") == ("p2",)  # no [cp]: owners only
     assert cfg.party("p2").x25519_public_bytes == KEYS[1].x25519_public
@@ -47,7 +47,7 @@ def test_full_file_roundtrips_through_save(tmp_path):
     raw = _raw(
         cp={"p1": ["p2"], "p2": ["p1"]},
         chain={"rpc": "http://127.0.0.1:8545", "chain_id": 31337, "registry": KEYS[0].address, "gas": {"max_fee_per_gas_gwei": 2.5}},
-        algorithm={"name": "csfed-lda", "topics": 40, "alpha": 0.1, "steps": 5, "random_delay": [0.5, 2.0], "options": {"eps": 1.0}},
+        algorithm={"name": "csfed-lda", "topics": 40, "random_delay": [0.5, 2.0], "options": {"alpha": 0.1, "steps": 5}},
         aggregator={"url": "https://agg.example:8443/api", "protection": "paillier-packed", "delta": 1.0, "key_bits": 3072},
         data={"dataset": "20newsgroups", "scheme": "dirichlet", "dirichlet_alpha": 0.3},
     )
@@ -74,7 +74,7 @@ def test_four_mistakes_are_all_reported(tmp_path):
     lines = str(err.value).splitlines()
     assert lines == [
         f"parties[2].address: not a checksummed address (did you mean {KEYS[2].address}?)",
-        "algorithm.topics: Input should be greater than or equal to 1",
+        "algorithm.topics: Input should be greater than or equal to 2",
         "aggregator.protection: Input should be 'none', 'paillier-iphe', 'paillier-uphe', 'paillier-packed' or 'mask'",
         "cp: channel 'p3' lists unknown reader 'p9'",
     ]
@@ -103,9 +103,11 @@ def test_cross_field_problems_reported_when_fields_are_fine():
         ("chain", {"registry": "0x123"}, "chain.registry: not a checksummed address"),
         ("chain", {"max_chunk_bytes": 200_000}, "chain.max_chunk_bytes: Input should be less than or equal to 120000"),
         ("chain", {"rcp": "embedded"}, "chain.rcp: unknown setting (misspelt?)"),
-        ("algorithm", {"name": "lda++"}, "algorithm.name: Input should be"),
+        ("algorithm", {"name": "lda++"}, "algorithm.name: unknown algorithm 'lda++'; known: centralized-lda"),
         ("algorithm", {"random_delay": [3, 1]}, "algorithm.random_delay: must be [lo, hi] seconds"),
-        ("algorithm", {"beta": 0}, "algorithm.beta: Input should be greater than 0"),
+        ("algorithm", {"beta": 0.1}, "algorithm: beta: moved to [algorithm.options]"),
+        ("algorithm", {"options": {"beta": 0}}, "algorithm: algorithm.options: beta must be > 0"),
+        ("algorithm", {"options": {"stepz": 2}}, "algorithm: algorithm.options: dafed-lda has no option 'stepz'; its options are: alpha"),
         ("aggregator", {"key_bits": 1000}, "aggregator.key_bits: Paillier key_bits must be a multiple of 256"),
         ("aggregator", {"delta": 1.5}, "aggregator.delta: Input should be less than or equal to 1"),
         ("aggregator", {"straggler_deadline_seconds": -1}, "aggregator.straggler_deadline_seconds: Input should be greater than 0"),

@@ -1,39 +1,83 @@
 """The `fedtopic` command: a thin Typer layer over the package.
 
-Every command lives in its own module under ``fedtopic.cli`` and is registered
-here. A ``FedTopicError`` becomes one line on stderr and exit code 2; nothing a
-user can cause prints a traceback.
+Every command lives in its own module under ``fedtopic.cli`` and is imported
+only when it runs (``LazyGroup``), so ``fedtopic --help`` and ``fedtopic
+version`` cost no import of numba, web3 or FastAPI. A ``FedTopicError`` or a
+usage mistake becomes one line on stderr and exit code 2; nothing a user can
+cause prints a traceback.
 """
 
 from __future__ import annotations
 
 import sys
+from importlib import import_module
+from typing import Any
 
 import typer
+from typer.core import TyperGroup
+
+try:  # typer ≥ 0.25 carries its own copy of click; older releases use click itself
+    from typer._click import exceptions as click_errors
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click import exceptions as click_errors  # type: ignore[no-redef]
 
 from fedtopic import __version__
-from fedtopic.cli import (
-    aggregator,
-    chain,
-    consortium,
-    data,
-    demo,
-    experiment,
-    infer,
-    ledger,
-    node,
-    simulate,
-    topics,
-    train,
-)
-from fedtopic.errors import FedTopicError
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("fedtopic.cli.demo:demo", "The main job: DAFed-LDA on an embedded chain beside centralized and stand-alone LDA."),
+    "algorithms": ("fedtopic.cli.algorithms:algorithms", "Every algorithm with its options and the modes it runs in."),
+    "train": ("fedtopic.cli.train:train", "Train an algorithm in its centralised mode and evaluate it."),
+    "simulate": ("fedtopic.cli.simulate:simulate", "A whole consortium in one command, for any federated algorithm."),
+    "topics": ("fedtopic.cli.topics:topics", "Show the top words per topic of a run."),
+    "infer": ("fedtopic.cli.infer:infer", "θ of new documents under a trained model."),
+    "experiment": ("fedtopic.cli.experiment:experiment", "Reproduce one of the papers' experiments."),
+    "data": ("fedtopic.cli.data:app", "Built-in datasets: list, fetch, describe."),
+    "vocab": ("fedtopic.cli.vocab:app", "Vocabularies for your own documents: one party's, a consortium's merged one."),
+    "consortium": ("fedtopic.cli.consortium:app", "Create a consortium, deploy it, grant and revoke read access."),
+    "chain": ("fedtopic.cli.chain:app", "Run a local EVM chain for a consortium."),
+    "node": ("fedtopic.cli.node:app", "Run one party of a consortium."),
+    "ledger": ("fedtopic.cli.ledger:app", "Inspect and audit the channels on chain."),
+    "aggregator": ("fedtopic.cli.aggregator:app", "Run the aggregator for synchronous algorithms."),
+}
+"""name → ("module:attribute", one-line help). An attribute is a command function or a Typer sub-app."""
+
+
+class LazyGroup(TyperGroup):
+    """A Typer group whose commands are imported on first use; ``--help`` lists them from ``COMMANDS``."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*TyperGroup.list_commands(self, ctx), *COMMANDS]
+
+    def get_command(self, ctx: Any, name: str) -> Any:
+        if name not in COMMANDS:
+            return TyperGroup.get_command(self, ctx, name)
+        module, _, attr = COMMANDS[name][0].partition(":")
+        target = getattr(import_module(module), attr)
+        if isinstance(target, typer.Typer):  # a sub-app stays a group even with one command (`aggregator serve`)
+            command = typer.main.get_group(target)
+        else:
+            single = typer.Typer(pretty_exceptions_enable=False)
+            single.command(name=name)(target)
+            command = typer.main.get_command(single)
+        command.name = name
+        return command
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        own = [(name, TyperGroup.get_command(self, ctx, name)) for name in TyperGroup.list_commands(self, ctx)]
+        rows = [(name, cmd.get_short_help_str(80)) for name, cmd in own if cmd is not None]
+        rows += [(name, help_text) for name, (_, help_text) in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
 
 app = typer.Typer(
     name="fedtopic",
+    cls=LazyGroup,
     help="Federated topic modelling: train one topic model across parties whose documents never leave them.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 
 
@@ -48,30 +92,30 @@ def version() -> None:
     typer.echo(__version__)
 
 
-app.command()(demo.demo)
-app.command()(train.train)
-app.command()(topics.topics)
-app.command()(infer.infer)
-app.command()(simulate.simulate)
-app.command()(experiment.experiment)
-app.add_typer(data.app, name="data")
-app.add_typer(node.app, name="node")
-app.add_typer(consortium.app, name="consortium")
-app.add_typer(chain.app, name="chain")
-app.add_typer(ledger.app, name="ledger")
-app.add_typer(aggregator.app, name="aggregator")
-
-
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI and return its exit code (the click/typer standalone mode exits via SystemExit)."""
+    """Run the CLI and return its exit code: 0, 2 for a user error (one line on stderr), 1 if interrupted."""
+    from fedtopic.errors import FedTopicError
+
     try:
-        app(args=argv, prog_name="fedtopic")
+        result = app(args=argv, prog_name="fedtopic", standalone_mode=False)
     except FedTopicError as exc:
         typer.secho(f"error: {exc}", err=True, fg="red")
         return 2
-    except SystemExit as exc:
+    except click_errors.UsageError as exc:
+        if not exc.format_message():  # no_args_is_help: the help is already shown
+            return exc.exit_code
+        where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
+        typer.secho(f"error: {exc.format_message()}{where}", err=True, fg="red")
+        return 2
+    except click_errors.ClickException as exc:
+        typer.secho(f"error: {exc.format_message()}", err=True, fg="red")
+        return exc.exit_code
+    except (typer.Abort, KeyboardInterrupt):
+        typer.secho("interrupted", err=True, fg="red")
+        return 130
+    except SystemExit as exc:  # e.g. rich on a closed pipe
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    return 0
+    return result if isinstance(result, int) else 0
 
 
 def run() -> None:

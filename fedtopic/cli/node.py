@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from fedtopic.algorithms.dafed import RoundReport
 from fedtopic.cli.output import (
     FormatOption,
     OutputFormat,
@@ -15,12 +14,11 @@ from fedtopic.cli.output import (
     stderr_console,
     stdout_console,
 )
-from fedtopic.consortium.config import load_consortium
-from fedtopic.errors import ConfigError
-from fedtopic.node.async_loop import PartyLog
-from fedtopic.node.csfed_loop import RoundRecord
-from fedtopic.node.csfed_node import run_csfed_node
-from fedtopic.node.dafed_node import run_dafed_node
+
+if TYPE_CHECKING:
+    from fedtopic.algorithms.lda_party import RoundReport
+    from fedtopic.node.async_loop import PartyLog
+    from fedtopic.node.csfed_loop import RoundRecord
 
 app = typer.Typer(help="Run one party of a consortium.", no_args_is_help=True)
 
@@ -40,17 +38,25 @@ def run_command(
     round_timeout: Annotated[float, typer.Option(help="csfed-lda: seconds to wait for one round's aggregate")] = 3600.0,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
-    """Train this party: DAFed-LDA over the chain or CSFed-LDA through the aggregator (``algorithm.name``);
-    resumes from its checkpoint after a crash."""
+    """Train this party with the consortium's algorithm (``algorithm.name``): asynchronous ones over the chain,
+    synchronous ones through the aggregator; resumes from its checkpoint after a crash."""
+    from fedtopic.algorithms.base import Mode
+    from fedtopic.algorithms.registry import algorithms_for, get_algorithm
+    from fedtopic.consortium.config import load_consortium
+    from fedtopic.errors import ConfigError
+
     cfg = load_consortium(config)
-    if cfg.algorithm.name not in ("dafed-lda", "csfed-lda"):
-        raise ConfigError(f"algorithm.name = {cfg.algorithm.name!r}: `fedtopic node run` trains dafed-lda (chain) "
-                          "or csfed-lda (aggregator)")
+    algorithm = get_algorithm(cfg.algorithm.name)
+    if not algorithm.modes & {Mode.sync, Mode.async_}:
+        raise ConfigError(f"algorithm.name = {algorithm.name!r} has no federated mode; `fedtopic node run` trains "
+                          f"{', '.join(algorithms_for(Mode.sync) + algorithms_for(Mode.async_))}")
 
     def say(msg: str) -> None:
-        stderr_console.print(msg)
+        stderr_console.print(msg, highlight=False)
 
-    if cfg.algorithm.name == "csfed-lda":
+    if Mode.sync in algorithm.modes:
+        from fedtopic.node.csfed_node import run_csfed_node
+
         def on_record(rec: RoundRecord) -> None:
             extra = " (recovery sent)" if rec.recovery_sent else ""
             say(f"{party} round {rec.round}: aggregate of {', '.join(rec.contributors)}{extra}")
@@ -60,6 +66,8 @@ def run_command(
                                  on_round=on_record)
         _report(summary, party, fmt)
         return
+
+    from fedtopic.node.dafed_node import run_dafed_node
 
     def on_round(pid: str, report: RoundReport, log: PartyLog) -> None:
         stale = " ".join(f"{q}:{s}" for q, s in sorted(report.staleness.items()))

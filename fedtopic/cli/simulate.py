@@ -1,4 +1,9 @@
-"""`fedtopic simulate`: a whole DAFed-LDA consortium in one process."""
+"""`fedtopic simulate`: a whole consortium in one command, for any federated algorithm.
+
+Asynchronous algorithms run their parties as threads over an in-memory board
+or encrypted channels on an embedded chain; synchronous ones run a real
+aggregator process on loopback with the parties as threads over HTTP.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from fedtopic.algorithms.baselines import LDAHyper
-from fedtopic.cli.live import PartyBoard
+from fedtopic.cli.algo_options import OptOption
 from fedtopic.cli.output import (
     FormatOption,
     OutputFormat,
@@ -16,109 +20,89 @@ from fedtopic.cli.output import (
     stderr_console,
     stdout_console,
 )
-from fedtopic.consortium.config import PROTECTIONS, converge_tol_of, load_consortium
-from fedtopic.consortium.init import cp_from_consortia, party_ids
-from fedtopic.corpus.training_data import load_training_data
-from fedtopic.errors import ConfigError
-from fedtopic.node.transport import ChannelTransport, InMemoryBoard
-from fedtopic.runs.folder import prepare_run_dir
-from fedtopic.simulation.chain_setup import chain_usage, embedded_consortium
-from fedtopic.simulation.csfed_loopback import simulate_csfed
-from fedtopic.simulation.dafed_run import write_dafed_run
-from fedtopic.simulation.threads import run_simulation
 
 
 def simulate(
-    config: Annotated[Optional[Path], typer.Option(help="take parties, CP, algorithm, data and protection from a consortium.toml (other training flags are then ignored)")] = None,
-    dataset: Annotated[str, typer.Option(help="built-in dataset split among the parties")] = "bbc-news",
+    config: Annotated[Optional[Path], typer.Option(help="take parties, CP, algorithm (with its options), data and protection from a consortium.toml (the other training flags are then ignored)")] = None,
+    algorithm: Annotated[str, typer.Option(help="a federated algorithm (see `fedtopic algorithms`): dafed-lda runs asynchronously over channels, csfed-lda synchronously through an aggregator on loopback")] = "dafed-lda",
+    dataset: Annotated[Optional[str], typer.Option(help="built-in dataset split among the parties (default bbc-news)")] = None,
+    corpus: Annotated[Optional[Path], typer.Option(help="your own documents (a folder of .txt, a .jsonl, or a UCI docword file), split among the parties by --scheme")] = None,
     parties: Annotated[int, typer.Option(min=1, help="number of parties P")] = 5,
     scheme: Annotated[str, typer.Option(help="partition: a even, b unbalanced, c by label, dirichlet")] = "a",
     topics: Annotated[int, typer.Option("--topics", "-k", min=2, help="number of topics K")] = 20,
-    iterations: Annotated[int, typer.Option(min=1, help="stop when the fastest party has done this many sweeps")] = 100,
-    steps: Annotated[int, typer.Option(min=1, help="multi-step: local sweeps between publications")] = 1,
-    max_delay: Annotated[float, typer.Option(min=0.0, help="random per-round delay U(0, max) seconds (paper §8.1)")] = 0.05,
-    alpha: Annotated[Optional[float], typer.Option(help="document-topic prior (default 50/K)")] = None,
-    beta: Annotated[float, typer.Option(help="topic-word prior")] = 0.01,
+    iterations: Annotated[int, typer.Option(min=1, help="training iterations (for dafed-lda: until the fastest party has done this many sweeps)")] = 100,
     seed: Annotated[int, typer.Option(help="random seed")] = 0,
-    converge_tol: Annotated[Optional[float], typer.Option(min=0.0, help="dafed-lda: a party also stops when fewer than this fraction of its tokens changed topic in a round")] = None,
-    transport: Annotated[str, typer.Option(help="memory (in-process board) or chain (embedded EVM chain, encrypted channels)")] = "memory",
-    algorithm: Annotated[str, typer.Option(help="dafed-lda (channels, asynchronous) or csfed-lda (aggregator on loopback, synchronous)")] = "dafed-lda",
-    protection: Annotated[str, typer.Option(help="csfed-lda: none, paillier-iphe, paillier-uphe, paillier-packed or mask")] = "none",
-    delta: Annotated[float, typer.Option(min=0.0, max=1.0, help="csfed-lda IPHE/UPHE: encrypted fraction of the vocabulary")] = 0.005,
-    key_bits: Annotated[int, typer.Option(help="csfed-lda: Paillier key size")] = 2048,
-    compare_centralized: Annotated[bool, typer.Option(help="csfed-lda: also train centralized LDA with the same sweeps and report the perplexity gap")] = False,
+    opt: OptOption = [],  # noqa: B006
+    max_delay: Annotated[float, typer.Option(min=0.0, help="asynchronous: random per-round delay U(0, max) seconds (paper §8.1)")] = 0.05,
+    transport: Annotated[str, typer.Option(help="asynchronous: memory (in-process board) or chain (embedded EVM chain, encrypted channels)")] = "memory",
+    protection: Annotated[str, typer.Option(help="synchronous: none, paillier-iphe, paillier-uphe, paillier-packed or mask")] = "none",
+    delta: Annotated[float, typer.Option(min=0.0, max=1.0, help="paillier-iphe/uphe: encrypted fraction of the vocabulary")] = 0.005,
+    key_bits: Annotated[int, typer.Option(help="Paillier key size")] = 2048,
+    compare_centralized: Annotated[bool, typer.Option(help="synchronous: also train centralized LDA with the same sweeps and report the perplexity gap")] = False,
     out: Annotated[Path, typer.Option(help="run folder to write")] = Path("runs/simulate"),
     overwrite: Annotated[bool, typer.Option(help="replace an existing run in --out")] = False,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
-    """DAFed-LDA with P concurrent parties over an in-memory board or an embedded chain, or CSFed-LDA with
-    P parties and a real aggregator process on loopback."""
+    """Simulate a consortium: P parties train one topic model with a federated algorithm."""
+    from fedtopic.algorithms.base import Mode, parse_opt_pairs
+    from fedtopic.algorithms.registry import algorithms_for, get_algorithm
+    from fedtopic.consortium.config import PROTECTIONS, load_consortium
+    from fedtopic.consortium.init import party_ids
+    from fedtopic.errors import ConfigError
+
     ids, cp = party_ids(parties), None
+    options: dict[str, object] = parse_opt_pairs(opt)
+    where = "--opt"
     if config is not None:
         cfg = load_consortium(config)
         if cfg.data.dataset is None:
             raise ConfigError(f"{config}: data.dataset is not set; a simulation splits a built-in dataset among the parties")
         a, agg = cfg.algorithm, cfg.aggregator
-        algorithm, topics, iterations, steps, alpha, beta, seed = a.name, a.topics, a.iterations, a.steps, a.alpha, a.beta, a.seed
-        max_delay = a.random_delay[1]
-        dataset, scheme, parties = cfg.data.dataset, cfg.data.scheme, len(cfg.parties)
+        algorithm, topics, iterations, seed, options = a.name, a.topics, a.iterations, a.seed, dict(a.options)
+        max_delay, where = a.random_delay[1], f"{config}: algorithm.options"
+        dataset, corpus, scheme, parties = cfg.data.dataset, None, cfg.data.scheme, len(cfg.parties)
         protection, delta, key_bits = agg.protection, agg.delta, agg.key_bits
         ids, cp = list(cfg.party_ids), dict(cfg.cp)
-        converge_tol = converge_tol_of(cfg)
-    if algorithm not in ("dafed-lda", "csfed-lda"):
-        raise ConfigError(f"unknown --algorithm {algorithm!r}: choose dafed-lda or csfed-lda")
+    algo = get_algorithm(algorithm)
+    if not algo.modes & {Mode.sync, Mode.async_}:
+        raise ConfigError(f"{algorithm} is not federated; `fedtopic simulate` runs: "
+                          f"{', '.join(algorithms_for(Mode.sync) + algorithms_for(Mode.async_))} "
+                          f"(train {algorithm} with `fedtopic train`)")
+    spec = algo.spec(topics, iterations, seed, options, where=where)
+    if dataset is not None and corpus is not None:
+        raise ConfigError("give --dataset or --corpus, not both")
+    if dataset is None and corpus is None:
+        dataset = "bbc-news"
+    from fedtopic.corpus.training_data import load_training_data
+    from fedtopic.runs.folder import prepare_run_dir
+    from fedtopic.simulation.run import TRANSPORTS, Harness, simulate_run
+
+    if transport not in TRANSPORTS:
+        raise ConfigError(f"unknown --transport {transport!r}: choose {' or '.join(TRANSPORTS)}")
     if protection not in PROTECTIONS:
         raise ConfigError(f"unknown --protection {protection!r}: choose one of {', '.join(PROTECTIONS)}")
-    if algorithm == "csfed-lda":
-        _csfed(dataset, parties, scheme, topics, iterations, steps, alpha, beta, seed, protection, delta, key_bits,
-               compare_centralized, out, overwrite, fmt)
-        return
-    if transport not in ("memory", "chain"):
-        raise ConfigError(f"unknown --transport {transport!r}: choose memory or chain")
+    harness = Harness(ids=ids, cp=cp, transport=transport, max_delay=max_delay, protection=protection, delta=delta,
+                      key_bits=key_bits, compare_centralized=compare_centralized)
     run_dir = prepare_run_dir(out, overwrite=overwrite)
-    data = load_training_data(dataset=dataset, corpus=None, n_parties=parties, scheme=scheme, seed=seed)
-    hyper = LDAHyper(n_topics=topics, iterations=iterations, alpha=alpha, beta=beta, seed=seed)
-    cp = cp if cp is not None else cp_from_consortia([ids])
-    shape = (data.train.n_words, topics)
-    extra: dict[str, object] = {"transport": transport, "schedule": "threads"}
-    if transport == "chain":
-        chain = embedded_consortium(ids, cp, shape, seed=seed)
-        transports: list[ChannelTransport] = list(chain.channels)
+    data = load_training_data(dataset=dataset, corpus=corpus, n_parties=len(ids), scheme=scheme, seed=seed)
+    if Mode.sync in algo.modes:
+        with stderr_console.status(f"{algorithm} on {data.name}: {len(ids)} parties, {protection}") as status:
+            summary = simulate_run(data, algorithm, spec, run_dir, harness, say=lambda msg: status.update(msg))
+        gap = (f"; centralized {summary['centralized_perplexity']:.1f} "
+               f"({100 * summary['perplexity_gap_vs_centralized']:+.2f} %)") if compare_centralized else ""
+        line = (f"[bold]{algorithm}[/] ({protection}) on {data.name}: perplexity {summary['perplexity']:.1f}"
+                f"{gap}, {summary['rounds']} rounds, {summary['wall_seconds']:.1f} s")
     else:
-        board = InMemoryBoard(cp)
-        transports = [board.channel(pid, shape) for pid in ids]
-    with PartyBoard(ids, iterations, title=f"DAFed-LDA on {dataset}: {parties} parties, K={topics}") as live:
-        sim = run_simulation(data.parties, hyper, transports, cp, steps=steps, max_delay=max_delay, on_round=live.on_round,
-                             converge_tol=converge_tol)
-    if transport == "chain":
-        usage = chain_usage(chain.w3, chain.first_block)
-        extra |= {"chain_transactions": usage.transactions, "chain_calldata_bytes": usage.calldata_bytes, "chain_gas_used": usage.gas_used}
-    summary = write_dafed_run(data, hyper, sim, run_dir, steps=steps, max_delay=max_delay, extra=extra)
+        from fedtopic.cli.live import PartyBoard
+
+        title = f"{algorithm} on {data.name}: {len(ids)} parties, K={spec.topics}"
+        with PartyBoard(ids, spec.iterations, title=title) as live:
+            summary = simulate_run(data, algorithm, spec, run_dir, harness, on_round=live.on_round)
+        line = (f"[bold]{algorithm}[/] on {data.name}: perplexity {summary['perplexity']:.1f} (mean over parties), "
+                f"NPMI {summary['npmi']:.3f}, {summary['bytes_sent']:,} bytes published, "
+                f"{summary['wall_seconds']:.1f} s")
     if fmt is OutputFormat.json:
         print_json(summary | {"run": str(run_dir)})
         return
-    stdout_console.print(
-        f"[bold]dafed-lda[/] on {dataset}: perplexity {summary['perplexity']:.1f} (mean over parties), "
-        f"NPMI {summary['npmi']:.3f}, {summary['bytes_sent']:,} bytes published, {summary['wall_seconds']:.1f} s"
-    )
-    stdout_console.print(f"run folder: {run_dir}")
-
-
-def _csfed(dataset: str, parties: int, scheme: str, topics: int, iterations: int, steps: int, alpha: float | None,
-           beta: float, seed: int, protection: str, delta: float, key_bits: int, compare_centralized: bool,
-           out: Path, overwrite: bool, fmt: OutputFormat) -> None:
-    run_dir = prepare_run_dir(out, overwrite=overwrite)
-    data = load_training_data(dataset=dataset, corpus=None, n_parties=parties, scheme=scheme, seed=seed)
-    hyper = LDAHyper(n_topics=topics, iterations=iterations, alpha=alpha, beta=beta, seed=seed)
-    with stderr_console.status(f"CSFed-LDA on {dataset}: {parties} parties, {protection}") as status:
-        summary = simulate_csfed(data, hyper, run_dir, protection=protection, steps=steps, delta=delta,
-                                 key_bits=key_bits, seed=seed, compare_centralized=compare_centralized,
-                                 say=lambda msg: status.update(msg))
-    if fmt is OutputFormat.json:
-        print_json(summary | {"run": str(run_dir)})
-        return
-    gap = (f"; centralized {summary['centralized_perplexity']:.1f} "
-           f"({100 * summary['perplexity_gap_vs_centralized']:+.2f} %)") if compare_centralized else ""
-    stdout_console.print(f"[bold]csfed-lda[/] ({protection}) on {dataset}: perplexity {summary['perplexity']:.1f}"
-                         f"{gap}, {summary['rounds']} rounds, {summary['wall_seconds']:.1f} s")
-    stdout_console.print(f"run folder: {run_dir}")
+    stdout_console.print(line, highlight=False)
+    stdout_console.print(f"run folder: {run_dir}", highlight=False)

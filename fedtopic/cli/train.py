@@ -1,4 +1,4 @@
-"""`fedtopic train`: train a baseline topic model and write a run folder."""
+"""`fedtopic train`: train an algorithm in its centralised mode and write a run folder."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from fedtopic.algorithms.baselines import LDAHyper
+from fedtopic.cli.algo_options import OptOption
 from fedtopic.cli.output import (
     FormatOption,
     OutputFormat,
@@ -15,38 +15,35 @@ from fedtopic.cli.output import (
     progress_bar,
     stdout_console,
 )
-from fedtopic.corpus.training_data import load_training_data
-from fedtopic.errors import ConfigError
-from fedtopic.runs.folder import prepare_run_dir
-from fedtopic.simulation.baseline_run import BASELINES, run_baseline
 
 
 def train(
-    algorithm: Annotated[str, typer.Option(help=f"one of: {', '.join(BASELINES)}")] = "centralized-lda",
-    dataset: Annotated[Optional[str], typer.Option(help="built-in dataset (see `fedtopic data list`)")] = None,
-    corpus: Annotated[Optional[Path], typer.Option(help="a folder of .txt, a .jsonl, or a UCI docword file")] = None,
+    algorithm: Annotated[str, typer.Option(help="a centralised algorithm (see `fedtopic algorithms`)")] = "centralized-lda",
+    dataset: Annotated[Optional[str], typer.Option(help="built-in dataset (see `fedtopic data list`); default bbc-news")] = None,
+    corpus: Annotated[Optional[Path], typer.Option(help="your own documents: a folder of .txt, a .jsonl, or a UCI docword file")] = None,
     topics: Annotated[int, typer.Option("--topics", "-k", min=2, help="number of topics K")] = 20,
-    iterations: Annotated[int, typer.Option(min=1, help="Gibbs sweeps")] = 200,
+    iterations: Annotated[int, typer.Option(min=1, help="training iterations (Gibbs sweeps)")] = 200,
     seed: Annotated[int, typer.Option(help="random seed; same seed, same result")] = 0,
     parties: Annotated[int, typer.Option(min=1, help="number of parties the training data is split among")] = 1,
     scheme: Annotated[str, typer.Option(help="partition: a even, b unbalanced, c by label, dirichlet")] = "a",
-    alpha: Annotated[Optional[float], typer.Option(help="document-topic prior (default 50/K, as in the paper)")] = None,
-    beta: Annotated[float, typer.Option(help="topic-word prior")] = 0.01,
-    sampler: Annotated[str, typer.Option(help="auto, dense or sparse")] = "auto",
-    threads: Annotated[int, typer.Option(min=1, help="sampler threads")] = 1,
+    opt: OptOption = [],  # noqa: B006
     eval_every: Annotated[int, typer.Option(min=1, help="held-out perplexity every N iterations (curve)")] = 10,
     out: Annotated[Path, typer.Option(help="run folder to write")] = Path("runs/train"),
     overwrite: Annotated[bool, typer.Option(help="replace an existing run in --out")] = False,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
     """Train centralized LDA (all data pooled) or local LDA (each party alone) and evaluate it."""
-    if algorithm not in BASELINES:
-        raise ConfigError(f"unknown --algorithm {algorithm!r}; `fedtopic train` runs: {', '.join(BASELINES)}")
+    from fedtopic.algorithms.base import Mode
+    from fedtopic.cli.algo_options import resolve
+    from fedtopic.corpus.training_data import load_training_data
+    from fedtopic.runs.folder import prepare_run_dir
+    from fedtopic.simulation.baseline_run import run_baseline
+
+    _, spec = resolve(algorithm, Mode.centralised, "`fedtopic train`", topics, iterations, seed, opt)
     if dataset is None and corpus is None:
         dataset = "bbc-news"
     run_dir = prepare_run_dir(out, overwrite=overwrite)
     data = load_training_data(dataset=dataset, corpus=corpus, n_parties=parties, scheme=scheme, seed=seed)
-    hyper = LDAHyper(n_topics=topics, iterations=iterations, alpha=alpha, beta=beta, sampler=sampler, threads=threads, seed=seed)
     n_models = parties if algorithm == "local-lda" else 1
     with progress_bar() as bar:
         task = bar.add_task(algorithm, total=iterations * n_models, info="")
@@ -56,9 +53,9 @@ def train(
             if "perplexity" in metrics:
                 info += f"held-out perplexity {metrics['perplexity']:.1f}"
             fields = {"info": info} if info else {}
-            bar.update(task, advance=1, **fields)
+            bar.update(task, completed=party * iterations + iteration, **fields)
 
-        summary = run_baseline(data, algorithm, hyper, run_dir, eval_every=eval_every, progress=on_iteration)
+        summary = run_baseline(data, algorithm, spec, run_dir, eval_every=eval_every, progress=on_iteration)
     if fmt is OutputFormat.json:
         print_json(summary | {"run": str(run_dir)})
         return

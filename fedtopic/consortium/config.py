@@ -34,13 +34,12 @@ from pydantic import (
     model_validator,
 )
 
+from fedtopic.algorithms.base import TrainSpec
+from fedtopic.algorithms.registry import algorithm_names, get_algorithm
 from fedtopic.corpus.partition import SCHEMES
 from fedtopic.errors import ConfigError
 
 PARTY_ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
-KNOWN_ALGORITHMS = (
-    "centralized-lda", "csfed-lda", "dafed-lda", "iftm", "sub-lda", "fednmf", "fednmf-mi", "gfedntm",
-)  # fmt: skip
 PROTECTIONS = ("none", "paillier-iphe", "paillier-uphe", "paillier-packed", "mask")
 PARTITION_SCHEMES = SCHEMES  # paper §8.2.3: (a) even, (b) unbalanced, (c) by label; plus Dirichlet label skew
 PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -134,17 +133,35 @@ class ChainConfig(_Section):
 
 
 class AlgorithmConfig(_Section):
-    """The federated algorithm and its hyper-parameters (paper §8: alpha = 50/K, beta = 0.01, 1000 iterations)."""
+    """The algorithm (a name from ``fedtopic algorithms``), K, the iteration budget, the seed and its options.
 
-    name: Literal[KNOWN_ALGORITHMS] = "dafed-lda"  # type: ignore[valid-type]
-    topics: int = Field(20, ge=1, le=100_000)
-    alpha: PositiveFloat | None = None  # None: 50 / topics
-    beta: PositiveFloat = 0.01
+    ``options`` are the algorithm's own, typed and validated by the algorithm
+    (the same keys as ``--opt key=value``): e.g. alpha, beta and steps for the
+    LDA family (paper §8: α = 50/K, β = 0.01, 1000 iterations).
+    """
+
+    name: str = "dafed-lda"
+    topics: int = Field(20, ge=2, le=100_000)
     iterations: int = Field(1000, ge=1)
-    steps: int = Field(1, ge=1)  # multi-step s: local sweeps between exchanges
     seed: int = Field(0, ge=0, lt=2**63)
     random_delay: tuple[float, float] = (0.0, 0.0)  # seconds, simulated per-round delay range [lo, hi]
     options: dict[str, int | float | str | bool] = {}  # algorithm-specific, validated by the algorithm
+
+    @model_validator(mode="before")
+    @classmethod
+    def _moved(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            moved = [k for k in ("alpha", "beta", "steps") if k in data]
+            if moved:
+                raise ValueError(f"{', '.join(moved)}: moved to [algorithm.options] (e.g. options.{moved[0]} = ...)")
+        return data
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if v not in algorithm_names():
+            raise ValueError(f"unknown algorithm {v!r}; known: {', '.join(algorithm_names())}")
+        return v
 
     @field_validator("random_delay")
     @classmethod
@@ -154,10 +171,18 @@ class AlgorithmConfig(_Section):
             raise ValueError("must be [lo, hi] seconds with 0 <= lo <= hi")
         return v
 
-    @property
-    def effective_alpha(self) -> float:
-        """alpha, defaulting to the paper's 50 / K."""
-        return self.alpha if self.alpha is not None else 50.0 / self.topics
+    @model_validator(mode="after")
+    def _options(self) -> AlgorithmConfig:
+        try:
+            self.spec()
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
+    def spec(self) -> TrainSpec:
+        """The validated training spec: K, iterations, seed and every option (defaults filled in)."""
+        return get_algorithm(self.name).spec(self.topics, self.iterations, self.seed, self.options,
+                                             where="algorithm.options")
 
 
 class AggregatorConfig(_Section):
@@ -238,16 +263,6 @@ class ConsortiumConfig(_Section):
             for reader in self.readers_of(owner):
                 out[i, ids.index(reader)] = True
         return out
-
-
-def converge_tol_of(cfg: ConsortiumConfig) -> float | None:
-    """``algorithm.options.converge_tol``: a DAFed party also stops when fewer than this fraction of its tokens changed topic in a round."""
-    value = cfg.algorithm.options.get("converge_tol")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
-        raise ConfigError(f"algorithm.options.converge_tol: must be a number in [0, 1), got {value!r}")
-    return float(value)
 
 
 def cross_problems(raw: Any) -> list[str]:

@@ -42,8 +42,14 @@ def load_training_data(
         data = load_dataset(dataset, progress=progress)
         name, train, test, tokenizer = data.name, data.train, data.test, dict(data.tokenizer)
     else:
-        full = read_corpus(corpus)
-        train, test = split_train_test(full, test_fraction=0.25, seed=seed)
-        name, tokenizer = str(corpus), {}
+        return split_corpus(str(corpus), read_corpus(corpus), n_parties=n_parties, scheme=scheme, seed=seed)
     parts = [train.subset(idx) for idx in partition_documents(train, n_parties, scheme, seed=seed)]
     return TrainingData(name=name, train=train, test=test, parties=parts, tokenizer=tokenizer)
+
+
+def split_corpus(name: str, full: Corpus, *, n_parties: int, scheme: str, seed: int,
+                 tokenizer: dict[str, Any] | None = None) -> TrainingData:
+    """Hold out a quarter of ``full`` (seeded) and split the rest among ``n_parties`` by ``scheme``."""
+    train, test = split_train_test(full, test_fraction=0.25, seed=seed)
+    parts = [train.subset(idx) for idx in partition_documents(train, n_parties, scheme, seed=seed)]
+    return TrainingData(name=name, train=train, test=test, parties=parts, tokenizer=dict(tokenizer or {}))

@@ -117,13 +117,15 @@ class Vocabulary:
 
     @classmethod
     def from_json(cls, text: str) -> "Vocabulary":
-        """Read a vocabulary written by :meth:`to_json`."""
+        """Read a vocabulary written by :meth:`to_json` (with or without counts) or a run folder's vocab.json."""
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
             raise CorpusError(f"vocabulary JSON is not valid JSON: {exc}") from None
+        if isinstance(doc, dict) and "format" not in doc and isinstance(doc.get("words"), list):
+            return cls(doc["words"])  # a run folder's vocab.json: the words of a trained model, in id order
         if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
-            raise CorpusError(f"vocabulary JSON lacks \"format\": \"{_FORMAT}\"")
+            raise CorpusError(f"vocabulary JSON lacks \"format\": \"{_FORMAT}\" (and is not a run folder's vocab.json)")
         if doc.get("version") != _VERSION:
             raise CorpusError(f"vocabulary JSON version {doc.get('version')!r} is not {_VERSION}")
         words = doc.get("words")

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fedtopic.algorithms.baselines import LDAHyper
-from fedtopic.algorithms.dafed import RoundReport
+from fedtopic.algorithms.lda_party import RoundReport
+from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.init import cp_from_consortia, party_ids
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.eval.plots import plot_grouped_bars
@@ -47,21 +47,22 @@ def run_demo(
     baseline_progress: ProgressFn | None = None,
 ) -> dict[str, Any]:
     """Run DAFed-LDA on the embedded chain, then the two baselines; write ``out`` and return the report."""
-    hyper = LDAHyper(n_topics=opts.topics, iterations=opts.iterations, seed=opts.seed)
+    dafed_spec = get_algorithm("dafed-lda").spec(opts.topics, opts.iterations, opts.seed)
+    central_spec = get_algorithm("centralized-lda").spec(opts.topics, opts.iterations, opts.seed)
     ids = party_ids(opts.parties)
     cp = cp_from_consortia([ids])
     on_stage("deploying the registry and one channel contract per party on the embedded chain")
     chain = embedded_consortium(ids, cp, (data.train.n_words, opts.topics), seed=opts.seed)
     on_stage("training DAFed-LDA: parties read each other's channels and publish asynchronously")
-    sim = run_simulation(data.parties, hyper, chain.channels, cp, max_delay=opts.max_delay, on_round=on_round)
+    sim = run_simulation(data.parties, dafed_spec, chain.channels, cp, max_delay=opts.max_delay, on_round=on_round)
     usage = chain_usage(chain.w3, chain.first_block)
     chain_facts = {"transport": "embedded-chain", "registry": chain.deployment.registry, "chain_transactions": usage.transactions,
                    "chain_calldata_bytes": usage.calldata_bytes, "chain_gas_used": usage.gas_used, "chain_blocks": usage.blocks}
-    dafed = write_dafed_run(data, hyper, sim, _mkdir(out / "dafed"), max_delay=opts.max_delay, extra=chain_facts)
+    dafed = write_dafed_run(data, dafed_spec, sim, _mkdir(out / "dafed"), max_delay=opts.max_delay, extra=chain_facts)
     on_stage("training centralized LDA (all documents pooled) for comparison")
-    central = run_baseline(data, "centralized-lda", hyper, _mkdir(out / "centralized"), eval_every=max(opts.iterations // 10, 1), progress=baseline_progress)
+    central = run_baseline(data, "centralized-lda", central_spec, _mkdir(out / "centralized"), eval_every=max(opts.iterations // 10, 1), progress=baseline_progress)
     on_stage("training stand-alone LDA (each party alone) for comparison")
-    alone = run_baseline(data, "local-lda", hyper, _mkdir(out / "standalone"), eval_every=opts.iterations, progress=baseline_progress)
+    alone = run_baseline(data, "local-lda", central_spec, _mkdir(out / "standalone"), eval_every=opts.iterations, progress=baseline_progress)
     runs = {"dafed-lda": dafed, "centralized-lda": central, "stand-alone": alone}
     plot_grouped_bars(
         out / "comparison.png",

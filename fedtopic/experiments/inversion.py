@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.baselines import LDAHyper, train_centralized
+from fedtopic.algorithms.lda_family import train_centralized
+from fedtopic.algorithms.lda_options import LDAHyper
 from fedtopic.corpus.types import Corpus
 from fedtopic.eval.attacks.figure import plot_inversion
 from fedtopic.eval.attacks.inversion import (

@@ -21,7 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.baselines import LDAHyper, train_centralized, train_local
+from fedtopic.algorithms.base import Mode
+from fedtopic.algorithms.lda_options import hyper_from_spec
+from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.init import cp_from_consortia, party_ids
 from fedtopic.corpus.partition import partition_documents
 from fedtopic.corpus.types import Corpus
@@ -47,34 +49,45 @@ def _evaluate(phis: Sequence[np.ndarray], alpha: float, test: Corpus, settings: 
     return float(np.mean(comp)), float(np.mean(eq16))
 
 
-def run_method(method: str, parts: Sequence[Corpus], test: Corpus, hyper: LDAHyper, settings: ExperimentSettings, *, steps: int = 1, scheme: str = "a") -> Point:
-    """Train ``method`` on ``parts`` and evaluate it on ``test``."""
+METHOD_ALGORITHMS = {"centralized": "centralized-lda", "csfed": "csfed-lda", "dafed": "dafed-lda",
+                     "standalone": "local-lda"}
+"""The paper's method names → the registered algorithms that run them."""
+
+
+def run_method(method: str, parts: Sequence[Corpus], test: Corpus, topics: int, settings: ExperimentSettings, *,
+               steps: int = 1, scheme: str = "a") -> Point:
+    """Train ``method`` (through the registry) on ``parts`` and evaluate it on ``test``.
+
+    Centralised algorithms are fitted in-process; a synchronous one runs in
+    lock-step (CSFed-LDA's exact numbers without the aggregator: protection
+    does not change the sum); an asynchronous one on the virtual clock.
+    """
+    if method not in METHOD_ALGORITHMS:
+        raise ValueError(f"unknown method {method!r}")
+    algorithm = get_algorithm(METHOD_ALGORITHMS[method])
+    federated = Mode.centralised not in algorithm.modes
+    spec = algorithm.spec(topics, settings.iterations, settings.seed, {"steps": steps} if federated else {})
     started = time.perf_counter()
     ids = party_ids(len(parts))
     extra: dict[str, Any] = {}
-    if method == "centralized":
-        phis = [train_centralized(parts, hyper).phi()]
-    elif method == "standalone":
-        phis = [m.phi() for m in train_local(parts, hyper)]
-    elif method == "csfed":
-        sim = run_lockstep_simulation(parts, hyper, ids, steps=steps)
+    if not federated:
+        phis = [f.model.phi for f in algorithm.fit(parts, spec)]
+    elif Mode.sync in algorithm.modes:
+        sim = run_lockstep_simulation(parts, spec, ids, algorithm=algorithm.name)
         phis = [sim.parties[0].phi()]  # all parties hold the same N_Σ up to their own last sweep
-    elif method == "dafed":
-        sim = run_virtual_simulation(parts, hyper, ids, cp_from_consortia([ids]), steps=steps, max_delay=settings.max_delay)
+    else:
+        sim = run_virtual_simulation(parts, spec, ids, cp_from_consortia([ids]), algorithm=algorithm.name,
+                                     max_delay=settings.max_delay)
         phis = [p.phi() for p in sim.parties]
         stale = [s for log in sim.logs for s in log.staleness]
         extra = {"mean_staleness": float(np.mean(stale)) if stale else 0.0, "max_staleness": int(max(stale, default=0))}
-    else:
-        raise ValueError(f"unknown method {method!r}")
     seconds = time.perf_counter() - started
-    comp, eq16 = _evaluate(phis, hyper.resolved_alpha, test, settings)
-    return Point(method, hyper.n_topics, len(parts), scheme, steps, comp, eq16, seconds, extra)
+    comp, eq16 = _evaluate(phis, hyper_from_spec(spec).resolved_alpha, test, settings)
+    return Point(method, topics, len(parts), scheme, steps, comp, eq16, seconds, extra)
 
 
 def _split(train: Corpus, n: int, scheme: str, seed: int) -> list[Corpus]:
     return [train.subset(idx) for idx in partition_documents(train, n, scheme, seed=seed)]
-
-
 
 
 def experiment_parties(train: Corpus, test: Corpus, s: ExperimentSettings, progress: Progress) -> list[Point]:
@@ -83,14 +96,13 @@ def experiment_parties(train: Corpus, test: Corpus, s: ExperimentSettings, progr
     test = held_out_subset(test, s)
     points = []
     for k in s.topics:
-        hyper = LDAHyper(n_topics=k, iterations=s.iterations, seed=s.seed)
         progress(f"K={k}: standalone")
-        alone = run_method("standalone", parts[:STANDALONE_SAMPLE], test, hyper, s)
+        alone = run_method("standalone", parts[:STANDALONE_SAMPLE], test, k, s)
         points.append(replace(alone, parties=1, extra={"averaged_over_parties": min(STANDALONE_SAMPLE, len(parts))}))
         for n in s.party_counts:
             for method in ("centralized", "csfed", "dafed"):
                 progress(f"K={k}: {method} with {n} of {s.parties} parties")
-                points.append(run_method(method, parts[:n], test, hyper, s))
+                points.append(run_method(method, parts[:n], test, k, s))
     return points
 
 
@@ -100,23 +112,21 @@ def experiment_topics(train: Corpus, test: Corpus, s: ExperimentSettings, progre
     test = held_out_subset(test, s)
     points = []
     for k in s.topics:
-        hyper = LDAHyper(n_topics=k, iterations=s.iterations, seed=s.seed)
         for method in METHODS:
             progress(f"K={k}: {method}")
-            points.append(run_method(method, parts, test, hyper, s))
+            points.append(run_method(method, parts, test, k, s))
     return points
 
 
 def experiment_heterogeneity(train: Corpus, test: Corpus, s: ExperimentSettings, progress: Progress) -> list[Point]:
     """Table 3: schemes (a) even, (b) unbalanced, (c) by label, at the largest K of the settings."""
     test = held_out_subset(test, s)
-    hyper = LDAHyper(n_topics=max(s.topics), iterations=s.iterations, seed=s.seed)
     points = []
     for scheme in ("a", "b", "c"):
         parts = _split(train, s.parties, scheme, s.seed)
         for method in ("csfed", "dafed"):
             progress(f"scheme {scheme}: {method}")
-            points.append(run_method(method, parts, test, hyper, s, scheme=scheme))
+            points.append(run_method(method, parts, test, max(s.topics), s, scheme=scheme))
     return points
 
 
@@ -124,12 +134,11 @@ def experiment_multistep(train: Corpus, test: Corpus, s: ExperimentSettings, pro
     """Fig. 8: perplexity as the number of local sweeps between exchanges grows."""
     parts = _split(train, s.parties, "a", s.seed)
     test = held_out_subset(test, s)
-    hyper = LDAHyper(n_topics=max(s.topics), iterations=s.iterations, seed=s.seed)
     points = []
     for steps in s.steps:
         for method in ("csfed", "dafed"):
             progress(f"steps={steps}: {method}")
-            points.append(run_method(method, parts, test, hyper, s, steps=steps))
+            points.append(run_method(method, parts, test, max(s.topics), s, steps=steps))
     return points
 
 

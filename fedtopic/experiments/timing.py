@@ -31,7 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.baselines import LDAHyper, merge_corpora
+from fedtopic.algorithms.lda_family import merge_corpora
+from fedtopic.algorithms.lda_options import LDAHyper
+from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.init import cp_from_consortia, party_ids
 from fedtopic.corpus.synthetic import generate_synthetic
 from fedtopic.corpus.types import Corpus
@@ -130,12 +132,12 @@ def csfed_round_records(parts: list[Corpus], s: TimingSettings, protection: str,
 
     Round 0 (genesis) is the warm-up and is left out: result[p][r] is party p's record of round r + 1.
     """
-    hyper = LDAHyper(n_topics=s.topics, iterations=steps * (s.timed_rounds + 2), seed=s.seed)
+    spec = get_algorithm("csfed-lda").spec(s.topics, steps * (s.timed_rounds + 2), s.seed, {"steps": steps})
     case = work / f"{protection}-s{steps}"
-    config, cfg = local_consortium(case / "consortium", len(parts), hyper, protection=protection, steps=steps,
+    config, cfg = local_consortium(case / "consortium", len(parts), spec, protection=protection,
                                    delta=s.delta, key_bits=s.key_bits, seed=s.seed)
     with AggregatorProcess(config, case / "aggregator", case / "aggregator.log") as agg:
-        people = make_participants(config, cfg, parts, hyper, agg.url, say=lambda _: None)
+        people = make_participants(config, cfg, parts, agg.url, say=lambda _: None)
         try:
             progress(f"CSFed {protection} steps={steps}: setup (keys, vocabulary, word ranking)")
             run_all(people, lambda p: (p.setup(), p.start()))
@@ -200,9 +202,9 @@ def _he_extrapolated(parts: list[Corpus], s: TimingSettings, iphe: Row, none: Ro
 def _dafed(parts: list[Corpus], s: TimingSettings, steps: int) -> Row:
     ids = party_ids(len(parts))
     cp = cp_from_consortia([ids])
-    hyper = LDAHyper(n_topics=s.topics, iterations=steps * s.dafed_rounds, seed=s.seed)
+    spec = get_algorithm("dafed-lda").spec(s.topics, steps * s.dafed_rounds, s.seed, {"steps": steps})
     chain = embedded_consortium(ids, cp, (parts[0].n_words, s.topics), seed=s.seed)
-    sim = run_simulation(parts, hyper, chain.channels, cp, steps=steps)
+    sim = run_simulation(parts, spec, chain.channels, cp)
     per = [(log.compute_seconds / max(log.sweeps, 1), log.comm_seconds / max(log.sweeps, 1),
             (log.bytes_sent + log.bytes_received) / max(log.sweeps, 1)) for log in sim.logs]
     gibbs, comm, nbytes = (np.array(x) for x in zip(*per))

@@ -26,6 +26,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from fedtopic.algorithms.base import Mode
+from fedtopic.algorithms.registry import algorithm_names, get_algorithm
 from fedtopic.crypto.protect import RecoveryNeeded
 from fedtopic.errors import ConfigError
 from fedtopic.network.alignment import (
@@ -129,6 +131,7 @@ class Aggregator:
             raise Rejection(422, "duplicate_party", "session parties must be listed once each")
         if by not in req.parties:
             raise Rejection(403, "not_in_session", f"party {by!r} cannot open a session it is not a member of")
+        _check_algorithm(req.params.get("algorithm"), combiner_name)
         combiner = self._combiners[combiner_name]
         try:
             combiner.check_meta(req.meta)
@@ -395,3 +398,19 @@ class Aggregator:
                 for sid, sess in self._sessions.items()
             ]
         return StatusOut(protection=self.protection, parties=list(self.parties), sessions=sessions)
+
+
+def _check_algorithm(name: object, combiner: str) -> None:
+    """A training session names its algorithm (``params.algorithm``): it must be registered, run synchronously
+    through an aggregator, and its update must be one the session's combiner (protection) can carry."""
+    if name is None:
+        return
+    if not isinstance(name, str) or name not in algorithm_names():
+        raise Rejection(422, "unknown_algorithm", f"params.algorithm {name!r} is not a registered algorithm "
+                        f"(known: {', '.join(algorithm_names())})")
+    algorithm = get_algorithm(name)
+    if Mode.sync not in algorithm.modes or algorithm.update is None:
+        raise Rejection(422, "algorithm_not_synchronous", f"{name} does not run through an aggregator")
+    if combiner not in algorithm.update.protections:
+        raise Rejection(422, "protection_not_supported", f"{name} sends {algorithm.update.kind}, which {combiner!r} "
+                        f"cannot carry (it can: {', '.join(algorithm.update.protections)})")

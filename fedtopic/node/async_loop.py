@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fedtopic.algorithms.dafed import DAFedParty, RoundReport
+from fedtopic.algorithms.lda_party import LDAParty, RoundReport
 from fedtopic.errors import TrainingError
 from fedtopic.node.checkpoint import load_checkpoint, save_checkpoint
 from fedtopic.node.transport import ChannelTransport
@@ -59,7 +59,7 @@ def wait_for_genesis(transport: ChannelTransport, expected: set[str], *, timeout
 
 
 def run_party(
-    party: DAFedParty,
+    party: LDAParty,
     transport: ChannelTransport,
     *,
     readable: set[str],

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fedtopic.algorithms.dafed import DAFedParty
+from fedtopic.algorithms.lda_party import LDAParty
 from fedtopic.errors import ModelError, TrainingError
 from fedtopic.models.state import LDAState
 
@@ -32,7 +32,7 @@ class CheckpointInfo:
     party_id: str
 
 
-def save_checkpoint(path: Path, party: DAFedParty, *, published: bool) -> None:
+def save_checkpoint(path: Path, party: LDAParty, *, published: bool) -> None:
     """Write the party's sampler state and progress to ``path`` (an .npz) atomically."""
     state = party.model.state
     meta = {"format": _FORMAT, "party": party.party_id, "round": party.round, "sweeps": party.sweeps, "published": published,
@@ -45,7 +45,7 @@ def save_checkpoint(path: Path, party: DAFedParty, *, published: bool) -> None:
     tmp.replace(path)
 
 
-def load_checkpoint(path: Path, party: DAFedParty) -> CheckpointInfo:
+def load_checkpoint(path: Path, party: LDAParty) -> CheckpointInfo:
     """Restore ``party`` from ``path``; TrainingError if it is corrupt or belongs to another party or corpus."""
     try:
         with np.load(path, allow_pickle=False) as npz:

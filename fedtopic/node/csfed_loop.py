@@ -36,8 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fedtopic.algorithms.dafed import DAFedParty
-from fedtopic.algorithms.snapshot import ChannelSnapshot
+from fedtopic.algorithms.lda_party import LDAParty
 from fedtopic.crypto.keys import PartyKeys
 from fedtopic.crypto.protect import ProtectionContext, rank_words
 from fedtopic.errors import ConfigError, TrainingError
@@ -61,6 +60,7 @@ class CSFedSettings:
 
     session: str
     protection: str
+    algorithm: str = "csfed-lda"
     delta: float = 0.005
     key_bits: int = 2048
     iterations: int = 100
@@ -100,7 +100,7 @@ def vocabulary_digest(words: Sequence[str]) -> str:
 class CSFedParticipant:
     """Party ``keys.party_id`` (position ``party_ids.index``) of a CSFed-LDA session at ``url``."""
 
-    def __init__(self, party: DAFedParty, keys: PartyKeys, url: str, party_ids: Sequence[str],
+    def __init__(self, party: LDAParty, keys: PartyKeys, url: str, party_ids: Sequence[str],
                  publics: Sequence[bytes], settings: CSFedSettings, state_dir: Path,
                  say: Callable[[str], None] = print) -> None:
         self.party, self.keys, self.url, self.settings = party, keys, url, settings
@@ -186,7 +186,7 @@ class CSFedParticipant:
         ctx = self._context(s.session, (v, k), max_value, secrets, rank_words(total))
         self.protection = PartyProtection(s.protection, ctx, pool=True)
         hyper = self.party.hyper
-        params = {"topics": k, "iterations": s.iterations, "steps": s.steps, "alpha": hyper.resolved_alpha,
+        params = {"algorithm": s.algorithm, "topics": k, "iterations": s.iterations, "steps": s.steps, "alpha": hyper.resolved_alpha,
                   "beta": hyper.beta, "seed": hyper.seed, "vocab_sha256": vocab_hash}
         try:
             self.client.open_session(self.ids, combiner=s.protection, meta=self.protection.meta, params=params,
@@ -308,11 +308,8 @@ class CSFedParticipant:
             self.say(f"{self.keys.party_id}: aggregator round {self._agg_round} failed; redoing it")
             self._write_pending(self._agg_round + 1)
             return True
-        own = self.party.own_counts().astype(np.int64) if self.keys.party_id in res.contributors else 0
-        others = total - own
-        if others.size and others.min() < 0:
-            raise TrainingError(f"aggregate of round {self._agg_round} is smaller than this party's own counts")
-        snapshot = ChannelSnapshot("aggregate", self._agg_round, others.astype(np.int32))
+        snapshot = self.party.others_from_aggregate(total, self._agg_round,
+                                                    contributed=self.keys.party_id in res.contributors)
         if self.party.sweeps >= self.settings.iterations:
             self.party.absorb([snapshot])
             self.final_sum = total

@@ -31,8 +31,8 @@ def default_session(cfg: ConsortiumConfig) -> str:
 def csfed_settings(cfg: ConsortiumConfig, session: str | None = None, round_timeout: float = 3600.0) -> CSFedSettings:
     """Protocol settings from the config's ``aggregator`` and ``algorithm`` sections."""
     agg, algo = cfg.aggregator, cfg.algorithm
-    return CSFedSettings(session=session or default_session(cfg), protection=agg.protection, delta=agg.delta,
-                         key_bits=agg.key_bits, iterations=algo.iterations, steps=algo.steps,
+    return CSFedSettings(session=session or default_session(cfg), protection=agg.protection, algorithm=algo.name, delta=agg.delta,
+                         key_bits=agg.key_bits, iterations=algo.iterations, steps=int(algo.spec().options["steps"]),
                          straggler_deadline_seconds=agg.straggler_deadline_seconds, round_timeout=round_timeout)
 
 

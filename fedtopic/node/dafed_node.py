@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.dafed import RoundReport
-from fedtopic.consortium.config import ConsortiumConfig, converge_tol_of
+from fedtopic.algorithms.lda_party import RoundReport
+from fedtopic.consortium.config import ConsortiumConfig
 from fedtopic.ledger.channel import ChainChannel
 from fedtopic.ledger.endpoint import chain_for, registry_of
 from fedtopic.node.async_loop import PartyLog, run_party
@@ -59,7 +59,7 @@ def run_dafed_node(
         on_round=on_round,
         genesis_timeout=genesis_timeout,
         checkpoint=state_dir / "checkpoint.npz",
-        converge_tol=converge_tol_of(cfg),
+        converge_tol=cfg.algorithm.spec().options["converge_tol"],
     )
     party.absorb(transport.read_latest())
     return write_party_model(state_dir / "model", party, data.test, data.tokenizer, {

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.baselines import LDAHyper
-from fedtopic.algorithms.dafed import DAFedParty
+from fedtopic.algorithms.lda_party import LDAParty
+from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.config import ConsortiumConfig
 from fedtopic.consortium.init import key_file_path
 from fedtopic.corpus.types import Corpus
@@ -39,7 +39,7 @@ class PreparedParty:
 
     keys: PartyKeys
     data: PartyData
-    party: DAFedParty
+    party: LDAParty
     index: int
     state_dir: Path
 
@@ -60,14 +60,12 @@ def prepare_party(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
     state_dir = state_dir or config_path.parent / "state" / party_id
     state_dir.mkdir(parents=True, exist_ok=True)
     data = load_party_data(cfg, party_id, corpus=corpus, vocab=vocab)
-    algo = cfg.algorithm
     index = cfg.party_ids.index(party_id)
-    hyper = LDAHyper(n_topics=algo.topics, iterations=algo.iterations, alpha=algo.alpha, beta=algo.beta, seed=algo.seed)
-    party = DAFedParty(party_id, data.train, hyper, steps=algo.steps, seed=algo.seed + index)
+    party = get_algorithm(cfg.algorithm.name).party(party_id, index, data.train, cfg.algorithm.spec())
     return PreparedParty(keys=keys, data=data, party=party, index=index, state_dir=state_dir)
 
 
-def write_party_model(out: Path, party: DAFedParty, test: Corpus, tokenizer: dict[str, Any], summary: dict[str, Any],
+def write_party_model(out: Path, party: LDAParty, test: Corpus, tokenizer: dict[str, Any], summary: dict[str, Any],
                       *, fold_in_iterations: int = 50) -> dict[str, Any]:
     """Evaluate the party's Φ_Σ and θ_p, write the run folder ``out`` (θ_p as theta.npy); return the summary.
 

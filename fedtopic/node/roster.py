@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from fedtopic.algorithms.baselines import LDAHyper
-from fedtopic.algorithms.dafed import DAFedParty
+from fedtopic.algorithms.base import Algorithm, TrainSpec
+from fedtopic.algorithms.lda_party import LDAParty
 from fedtopic.corpus.types import Corpus
 
 
@@ -25,9 +25,10 @@ def readable_channels(party_ids: Sequence[str], cp: Mapping[str, Sequence[str]] 
     return {pid: [o for o in party_ids if o != pid and (cp is None or pid in cp.get(o, ()))] for pid in party_ids}
 
 
-def build_parties(corpora: Sequence[Corpus], hyper: LDAHyper, party_ids: Sequence[str], *, steps: int = 1) -> list[DAFedParty]:
-    """One DAFed party per corpus; party i samples with seed ``hyper.seed + i``."""
-    return [DAFedParty(pid, corpus, hyper, steps=steps, seed=hyper.seed + i) for i, (pid, corpus) in enumerate(zip(party_ids, corpora))]
+def build_parties(algorithm: Algorithm, spec: TrainSpec, corpora: Sequence[Corpus],
+                  party_ids: Sequence[str]) -> list[LDAParty]:
+    """One party of ``algorithm`` per corpus (party i samples with seed ``spec.seed + i``)."""
+    return [algorithm.party(pid, i, corpus, spec) for i, (pid, corpus) in enumerate(zip(party_ids, corpora))]
 
 
 def delay_rng(seed: int, index: int) -> np.random.Generator:

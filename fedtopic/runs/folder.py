@@ -8,6 +8,7 @@ the stable keys of DESIGN.md (``SUMMARY_KEYS``) plus the algorithm's own.
 from __future__ import annotations
 
 import json
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ class TopicModelFile:
     beta: float
     vocab: tuple[str, ...]
     tokenizer: dict[str, Any]
+    algorithm: str = "lda"
 
 
 def prepare_run_dir(path: Path, *, overwrite: bool = False) -> Path:
@@ -91,7 +93,8 @@ def write_topics(run_dir: Path, top_words: list[list[str]], weights: list[list[f
 
 def save_topic_model(run_dir: Path, model: TopicModelFile) -> Path:
     """model.npz (Φ, α, β) and vocab.json (words and tokenizer options)."""
-    np.savez_compressed(run_dir / "model.npz", phi=model.phi, alpha=model.alpha, beta=model.beta)
+    np.savez_compressed(run_dir / "model.npz", phi=model.phi, alpha=model.alpha, beta=model.beta,
+                        algorithm=np.str_(model.algorithm))
     write_json(run_dir / "vocab.json", {"words": list(model.vocab), "tokenizer": model.tokenizer})
     return run_dir / "model.npz"
 
@@ -103,16 +106,17 @@ def load_topic_model(run_dir: Path) -> TopicModelFile:
     if not model_path.is_file() or not vocab_path.is_file():
         raise ModelError(f"{run_dir} is not a run folder (model.npz and vocab.json are needed)")
     try:
-        with np.load(model_path) as npz:
+        with np.load(model_path, allow_pickle=False) as npz:
             phi, alpha, beta = npz["phi"], float(npz["alpha"]), float(npz["beta"])
+            algorithm = str(npz["algorithm"]) if "algorithm" in npz.files else "lda"
         meta = json.loads(vocab_path.read_text(encoding="utf-8"))
         vocab = tuple(meta["words"])
         tokenizer = dict(meta.get("tokenizer", {}))
-    except (OSError, ValueError, KeyError) as exc:
-        raise ModelError(f"{run_dir}: model files are corrupt ({exc})") from exc
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
+        raise ModelError(f"{run_dir}: model files are corrupt or truncated ({type(exc).__name__}: {exc})") from None
     if phi.ndim != 2 or phi.shape[1] != len(vocab):
         raise ModelError(f"{run_dir}: model.npz has Φ of shape {phi.shape} but vocab.json has {len(vocab)} words")
-    return TopicModelFile(phi=phi, alpha=alpha, beta=beta, vocab=vocab, tokenizer=tokenizer)
+    return TopicModelFile(phi=phi, alpha=alpha, beta=beta, vocab=vocab, tokenizer=tokenizer, algorithm=algorithm)
 
 
 def read_summary(run_dir: Path) -> dict[str, Any]:

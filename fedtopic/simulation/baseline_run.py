@@ -1,4 +1,4 @@
-"""Run a non-federated baseline end to end: train, evaluate, write the run folder.
+"""Run an algorithm in its centralised mode end to end: train, evaluate, write the run folder.
 
 The driver owns the loop's side effects (progress, periodic held-out
 perplexity, files); the numeric work stays in ``fedtopic.models`` and
@@ -14,19 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.baselines import (
-    LDAHyper,
-    merge_corpora,
-    train_centralized,
-    train_local,
-)
+from fedtopic.algorithms.base import Mode, TrainSpec
+from fedtopic.algorithms.lda_family import merge_corpora
+from fedtopic.algorithms.lda_options import hyper_from_spec
+from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.corpus.types import Corpus
 from fedtopic.eval.perplexity import completion_perplexity
 from fedtopic.eval.plots import plot_curves
 from fedtopic.eval.report import evaluate_model
 from fedtopic.eval.topics import top_words
-from fedtopic.models.lda import GibbsLDA
 from fedtopic.runs.folder import (
     TopicModelFile,
     save_topic_model,
@@ -34,7 +31,6 @@ from fedtopic.runs.folder import (
     write_topics,
 )
 
-BASELINES = ("centralized-lda", "local-lda")
 ProgressFn = Callable[[int, int, dict[str, float]], None]
 """``progress(party, iteration, metrics)`` after every sweep; metrics may hold ``perplexity``."""
 
@@ -52,23 +48,27 @@ def _curve_corpus(test: Corpus, seed: int) -> Corpus:
 def run_baseline(
     data: TrainingData,
     algorithm: str,
-    hyper: LDAHyper,
+    spec: TrainSpec,
     out: Path,
     *,
     eval_every: int,
     fold_in_iterations: int = 50,
     progress: ProgressFn | None = None,
 ) -> dict[str, Any]:
-    """Train ``algorithm`` (one of ``BASELINES``) on ``data``, evaluate on its test split, write ``out``.
+    """Train ``algorithm`` (any registered one with a centralised mode) on ``data``, evaluate on its test
+    split, write ``out``.
 
     Returns the summary dict that was written to ``out/summary.json``.
     """
+    algo = get_algorithm(algorithm)
+    algo.require(Mode.centralised, "`fedtopic train`")
+    hyper = hyper_from_spec(spec)
     alpha = hyper.resolved_alpha
     curve_test = _curve_corpus(data.test, hyper.seed)
     curve: dict[int, list[tuple[int, float]]] = {}
     loglik: dict[int, list[tuple[int, float]]] = {}
 
-    def on_sweep(party: int, iteration: int, model: GibbsLDA) -> None:
+    def on_sweep(party: int, iteration: int, model: Any) -> None:  # the model in training: phi(), log_likelihood()
         metrics: dict[str, float] = {}
         if iteration % eval_every == 0 or iteration == hyper.iterations:
             ppl = completion_perplexity(model.phi(), curve_test, alpha, iterations=20, seed=hyper.seed)
@@ -80,29 +80,24 @@ def run_baseline(
             progress(party, iteration, metrics)
 
     started = time.perf_counter()
-    if algorithm == "centralized-lda":
-        models = [train_centralized(data.parties, hyper, on_sweep)]
-        trains = [merge_corpora(data.parties)]  # the model's θ rows follow the pooled (party) order
-    elif algorithm == "local-lda":
-        models = train_local(data.parties, hyper, on_sweep)
-        trains = data.parties
-    else:
-        raise ValueError(f"not a baseline: {algorithm}")
+    models = algo.fit(data.parties, spec, on_sweep)
+    # one model of the pooled corpus (θ rows in party order), or one per party
+    trains = [merge_corpora(data.parties)] if len(models) == 1 else list(data.parties)
     train_seconds = time.perf_counter() - started
 
     per_model = [
-        evaluate_model(m.phi(), alpha, train, data.test, theta_train=m.theta(), fold_in_iterations=fold_in_iterations, seed=hyper.seed)
+        evaluate_model(m.model.phi, alpha, train, data.test, theta_train=m.theta, fold_in_iterations=fold_in_iterations, seed=hyper.seed)
         for m, train in zip(models, trains)
     ]
     metrics = {k: float(np.mean([pm[k] for pm in per_model])) for k in per_model[0]}
     wall = time.perf_counter() - started
 
-    phi = models[0].phi()
+    phi = models[0].model.phi
     words = top_words(phi, data.train.vocab, 10)
     write_topics(out, words)
     save_topic_model(out, TopicModelFile(phi=phi, alpha=alpha, beta=hyper.beta, vocab=data.train.vocab, tokenizer=data.tokenizer))
     if len(models) > 1:
-        np.savez_compressed(out / "party_models.npz", phi=np.stack([m.phi() for m in models]))
+        np.savez_compressed(out / "party_models.npz", phi=np.stack([m.model.phi for m in models]))
     _plot(out, algorithm, curve, loglik)
 
     summary: dict[str, Any] = {

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.baselines import LDAHyper, train_centralized
-from fedtopic.algorithms.dafed import DAFedParty
+from fedtopic.algorithms.base import TrainSpec
+from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.config import (
     ConsortiumConfig,
     load_consortium,
@@ -42,15 +42,16 @@ from fedtopic.runs.folder import (
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
 
-def local_consortium(work: Path, n_parties: int, hyper: LDAHyper, *, protection: str, steps: int = 1,
-                     delta: float = 0.005, key_bits: int = 2048, seed: int = 0) -> tuple[Path, ConsortiumConfig]:
-    """A fresh consortium.toml + seeded key files in ``work`` for a loopback CSFed-LDA run."""
+def local_consortium(work: Path, n_parties: int, spec: TrainSpec, *, algorithm: str = "csfed-lda",
+                     protection: str, delta: float = 0.005, key_bits: int = 2048,
+                     seed: int = 0) -> tuple[Path, ConsortiumConfig]:
+    """A fresh consortium.toml + seeded key files in ``work`` for a loopback run of ``algorithm``."""
     init = init_consortium(n_parties, work, seed=seed, name="loopback")
     cfg = load_consortium(init.config_path)
     cfg = cfg.model_copy(update={
         "algorithm": cfg.algorithm.model_copy(update={
-            "name": "csfed-lda", "topics": hyper.n_topics, "iterations": hyper.iterations, "steps": steps,
-            "alpha": hyper.alpha, "beta": hyper.beta, "seed": hyper.seed}),
+            "name": algorithm, "topics": spec.topics, "iterations": spec.iterations, "seed": spec.seed,
+            "options": {k: v for k, v in spec.options.items() if v is not None}}),
         "aggregator": cfg.aggregator.model_copy(update={"protection": protection, "delta": delta,
                                                         "key_bits": key_bits}),
     })
@@ -58,14 +59,15 @@ def local_consortium(work: Path, n_parties: int, hyper: LDAHyper, *, protection:
     return init.config_path, load_consortium(init.config_path)
 
 
-def make_participants(config: Path, cfg: ConsortiumConfig, corpora: Sequence[Corpus], hyper: LDAHyper, url: str,
+def make_participants(config: Path, cfg: ConsortiumConfig, corpora: Sequence[Corpus], url: str,
                       say: Callable[[str], None]) -> list[CSFedParticipant]:
-    """One participant per party; party i samples with seed ``hyper.seed + i`` (as the lock-step simulation)."""
+    """One participant per party, built by the config's algorithm (party i seeded ``seed + i``, as lock-step)."""
     settings = csfed_settings(cfg)
     publics = [p.x25519_public_bytes for p in cfg.parties]
+    algorithm, spec = get_algorithm(cfg.algorithm.name), cfg.algorithm.spec()
     out = []
     for i, (pid, corpus) in enumerate(zip(cfg.party_ids, corpora)):
-        party = DAFedParty(pid, corpus, hyper, steps=cfg.algorithm.steps, seed=hyper.seed + i)
+        party = algorithm.party(pid, i, corpus, spec)
         keys = load_party_keys(key_file_path(config.parent, pid))
         out.append(CSFedParticipant(party, keys, url, cfg.party_ids, publics, settings,
                                     config.parent / "state" / pid, say=say))
@@ -78,11 +80,12 @@ def run_all(participants: Sequence[CSFedParticipant], step: Callable[[CSFedParti
         return [f.result() for f in [pool.submit(step, p) for p in participants]]
 
 
-def write_csfed_run(out: Path, data: TrainingData, hyper: LDAHyper, participants: Sequence[CSFedParticipant], *,
-                    protection: str, steps: int, wall_seconds: float, compare_centralized: bool = False,
+def write_csfed_run(out: Path, data: TrainingData, spec: TrainSpec, participants: Sequence[CSFedParticipant], *,
+                    protection: str, wall_seconds: float, compare_centralized: bool = False,
                     fold_in_iterations: int = 50) -> dict[str, Any]:
     """Evaluate the consortium's Φ_Σ (every party holds the same), write the run folder, return the summary."""
     first = participants[0].party
+    hyper, steps = first.hyper, first.steps
     phi = first.phi()
     same = all(np.array_equal(p.party.phi(), phi) for p in participants[1:])
     metrics = evaluate_model(phi, hyper.resolved_alpha, data.train, data.test, fold_in_iterations=fold_in_iterations,
@@ -103,7 +106,9 @@ def write_csfed_run(out: Path, data: TrainingData, hyper: LDAHyper, participants
     }
     if compare_centralized:
         t0 = time.perf_counter()
-        central = train_centralized(data.parties, hyper).phi()
+        central_spec = get_algorithm("centralized-lda").spec(
+            spec.topics, spec.iterations, spec.seed, {k: v for k, v in spec.options.items() if k != "steps" and v is not None})
+        central = get_algorithm("centralized-lda").fit(data.parties, central_spec)[0].model.phi
         ref = completion_perplexity(central, data.test, hyper.resolved_alpha, iterations=fold_in_iterations,
                                     seed=hyper.seed)
         summary |= {"centralized_perplexity": ref, "centralized_seconds": time.perf_counter() - t0,
@@ -119,19 +124,19 @@ def write_csfed_run(out: Path, data: TrainingData, hyper: LDAHyper, participants
     return summary
 
 
-def simulate_csfed(data: TrainingData, hyper: LDAHyper, run_dir: Path, *, protection: str, steps: int = 1,
-                   delta: float = 0.005, key_bits: int = 2048, seed: int = 0, compare_centralized: bool = False,
-                   say: Callable[[str], None] = print) -> dict[str, Any]:
+def simulate_csfed(data: TrainingData, spec: TrainSpec, run_dir: Path, *, algorithm: str = "csfed-lda",
+                   protection: str, delta: float = 0.005, key_bits: int = 2048, seed: int = 0,
+                   compare_centralized: bool = False, say: Callable[[str], None] = print) -> dict[str, Any]:
     """Aggregator child + one thread per party on loopback; writes ``run_dir`` (the aggregator's log too)."""
     with tempfile.TemporaryDirectory(prefix="csfed-") as tmp:
         work = Path(tmp)
-        config, cfg = local_consortium(work / "consortium", len(data.parties), hyper, protection=protection,
-                                       steps=steps, delta=delta, key_bits=key_bits, seed=seed)
+        config, cfg = local_consortium(work / "consortium", len(data.parties), spec, algorithm=algorithm,
+                                       protection=protection, delta=delta, key_bits=key_bits, seed=seed)
         with AggregatorProcess(config, work / "aggregator", run_dir / "aggregator.log") as agg:
             say(f"aggregator {agg.url} (pid {agg.proc.pid}); {len(data.parties)} parties, protection {protection}")
-            participants = make_participants(config, cfg, data.parties, hyper, agg.url, say)
+            participants = make_participants(config, cfg, data.parties, agg.url, say)
             started = time.perf_counter()
             run_all(participants, lambda p: p.run())
             wall = time.perf_counter() - started
-    return write_csfed_run(run_dir, data, hyper, participants, protection=protection, steps=steps, wall_seconds=wall,
+    return write_csfed_run(run_dir, data, spec, participants, protection=protection, wall_seconds=wall,
                            compare_centralized=compare_centralized)

@@ -1,4 +1,4 @@
-"""A DAFed-LDA run end to end: simulate the parties, evaluate every party's Φ_Σ, write the run folder."""
+"""An asynchronous run end to end: evaluate every party's Φ_Σ after the simulation, write the run folder."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.baselines import LDAHyper
+from fedtopic.algorithms.base import TrainSpec
 from fedtopic.corpus.training_data import TrainingData
-from fedtopic.eval.plots import plot_curves, plot_histogram
+from fedtopic.eval.plots import plot_grouped_bars, plot_histogram
 from fedtopic.eval.report import evaluate_model
 from fedtopic.eval.topics import top_words
 from fedtopic.runs.folder import (
@@ -21,19 +21,23 @@ from fedtopic.runs.folder import (
 )
 from fedtopic.simulation.threads import SimulationResult
 
+STALENESS_MEANING = ("rounds the read counts lagged the reader: 0 in step, positive behind, negative ahead "
+                     "(the other party had already published later rounds)")
+
 
 def write_dafed_run(
     data: TrainingData,
-    hyper: LDAHyper,
+    spec: TrainSpec,
     sim: SimulationResult,
     out: Path,
     *,
-    steps: int = 1,
+    algorithm: str = "dafed-lda",
     max_delay: float = 0.0,
     fold_in_iterations: int = 50,
     extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Evaluate every party's Φ_Σ of a finished DAFed-LDA run and write ``out``; returns summary.json's content."""
+    """Evaluate every party's Φ_Σ of a finished asynchronous run and write ``out``; returns summary.json's content."""
+    hyper, steps = sim.parties[0].hyper, sim.parties[0].steps
     alpha = hyper.resolved_alpha
     per_party = [
         evaluate_model(p.phi(), alpha, p.corpus, data.test, theta_train=p.theta(), fold_in_iterations=fold_in_iterations, seed=hyper.seed)
@@ -42,16 +46,17 @@ def write_dafed_run(
     metrics = {k: float(np.mean([m[k] for m in per_party])) for k in per_party[0]}
     phi = sim.parties[0].phi()
     write_topics(out, top_words(phi, data.train.vocab, 10))
-    save_topic_model(out, TopicModelFile(phi=phi, alpha=alpha, beta=hyper.beta, vocab=data.train.vocab, tokenizer=data.tokenizer))
+    save_topic_model(out, TopicModelFile(phi=phi, alpha=alpha, beta=hyper.beta, vocab=data.train.vocab,
+                                         tokenizer=data.tokenizer, algorithm=algorithm))
     staleness = [s for log in sim.logs for s in log.staleness]
     _plots(out, sim, staleness, [m["perplexity"] for m in per_party])
     summary: dict[str, Any] = {
-        "algorithm": "dafed-lda",
+        "algorithm": algorithm,
         "dataset": data.name,
         "parties": len(sim.parties),
-        "topics": hyper.n_topics,
-        "iterations": hyper.iterations,
-        "seed": hyper.seed,
+        "topics": spec.topics,
+        "iterations": spec.iterations,
+        "seed": spec.seed,
         "perplexity": metrics["perplexity"],
         "npmi": metrics["npmi"],
         "topic_diversity": metrics["topic_diversity"],
@@ -64,6 +69,7 @@ def write_dafed_run(
         "beta": hyper.beta,
         "bytes_received": int(sum(log.bytes_received for log in sim.logs)),
         "staleness_histogram": _histogram(staleness),
+        "staleness_meaning": STALENESS_MEANING,
         "parties_detail": [
             {
                 "party": log.party_id,
@@ -96,18 +102,13 @@ def _histogram(values: Sequence[int]) -> dict[str, int]:
 
 def _plots(out: Path, sim: SimulationResult, staleness: Sequence[int], perplexities: Sequence[float]) -> None:
     if staleness:
-        plot_histogram(out / "staleness.png", staleness, xlabel="staleness of a read payload (rounds behind)", title="DAFed-LDA: staleness of the counts each party used")
-    plot_curves(
-        out / "rounds.png",
-        {"rounds completed": (list(range(1, len(sim.logs) + 1)), [log.rounds for log in sim.logs])},
-        xlabel="party",
-        ylabel="rounds",
-        title="DAFed-LDA: rounds completed per party (the fastest stops everyone)",
-    )
-    plot_curves(
-        out / "perplexity_per_party.png",
-        {"held-out perplexity": (list(range(1, len(perplexities) + 1)), list(perplexities))},
-        xlabel="party",
-        ylabel="held-out perplexity of the party's Φ_Σ",
-        title="DAFed-LDA: each party's model on the test set",
-    )
+        plot_histogram(out / "staleness.png", staleness,
+                       xlabel="staleness of a read payload in rounds (negative: the other party was ahead)",
+                       title="staleness of the counts each party used")
+    parties = [log.party_id for log in sim.logs]
+    plot_grouped_bars(out / "rounds.png", parties, {"rounds completed": [log.rounds for log in sim.logs]},
+                      ylabel="rounds", title="rounds completed per party (the fastest stops its readers)")
+    if max(perplexities) - min(perplexities) > 1e-9 * max(perplexities):  # one bar per distinct model only
+        plot_grouped_bars(out / "perplexity_per_party.png", parties, {"held-out perplexity": list(perplexities)},
+                          ylabel="held-out perplexity of the party's model",
+                          title="each party's model on the test set (parties in different consortia differ)")

@@ -11,7 +11,8 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 
-from fedtopic.algorithms.baselines import LDAHyper
+from fedtopic.algorithms.base import Mode, TrainSpec
+from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.algorithms.snapshot import ChannelSnapshot
 from fedtopic.corpus.types import Corpus
 from fedtopic.node.async_loop import PartyLog
@@ -21,20 +22,23 @@ from fedtopic.simulation.threads import SimulationResult
 
 def run_lockstep_simulation(
     corpora: Sequence[Corpus],
-    hyper: LDAHyper,
+    spec: TrainSpec,
     party_ids: Sequence[str],
     cp: Mapping[str, Sequence[str]] | None = None,
     *,
-    steps: int = 1,
+    algorithm: str = "csfed-lda",
 ) -> SimulationResult:
-    """All parties in lock-step for ``ceil(hyper.iterations / steps)`` rounds; ``cp`` None = everyone reads everyone."""
+    """All parties of ``algorithm`` (a synchronous one) in lock-step for ``ceil(iterations / steps)`` rounds;
+    ``cp`` None = everyone reads everyone."""
     ids = list(party_ids)
     readable = readable_channels(ids, cp)
-    parties = build_parties(corpora, hyper, ids, steps=steps)
+    algo = get_algorithm(algorithm)
+    algo.require(Mode.sync, "a lock-step simulation")
+    parties = build_parties(algo, spec, corpora, ids)
     logs = [PartyLog(pid) for pid in ids]
     started = time.perf_counter()
     published = {p.party_id: ChannelSnapshot(p.party_id, 0, p.genesis()) for p in parties}
-    while max(p.sweeps for p in parties) < hyper.iterations:
+    while max(p.sweeps for p in parties) < spec.iterations:
         reports = [p.train_round([published[o] for o in readable[p.party_id]]) for p in parties]
         published = {p.party_id: ChannelSnapshot(p.party_id, r.round, r.n_wk) for p, r in zip(parties, reports)}
         for log, r in zip(logs, reports):

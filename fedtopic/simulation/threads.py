@@ -14,8 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
-from fedtopic.algorithms.baselines import LDAHyper
-from fedtopic.algorithms.dafed import DAFedParty, RoundReport
+from fedtopic.algorithms.base import Mode, TrainSpec
+from fedtopic.algorithms.lda_party import LDAParty, RoundReport
+from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.types import Corpus
 from fedtopic.node.async_loop import PartyLog, run_party
 from fedtopic.node.roster import build_parties, delay_rng, readable_channels
@@ -26,35 +27,38 @@ from fedtopic.node.transport import ChannelTransport
 class SimulationResult:
     """Trained parties (θ_p, Φ_Σ each) and what each did."""
 
-    parties: list[DAFedParty]
+    parties: list[LDAParty]
     logs: list[PartyLog]
     wall_seconds: float
 
 
 def run_simulation(
     corpora: Sequence[Corpus],
-    hyper: LDAHyper,
+    spec: TrainSpec,
     transports: Sequence[ChannelTransport],
     cp: Mapping[str, Sequence[str]],
     *,
-    steps: int = 1,
+    algorithm: str = "dafed-lda",
     max_delay: float = 0.0,
-    converge_tol: float | None = None,
     on_round: Callable[[str, RoundReport, PartyLog], None] | None = None,
 ) -> SimulationResult:
-    """Train all parties concurrently until the fastest reaches ``hyper.iterations`` sweeps.
+    """Train all parties of ``algorithm`` (an asynchronous one) concurrently until the fastest reaches
+    ``spec.iterations`` sweeps.
 
     ``transports[i]`` belongs to party ``i``; its id must be a CP key. Party i
-    uses seed ``hyper.seed + i`` for sampling and for its delays. ``cp`` maps a
+    uses seed ``spec.seed + i`` for sampling and for its delays. ``cp`` maps a
     channel owner to the other parties that may read it (consortium.toml's [cp]).
     """
     ids = [t.party_id for t in transports]
     readable = readable_channels(ids, cp)
-    parties = build_parties(corpora, hyper, ids, steps=steps)
+    algo = get_algorithm(algorithm)
+    algo.require(Mode.async_, "an asynchronous simulation")
+    parties = build_parties(algo, spec, corpora, ids)
+    converge_tol = spec.options.get("converge_tol")
     stop = threading.Event()
 
     def delay_for(i: int) -> Callable[[], float]:
-        rng = delay_rng(hyper.seed, i)
+        rng = delay_rng(spec.seed, i)
         return lambda: float(rng.uniform(0.0, max_delay)) if max_delay > 0 else 0.0
 
     started = time.perf_counter()
@@ -65,11 +69,11 @@ def run_simulation(
                 party,
                 transport,
                 readable=set(readable[party.party_id]),
-                max_sweeps=hyper.iterations,
+                max_sweeps=spec.iterations,
                 stop=stop,
                 delay=delay_for(i),
                 on_round=on_round,
-                converge_tol=converge_tol,
+                converge_tol=None if converge_tol is None else float(converge_tol),
             )
             for i, (party, transport) in enumerate(zip(parties, transports))
         ]

@@ -19,8 +19,9 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from fedtopic.algorithms.baselines import LDAHyper
-from fedtopic.algorithms.dafed import RoundReport
+from fedtopic.algorithms.base import Mode, TrainSpec
+from fedtopic.algorithms.lda_party import RoundReport
+from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.algorithms.snapshot import ChannelSnapshot
 from fedtopic.corpus.types import Corpus
 from fedtopic.crypto.codec import encode_counts
@@ -34,16 +35,16 @@ DEFAULT_COST_PER_TOKEN = 1e-6
 
 def run_virtual_simulation(
     corpora: Sequence[Corpus],
-    hyper: LDAHyper,
+    spec: TrainSpec,
     party_ids: Sequence[str],
     cp: Mapping[str, Sequence[str]],
     *,
-    steps: int = 1,
+    algorithm: str = "dafed-lda",
     max_delay: float = 0.0,
     cost_per_token: float = DEFAULT_COST_PER_TOKEN,
     on_round: Callable[[str, RoundReport, PartyLog], None] | None = None,
 ) -> SimulationResult:
-    """Train all parties on a virtual clock until the fastest reaches ``hyper.iterations`` sweeps.
+    """Train all parties of ``algorithm`` on a virtual clock until the fastest reaches ``spec.iterations`` sweeps.
 
     ``cp`` maps a channel owner to the other parties that may read it. Returns
     the same ``SimulationResult`` as the threaded simulation; ``wall_seconds``
@@ -51,8 +52,11 @@ def run_virtual_simulation(
     """
     ids = list(party_ids)
     readable = readable_channels(ids, cp)
-    parties = build_parties(corpora, hyper, ids, steps=steps)
-    rngs = [delay_rng(hyper.seed, i) for i in range(len(ids))]
+    algo = get_algorithm(algorithm)
+    algo.require(Mode.async_, "an asynchronous simulation")
+    parties = build_parties(algo, spec, corpora, ids)
+    steps = int(spec.options.get("steps", 1))  # type: ignore[arg-type]
+    rngs = [delay_rng(spec.seed, i) for i in range(len(ids))]
     logs = [PartyLog(pid) for pid in ids]
     history: dict[str, list[tuple[float, int, np.ndarray, int]]] = {}
     last_read: list[dict[str, int]] = [{} for _ in ids]
@@ -78,7 +82,7 @@ def run_virtual_simulation(
         start, i = heapq.heappop(queue)
         party = parties[i]
         others = [latest(i, o, start) for o in readable[party.party_id]]
-        if any(s.round * steps >= hyper.iterations for s in others):
+        if any(s.round * steps >= spec.iterations for s in others):
             logs[i].stopped_by = "fastest-party-finished"
             continue
         report = party.train_round(others)
@@ -91,7 +95,7 @@ def run_virtual_simulation(
         log.delay_seconds = end
         if on_round is not None:
             on_round(party.party_id, report, log)
-        if report.sweeps >= hyper.iterations:
+        if report.sweeps >= spec.iterations:
             log.stopped_by = "max-iterations"
         else:
             heapq.heappush(queue, (end, i))

@@ -1,4 +1,4 @@
-"""DAFed-LDA (CSFed/DAFed paper §7.2, Alg. 3): what one party computes, with no server.
+"""One LDA party (CSFed/DAFed paper §5–7): what it computes locally in CSFed-LDA (Alg. 1) and DAFed-LDA (Alg. 3).
 
 A party holds its own tokens, assignments z_p, θ_p and word-topic counts N_p.
 Each round it takes the latest N_q it may read (CP, Def. 4) — possibly stale —
@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedtopic.algorithms.baselines import LDAHyper
+from fedtopic.algorithms.lda_options import LDAHyper
 from fedtopic.algorithms.snapshot import ChannelSnapshot
 from fedtopic.corpus.types import Corpus
-from fedtopic.errors import ModelError
+from fedtopic.errors import ModelError, TrainingError
 from fedtopic.models.distributions import phi_from_counts
 from fedtopic.models.lda import GibbsLDA
 from fedtopic.models.state import LDAState, check_state
@@ -51,8 +51,8 @@ def aggregate_others(snapshots: Sequence[ChannelSnapshot], n_words: int, n_topic
     return frozen_wk.astype(np.int32), frozen_wk.sum(axis=0)
 
 
-class DAFedParty:
-    """One party's side of DAFed-LDA (Alg. 3, lines 2–17)."""
+class LDAParty:
+    """One party's side of federated LDA: DAFed-LDA (Alg. 3, lines 2–17) and CSFed-LDA (Alg. 1, lines 3–12)."""
 
     def __init__(self, party_id: str, corpus: Corpus, hyper: LDAHyper, *, steps: int = 1, seed: int | None = None) -> None:
         if steps < 1:
@@ -89,6 +89,18 @@ class DAFedParty:
     def own_counts(self) -> np.ndarray:
         """A copy of N_p, int32[V,K]: the only thing that leaves the party."""
         return self.model.state.n_wk.copy()
+
+    def others_from_aggregate(self, total: np.ndarray, round: int, *, contributed: bool) -> ChannelSnapshot:
+        """CSFed-LDA (Alg. 1): the others' counts Σ_q N_q = N_Σ − N_p (Eq. 8) from the aggregate of ``round``.
+
+        ``total`` is N_Σ as int64[V,K]; N_p is subtracted only when this party's
+        update is part of it (a straggler's round went on without it).
+        """
+        own = self.model.state.n_wk.astype(np.int64) if contributed else 0
+        others = total - own
+        if others.size and others.min() < 0:
+            raise TrainingError(f"aggregate of round {round} is smaller than this party's own counts")
+        return ChannelSnapshot("aggregate", round, others.astype(np.int32))
 
     def train_round(self, others: Sequence[ChannelSnapshot]) -> RoundReport:
         """Global aggregation (Alg. 3 l. 4–7) then ``steps`` local sweeps (l. 9–16); returns N_p to publish."""

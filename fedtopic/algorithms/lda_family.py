@@ -1,42 +1,25 @@
-"""The two non-federated baselines of the CSFed/DAFed paper (§8.2.1, Fig. 6).
+"""What the four LDA-family algorithms share: hyper-parameters, options, pooling and fitting.
 
-* ``centralized-lda`` ("traditional LDA"): all parties' documents pooled on one
-  device, one collapsed Gibbs chain (Eq. 10 with P = 1).
-* ``local-lda`` ("stand-alone"): every party trains alone on its own documents.
-
-Both are pure computation over in-memory corpora: no files, no network. A
-callback sees every iteration so the caller can show progress and evaluate.
+The two non-federated baselines of the CSFed/DAFed paper (§8.2.1, Fig. 6) are
+fitted here: ``centralized-lda`` ("traditional LDA": all parties' documents
+pooled, one collapsed Gibbs chain, Eq. 10 with P = 1) and ``local-lda``
+("stand-alone": every party alone). Pure computation over in-memory corpora:
+no files, no network. A callback sees every iteration so the caller can show
+progress and evaluate.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
+from fedtopic.algorithms.lda_options import LDAHyper
 from fedtopic.corpus.types import Corpus
 from fedtopic.models.lda import GibbsLDA
 
 IterationCallback = Callable[[int, int, GibbsLDA], None]
 """Called as ``callback(party_index, iteration, model)`` after every sweep (iteration counts from 1)."""
-
-
-@dataclass(frozen=True)
-class LDAHyper:
-    """Hyper-parameters shared by every LDA-family algorithm (paper §8.1: α = 50/K, β = 0.01)."""
-
-    n_topics: int
-    iterations: int
-    alpha: float | None = None
-    beta: float = 0.01
-    sampler: str = "auto"
-    threads: int = 1
-    seed: int = 0
-
-    @property
-    def resolved_alpha(self) -> float:
-        return 50.0 / self.n_topics if self.alpha is None else self.alpha
 
 
 def merge_corpora(parts: Sequence[Corpus]) -> Corpus:

@@ -1,0 +1,248 @@
+"""The one interface every algorithm implements, and its typed options.
+
+An algorithm says, once, in its own module under ``fedtopic.algorithms``:
+
+* the **modes** it runs in (``Mode``): centralised in one process, synchronous
+  through the aggregator, asynchronous over the chain;
+* its **options** (``Option``): typed, validated, with defaults; the same keys
+  are ``--opt key=value`` on every command and ``[algorithm.options]`` in
+  consortium.toml;
+* the **update** a party sends (``UpdateSpec``): its format and which
+  protections can carry it;
+* the **combine rule** (``Algorithm.combine``): a pure function of the accepted
+  updates in party order, plus ``server_step``, a deterministic step every
+  party applies to the aggregate (identity unless the algorithm has a server
+  optimiser);
+* how to **train**: ``fit`` for the centralised mode (all data in one
+  process), ``party`` for the federated modes (one party's local state and
+  local training given the current global state);
+* the **model** it produces (``fedtopic.algorithms.model.TopicModel``).
+
+Nothing here knows about chains, HTTP or files: the harnesses in
+``fedtopic.simulation`` and the runtime in ``fedtopic.node`` hand transports to
+the training loops and call these methods.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from fedtopic.errors import ConfigError
+
+if TYPE_CHECKING:
+    from fedtopic.algorithms.model import TopicModel
+    from fedtopic.corpus.types import Corpus
+
+
+class Mode(str, Enum):
+    """Where an algorithm can run."""
+
+    centralised = "centralised"  # all data in one process (`fedtopic train`)
+    sync = "sync"  # synchronous rounds through the aggregator (`simulate`, `node run`)
+    async_ = "async"  # asynchronous parties over per-party chain channels (`simulate`, `node run`)
+
+    @property
+    def label(self) -> str:
+        return {"centralised": "centralised", "sync": "synchronous (aggregator)", "async": "asynchronous (chain)"}[
+            self.value
+        ]
+
+
+OptionValue = int | float | str | bool | None
+_TYPES: dict[type, str] = {int: "int", float: "float", str: "str", bool: "bool"}
+
+
+@dataclass(frozen=True)
+class Option:
+    """One typed algorithm option. ``default=None`` means "derived" (``default_text`` says how)."""
+
+    name: str
+    type: type
+    default: OptionValue
+    help: str
+    choices: tuple[str, ...] | None = None
+    minimum: float | None = None
+    exclusive_minimum: bool = False
+    maximum: float | None = None
+    default_text: str | None = None
+
+    def describe_default(self) -> str:
+        """The default as shown to people."""
+        return self.default_text if self.default is None and self.default_text else repr(self.default)
+
+    def parse(self, raw: object, *, where: str) -> OptionValue:
+        """``raw`` (a string from ``--opt`` or a TOML value) as this option's type, or a ConfigError naming ``where``."""
+        value = self._coerce(raw, where)
+        if value is None:
+            return None
+        if self.choices is not None and value not in self.choices:
+            raise ConfigError(f"{where}: {self.name} must be one of {', '.join(self.choices)}, got {value!r}")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ConfigError(f"{where}: {self.name} must be a finite number, got {value!r}")
+            low_ok = self.minimum is None or (value > self.minimum if self.exclusive_minimum else value >= self.minimum)
+            if not low_ok:
+                op = ">" if self.exclusive_minimum else "≥"
+                raise ConfigError(f"{where}: {self.name} must be {op} {self.minimum:g}, got {value!r}")
+            if self.maximum is not None and value > self.maximum:
+                raise ConfigError(f"{where}: {self.name} must be ≤ {self.maximum:g}, got {value!r}")
+        return value
+
+    def _coerce(self, raw: object, where: str) -> OptionValue:
+        bad = ConfigError(f"{where}: {self.name} takes a {_TYPES[self.type]}, got {raw!r}")
+        if isinstance(raw, str):
+            text = raw.strip()
+            if self.default is None and text.lower() in ("", "none", "auto"):
+                return None
+            if self.type is bool:
+                if text.lower() in ("true", "yes", "1", "on"):
+                    return True
+                if text.lower() in ("false", "no", "0", "off"):
+                    return False
+                raise bad
+            if self.type is str:
+                return text
+            try:
+                return self.type(text)
+            except ValueError:
+                raise bad from None
+        if self.type is bool:
+            if isinstance(raw, bool):
+                return raw
+            raise bad
+        if isinstance(raw, bool) or raw is None:
+            raise bad
+        if self.type is float and isinstance(raw, (int, float)):
+            return float(raw)
+        if self.type is int and isinstance(raw, int):
+            return raw
+        if self.type is int and isinstance(raw, float) and raw.is_integer():
+            return int(raw)
+        raise bad
+
+
+def parse_opt_pairs(pairs: Sequence[str]) -> dict[str, str]:
+    """``["key=value", ...]`` from repeated ``--opt`` flags; a malformed or repeated key is a ConfigError."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"--opt takes key=value, got {pair!r}")
+        if key in out:
+            raise ConfigError(f"--opt {key} is given twice")
+        out[key] = value
+    return out
+
+
+@dataclass(frozen=True)
+class UpdateSpec:
+    """What a party sends each round: its format and the protections that can carry it."""
+
+    kind: str  # "counts" (non-negative integers), "dense" (floats), "topics" (normalised topic sets)
+    protections: tuple[str, ...]
+    description: str
+
+
+@dataclass(frozen=True)
+class TrainSpec:
+    """What every training run needs: K, the iteration budget, the seed and the algorithm's parsed options."""
+
+    topics: int
+    iterations: int
+    seed: int = 0
+    options: Mapping[str, OptionValue] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.topics < 2:
+            raise ConfigError(f"need at least 2 topics, got K={self.topics}")
+        if self.iterations < 1:
+            raise ConfigError(f"need at least 1 iteration, got {self.iterations}")
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A centralised fit's result: the model, and θ float64[D,K] of the documents it was trained on (in order)."""
+
+    model: TopicModel
+    theta: np.ndarray
+
+
+IterationCallback = Callable[[int, int, Any], None]
+"""``callback(party_index, iteration, model)`` after every iteration of a centralised fit (iteration counts from 1)."""
+
+
+class Algorithm(ABC):
+    """Base of every registered algorithm. Subclasses set the class attributes and override what their modes need."""
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    paper: ClassVar[str]
+    modes: ClassVar[frozenset[Mode]]
+    options: ClassVar[tuple[Option, ...]]
+    update: ClassVar[UpdateSpec | None] = None
+
+    # options ---------------------------------------------------------------------------------
+    def parse_options(self, raw: Mapping[str, object], *, where: str = "--opt") -> dict[str, OptionValue]:
+        """Every option with its default, overridden by ``raw``; an unknown key lists the known ones."""
+        known = {o.name: o for o in self.options}
+        unknown = sorted(set(raw) - set(known))
+        if unknown:
+            names = ", ".join(known) or "(none)"
+            raise ConfigError(f"{where}: {self.name} has no option {unknown[0]!r}; its options are: {names}")
+        return {name: (o.parse(raw[name], where=where) if name in raw else o.default) for name, o in known.items()}
+
+    def spec(self, topics: int, iterations: int, seed: int = 0, options: Mapping[str, object] | None = None,
+             *, where: str = "--opt") -> TrainSpec:
+        """A validated ``TrainSpec`` for this algorithm."""
+        return TrainSpec(topics, iterations, seed, self.parse_options(options or {}, where=where))
+
+    def require(self, mode: Mode, command: str) -> None:
+        """A ConfigError when this algorithm does not run in ``mode`` (what ``command`` needs)."""
+        if mode not in self.modes:
+            runs = ", ".join(m.label for m in sorted(self.modes, key=lambda m: m.value))
+            raise ConfigError(f"{command} needs an algorithm that runs {mode.label}; {self.name} runs: {runs}")
+
+    # training --------------------------------------------------------------------------------
+    def fit(self, parts: Sequence[Corpus], spec: TrainSpec,
+            callback: IterationCallback | None = None) -> list[Fitted]:
+        """Centralised mode: train on the parties' corpora in one process; one model (of the pooled corpora, θ
+        in party order), or one per party."""
+        raise ConfigError(f"{self.name} has no centralised mode")
+
+    def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec) -> Any:
+        """Federated modes: party ``index``'s local state and training (see the algorithm's party class)."""
+        raise ConfigError(f"{self.name} has no federated mode")
+
+    # aggregation (pure) ------------------------------------------------------------------------
+    @staticmethod
+    def combine(updates: Sequence[np.ndarray]) -> np.ndarray:
+        """The aggregate of the accepted updates, in party order."""
+        raise NotImplementedError
+
+    @staticmethod
+    def server_step(aggregate: np.ndarray) -> np.ndarray:
+        """The deterministic step every party applies to the aggregate (identity: no server optimiser)."""
+        return aggregate
+
+    def describe(self) -> dict[str, Any]:
+        """Everything ``fedtopic algorithms`` shows, as plain data."""
+        return {
+            "name": self.name,
+            "summary": self.summary,
+            "paper": self.paper,
+            "modes": [m.value for m in sorted(self.modes, key=lambda m: m.value)],
+            "update": None if self.update is None else {
+                "kind": self.update.kind, "protections": list(self.update.protections),
+                "description": self.update.description},
+            "options": [{"name": o.name, "type": _TYPES[o.type], "default": o.default,
+                         "default_text": o.describe_default(), "help": o.help,
+                         **({"choices": list(o.choices)} if o.choices else {})} for o in self.options],
+        }

@@ -1,0 +1,38 @@
+"""``centralized-lda``: "traditional LDA" of the CSFed/DAFed paper (§8.2.1, Fig. 6), the upper bound federation aims at.
+
+All parties' documents pooled in one process, one collapsed Gibbs chain
+(Eq. 10 with P = 1). Centralised mode only: nothing is exchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fedtopic.algorithms.base import (
+    Algorithm,
+    Fitted,
+    IterationCallback,
+    Mode,
+    TrainSpec,
+)
+from fedtopic.algorithms.lda_options import LDA_OPTIONS, hyper_from_spec
+from fedtopic.algorithms.model import TopicModel
+from fedtopic.corpus.types import Corpus
+
+
+class CentralizedLDA(Algorithm):
+    name = "centralized-lda"
+    summary = "collapsed-Gibbs LDA on every party's documents pooled in one place (the non-private upper bound)"
+    paper = "CSFed/DAFed-LDA §8.2.1 (traditional LDA)"
+    modes = frozenset({Mode.centralised})
+    options = LDA_OPTIONS
+
+    def fit(self, parts: Sequence[Corpus], spec: TrainSpec,
+            callback: IterationCallback | None = None) -> list[Fitted]:
+        """One model on the pooled corpora; the callback sees party index 0."""
+        from fedtopic.algorithms.lda_family import train_centralized
+
+        hyper = hyper_from_spec(spec)
+        model = train_centralized(parts, hyper, callback)
+        return [Fitted(TopicModel(model.phi(), hyper.resolved_alpha, hyper.beta, parts[0].vocab, algorithm=self.name),
+                       model.theta())]

@@ -1,0 +1,40 @@
+"""What CSFed-LDA and DAFed-LDA share: the LDA party, its count update, and the sum that combines updates.
+
+Both exchange a party's word-topic counts N_p (int32[V,K]) and combine them by
+summing (Eq. 8: N_Σ = Σ_p N_p); they differ in when a party reads (every
+round, all parties in step, through the aggregator; or whenever it likes,
+latest channel contents, over the chain) and so in their modes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from fedtopic.algorithms.base import Algorithm, TrainSpec
+from fedtopic.algorithms.lda_options import hyper_from_spec
+from fedtopic.corpus.types import Corpus
+
+
+class FederatedLDA(Algorithm):
+    """Base of the two federated LDA algorithms: one ``LDAParty`` per party, updates summed."""
+
+    def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec):  # -> LDAParty
+        """Party ``index`` samples with seed ``spec.seed + index`` (every harness and node alike)."""
+        from fedtopic.algorithms.lda_party import LDAParty
+
+        return LDAParty(party_id, corpus, hyper_from_spec(spec), steps=int(spec.options["steps"]),
+                        seed=spec.seed + index)
+
+    @staticmethod
+    def combine(updates: Sequence[np.ndarray]) -> np.ndarray:
+        """N_Σ = Σ_p N_p (Eq. 8) as int64[V,K]; every update int[V,K] of one shape."""
+        if not updates:
+            raise ValueError("nothing to combine")
+        total = np.zeros(updates[0].shape, dtype=np.int64)
+        for u in updates:
+            if u.shape != total.shape:
+                raise ValueError(f"update of shape {u.shape}, expected {total.shape}")
+            total += u
+        return total

@@ -1,0 +1,47 @@
+"""The LDA family's hyper-parameters and options: light (no numba), so the registry can list them cheaply."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fedtopic.algorithms.base import Option, TrainSpec
+
+
+@dataclass(frozen=True)
+class LDAHyper:
+    """Hyper-parameters shared by every LDA-family algorithm (paper §8.1: α = 50/K, β = 0.01)."""
+
+    n_topics: int
+    iterations: int
+    alpha: float | None = None
+    beta: float = 0.01
+    sampler: str = "auto"
+    threads: int = 1
+    seed: int = 0
+
+    @property
+    def resolved_alpha(self) -> float:
+        return 50.0 / self.n_topics if self.alpha is None else self.alpha
+
+
+LDA_OPTIONS: tuple[Option, ...] = (
+    Option("alpha", float, None, "document-topic prior α", minimum=0.0, exclusive_minimum=True,
+           default_text="50/K (paper §8.1)"),
+    Option("beta", float, 0.01, "topic-word prior β", minimum=0.0, exclusive_minimum=True),
+    Option("sampler", str, "auto", "Gibbs kernel: dense, sparse (alias MH, large K) or auto",
+           choices=("auto", "dense", "sparse")),
+    Option("threads", int, 1, "sampler threads (document shards; same seed and threads, same result)", minimum=1),
+)
+"""The options every LDA-family algorithm takes."""
+
+STEPS_OPTION = Option("steps", int, 1, "multi-step s: local sweeps between exchanges (paper §7.3)", minimum=1)
+
+
+def hyper_from_spec(spec: TrainSpec) -> LDAHyper:
+    """``LDAHyper`` from a validated spec of an LDA-family algorithm."""
+    o = spec.options
+    return LDAHyper(n_topics=spec.topics, iterations=spec.iterations, alpha=o.get("alpha"),  # type: ignore[arg-type]
+                    beta=float(o.get("beta", 0.01)), sampler=str(o.get("sampler", "auto")),  # type: ignore[arg-type]
+                    threads=int(o.get("threads", 1)), seed=spec.seed)  # type: ignore[arg-type]
+
+

@@ -1,0 +1,84 @@
+"""The trained model every LDA-family algorithm produces: Φ, the priors, the vocabulary and the tokenizer.
+
+``TopicModel`` is what users hold after training (``fedtopic.api``), what a run
+folder stores (model.npz + vocab.json, ``fedtopic.runs.folder``) and what
+``fedtopic infer`` reads: top words per topic, θ of new text by Gibbs fold-in
+with Φ fixed (``fedtopic.models.foldin``), save and load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fedtopic.corpus.types import Corpus
+from fedtopic.errors import ModelError
+
+
+@dataclass(frozen=True)
+class TopicModel:
+    """Φ float64[K,V] (rows sum to 1), α, β, the vocabulary (V words) and how text was tokenised."""
+
+    phi: np.ndarray
+    alpha: float
+    beta: float
+    vocab: tuple[str, ...]
+    tokenizer: dict[str, Any] = field(default_factory=dict)
+    algorithm: str = "lda"
+
+    def __post_init__(self) -> None:
+        if self.phi.ndim != 2 or self.phi.shape[1] != len(self.vocab):
+            raise ModelError(f"Φ of shape {self.phi.shape} does not match a vocabulary of {len(self.vocab)} words")
+
+    @property
+    def n_topics(self) -> int:
+        return int(self.phi.shape[0])
+
+    def top_words(self, n: int = 10) -> list[list[str]]:
+        """The ``n`` most probable words of every topic, most probable first."""
+        from fedtopic.eval.topics import top_words
+
+        return top_words(self.phi, self.vocab, n)
+
+    def encode(self, texts: Sequence[str]) -> Corpus:
+        """``texts`` tokenised as at training time, words outside the vocabulary dropped (documents kept, maybe empty)."""
+        from fedtopic.corpus.build import corpus_from_tokens
+        from fedtopic.corpus.tokenize import Tokenizer
+        from fedtopic.corpus.vocabulary import Vocabulary
+
+        tokenizer = Tokenizer(**self.tokenizer)
+        return corpus_from_tokens([tokenizer.tokens(t) for t in texts], Vocabulary(self.vocab), drop_empty=False)
+
+    def transform(self, docs: Sequence[str] | Corpus, *, iterations: int = 100, seed: int = 0) -> np.ndarray:
+        """θ float64[D,K] of new documents (strings or an encoded ``Corpus``) by Gibbs fold-in with Φ fixed.
+
+        A document with no known word gets the prior mean 1/K. Same seed, same θ.
+        """
+        from fedtopic.models.foldin import fold_in
+
+        if isinstance(docs, str):
+            raise ModelError("transform takes a list of documents, not one string")
+        corpus = docs if isinstance(docs, Corpus) else self.encode(docs)
+        return fold_in(self.phi, corpus.words, corpus.doc_ptr, self.alpha, iterations=iterations, seed=seed)
+
+    def save(self, run_dir: str | Path) -> Path:
+        """model.npz and vocab.json in ``run_dir`` (created); returns the model file's path."""
+        from fedtopic.runs.folder import TopicModelFile, save_topic_model
+
+        run_dir = Path(run_dir)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        return save_topic_model(run_dir, TopicModelFile(phi=self.phi, alpha=self.alpha, beta=self.beta,
+                                                        vocab=self.vocab, tokenizer=self.tokenizer,
+                                                        algorithm=self.algorithm))
+
+    @classmethod
+    def load(cls, run_dir: str | Path) -> TopicModel:
+        """The model of a run folder (any training command's ``--out``), checked for consistency."""
+        from fedtopic.runs.folder import load_topic_model
+
+        f = load_topic_model(Path(run_dir))
+        return cls(phi=f.phi, alpha=f.alpha, beta=f.beta, vocab=f.vocab, tokenizer=f.tokenizer, algorithm=f.algorithm)

@@ -1,0 +1,35 @@
+"""`fedtopic algorithms`: every registered algorithm, the modes it runs in, its update and its options."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from fedtopic.cli.output import FormatOption, OutputFormat, print_json, stdout_console
+
+
+def algorithms(
+    name: Annotated[Optional[str], typer.Argument(help="show only this algorithm")] = None,
+    fmt: FormatOption = OutputFormat.text,
+) -> None:
+    """List every algorithm with its options (`--opt key=value`, `[algorithm.options]`) and modes."""
+    from rich.table import Table
+
+    from fedtopic.algorithms.registry import algorithm_names, get_algorithm
+
+    described = [get_algorithm(n).describe() for n in ([name] if name else algorithm_names())]
+    if fmt is OutputFormat.json:
+        print_json(described if name is None else described[0])
+        return
+    for d in described:
+        update = d["update"]
+        carried = f"; sends {update['kind']}, protections: {', '.join(update['protections'])}" if update else ""
+        stdout_console.print(f"[bold]{d['name']}[/]  {d['summary']}")
+        stdout_console.print(f"  modes: {', '.join(d['modes'])}{carried}; paper: {d['paper']}", highlight=False)
+        table = Table("option", "type", "default", "meaning", box=None, pad_edge=False, padding=(0, 2, 0, 2))
+        for o in d["options"]:
+            choices = f" ({' | '.join(o['choices'])})" if "choices" in o else ""
+            table.add_row(o["name"], o["type"], o["default_text"], o["help"] + choices)
+        stdout_console.print(table)
+        stdout_console.print()

@@ -1,0 +1,80 @@
+"""`fedtopic vocab build | merge | show`: the shared vocabulary a consortium needs for its own documents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from fedtopic.cli.output import FormatOption, OutputFormat, emit
+
+app = typer.Typer(help="Vocabularies for your own documents: one party's with counts, a consortium's merged one.",
+                  no_args_is_help=True)
+
+
+def _refuse_existing(out: Path, overwrite: bool) -> None:
+    from fedtopic.errors import ConfigError
+
+    if out.exists() and not overwrite:
+        raise ConfigError(f"{out} exists; pick another --out or pass --overwrite")
+
+
+@app.command("build")
+def build(
+    corpus: Annotated[Path, typer.Argument(help="this party's documents: a folder of .txt, a .jsonl, or a UCI docword file")],
+    out: Annotated[Path, typer.Option(help="the counts file to write (JSON)")] = Path("party-vocab.json"),
+    overwrite: Annotated[bool, typer.Option(help="replace --out if it exists")] = False,
+    fmt: FormatOption = OutputFormat.text,
+) -> None:
+    """Count every word of one party's documents (document and term frequency; nothing is cut yet)."""
+    from fedtopic.corpus.readers import read_corpus
+    from fedtopic.corpus.vocab_counts import VocabularyCounts
+
+    _refuse_existing(out, overwrite)
+    counts = VocabularyCounts.from_corpus(read_corpus(corpus, min_df=1, max_df=1.0))
+    counts.save(out)
+    emit({"out": str(out), "words": len(counts.words), "documents": counts.documents,
+          "tokens": int(counts.term_frequency.sum())}, fmt,
+         [f"{out}: {len(counts.words):,} words over {counts.documents:,} documents "
+          f"({int(counts.term_frequency.sum()):,} tokens); send it to whoever merges the consortium's vocabulary"])
+
+
+@app.command("merge")
+def merge(
+    files: Annotated[list[Path], typer.Argument(help="every party's counts file (from `fedtopic vocab build`)")],
+    out: Annotated[Path, typer.Option(help="the consortium's vocabulary to write (JSON; give it to `node run --vocab`)")] = Path("vocab.json"),
+    min_df: Annotated[int, typer.Option(min=1, help="keep words in at least this many documents, pooled")] = 2,
+    max_df: Annotated[float, typer.Option(min=0.0, max=1.0, help="drop words in more than this fraction of documents, pooled")] = 0.5,
+    max_size: Annotated[Optional[int], typer.Option(min=1, help="then keep at most this many words")] = None,
+    overwrite: Annotated[bool, typer.Option(help="replace --out if it exists")] = False,
+    fmt: FormatOption = OutputFormat.text,
+) -> None:
+    """Merge the parties' counts into the consortium's vocabulary (the same files give the same ids everywhere)."""
+    from fedtopic.corpus.vocab_counts import VocabularyCounts, merge_counts
+
+    _refuse_existing(out, overwrite)
+    merged = merge_counts([VocabularyCounts.load(f) for f in files], min_df=min_df, max_df=max_df, max_size=max_size)
+    merged.save(out)
+    emit({"out": str(out), "words": len(merged.words), "documents": merged.documents, "parties": len(files)}, fmt,
+         [f"{out}: {len(merged.words):,} words from {len(files)} parties ({merged.documents:,} documents); "
+          "every party runs `fedtopic node run ... --corpus THEIR_DOCS --vocab` with this file"])
+
+
+@app.command("show")
+def show(
+    file: Annotated[Path, typer.Argument(help="a vocabulary or counts file, or a run folder's vocab.json")],
+    top: Annotated[int, typer.Option(min=1, help="words to show")] = 20,
+    fmt: FormatOption = OutputFormat.text,
+) -> None:
+    """Size and first words of a vocabulary file."""
+    from fedtopic.corpus.vocabulary import Vocabulary
+    from fedtopic.errors import CorpusError
+
+    try:
+        vocab = Vocabulary.from_json(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CorpusError(f"{file}: cannot be read ({exc})") from None
+    words = list(vocab.words[:top])
+    emit({"file": str(file), "words": len(vocab), "first": words}, fmt,
+         [f"{file}: {len(vocab):,} words", " ".join(words)])

@@ -1,0 +1,81 @@
+"""One simulated consortium, any federated algorithm: pick the harness its mode needs, write the run folder.
+
+Asynchronous algorithms run their parties as threads over an in-memory board
+or encrypted channels on an embedded chain (``threads``); synchronous ones run
+a real aggregator child process on loopback with the parties as threads over
+HTTP (``csfed_loopback``). ``fedtopic simulate`` and ``fedtopic.api.simulate``
+both come here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fedtopic.algorithms.base import Mode, TrainSpec
+from fedtopic.algorithms.registry import get_algorithm
+from fedtopic.consortium.init import cp_from_consortia, party_ids
+from fedtopic.corpus.training_data import TrainingData
+from fedtopic.errors import ConfigError
+
+TRANSPORTS = ("memory", "chain")
+
+
+@dataclass(frozen=True)
+class Harness:
+    """How to run the consortium: who reads whom, and the mode's transport settings."""
+
+    ids: Sequence[str] | None = None  # default p1..pP
+    cp: Mapping[str, Sequence[str]] | None = None  # default: everyone reads everyone
+    transport: str = "memory"  # asynchronous
+    max_delay: float = 0.0  # asynchronous: U(0, max) seconds after every round
+    protection: str = "none"  # synchronous
+    delta: float = 0.005
+    key_bits: int = 2048
+    compare_centralized: bool = False
+
+
+def simulate_run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, harness: Harness = Harness(), *,
+                 on_round: Callable[..., None] | None = None,
+                 say: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+    """Train ``algorithm`` with one party per ``data.parties``; writes ``run_dir`` and returns its summary."""
+    from fedtopic.consortium.config import PROTECTIONS
+
+    algo = get_algorithm(algorithm)
+    ids = list(harness.ids or party_ids(len(data.parties)))
+    if len(ids) != len(data.parties):
+        raise ConfigError(f"{len(ids)} party ids for {len(data.parties)} parties' data")
+    if Mode.sync in algo.modes:
+        if harness.protection not in PROTECTIONS:
+            raise ConfigError(f"unknown protection {harness.protection!r}: choose one of {', '.join(PROTECTIONS)}")
+        from fedtopic.simulation.csfed_loopback import simulate_csfed
+
+        return simulate_csfed(data, spec, run_dir, algorithm=algorithm, protection=harness.protection,
+                              delta=harness.delta, key_bits=harness.key_bits, seed=spec.seed,
+                              compare_centralized=harness.compare_centralized, say=say)
+    algo.require(Mode.async_, "a simulation")
+    if harness.transport not in TRANSPORTS:
+        raise ConfigError(f"unknown transport {harness.transport!r}: choose {' or '.join(TRANSPORTS)}")
+    from fedtopic.node.transport import ChannelTransport, InMemoryBoard
+    from fedtopic.simulation.chain_setup import chain_usage, embedded_consortium
+    from fedtopic.simulation.dafed_run import write_dafed_run
+    from fedtopic.simulation.threads import run_simulation
+
+    cp = harness.cp if harness.cp is not None else cp_from_consortia([ids])
+    shape = (data.train.n_words, spec.topics)
+    extra: dict[str, object] = {"transport": harness.transport, "schedule": "threads"}
+    if harness.transport == "chain":
+        chain = embedded_consortium(ids, cp, shape, seed=spec.seed)
+        transports: list[ChannelTransport] = list(chain.channels)
+    else:
+        board = InMemoryBoard(cp)
+        transports = [board.channel(pid, shape) for pid in ids]
+    sim = run_simulation(data.parties, spec, transports, cp, algorithm=algorithm, max_delay=harness.max_delay,
+                         on_round=on_round)
+    if harness.transport == "chain":
+        usage = chain_usage(chain.w3, chain.first_block)
+        extra |= {"chain_transactions": usage.transactions, "chain_calldata_bytes": usage.calldata_bytes,
+                  "chain_gas_used": usage.gas_used}
+    return write_dafed_run(data, spec, sim, run_dir, algorithm=algorithm, max_delay=harness.max_delay, extra=extra)
