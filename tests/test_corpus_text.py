@@ -72,7 +72,8 @@ def test_vocabulary_rejects_duplicates_and_bad_json():
     with pytest.raises(CorpusError, match="not valid JSON"):
         Vocabulary.from_json("{nope")
     with pytest.raises(CorpusError, match="format"):
-        Vocabulary.from_json('{"words": ["a"]}')
+        Vocabulary.from_json('{"vocab": ["a"]}')
+    assert Vocabulary.from_json('{"words": ["a", "b"], "tokenizer": {}}').words == ("a", "b")  # a run's vocab.json
     with pytest.raises(CorpusError, match="non-empty strings"):
         Vocabulary.from_json('{"format": "fedtopic.vocabulary", "version": 1, "words": ["a", 3]}')
 

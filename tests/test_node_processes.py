@@ -57,7 +57,7 @@ def test_three_node_processes_train_and_a_killed_node_resumes(tmp_path, capsys):
         summaries = {p: json.loads(out) for p, (out, _) in outs.items()}
         assert max(s["sweeps"] for s in summaries.values()) == ITERATIONS
         assert all(s["perplexity"] > 1 for s in summaries.values())
-        assert "resum" in (tmp_path / "p2-restart.log").read_text().lower() or summaries["p2"]["rounds"] >= 3
+        assert "p2: resumed from" in (tmp_path / "p2-restart.log").read_text()
         for p in summaries:
             model = tmp_path / "c" / "state" / p / "model"
             assert (model / "theta.npy").is_file() and (model / "model.npz").is_file()

@@ -31,11 +31,12 @@ def demo(
     max_delay: Annotated[float, typer.Option(min=0.0, help="random per-round delay U(0, max) seconds (paper §8.1)")] = 0.02,
     seed: Annotated[int, typer.Option(help="random seed")] = 0,
     out: Annotated[Path, typer.Option(help="run folder")] = Path("runs/demo"),
+    overwrite: Annotated[bool, typer.Option(help="replace an existing run in --out")] = False,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
     """Train DAFed-LDA over per-party channel contracts on an embedded chain; compare with centralized and stand-alone LDA."""
     opts = DemoOptions(dataset=dataset, parties=parties, topics=topics, iterations=iterations, max_delay=max_delay, seed=seed)
-    run_dir = prepare_run_dir(out, overwrite=True)
+    run_dir = prepare_run_dir(out, overwrite=overwrite)
     data = load_training_data(dataset=dataset, corpus=None, n_parties=parties, scheme="a", seed=seed)
     say = (lambda msg: stderr_console.print(f"[bold cyan]»[/] {msg}")) if fmt is OutputFormat.text else (lambda msg: None)
     say(f"{dataset}: {data.train.n_docs:,} training documents split among {parties} parties, {data.test.n_docs:,} held out, V={data.train.n_words:,}")
@@ -48,7 +49,7 @@ def demo(
 
 
 def _print_report(report: dict, run_dir: Path) -> None:
-    topics = Table("topic", "top words (DAFed-LDA, party p1's Φ_Σ)", title="Topics")
+    topics = Table("topic", "top words (DAFed-LDA, party p1's consortium Φ)", title="Topics")
     for t in json.loads((run_dir / "topics.json").read_text()):
         topics.add_row(str(t["topic"]), " ".join(t["words"]))
     stdout_console.print(topics)

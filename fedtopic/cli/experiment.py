@@ -36,7 +36,7 @@ PAPER = {
 
 def experiment(
     name: Annotated[str, typer.Argument(help=f"one of: {', '.join(EXPERIMENTS)}, timing (Table 4)")],
-    dataset: Annotated[Optional[str], typer.Option(help="dataset (default 20newsgroups; bbc-news with --quick)")] = None,
+    dataset: Annotated[Optional[str], typer.Option(help="dataset (default 20newsgroups; bbc-news with --quick; timing always uses synthetic data at its own scale)")] = None,
     out: Annotated[Path, typer.Option(help="folder for summary.json and plots")] = Path("runs/experiment"),
     quick: Annotated[bool, typer.Option(help="a small grid (5 parties, 40 sweeps) for a smoke run")] = False,
     iterations: Annotated[Optional[int], typer.Option(min=1, help="override the sweeps per run")] = None,

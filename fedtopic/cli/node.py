@@ -84,4 +84,4 @@ def _report(summary: dict, party: str, fmt: OutputFormat) -> None:
         return
     stopped = f" ({summary['stopped_by']})" if "stopped_by" in summary else ""
     stdout_console.print(f"party {party}: {summary['rounds']} rounds{stopped}, held-out perplexity "
-                         f"{summary['perplexity']:.1f}; θ_p and Φ_Σ in {summary['run']}")
+                         f"{summary['perplexity']:.1f}; its θ and the consortium's Φ in {summary['run']}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from enum import Enum
 from typing import Annotated, Any
 
@@ -18,7 +19,8 @@ from rich.progress import (
 )
 
 stderr_console = Console(stderr=True)
-stdout_console = Console()
+stdout_console = Console(width=None if sys.stdout.isatty() else 200, soft_wrap=not sys.stdout.isatty())
+"""Wide and unwrapped when redirected: a file gets whole names and table rows, not an 80-column terminal's cut."""
 
 
 class OutputFormat(str, Enum):

@@ -55,18 +55,31 @@ def plot_histogram(path: Path, values: Sequence[int], *, xlabel: str, title: str
     return path
 
 
-def plot_grouped_bars(path: Path, groups: Sequence[str], series: Mapping[str, Sequence[float]], *, ylabel: str, title: str) -> Path:
-    """Side-by-side bars: one group per label in ``groups``, one bar per named series."""
-    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
+def plot_grouped_bars(path: Path, groups: Sequence[str], series: Mapping[str, Sequence[float]], *, ylabel: str,
+                      title: str, logy: bool | None = None) -> Path:
+    """Side-by-side bars: one categorical group per label in ``groups``, one bar per named series.
+
+    ``logy=None`` picks a log scale when the positive values span more than two orders of magnitude (so no bar
+    is invisible next to the largest); many or long group labels are rotated so they never overlap.
+    """
+    positive = [v for values in series.values() for v in values if v > 0]
+    if logy is None:
+        logy = bool(positive) and max(positive) / min(positive) > 100
+    wide = len(groups) > 4 or max((len(g) for g in groups), default=0) * len(groups) > 60
+    fig, ax = plt.subplots(figsize=(max(7.0, 0.6 * len(groups) * max(len(series), 1)), 4.8 if wide else 4.5), dpi=110)
     width = 0.8 / max(len(series), 1)
     for i, (name, values) in enumerate(series.items()):
         xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
         bars = ax.bar(xs, list(values), width=width, label=name)
-        ax.bar_label(bars, fmt="%.0f", fontsize=7)
-    ax.set_xticks(range(len(groups)), list(groups))
-    ax.set_ylabel(ylabel)
+        if len(groups) * len(series) <= 12:
+            ax.bar_label(bars, fmt="%.3g", fontsize=7)
+    ax.set_xticks(range(len(groups)), list(groups), rotation=35 if wide else 0, ha="right" if wide else "center")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_ylabel(ylabel + (" (log scale)" if logy else ""))
     ax.set_title(title)
-    ax.legend()
+    if len(series) > 1:
+        ax.legend()
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

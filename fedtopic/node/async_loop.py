@@ -70,6 +70,7 @@ def run_party(
     genesis_timeout: float = 120.0,
     converge_tol: float | None = None,
     checkpoint: Path | None = None,
+    say: Callable[[str], None] = lambda _: None,
 ) -> PartyLog:
     """Run party ``party`` until it or any party it reads reaches ``max_sweeps`` (or ``stop`` aborts it).
 
@@ -92,6 +93,8 @@ def run_party(
     if checkpoint is not None and checkpoint.exists():
         info = load_checkpoint(checkpoint, party)
         log.rounds, log.sweeps = info.round, info.sweeps
+        say(f"{party.party_id}: resumed from {checkpoint} at round {info.round} ({info.sweeps} sweeps; "
+            f"round {info.round} {'published' if info.published else 'not yet published'})")
         if not info.published and transport.latest_round(party.party_id) != info.round:
             publish(info.round, party.own_counts())
     else:

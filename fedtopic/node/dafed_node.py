@@ -59,11 +59,12 @@ def run_dafed_node(
         on_round=on_round,
         genesis_timeout=genesis_timeout,
         checkpoint=state_dir / "checkpoint.npz",
+        say=say,
         converge_tol=cfg.algorithm.spec().options["converge_tol"],
     )
     party.absorb(transport.read_latest())
     return write_party_model(state_dir / "model", party, data.test, data.tokenizer, {
-        "algorithm": "dafed-lda", "dataset": cfg.data.dataset or "own corpus", "parties": len(cfg.parties),
+        "algorithm": cfg.algorithm.name, "dataset": cfg.data.dataset or "own corpus", "parties": len(cfg.parties),
         "wall_seconds": log.compute_seconds + log.comm_seconds + log.delay_seconds, "bytes_sent": log.bytes_sent,
         "rounds": log.rounds, "stopped_by": log.stopped_by, "bytes_received": log.bytes_received,
         "comm_seconds_per_round": log.comm_seconds / max(log.rounds, 1),

@@ -1,0 +1,87 @@
+"""Bringing one's own documents: `simulate --corpus`, `vocab build | merge`, node runs with --corpus --vocab, and
+the Python API, each from raw text files."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import numpy as np
+import pytest
+from _csfed_setup import make_consortium
+from _texts import THEMES, theme_texts, write_jsonl
+
+import fedtopic
+from fedtopic.cli.main import main
+from fedtopic.corpus.vocabulary import Vocabulary
+from fedtopic.node.csfed_node import run_csfed_node
+from fedtopic.simulation.aggregator_proc import AggregatorProcess
+
+pytestmark = pytest.mark.xdist_group("csfed-aggregator")
+
+
+def test_simulate_csfed_on_a_corpus_file(tmp_path, capsys):
+    corpus = write_jsonl(tmp_path / "my.jsonl", theme_texts(120, seed=1))
+    out = tmp_path / "run"
+    assert main(["simulate", "--algorithm", "csfed-lda", "--corpus", str(corpus), "--parties", "4", "-k", "2",
+                 "--iterations", "30", "--opt", "alpha=0.1", "--out", str(out), "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["parties"] == 4 and summary["dataset"] == str(corpus) and summary["rounds"] == 31
+    topics = [set(t["words"][:5]) for t in json.loads((out / "topics.json").read_text())]
+    themes = [set(words) for words in THEMES.values()]
+    assert all(any(len(t & th) >= 4 for th in themes) for t in topics)  # each topic is one theme
+
+
+def test_vocab_build_merge_then_node_runs_on_own_documents(tmp_path, capsys):
+    config, cfg = make_consortium(tmp_path / "c", protection="none", iterations=4)
+    corpora = {pid: write_jsonl(tmp_path / f"{pid}.jsonl", theme_texts(40 + 10 * i, seed=10 + i))
+               for i, pid in enumerate(cfg.party_ids)}
+    counts = []
+    for pid, corpus in corpora.items():
+        counts.append(tmp_path / f"{pid}-vocab.json")
+        assert main(["vocab", "build", str(corpus), "--out", str(counts[-1]), "--format", "json"]) == 0
+    vocab = tmp_path / "vocab.json"
+    assert main(["vocab", "merge", *map(str, counts), "--out", str(vocab), "--min-df", "1", "--max-df", "1.0", "--format", "json"]) == 0
+    merged = json.loads(vocab.read_text())
+    assert sorted(merged["words"]) == sorted(w for words in THEMES.values() for w in words)
+    assert merged["documents"] == sum(40 + 10 * i for i in range(3))
+    assert main(["vocab", "merge", *map(str, counts), "--out", str(vocab)]) == 2  # refuses to overwrite
+    capsys.readouterr()
+    results: dict = {}
+    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as agg:
+        def one(pid: str) -> None:
+            try:
+                results[pid] = run_csfed_node(cfg, config, pid, corpus=corpora[pid], vocab=vocab, url=agg.url,
+                                              say=lambda _: None, round_timeout=120.0)
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                results[pid] = exc
+
+        threads = [threading.Thread(target=one, args=(pid,)) for pid in cfg.party_ids]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(240)
+    assert all(isinstance(r, dict) for r in results.values()), results
+    phis = [np.load(config.parent / "state" / pid / "model" / "model.npz")["phi"] for pid in cfg.party_ids]
+    assert all(np.array_equal(phis[0], p) for p in phis[1:])
+    # a run folder's vocab.json is a vocabulary too
+    run_vocab = config.parent / "state" / "p1" / "model" / "vocab.json"
+    assert Vocabulary.from_json(run_vocab.read_text()).words == tuple(merged["words"])
+
+
+def test_python_api_train_infer_save_load_simulate(tmp_path):
+    texts = theme_texts(80, seed=3)
+    model = fedtopic.train(texts, topics=2, iterations=40, seed=1, alpha=0.1)
+    tops = [set(words) for words in model.top_words(5)]
+    assert all(any(len(t & set(th)) >= 4 for th in THEMES.values()) for t in tops)
+    theta = model.transform(["football goal team striker", "bank market stock price"])
+    assert theta.shape == (2, 2) and np.allclose(theta.sum(axis=1), 1) and theta[0].argmax() != theta[1].argmax()
+    assert np.array_equal(model.transform(["football goal"], seed=4), model.transform(["football goal"], seed=4))
+    model.save(tmp_path / "m")
+    again = fedtopic.load(tmp_path / "m")
+    assert np.array_equal(again.phi, model.phi) and again.vocab == model.vocab and again.algorithm == "centralized-lda"
+    run = fedtopic.simulate(texts, algorithm="dafed-lda", parties=3, topics=2, iterations=10, seed=2, steps=2,
+                            out=tmp_path / "sim")
+    assert run.summary["algorithm"] == "dafed-lda" and run.summary["steps"] == 2 and run.model.n_topics == 2
+    with pytest.raises(fedtopic.api.ConfigError, match="has no option 'stepz'"):
+        fedtopic.train(texts, topics=2, iterations=2, stepz=1)
