@@ -62,7 +62,7 @@ def run_demo(
     on_stage("training centralized LDA (all documents pooled) for comparison")
     central = run_baseline(data, "centralized-lda", central_spec, _mkdir(out / "centralized"), eval_every=max(opts.iterations // 10, 1), progress=baseline_progress)
     on_stage("training stand-alone LDA (each party alone) for comparison")
-    alone = run_baseline(data, "local-lda", central_spec, _mkdir(out / "standalone"), eval_every=opts.iterations, progress=baseline_progress)
+    alone = run_baseline(data, "local-lda", central_spec, _mkdir(out / "standalone"), eval_every=max(opts.iterations // 10, 1), progress=baseline_progress)
     runs = {"dafed-lda": dafed, "centralized-lda": central, "stand-alone": alone}
     plot_grouped_bars(
         out / "comparison.png",
