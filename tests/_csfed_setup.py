@@ -37,14 +37,17 @@ def make_consortium(root: Path, *, protection: str, steps: int = 1, deadline: fl
 
 
 def run_parties(config: Path, cfg: ConsortiumConfig, url: str, *, fail: dict | None = None,
-                **kwargs) -> dict[str, dict | BaseException]:
-    """Every party as a thread in this process over real HTTP; summary or the exception each one ended with."""
+                per_party: dict[str, dict] | None = None, **kwargs) -> dict[str, dict | BaseException]:
+    """Every party as a thread in this process over real HTTP; summary or the exception each one ended with.
+
+    ``kwargs`` go to every party's ``run_csfed_node``, ``per_party[pid]`` to that party's only."""
     out: dict[str, dict | BaseException] = {}
 
     def one(pid: str) -> None:
         try:
             out[pid] = run_csfed_node(cfg, config, pid, url=url, say=lambda _: None, round_timeout=120.0,
-                                      on_round=(fail or {}).get(pid), **kwargs)
+                                      on_round=(fail or {}).get(pid), **kwargs,
+                                      **(per_party or {}).get(pid, {}))
         except BaseException as exc:  # noqa: BLE001 - reported to the test
             out[pid] = exc
 

@@ -4,17 +4,15 @@ the Python API, each from raw text files."""
 from __future__ import annotations
 
 import json
-import threading
 
 import numpy as np
 import pytest
-from _csfed_setup import make_consortium
+from _csfed_setup import make_consortium, run_parties
 from _texts import THEMES, theme_texts, write_jsonl
 
 import fedtopic
 from fedtopic.cli.main import main
 from fedtopic.corpus.vocabulary import Vocabulary
-from fedtopic.node.csfed_node import run_csfed_node
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
 pytestmark = pytest.mark.xdist_group("csfed-aggregator")
@@ -47,20 +45,9 @@ def test_vocab_build_merge_then_node_runs_on_own_documents(tmp_path, capsys):
     assert merged["documents"] == sum(40 + 10 * i for i in range(3))
     assert main(["vocab", "merge", *map(str, counts), "--out", str(vocab)]) == 2  # refuses to overwrite
     capsys.readouterr()
-    results: dict = {}
     with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as agg:
-        def one(pid: str) -> None:
-            try:
-                results[pid] = run_csfed_node(cfg, config, pid, corpus=corpora[pid], vocab=vocab, url=agg.url,
-                                              say=lambda _: None, round_timeout=120.0)
-            except BaseException as exc:  # noqa: BLE001 - reported below
-                results[pid] = exc
-
-        threads = [threading.Thread(target=one, args=(pid,)) for pid in cfg.party_ids]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(240)
+        results = run_parties(config, cfg, agg.url, per_party={pid: {"corpus": corpora[pid]} for pid in corpora},
+                              vocab=vocab)
     assert all(isinstance(r, dict) for r in results.values()), results
     phis = [np.load(config.parent / "state" / pid / "model" / "model.npz")["phi"] for pid in cfg.party_ids]
     assert all(np.array_equal(phis[0], p) for p in phis[1:])
