@@ -72,3 +72,30 @@ def test_python_api_train_infer_save_load_simulate(tmp_path):
     assert run.summary["algorithm"] == "dafed-lda" and run.summary["steps"] == 2 and run.model.n_topics == 2
     with pytest.raises(fedtopic.api.ConfigError, match="has no option 'stepz'"):
         fedtopic.train(texts, topics=2, iterations=2, stepz=1)
+
+
+def test_vocab_align_through_the_aggregator_gives_every_party_the_same_union(tmp_path, capsys):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fedtopic.node.vocab_align import align_vocabulary
+
+    config, cfg = make_consortium(tmp_path / "c", protection="none", iterations=4)
+    corpora = {pid: write_jsonl(tmp_path / f"{pid}.jsonl", theme_texts(30 + 10 * i, seed=20 + i))
+               for i, pid in enumerate(cfg.party_ids)}
+    first, *others = cfg.party_ids
+    out = tmp_path / f"{first}-vocab.json"
+    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as agg, ThreadPoolExecutor(len(others)) as pool:
+        futures = [pool.submit(align_vocabulary, cfg, config, pid, corpora[pid], url=agg.url, min_df=1, max_df=1.0,
+                               timeout=60, say=lambda _: None) for pid in others]
+        assert main(["vocab", "align", str(corpora[first]), "--config", str(config), "--party", first,
+                     "--url", agg.url, "--min-df", "1", "--max-df", "1.0", "--timeout", "60",
+                     "--out", str(out), "--format", "json"]) == 0
+        unions = [f.result(timeout=60) for f in futures]
+        # a party whose key is not its own is refused before anything is posted
+        assert main(["vocab", "align", str(corpora[first]), "--config", str(config), "--party", first,
+                     "--key", str(config.parent / "keys" / f"{others[0]}.key.json"), "--url", agg.url,
+                     "--out", str(tmp_path / "x.json")]) == 2
+    written = Vocabulary.from_json(out.read_text())
+    assert all(u == written for u in unions)
+    assert sorted(written.words) == sorted(w for words in THEMES.values() for w in words)
+    assert json.loads(capsys.readouterr().out)["words"] == len(written)

@@ -210,6 +210,12 @@ class Algorithm(ABC):
             runs = ", ".join(m.label for m in sorted(self.modes, key=lambda m: m.value))
             raise ConfigError(f"{command} needs an algorithm that runs {mode.label}; {self.name} runs: {runs}")
 
+    def evaluation_alpha(self, spec: TrainSpec) -> float:
+        """The symmetric Dirichlet α that held-out fold-in uses for this algorithm's Φ: the ``alpha`` option if
+        it has one, else 50/K (paper-wide default of the LDA family, §8.1 of the CSFed/DAFed paper)."""
+        alpha = spec.options.get("alpha")
+        return 50.0 / spec.topics if alpha is None else float(alpha)  # type: ignore[arg-type]
+
     # training --------------------------------------------------------------------------------
     def fit(self, parts: Sequence[Corpus], spec: TrainSpec,
             callback: IterationCallback | None = None) -> list[Fitted]:

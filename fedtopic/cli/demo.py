@@ -63,7 +63,7 @@ def _print_report(report: dict, run_dir: Path) -> None:
         f"DAFed-LDA vs centralized: {100 * report['dafed_vs_centralized_perplexity_gap']:+.1f} % perplexity. "
         f"On chain: {report['chain_transactions']:,} transactions, {report['chain_calldata_bytes']:,} calldata bytes, "
         f"{report['chain_gas_used']:,} gas; {report['bytes_sent']:,} payload bytes published.\n"
-        f"Staleness of the counts parties used (rounds behind: reads): {hist}\n"
+        f"Staleness of the counts parties used (rounds behind: reads; negative: the other party was ahead): {hist}\n"
         f"Run folder: {run_dir} — summary.json, topics.json, comparison.png, dafed/ (staleness.png, rounds.png), "
         f"centralized/ (perplexity.png), standalone/"
     )

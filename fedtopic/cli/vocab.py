@@ -1,4 +1,4 @@
-"""`fedtopic vocab build | merge | show`: the shared vocabulary a consortium needs for its own documents."""
+"""`fedtopic vocab build | merge | align | show`: the shared vocabulary a consortium needs for its own documents."""
 
 from __future__ import annotations
 
@@ -78,3 +78,35 @@ def show(
     words = list(vocab.words[:top])
     emit({"file": str(file), "words": len(vocab), "first": words}, fmt,
          [f"{file}: {len(vocab):,} words", " ".join(words)])
+
+
+@app.command("align")
+def align(
+    corpus: Annotated[Path, typer.Argument(help="this party's documents: a folder of .txt, a .jsonl, or a UCI docword file")],
+    config: Annotated[Path, typer.Option(help="the consortium's consortium.toml")],
+    party: Annotated[str, typer.Option(help="this party's id")],
+    key: Annotated[Optional[Path], typer.Option(help="this party's private key file (default: keys/<party>.key.json beside the config)")] = None,
+    out: Annotated[Path, typer.Option(help="the consortium's vocabulary to write (JSON; give it to `node run --vocab`)")] = Path("vocab.json"),
+    min_df: Annotated[int, typer.Option(min=1, help="post only words in at least this many of this party's documents")] = 2,
+    max_df: Annotated[float, typer.Option(min=0.0, max=1.0, help="post only words in at most this fraction of this party's documents")] = 0.5,
+    url: Annotated[Optional[str], typer.Option(help="aggregator URL (default: aggregator.url of the config)")] = None,
+    session: Annotated[Optional[str], typer.Option(help="alignment session id (default: derived from the config)")] = None,
+    timeout: Annotated[float, typer.Option(min=0.0, help="seconds to wait for the other parties' words")] = 3600.0,
+    overwrite: Annotated[bool, typer.Option(help="replace --out if it exists")] = False,
+    fmt: FormatOption = OutputFormat.text,
+) -> None:
+    """Align the consortium's vocabulary through the aggregator: post this party's words (never counts or
+    documents), receive the union every party receives. Every party runs this; all get the same file."""
+    from fedtopic.cli.output import stderr_console
+    from fedtopic.consortium.config import load_consortium
+    from fedtopic.node.vocab_align import align_vocabulary
+
+    _refuse_existing(out, overwrite)
+    cfg = load_consortium(config)
+    vocab = align_vocabulary(cfg, config, party, corpus, key_file=key, url=url, session=session, min_df=min_df,
+                             max_df=max_df, timeout=timeout,
+                             say=lambda msg: stderr_console.print(msg, highlight=False))
+    out.write_text(vocab.to_json(), encoding="utf-8")
+    emit({"out": str(out), "words": len(vocab), "parties": len(cfg.parties)}, fmt,
+         [f"{out}: {len(vocab):,} words aligned over {len(cfg.parties)} parties; "
+          "run `fedtopic node run ... --corpus THEIR_DOCS --vocab` with this file"])

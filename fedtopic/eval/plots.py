@@ -66,7 +66,7 @@ def plot_grouped_bars(path: Path, groups: Sequence[str], series: Mapping[str, Se
     if logy is None:
         logy = bool(positive) and max(positive) / min(positive) > 100
     wide = len(groups) > 4 or max((len(g) for g in groups), default=0) * len(groups) > 60
-    fig, ax = plt.subplots(figsize=(max(7.0, 0.6 * len(groups) * max(len(series), 1)), 4.8 if wide else 4.5), dpi=110)
+    fig, ax = plt.subplots(figsize=(min(14.0, max(7.0, 0.6 * len(groups) * max(len(series), 1))), 4.8 if wide else 4.5), dpi=110)
     width = 0.8 / max(len(series), 1)
     for i, (name, values) in enumerate(series.items()):
         xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
@@ -80,6 +80,38 @@ def plot_grouped_bars(path: Path, groups: Sequence[str], series: Mapping[str, Se
     ax.set_title(title)
     if len(series) > 1:
         ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def plot_model_comparison(path: Path, models: Mapping[str, Mapping[str, float | None]],
+                          metrics: Sequence[tuple[str, str]], *, title: str) -> Path:
+    """One panel per metric (``(key, label)``), one labelled dot per model on a categorical axis.
+
+    Dots instead of bars: held-out figures of rival models differ by a few per cent, which bars from zero hide.
+    Metrics no model has are left out.
+    """
+    shown = [(k, label) for k, label in metrics if any(m.get(k) is not None for m in models.values())]
+    names = list(models)
+    fig, axes = plt.subplots(1, len(shown), figsize=(3.2 * len(shown) + 1.2, 0.45 * len(names) + 1.8), dpi=110,
+                             squeeze=False, sharey=True)
+    for ax, (key, label) in zip(axes[0], shown):
+        values = [models[n].get(key) for n in names]
+        ys = [i for i, v in enumerate(values) if v is not None]
+        xs = [float(v) for v in values if v is not None]
+        ax.scatter(xs, ys, s=40, color=[f"C{i}" for i in ys], zorder=3)
+        for x, y in zip(xs, ys):
+            ax.annotate(f"{x:.3g}", (x, y), textcoords="offset points", xytext=(0, 7), ha="center", fontsize=8)
+        lo, hi = min(xs), max(xs)
+        pad = (hi - lo) * 0.25 or abs(hi) * 0.05 or 0.05
+        ax.set_xlim(lo - pad, hi + pad)
+        ax.set_title(label, fontsize=9)
+        ax.grid(axis="x", alpha=0.3)
+    axes[0][0].set_yticks(range(len(names)), names)
+    axes[0][0].set_ylim(len(names) - 0.5, -0.7)
+    fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

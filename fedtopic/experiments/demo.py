@@ -18,13 +18,16 @@ from fedtopic.algorithms.lda_party import RoundReport
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.init import cp_from_consortia, party_ids
 from fedtopic.corpus.training_data import TrainingData
-from fedtopic.eval.plots import plot_grouped_bars
+from fedtopic.eval.plots import plot_model_comparison
 from fedtopic.node.async_loop import PartyLog
 from fedtopic.runs.folder import write_json
 from fedtopic.simulation.baseline_run import ProgressFn, run_baseline
 from fedtopic.simulation.chain_setup import chain_usage, embedded_consortium
 from fedtopic.simulation.dafed_run import write_dafed_run
 from fedtopic.simulation.threads import run_simulation
+
+COMPARISON_METRICS = (("perplexity", "held-out perplexity (lower is better)"), ("npmi", "NPMI coherence"),
+                      ("topic_diversity", "topic diversity"), ("macro_f1", "macro-F1 of θ (labels)"))
 
 
 @dataclass(frozen=True)
@@ -64,11 +67,10 @@ def run_demo(
     on_stage("training stand-alone LDA (each party alone) for comparison")
     alone = run_baseline(data, "local-lda", central_spec, _mkdir(out / "standalone"), eval_every=max(opts.iterations // 10, 1), progress=baseline_progress)
     runs = {"dafed-lda": dafed, "centralized-lda": central, "stand-alone": alone}
-    plot_grouped_bars(
+    plot_model_comparison(
         out / "comparison.png",
-        ["held-out perplexity"],
-        {name: [r["perplexity"] for r in [run]] for name, run in runs.items()},
-        ylabel="perplexity (document completion; lower is better)",
+        {name: {k: run.get(k) for k, _ in COMPARISON_METRICS} for name, run in runs.items()},
+        COMPARISON_METRICS,
         title=f"{opts.dataset}, {opts.parties} parties, K={opts.topics}, {opts.iterations} sweeps",
     )
     report = dafed | {

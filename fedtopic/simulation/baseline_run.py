@@ -16,7 +16,6 @@ import numpy as np
 
 from fedtopic.algorithms.base import Mode, TrainSpec
 from fedtopic.algorithms.lda_family import merge_corpora
-from fedtopic.algorithms.lda_options import hyper_from_spec
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.corpus.types import Corpus
@@ -62,20 +61,20 @@ def run_baseline(
     """
     algo = get_algorithm(algorithm)
     algo.require(Mode.centralised, "`fedtopic train`")
-    hyper = hyper_from_spec(spec)
-    alpha = hyper.resolved_alpha
-    curve_test = _curve_corpus(data.test, hyper.seed)
+    alpha = algo.evaluation_alpha(spec)
+    curve_test = _curve_corpus(data.test, spec.seed)
     curve: dict[int, list[tuple[int, float]]] = {}
     loglik: dict[int, list[tuple[int, float]]] = {}
 
-    def on_sweep(party: int, iteration: int, model: Any) -> None:  # the model in training: phi(), log_likelihood()
+    def on_sweep(party: int, iteration: int, model: Any) -> None:  # the model in training: phi(), maybe log_likelihood()
         metrics: dict[str, float] = {}
-        if iteration % eval_every == 0 or iteration == hyper.iterations:
-            ppl = completion_perplexity(model.phi(), curve_test, alpha, iterations=20, seed=hyper.seed)
+        if iteration % eval_every == 0 or iteration == spec.iterations:
+            ppl = completion_perplexity(model.phi(), curve_test, alpha, iterations=20, seed=spec.seed)
             curve.setdefault(party, []).append((iteration, ppl))
-            ll = model.log_likelihood()
-            loglik.setdefault(party, []).append((iteration, ll))
-            metrics = {"perplexity": ppl, "loglik": ll}
+            metrics = {"perplexity": ppl}
+            if hasattr(model, "log_likelihood"):
+                metrics["loglik"] = model.log_likelihood()
+                loglik.setdefault(party, []).append((iteration, metrics["loglik"]))
         if progress is not None:
             progress(party, iteration, metrics)
 
@@ -85,8 +84,9 @@ def run_baseline(
     trains = [merge_corpora(data.parties)] if len(models) == 1 else list(data.parties)
     train_seconds = time.perf_counter() - started
 
+    alpha, beta = models[0].model.alpha, models[0].model.beta
     per_model = [
-        evaluate_model(m.model.phi, alpha, train, data.test, theta_train=m.theta, fold_in_iterations=fold_in_iterations, seed=hyper.seed)
+        evaluate_model(m.model.phi, alpha, train, data.test, theta_train=m.theta, fold_in_iterations=fold_in_iterations, seed=spec.seed)
         for m, train in zip(models, trains)
     ]
     metrics = {k: float(np.mean([pm[k] for pm in per_model])) for k in per_model[0]}
@@ -95,7 +95,8 @@ def run_baseline(
     phi = models[0].model.phi
     words = top_words(phi, data.train.vocab, 10)
     write_topics(out, words)
-    save_topic_model(out, TopicModelFile(phi=phi, alpha=alpha, beta=hyper.beta, vocab=data.train.vocab, tokenizer=data.tokenizer))
+    save_topic_model(out, TopicModelFile(phi=phi, alpha=alpha, beta=beta, vocab=data.train.vocab, tokenizer=data.tokenizer,
+                                        algorithm=algorithm))
     if len(models) > 1:
         np.savez_compressed(out / "party_models.npz", phi=np.stack([m.model.phi for m in models]))
     _plot(out, algorithm, curve, loglik)
@@ -104,9 +105,9 @@ def run_baseline(
         "algorithm": algorithm,
         "dataset": data.name,
         "parties": len(data.parties),
-        "topics": hyper.n_topics,
-        "iterations": hyper.iterations,
-        "seed": hyper.seed,
+        "topics": spec.topics,
+        "iterations": spec.iterations,
+        "seed": spec.seed,
         "perplexity": metrics["perplexity"],
         "npmi": metrics["npmi"],
         "topic_diversity": metrics["topic_diversity"],
@@ -114,10 +115,9 @@ def run_baseline(
         "bytes_sent": 0,
         "train_seconds": train_seconds,
         "perplexity_eq16": metrics["perplexity_eq16"],
+        **{k: v for k, v in spec.options.items()},  # the algorithm's options as given (alpha resolved below)
         "alpha": alpha,
-        "beta": hyper.beta,
-        "sampler": hyper.sampler,
-        "threads": hyper.threads,
+        "beta": beta,
         "train_docs": data.train.n_docs,
         "train_tokens": data.train.n_tokens,
         "test_docs": data.test.n_docs,
@@ -140,10 +140,12 @@ def _plot(out: Path, algorithm: str, curve: dict[int, list[tuple[int, float]]], 
     plot_curves(
         out / "perplexity.png",
         series(curve),
-        xlabel="Gibbs iteration",
+        xlabel="iteration",
         ylabel=f"held-out perplexity (document completion, ≤{CURVE_TEST_DOCS} docs)",
         title=f"{algorithm}: held-out perplexity per iteration",
     )
+    if not loglik:
+        return
     plot_curves(
         out / "loglik.png",
         series(loglik),
