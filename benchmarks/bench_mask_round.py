@@ -29,8 +29,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from fedtopic.experiments.timing import (  # noqa: E402
+    TimingSettings,
+    csfed_round_records,
+    timing_corpora,
+)
 from fedtopic.node.csfed_loop import RoundRecord  # noqa: E402
-from fedtopic.experiments.timing import TimingSettings, csfed_round_records, timing_corpora  # noqa: E402
 
 PHASES = ("sweep_seconds", "encode_seconds", "submit_seconds", "fetch_seconds", "decode_seconds")
 TARGET = 1.2

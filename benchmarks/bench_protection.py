@@ -27,7 +27,13 @@ import numpy as np
 
 from fedtopic.crypto.keys import generate_party_keys
 from fedtopic.crypto.paillier import encrypt_ints, generate_paillier_keys
-from fedtopic.crypto.protect import PROTECTIONS, ObfuscatorPool, ProtectionContext, RoundInfo, rank_words
+from fedtopic.crypto.protect import (
+    PROTECTIONS,
+    ObfuscatorPool,
+    ProtectionContext,
+    RoundInfo,
+    rank_words,
+)
 from fedtopic.crypto.protect.base import HEADER
 from fedtopic.crypto.protect.fastpaillier import decrypt_parallel, default_workers
 

@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_sampler import BETA, synthetic_corpus  # noqa: E402
+
 from fedtopic.models.gibbs import resolve_sampler, sweep  # noqa: E402
 from fedtopic.models.state import init_state  # noqa: E402
 

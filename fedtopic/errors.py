@@ -48,3 +48,11 @@ class NetworkError(FedTopicError):
 
 class TrainingError(FedTopicError):
     """A federated training run cannot go on (checkpoint, round order, party)."""
+
+
+class PrivacyError(FedTopicError):
+    """A privacy parameter is out of range, or a privacy budget is spent."""
+
+
+class BudgetExhausted(PrivacyError):
+    """The next step would spend more than the privacy budget allows."""

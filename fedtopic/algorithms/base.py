@@ -169,10 +169,12 @@ class TrainSpec:
 
 @dataclass(frozen=True)
 class Fitted:
-    """A centralised fit's result: the model, and θ float64[D,K] of the documents it was trained on (in order)."""
+    """A centralised fit's result: the model, θ float64[D,K] of the documents it was trained on (in order), and
+    what else the algorithm reports (e.g. the privacy spent), merged into summary.json."""
 
     model: TopicModel
     theta: np.ndarray
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
 
 IterationCallback = Callable[[int, int, Any], None]

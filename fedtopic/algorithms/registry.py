@@ -18,6 +18,7 @@ _ENTRIES: dict[str, str] = {
     "local-lda": "fedtopic.algorithms.local_lda:LocalLDA",
     "csfed-lda": "fedtopic.algorithms.csfed_lda:CSFedLDA",
     "dafed-lda": "fedtopic.algorithms.dafed_lda:DAFedLDA",
+    "sub-lda": "fedtopic.algorithms.sub_lda:SubLDA",
 }
 
 

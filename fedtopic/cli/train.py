@@ -52,6 +52,8 @@ def train(
             info = f"party {party + 1}/{n_models} " if n_models > 1 else ""
             if "perplexity" in metrics:
                 info += f"held-out perplexity {metrics['perplexity']:.1f}"
+            if "epsilon" in metrics:
+                info += f", ε spent {metrics['epsilon']:.3g}"
             fields = {"info": info} if info else {}
             bar.update(task, completed=party * iterations + iteration, **fields)
 
@@ -65,4 +67,10 @@ def train(
         + (f", macro-F1 {summary['macro_f1']:.3f}" if "macro_f1" in summary else "")
         + f" in {summary['wall_seconds']:.1f} s"
     )
+    if "privacy" in summary:
+        p = summary["privacy"]
+        stdout_console.print(
+            f"privacy: ({p['epsilon']:.4g}, {p['delta']:g})-DP (Balle et al. 2020; classic {p['epsilon_classic']:.4g}); "
+            f"RDP {p['rdp_at_order']:.4g} at order {p['order']} over {p['steps']} iterations "
+            f"(γ = {p['sampling_rate']:g}, σ = {p['noise_multiplier']:.4g}; stopped by {summary['stopped_by']})")
     stdout_console.print(f"run folder: {run_dir} (summary.json, topics.json, model.npz, perplexity.png, loglik.png)")

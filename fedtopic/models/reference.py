@@ -58,3 +58,47 @@ def reference_sweep(
             state.n_wk[w, k] += 1
             state.n_k[k] += 1
     gen.store()
+
+
+def reference_dp_sweep(
+    state: LDAState,
+    words: np.ndarray,
+    doc_ptr: np.ndarray,
+    alpha: float,
+    beta: float,
+    *,
+    rate: float,
+    sigma: float,
+    clip: float = np.inf,
+    freq: np.ndarray | None = None,
+) -> int:
+    """Slow twin of ``_dp.dp_shard`` (SUB-LDA Alg. 1): same uniforms and normals in the same order; returns the
+    number of sampled tokens. ``freq`` bool[V,K] switches on adaptive subsampling (rate applies to frequent words)."""
+    from fedtopic.models.normal import PyNormal
+
+    n_words, n_topics = state.n_wk.shape
+    vbeta = n_words * beta
+    gen = PyXoroshiro(state.rng, 0)
+    normal = PyNormal(gen)
+    sampled = 0
+    for d in range(len(doc_ptr) - 1):
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            w, k = words[i], state.z[i]
+            r = rate if freq is None else (rate if freq[w, k] else 0.0)
+            if r <= 0.0 or (r < 1.0 and gen.next_double() >= r):
+                continue
+            sampled += 1
+            state.n_dk[d, k] -= 1
+            state.n_wk[w, k] -= 1
+            state.n_k[k] -= 1
+            noise = np.array([normal.next() for _ in range(n_topics)]) if sigma > 0 else np.zeros(n_topics)
+            noised = np.clip(state.n_wk[w] + sigma * noise, 0.0, clip)
+            p = conditional(state.n_dk[d].astype(np.float64), noised, state.n_k.astype(np.float64), alpha, beta, vbeta)
+            cum = np.cumsum(p)
+            k = min(int(np.searchsorted(cum, gen.next_double() * cum[-1], side="right")), n_topics - 1)
+            state.z[i] = k
+            state.n_dk[d, k] += 1
+            state.n_wk[w, k] += 1
+            state.n_k[k] += 1
+    gen.store()
+    return sampled

@@ -72,6 +72,8 @@ def run_baseline(
             ppl = completion_perplexity(model.phi(), curve_test, alpha, iterations=20, seed=spec.seed)
             curve.setdefault(party, []).append((iteration, ppl))
             metrics = {"perplexity": ppl}
+            if hasattr(model, "privacy"):  # a DP algorithm: the ε spent so far
+                metrics.update(model.privacy())
             if hasattr(model, "log_likelihood"):
                 metrics["loglik"] = model.log_likelihood()
                 loglik.setdefault(party, []).append((iteration, metrics["loglik"]))
@@ -126,6 +128,7 @@ def run_baseline(
     }
     if "macro_f1" in metrics:
         summary["macro_f1"] = metrics["macro_f1"]
+    summary.update(models[0].extra)
     if len(per_model) > 1:
         summary["per_party"] = per_model
     write_summary(out, summary)

@@ -1,0 +1,84 @@
+"""The differential-privacy mechanism of SUB-LDA (Huang & Chen, Alg. 1) as typed options: light, so the registry
+can list them cheaply and the federated LDA algorithms can take the same ``dp`` settings."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from fedtopic.algorithms.base import Option, OptionValue
+from fedtopic.errors import ConfigError
+
+DEFAULT_RDP_BUDGET = 2.0  # ε(α) per iteration, the paper's §5.1 setting
+DEFAULT_ORDER = 14
+
+DP_OPTIONS: tuple[Option, ...] = (
+    Option("sampling_rate", float, 0.5, "Poisson subsampling rate γ per token and iteration (1 = HDP-LDA)",
+           minimum=0.0, exclusive_minimum=True, maximum=1.0),
+    Option("noise_multiplier", float, None, "σ of the Gaussian noise on every count read (sensitivity 1)",
+           minimum=0.0, exclusive_minimum=True, default_text="from rdp_budget and order"),
+    Option("rdp_budget", float, None, "per-iteration RDP budget ε(α) of the unsampled mechanism: σ² = α/(2ε(α))",
+           minimum=0.0, exclusive_minimum=True, default_text=f"{DEFAULT_RDP_BUDGET} unless noise_multiplier is set"),
+    Option("order", int, DEFAULT_ORDER, "the RDP order α of rdp_budget and of the RDP figure reported", minimum=2),
+    Option("clip", float, None, "upper clip of a noised count (Alg. 1's clip)", minimum=0.0, exclusive_minimum=True,
+           default_text="none"),
+    Option("delta", float, 1e-5, "δ of the (ε, δ) reported and of epsilon_budget", minimum=0.0,
+           exclusive_minimum=True, maximum=0.5),
+    Option("epsilon_budget", float, None, "stop before the (ε, δ) spent would exceed this", minimum=0.0,
+           exclusive_minimum=True, default_text="none"),
+)
+"""Options of the DP mechanism, shared by sub-lda and the dp options of the federated LDA algorithms."""
+
+@dataclass(frozen=True)
+class DPSettings:
+    """The resolved mechanism: rate γ, noise σ, clip, δ, budget, and (v, q) of adaptive subsampling."""
+
+    rate: float
+    sigma: float
+    order: int
+    clip: float | None
+    delta: float
+    epsilon_budget: float | None
+    adaptive: tuple[float, float] | None
+
+    @property
+    def accounted_rate(self) -> float:
+        """The largest inclusion probability of any token: γ, or vγ under adaptive subsampling."""
+        return self.rate if self.adaptive is None else min(1.0, self.adaptive[0] * self.rate)
+
+
+def dp_settings(options: Mapping[str, OptionValue]) -> DPSettings:
+    """Resolve σ (noise_multiplier, or from rdp_budget at order) and adaptive subsampling's v = 1/(ηq)."""
+    sigma, budget, order = options.get("noise_multiplier"), options.get("rdp_budget"), int(options["order"])  # type: ignore[arg-type]
+    if sigma is not None and budget is not None:
+        raise ConfigError("give noise_multiplier or rdp_budget, not both")
+    if sigma is None:
+        sigma = math.sqrt(order / (2.0 * float(budget if budget is not None else DEFAULT_RDP_BUDGET)))  # type: ignore[arg-type]
+    rate = float(options["sampling_rate"])  # type: ignore[arg-type]
+    adaptive = None
+    eta = options.get("adaptive_eta")
+    if eta is not None:
+        q = float(options["adaptive_q"])  # type: ignore[arg-type]
+        v = 1.0 / (float(eta) * q)  # type: ignore[arg-type]
+        if not 1.0 < v <= 1.0 / rate + 1e-12:
+            raise ConfigError(f"adaptive subsampling needs 1 < v = 1/(ηq) ≤ 1/γ; η={eta:g}, q={q:g} give v={v:.4g} "
+                              f"at γ={rate:g}")
+        adaptive = (v, q)
+    clip = options.get("clip")
+    budget_eps = options.get("epsilon_budget")
+    return DPSettings(rate=rate, sigma=float(sigma), order=order, clip=None if clip is None else float(clip),  # type: ignore[arg-type]
+                      delta=float(options["delta"]), epsilon_budget=None if budget_eps is None else float(budget_eps),  # type: ignore[arg-type]
+                      adaptive=adaptive)
+
+
+def check_one_step_affordable(dp: DPSettings) -> None:
+    """A ConfigError when ``epsilon_budget`` cannot pay for even one iteration (a budget spent before it starts)."""
+    if dp.epsilon_budget is None:
+        return
+    from fedtopic.privacy.rdp import privacy_report
+
+    one = privacy_report(dp.accounted_rate, dp.sigma, 1, dp.delta).epsilon
+    if one > dp.epsilon_budget:
+        raise ConfigError(f"epsilon_budget {dp.epsilon_budget:g} is spent before the first iteration (one costs "
+                          f"ε = {one:.4g} at δ = {dp.delta:g}); raise it, or lower sampling_rate or raise the noise")
