@@ -66,7 +66,9 @@ def test_fedtopic_algorithms_lists_options_and_modes(capsys):
     listed = {a["name"]: a for a in json.loads(capsys.readouterr().out)}
     assert listed["dafed-lda"]["modes"] == ["async"] and listed["csfed-lda"]["modes"] == ["sync"]
     assert "mask" in listed["csfed-lda"]["update"]["protections"]
-    assert [o["name"] for o in listed["csfed-lda"]["options"]] == ["alpha", "beta", "sampler", "threads", "steps"]
+    assert [o["name"] for o in listed["csfed-lda"]["options"]][:5] == ["alpha", "beta", "sampler", "threads", "steps"]
+    assert {"dp", "dp.noise_multiplier", "dp.epsilon_budget"} <= {o["name"] for o in listed["dafed-lda"]["options"]}
+    assert listed["sub-lda"]["modes"] == ["centralised"]
     assert main(["algorithms"]) == 0
     assert "converge_tol" in capsys.readouterr().out
 

@@ -11,6 +11,7 @@ itself (sessions, secrets, word ranking, crash safety) is the node's
 from __future__ import annotations
 
 from fedtopic.algorithms.base import Mode, UpdateSpec
+from fedtopic.algorithms.dp_options import FEDERATED_DP_OPTIONS
 from fedtopic.algorithms.federated_lda import FederatedLDA
 from fedtopic.algorithms.lda_options import LDA_OPTIONS, STEPS_OPTION
 
@@ -22,6 +23,6 @@ class CSFedLDA(FederatedLDA):
     summary = "synchronous federated LDA: parties send word-topic counts to an aggregator that sums them"
     paper = "CSFed/DAFed-LDA §6 (Alg. 1, 2)"
     modes = frozenset({Mode.sync})
-    options = LDA_OPTIONS + (STEPS_OPTION,)
+    options = LDA_OPTIONS + (STEPS_OPTION,) + FEDERATED_DP_OPTIONS
     update = UpdateSpec("counts", COUNT_PROTECTIONS,
                         "N_p int32[V,K] word-topic counts, summed (Eq. 8)")

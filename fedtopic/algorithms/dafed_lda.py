@@ -10,6 +10,7 @@ fewer than ``converge_tol`` of its tokens changed topic in a round.
 from __future__ import annotations
 
 from fedtopic.algorithms.base import Mode, Option, UpdateSpec
+from fedtopic.algorithms.dp_options import FEDERATED_DP_OPTIONS
 from fedtopic.algorithms.federated_lda import FederatedLDA
 from fedtopic.algorithms.lda_options import LDA_OPTIONS, STEPS_OPTION
 
@@ -23,6 +24,6 @@ class DAFedLDA(FederatedLDA):
         STEPS_OPTION,
         Option("converge_tol", float, None, "also stop when fewer than this fraction of a party's tokens changed "
                "topic in a round", minimum=0.0, maximum=1.0, default_text="off"),
-    )
+    ) + FEDERATED_DP_OPTIONS
     update = UpdateSpec("counts", ("channel-aes-gcm",),
                         "N_p int32[V,K] word-topic counts, sparse-encoded, AES-256-GCM per channel; readers sum them")

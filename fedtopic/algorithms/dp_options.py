@@ -82,3 +82,29 @@ def check_one_step_affordable(dp: DPSettings) -> None:
     if one > dp.epsilon_budget:
         raise ConfigError(f"epsilon_budget {dp.epsilon_budget:g} is spent before the first iteration (one costs "
                           f"ε = {one:.4g} at δ = {dp.delta:g}); raise it, or lower sampling_rate or raise the noise")
+
+
+FEDERATED_DP_OPTIONS: tuple[Option, ...] = (
+    Option("dp", bool, False, "publish only differentially private releases (on when any dp.* option is given)"),
+) + tuple(Option(**{**o.__dict__, "name": f"dp.{o.name}"}) for o in DP_OPTIONS)
+"""``[algorithm.options] dp = { ... }`` / ``--opt dp.KEY=VALUE`` of csfed-lda and dafed-lda."""
+
+
+def federated_dp_settings(options: Mapping[str, OptionValue]) -> DPSettings | None:
+    """The DP settings of a federated LDA party from its parsed options, or None when ``dp`` is off."""
+    if not options.get("dp"):
+        return None
+    return dp_settings({k.removeprefix("dp."): v for k, v in options.items() if k.startswith("dp.")})
+
+
+def switch_dp_on(raw: Mapping[str, object], options: dict[str, OptionValue]) -> dict[str, OptionValue]:
+    """``options`` with ``dp`` true when any ``dp.*`` key was given; ConfigError if ``dp`` was set false with them."""
+    keys = sorted(k for k in raw if k.startswith("dp."))
+    if keys and "dp" in raw and options.get("dp") is False:
+        raise ConfigError(f"dp = false, but {keys[0]} is given; drop one of them")
+    if keys:
+        options["dp"] = True
+    settings = federated_dp_settings(options)
+    if settings is not None:
+        check_one_step_affordable(settings)
+    return options

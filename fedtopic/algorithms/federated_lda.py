@@ -8,24 +8,39 @@ latest channel contents, over the chain) and so in their modes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from fedtopic.algorithms.base import Algorithm, TrainSpec
+from fedtopic.algorithms.base import Algorithm, OptionValue, TrainSpec
+from fedtopic.algorithms.dp_options import federated_dp_settings, switch_dp_on
 from fedtopic.algorithms.lda_options import hyper_from_spec
 from fedtopic.corpus.types import Corpus
+from fedtopic.errors import ConfigError
 
 
 class FederatedLDA(Algorithm):
-    """Base of the two federated LDA algorithms: one ``LDAParty`` per party, updates summed."""
+    """Base of the two federated LDA algorithms: one ``LDAParty`` per party, updates summed; with ``dp`` on, a
+    ``DPLDAParty`` whose publications are differentially private releases."""
+
+    def parse_options(self, raw: Mapping[str, object], *, where: str = "--opt") -> dict[str, OptionValue]:
+        options = super().parse_options(raw, where=where)
+        try:
+            return switch_dp_on(raw, options)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
 
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec):  # -> LDAParty
         """Party ``index`` samples with seed ``spec.seed + index`` (every harness and node alike)."""
         from fedtopic.algorithms.lda_party import LDAParty
 
-        return LDAParty(party_id, corpus, hyper_from_spec(spec), steps=int(spec.options["steps"]),
-                        seed=spec.seed + index)
+        dp = federated_dp_settings(spec.options)
+        steps, seed = int(spec.options["steps"]), spec.seed + index  # type: ignore[arg-type]
+        if dp is None:
+            return LDAParty(party_id, corpus, hyper_from_spec(spec), steps=steps, seed=seed)
+        from fedtopic.algorithms.dp_party import DPLDAParty
+
+        return DPLDAParty(party_id, corpus, hyper_from_spec(spec), dp, steps=steps, seed=seed)
 
     @staticmethod
     def combine(updates: Sequence[np.ndarray]) -> np.ndarray:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,6 +27,9 @@ from fedtopic.errors import ModelError, TrainingError
 from fedtopic.models.distributions import phi_from_counts
 from fedtopic.models.lda import GibbsLDA
 from fedtopic.models.state import LDAState, check_state
+
+if TYPE_CHECKING:
+    from fedtopic.privacy.rdp import PrivacyReport
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,18 @@ def aggregate_others(snapshots: Sequence[ChannelSnapshot], n_words: int, n_topic
             raise ValueError(f"channel {snap.party}: counts of shape {snap.n_wk.shape}, expected {(n_words, n_topics)}")
         frozen_wk += snap.n_wk
     return frozen_wk.astype(np.int32), frozen_wk.sum(axis=0)
+
+
+def privacy_summary(parties: Sequence[LDAParty]) -> dict[str, Any]:
+    """``{"privacy": {party: what its publications cost}}`` for summary.json, or {} when no party has DP on."""
+    reports = {p.party_id: p.privacy() for p in parties}
+    if all(r is None for r in reports.values()):
+        return {}
+    return {"privacy": {pid: None if r is None else {
+        "epsilon": r.epsilon, "delta": r.delta, "best_order": r.best_order, "epsilon_classic": r.epsilon_classic,
+        "conversion": "Balle et al. 2020 (Thm. 21)", "unit": "token",
+        "releases": [{"sampling_rate": g, "noise_multiplier": s, "count": n} for g, s, n in r.mechanisms],
+    } for pid, r in reports.items()}}
 
 
 class LDAParty:
@@ -89,6 +105,26 @@ class LDAParty:
     def own_counts(self) -> np.ndarray:
         """A copy of N_p, int32[V,K]: the only thing that leaves the party."""
         return self.model.state.n_wk.copy()
+
+    def word_frequencies(self) -> np.ndarray:
+        """This party's word frequencies, int64[V] (CSFed's setup exchange, Fig. 3)."""
+        return np.bincount(self.corpus.words, minlength=self.corpus.n_words).astype(np.int64)
+
+    def cap_releases(self, max_value: int) -> None:
+        """Bound every published cell by a public ``max_value`` (exact counts are within it already)."""
+
+    def max_rounds(self) -> int | None:
+        """Rounds after genesis this party may publish (None: as many as the iteration budget allows)."""
+        return None
+
+    def privacy(self) -> PrivacyReport | None:
+        """What this party's publications cost in differential privacy (None: no DP mechanism on them)."""
+        return None
+
+    def max_sweeps(self, iterations: int) -> int:
+        """The sweep budget: ``iterations``, or fewer when the privacy budget pays for fewer rounds."""
+        rounds = self.max_rounds()
+        return iterations if rounds is None else min(iterations, rounds * self.steps)
 
     def others_from_aggregate(self, total: np.ndarray, round: int, *, contributed: bool) -> ChannelSnapshot:
         """CSFed-LDA (Alg. 1): the others' counts Σ_q N_q = N_Σ − N_p (Eq. 8) from the aggregate of ``round``.

@@ -132,6 +132,18 @@ class ChainConfig(_Section):
         return _checksummed(v)
 
 
+def _flatten(options: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"dp": {"noise_multiplier": 2}}`` (a TOML table such as ``dp = { noise_multiplier = 2 }``) as
+    ``{"dp.noise_multiplier": 2}``, the spelling of ``--opt dp.noise_multiplier=2``."""
+    flat: dict[str, Any] = {}
+    for key, value in options.items():
+        if isinstance(value, dict):
+            flat |= _flatten(value, f"{prefix}{key}.")
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
 class AlgorithmConfig(_Section):
     """The algorithm (a name from ``fedtopic algorithms``), K, the iteration budget, the seed and its options.
 
@@ -154,6 +166,8 @@ class AlgorithmConfig(_Section):
             moved = [k for k in ("alpha", "beta", "steps") if k in data]
             if moved:
                 raise ValueError(f"{', '.join(moved)}: moved to [algorithm.options] (e.g. options.{moved[0]} = ...)")
+            if isinstance(data.get("options"), dict):
+                data = data | {"options": _flatten(data["options"])}
         return data
 
     @field_validator("name")
@@ -354,8 +368,17 @@ def load_consortium(path: str | os.PathLike[str]) -> ConsortiumConfig:
 
 
 def consortium_to_toml(cfg: ConsortiumConfig) -> str:
-    """The TOML text of ``cfg`` (unset optional values are left out)."""
-    return tomli_w.dumps(validate_consortium(cfg.model_dump()).model_dump(mode="json", exclude_none=True))
+    """The TOML text of ``cfg`` (unset optional values are left out; ``dp.x`` options as a ``dp`` table)."""
+    doc = validate_consortium(cfg.model_dump()).model_dump(mode="json", exclude_none=True)
+    nested: dict[str, Any] = {}
+    for key, value in doc["algorithm"].get("options", {}).items():
+        *tables, leaf = key.split(".")
+        node = nested
+        for name in tables:
+            node = node.setdefault(name, {})
+        node[leaf] = value
+    doc["algorithm"]["options"] = nested
+    return tomli_w.dumps(doc)
 
 
 def save_consortium(cfg: ConsortiumConfig, path: str | os.PathLike[str]) -> Path:

@@ -82,6 +82,8 @@ def run_party(
     round twice nor skips one.
     """
     log = PartyLog(party.party_id)
+    budget = max_sweeps
+    max_sweeps = party.max_sweeps(budget)  # fewer when a privacy budget pays for fewer rounds
 
     def publish(rnd: int, counts: np.ndarray) -> None:
         if checkpoint is not None:
@@ -130,7 +132,7 @@ def run_party(
                 log.stopped_by = "converged"
                 break
     if party.sweeps >= max_sweeps:
-        log.stopped_by = "max-iterations"
+        log.stopped_by = "max-iterations" if max_sweeps == budget else "epsilon-budget"
     log.stopped_by = log.stopped_by or "fastest-party-finished"
     log.bytes_received = transport.bytes_received()
     return log

@@ -174,7 +174,7 @@ class CSFedParticipant:
             if freq_prot.meta != spec.meta:
                 raise ConfigError(f"setup session {setup.session!r} has a meta this party does not derive "
                                   "(another consortium, key or protection)")
-            freqs = np.bincount(corpus.words, minlength=v).astype(np.int64).reshape(v, 1)
+            freqs = self.party.word_frequencies().reshape(v, 1)  # a DP release when the party has DP on
             payload = self._cached(self.state_dir / "setup-update.bin", lambda: freq_prot.encode(freqs, 0))
             self._submit(setup, 0, payload)
             total = self._await(setup, freq_prot, 0)[0].reshape(-1)
@@ -183,6 +183,7 @@ class CSFedParticipant:
         # bound on one party's cell: the largest global word frequency, rounded up to 2^m - 1 so that the
         # session meta (which the aggregator reads) tells only its bit length, not the frequency itself
         max_value = (1 << max(1, int(total.max())).bit_length()) - 1
+        self.party.cap_releases(max_value)  # a DP party's noisy releases must stay within the session's bound
         ctx = self._context(s.session, (v, k), max_value, secrets, rank_words(total))
         self.protection = PartyProtection(s.protection, ctx, pool=True)
         hyper = self.party.hyper
@@ -310,7 +311,7 @@ class CSFedParticipant:
             return True
         snapshot = self.party.others_from_aggregate(total, self._agg_round,
                                                     contributed=self.keys.party_id in res.contributors)
-        if self.party.sweeps >= self.settings.iterations:
+        if self.party.sweeps >= self.party.max_sweeps(self.settings.iterations):
             self.party.absorb([snapshot])
             self.final_sum = total
             return False

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.lda_party import LDAParty
+from fedtopic.algorithms.lda_party import LDAParty, privacy_summary
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.config import ConsortiumConfig
 from fedtopic.consortium.init import key_file_path
@@ -84,5 +84,8 @@ def write_party_model(out: Path, party: LDAParty, test: Corpus, tokenizer: dict[
                                          vocab=party.corpus.vocab, tokenizer=tokenizer))
     full = {"topics": hyper.n_topics, "iterations": hyper.iterations, "seed": hyper.seed, "party": party.party_id,
             "sweeps": party.sweeps, "steps": party.steps} | summary | metrics
+    report = party.privacy()
+    if report is not None:
+        full["privacy"] = privacy_summary([party])["privacy"][party.party_id]
     write_summary(out, full)
     return full | {"run": str(out)}

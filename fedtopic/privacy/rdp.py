@@ -148,6 +148,8 @@ class PrivacyReport:
     best_order: int
     epsilon_classic: float
     best_order_classic: int
+    mechanisms: tuple[tuple[float, float, int], ...] = ()  # (γ, σ, steps) of every composed part
+
 
     def rdp_at(self, order: int) -> float:
         """Composed RDP at one tracked order."""
@@ -160,17 +162,37 @@ class PrivacyReport:
                 "delta": self.delta, "epsilon": self.epsilon, "best_order": self.best_order,
                 "conversion": "Balle et al. 2020 (Thm. 21)", "epsilon_classic": self.epsilon_classic,
                 "best_order_classic": self.best_order_classic,
+                "mechanisms": [{"sampling_rate": g, "noise_multiplier": s, "steps": n} for g, s, n in self.mechanisms],
                 "rdp": {str(a): r for a, r in zip(self.orders, self.rdp)}}
 
 
 def privacy_report(gamma: float, sigma: float, steps: int, delta: float,
                    orders: Sequence[int] = DEFAULT_ORDERS) -> PrivacyReport:
     """The accountant's answer for ``steps`` compositions of one subsampled Gaussian step."""
-    if not (isinstance(steps, int) and steps >= 0):
-        raise PrivacyError(f"steps must be a non-negative integer, got {steps}")
+    return privacy_report_mixed([(gamma, sigma, steps)], delta, orders)
+
+
+def report_from_rdp(rdp: np.ndarray, orders: Sequence[int], delta: float,
+                    mechanisms: Sequence[tuple[float, float, int]]) -> PrivacyReport:
+    """A ``PrivacyReport`` for a composed RDP curve (the first mechanism names γ, σ and the step count)."""
     arr = check_orders(orders)
-    rdp = steps * subsampled_gaussian_rdp(gamma, sigma, arr)
     eps, order = epsilon_from_rdp(rdp, arr, delta, "balle")
     eps_c, order_c = epsilon_from_rdp(rdp, arr, delta, "classic")
-    return PrivacyReport(float(gamma), float(sigma), steps, float(delta), tuple(int(a) for a in arr),
-                         tuple(float(r) for r in rdp), eps, order, eps_c, order_c)
+    gamma, sigma, steps = mechanisms[0]
+    return PrivacyReport(float(gamma), float(sigma), int(steps), float(delta), tuple(int(a) for a in arr),
+                         tuple(float(r) for r in rdp), eps, order, eps_c, order_c,
+                         tuple((float(g), float(s), int(n)) for g, s, n in mechanisms))
+
+
+def privacy_report_mixed(mechanisms: Sequence[tuple[float, float, int]], delta: float,
+                         orders: Sequence[int] = DEFAULT_ORDERS) -> PrivacyReport:
+    """The composition of ``steps`` Poisson-subsampled Gaussian steps for every (γ, σ, steps) given."""
+    if not mechanisms:
+        raise PrivacyError("nothing to account")
+    arr = check_orders(orders)
+    rdp = np.zeros(len(arr))
+    for gamma, sigma, steps in mechanisms:
+        if not (isinstance(steps, (int, np.integer)) and steps >= 0):
+            raise PrivacyError(f"steps must be a non-negative integer, got {steps}")
+        rdp = rdp + (steps * subsampled_gaussian_rdp(gamma, sigma, arr) if steps else 0.0)
+    return report_from_rdp(rdp, arr, delta, mechanisms)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from fedtopic.algorithms.base import TrainSpec
+from fedtopic.algorithms.lda_party import privacy_summary
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.config import (
     ConsortiumConfig,
@@ -48,10 +49,11 @@ def local_consortium(work: Path, n_parties: int, spec: TrainSpec, *, algorithm: 
     """A fresh consortium.toml + seeded key files in ``work`` for a loopback run of ``algorithm``."""
     init = init_consortium(n_parties, work, seed=seed, name="loopback")
     cfg = load_consortium(init.config_path)
+    defaults = {o.name: o.default for o in get_algorithm(algorithm).options}
     cfg = cfg.model_copy(update={
         "algorithm": cfg.algorithm.model_copy(update={
             "name": algorithm, "topics": spec.topics, "iterations": spec.iterations, "seed": spec.seed,
-            "options": {k: v for k, v in spec.options.items() if v is not None}}),
+            "options": {k: v for k, v in spec.options.items() if v is not None and v != defaults.get(k)}}),
         "aggregator": cfg.aggregator.model_copy(update={"protection": protection, "delta": delta,
                                                         "key_bits": key_bits}),
     })
@@ -103,12 +105,14 @@ def write_csfed_run(out: Path, data: TrainingData, spec: TrainSpec, participants
         "bytes_received": int(sum(t["bytes_received"] for t in totals)), "parties_hold_same_phi": same,
         "recoveries_sent": int(sum(t["recoveries_sent"] for t in totals)),
         "seconds_per_party": {k: float(np.mean([t[k] for t in totals])) for k in totals[0] if k.endswith("_seconds")},
-    }
+    } | privacy_summary([p.party for p in participants])
     if compare_centralized:
         t0 = time.perf_counter()
-        central_spec = get_algorithm("centralized-lda").spec(
-            spec.topics, spec.iterations, spec.seed, {k: v for k, v in spec.options.items() if k != "steps" and v is not None})
-        central = get_algorithm("centralized-lda").fit(data.parties, central_spec)[0].model.phi
+        central_algo = get_algorithm("centralized-lda")
+        shared = {o.name for o in central_algo.options}
+        central_spec = central_algo.spec(spec.topics, spec.iterations, spec.seed,
+                                         {k: v for k, v in spec.options.items() if k in shared and v is not None})
+        central = central_algo.fit(data.parties, central_spec)[0].model.phi
         ref = completion_perplexity(central, data.test, hyper.resolved_alpha, iterations=fold_in_iterations,
                                     seed=hyper.seed)
         summary |= {"centralized_perplexity": ref, "centralized_seconds": time.perf_counter() - t0,

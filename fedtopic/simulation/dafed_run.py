@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from fedtopic.algorithms.base import TrainSpec
+from fedtopic.algorithms.lda_party import privacy_summary
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.eval.plots import plot_grouped_bars, plot_histogram
 from fedtopic.eval.report import evaluate_model
@@ -90,7 +91,7 @@ def write_dafed_run(
     }
     if "macro_f1" in metrics:
         summary["macro_f1"] = metrics["macro_f1"]
-    summary |= dict(extra or {})
+    summary |= privacy_summary(sim.parties) | dict(extra or {})
     write_summary(out, summary)
     return summary
 

@@ -36,9 +36,10 @@ def run_lockstep_simulation(
     algo.require(Mode.sync, "a lock-step simulation")
     parties = build_parties(algo, spec, corpora, ids)
     logs = [PartyLog(pid) for pid in ids]
+    limit = min(p.max_sweeps(spec.iterations) for p in parties)  # fewer when a privacy budget pays for fewer rounds
     started = time.perf_counter()
     published = {p.party_id: ChannelSnapshot(p.party_id, 0, p.genesis()) for p in parties}
-    while max(p.sweeps for p in parties) < spec.iterations:
+    while max(p.sweeps for p in parties) < limit:
         reports = [p.train_round([published[o] for o in readable[p.party_id]]) for p in parties]
         published = {p.party_id: ChannelSnapshot(p.party_id, r.round, r.n_wk) for p, r in zip(parties, reports)}
         for log, r in zip(logs, reports):
@@ -47,5 +48,5 @@ def run_lockstep_simulation(
             log.read_from.update(r.staleness)
     for p, log in zip(parties, logs):
         p.absorb([published[o] for o in readable[p.party_id]])
-        log.stopped_by = "max-iterations"
+        log.stopped_by = "max-iterations" if limit == spec.iterations else "epsilon-budget"
     return SimulationResult(parties=parties, logs=logs, wall_seconds=time.perf_counter() - started)

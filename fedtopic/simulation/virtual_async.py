@@ -73,6 +73,7 @@ def run_virtual_simulation(
             last_read[reader][owner] = rnd
         return ChannelSnapshot(owner, rnd, n_wk)
 
+    limits = [p.max_sweeps(spec.iterations) for p in parties]  # fewer when a privacy budget pays for fewer rounds
     started = time.perf_counter()
     for i, party in enumerate(parties):
         publish(i, 0.0, 0, party.genesis())
@@ -82,7 +83,7 @@ def run_virtual_simulation(
         start, i = heapq.heappop(queue)
         party = parties[i]
         others = [latest(i, o, start) for o in readable[party.party_id]]
-        if any(s.round * steps >= spec.iterations for s in others):
+        if any(s.round * steps >= limits[i] for s in others):
             logs[i].stopped_by = "fastest-party-finished"
             continue
         report = party.train_round(others)
@@ -95,8 +96,8 @@ def run_virtual_simulation(
         log.delay_seconds = end
         if on_round is not None:
             on_round(party.party_id, report, log)
-        if report.sweeps >= spec.iterations:
-            log.stopped_by = "max-iterations"
+        if report.sweeps >= limits[i]:
+            log.stopped_by = "max-iterations" if limits[i] == spec.iterations else "epsilon-budget"
         else:
             heapq.heappush(queue, (end, i))
     for i, party in enumerate(parties):

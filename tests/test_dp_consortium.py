@@ -1,0 +1,176 @@
+"""Differential privacy inside the consortium: a DP party's releases (deterministic per round, unbiased, within
+its budget), the dp options in consortium.toml and --opt, and CSFed/DAFed node processes with DP on through the
+real aggregator (mask protection, one party killed -9 and resumed) and the real chain."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _csfed_setup import make_consortium
+
+from fedtopic.algorithms.dp_party import DPLDAParty, count_release
+from fedtopic.algorithms.registry import get_algorithm
+from fedtopic.consortium.config import load_consortium, save_consortium
+from fedtopic.consortium.init import init_consortium
+from fedtopic.corpus.synthetic import generate_synthetic
+from fedtopic.errors import ConfigError
+from fedtopic.ledger.local_nodes import start_chain_up
+from fedtopic.privacy.rdp import privacy_report_mixed
+from fedtopic.simulation.aggregator_proc import AggregatorProcess
+
+REPO = Path(__file__).resolve().parent.parent
+DP_TABLE = "dp = { noise_multiplier = 2.0, sampling_rate = 0.5, epsilon_budget = 7.0 }\n"
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return generate_synthetic(n_parties=1, n_topics=4, n_shared=2, n_words=300, docs_per_party=60, doc_length=40,
+                              seed=2).parties[0]
+
+
+def _party(corpus, **options):
+    algo = get_algorithm("dafed-lda")
+    spec = algo.spec(4, 30, seed=3, options={"dp.noise_multiplier": "2", **options})
+    return algo.party("p1", 0, corpus, spec)
+
+
+def test_release_is_the_same_however_often_asked_and_after_a_resume(corpus):
+    party = _party(corpus)
+    first = party.genesis()
+    assert isinstance(party, DPLDAParty) and np.array_equal(first, party.own_counts())
+    assert not np.array_equal(first, party.model.state.n_wk)  # noised, not the counts
+    report = party.train_round([])
+    twin = _party(corpus)
+    twin.genesis()
+    twin.resume(party.model.state, round=party.round, sweeps=party.sweeps)
+    assert np.array_equal(twin.own_counts(), report.n_wk)
+
+
+def test_release_is_an_unbiased_noisy_subsampled_count():
+    rng = np.random.default_rng(0)
+    words, z = rng.integers(0, 20, 5000).astype(np.int32), rng.integers(0, 3, 5000).astype(np.int32)
+    exact = np.zeros((20, 3))
+    np.add.at(exact, (words, z), 1)
+    draws = np.stack([count_release(words, z, (20, 3), 0.5, 2.0, np.random.default_rng(s)) for s in range(300)])
+    assert np.abs(draws.mean(axis=0) - exact).max() < 3.0  # exact cells are ~80; (noise σ 4 + subsampling)/√300
+    assert draws.std(axis=0).mean() > 4.0  # the noise is there
+
+
+def test_budget_bounds_the_rounds_and_the_summary_is_the_accountants(corpus):
+    party = _party(corpus, **{"dp.epsilon_budget": "3", "dp.sampling_rate": "0.3"})
+    limit = party.max_rounds()
+    assert limit is not None and 0 < limit < 30 and party.max_sweeps(30) == limit
+    assert privacy_report_mixed([(0.3, 2.0, limit + 1)], 1e-5).epsilon <= 3.0
+    assert privacy_report_mixed([(0.3, 2.0, limit + 2)], 1e-5).epsilon > 3.0
+
+
+def test_dp_options_spellings():
+    algo = get_algorithm("csfed-lda")
+    assert algo.spec(4, 3, options={"dp.noise_multiplier": "2"}).options["dp"] is True
+    assert algo.spec(4, 3).options["dp"] is False
+    with pytest.raises(ConfigError, match="dp = false"):
+        algo.spec(4, 3, options={"dp": "false", "dp.noise_multiplier": "2"})
+    with pytest.raises(ConfigError, match="spent before the first"):
+        algo.spec(4, 3, options={"dp.noise_multiplier": "0.5", "dp.epsilon_budget": "0.01"})
+    with pytest.raises(ConfigError, match="sampling_rate"):
+        algo.spec(4, 3, options={"dp.sampling_rate": "0"})
+
+
+def _with_dp_table(config: Path) -> None:
+    text = config.read_text()
+    config.write_text(text.replace("[algorithm.options]\n", "[algorithm.options]\n" + DP_TABLE, 1))
+
+
+def _node(config: Path, party: str, log: Path, *extra: str) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "fedtopic.cli.main", "node", "run", "--config", str(config), "--party", party,
+           "--format", "json", *extra]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=open(log, "w"), text=True, env=env)
+
+
+def _finish(procs: dict[str, subprocess.Popen], logs: dict[str, Path]) -> dict[str, dict]:
+    outs = {p: proc.communicate(timeout=300)[0] for p, proc in procs.items()}
+    for p, proc in procs.items():
+        assert proc.returncode == 0, logs[p].read_text()[-2000:]
+    return {p: json.loads(out) for p, out in outs.items()}
+
+
+def _stop(procs: dict[str, subprocess.Popen]) -> None:
+    for proc in procs.values():
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(30)
+
+
+@pytest.mark.xdist_group("csfed-aggregator")
+def test_csfed_nodes_with_dp_and_mask_through_the_aggregator(tmp_path):
+    config, _ = make_consortium(tmp_path / "c", protection="mask", iterations=40)
+    _with_dp_table(config)
+    cfg = load_consortium(config)
+    assert cfg.algorithm.options["dp.epsilon_budget"] == 7.0
+    logs = {p: tmp_path / f"{p}.log" for p in cfg.party_ids}
+    procs: dict[str, subprocess.Popen] = {}
+    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as agg:
+        try:
+            procs = {p: _node(config, p, logs[p], "--url", agg.url, "--round-timeout", "240") for p in cfg.party_ids}
+            until = time.monotonic() + 180
+            while "round 3:" not in logs["p2"].read_text():
+                assert time.monotonic() < until and procs["p2"].poll() is None, logs["p2"].read_text()[-2000:]
+                time.sleep(0.05)
+            os.kill(procs["p2"].pid, signal.SIGKILL)  # its releases must come back the same after the resume
+            procs["p2"].wait(30)
+            logs["p2"] = tmp_path / "p2-restart.log"
+            procs["p2"] = _node(config, "p2", logs["p2"], "--url", agg.url, "--round-timeout", "240")
+            summaries = _finish(procs, logs)
+        finally:
+            _stop(procs)
+    assert "resumed at training round" in logs["p2"].read_text()
+    for s in summaries.values():
+        p = s["privacy"]
+        count, freq = p["releases"]
+        assert freq == {"sampling_rate": 1.0, "noise_multiplier": 2.0, "count": 1}  # the setup's word frequencies
+        assert count["sampling_rate"] == 0.5 and 1 < count["count"] <= 41
+        assert p["epsilon"] <= 7.0
+        expect = privacy_report_mixed([(0.5, 2.0, count["count"]), (1.0, 2.0, 1)], 1e-5).epsilon
+        assert p["epsilon"] == pytest.approx(expect, rel=1e-12)
+        assert privacy_report_mixed([(0.5, 2.0, count["count"] + 1), (1.0, 2.0, 1)], 1e-5).epsilon > 7.0
+        assert s["sweeps"] == count["count"] - 1 < 40  # the budget, not the iterations, ended it
+        assert s["perplexity"] > 1
+
+
+@pytest.mark.xdist_group("node-processes")
+def test_dafed_nodes_with_dp_over_the_chain(tmp_path, capsys):
+    from fedtopic.cli.main import main
+
+    init = init_consortium(3, tmp_path / "c", seed=7)
+    cfg = load_consortium(init.config_path)
+    algorithm = cfg.algorithm.model_copy(update={"topics": 5, "iterations": 30})
+    save_consortium(cfg.model_copy(update={"algorithm": algorithm,
+                                           "data": cfg.data.model_copy(update={"dataset": "synthetic"})}),
+                    init.config_path)
+    _with_dp_table(init.config_path)
+    chain = start_chain_up()
+    procs: dict[str, subprocess.Popen] = {}
+    try:
+        assert main(["consortium", "deploy", str(init.config_path), "--rpc", chain.url]) == 0
+        logs = {p: tmp_path / f"{p}.log" for p in ("p1", "p2", "p3")}
+        procs = {p: _node(init.config_path, p, logs[p], "--genesis-timeout", "240") for p in logs}
+        summaries = _finish(procs, logs)
+    finally:
+        _stop(procs)
+        chain.stop()
+    for s in summaries.values():
+        p = s["privacy"]
+        (count,) = p["releases"]
+        assert p["epsilon"] <= 7.0 and count["count"] == s["rounds"] + 1
+        assert p["epsilon"] == pytest.approx(privacy_report_mixed([(0.5, 2.0, count["count"])], 1e-5).epsilon,
+                                             rel=1e-12)
+    assert max(s["sweeps"] for s in summaries.values()) < 30  # stopped by the budget
