@@ -133,6 +133,7 @@ def test_csfed_nodes_with_dp_and_mask_through_the_aggregator(tmp_path):
         finally:
             _stop(procs)
     assert "resumed at training round" in logs["p2"].read_text()
+    assert "ε spent" in logs["p1"].read_text()  # shown live, round by round
     for s in summaries.values():
         p = s["privacy"]
         count, freq = p["releases"]
@@ -174,3 +175,4 @@ def test_dafed_nodes_with_dp_over_the_chain(tmp_path, capsys):
         assert p["epsilon"] == pytest.approx(privacy_report_mixed([(0.5, 2.0, count["count"])], 1e-5).epsilon,
                                              rel=1e-12)
     assert max(s["sweeps"] for s in summaries.values()) < 30  # stopped by the budget
+    assert "ε spent" in logs["p1"].read_text()

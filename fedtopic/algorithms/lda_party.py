@@ -40,6 +40,7 @@ class RoundReport:
     sweeps: int
     n_wk: np.ndarray
     staleness: dict[str, int]
+    epsilon: float | None = None  # the (ε, δ) the party's releases have cost with this one (DP on)
 
 
 def aggregate_others(snapshots: Sequence[ChannelSnapshot], n_words: int, n_topics: int) -> tuple[np.ndarray, np.ndarray]:
@@ -147,7 +148,9 @@ class LDAParty:
         self.sweeps += self.steps
         self.round += 1
         self._others = tuple(others)
-        return RoundReport(round=self.round, sweeps=self.sweeps, n_wk=self.own_counts(), staleness=staleness)
+        spent = self.privacy()
+        return RoundReport(round=self.round, sweeps=self.sweeps, n_wk=self.own_counts(), staleness=staleness,
+                           epsilon=None if spent is None else spent.epsilon)
 
     def absorb(self, others: Sequence[ChannelSnapshot]) -> None:
         """Take the final snapshots after training so Φ_Σ reflects everyone's last counts (Alg. 3 l. 19)."""

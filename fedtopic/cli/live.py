@@ -17,14 +17,15 @@ class PartyBoard:
     """Thread-safe callback target for ``run_party(on_round=...)`` that redraws a rich table."""
 
     def __init__(self, party_ids: Sequence[str], max_sweeps: int, *, title: str) -> None:
-        self._rows = {pid: ("0", "0", "-", "-") for pid in party_ids}
+        self._rows = {pid: ("0", "0", "-", "-", "-") for pid in party_ids}
         self._max = max_sweeps
         self._title = title
         self._lock = threading.Lock()
         self._live = Live(self._table(), console=stderr_console, refresh_per_second=4, transient=False)
 
     def _table(self) -> Table:
-        table = Table("party", "round", f"sweeps / {self._max}", "staleness (last round)", "mean staleness", title=self._title)
+        table = Table("party", "round", f"sweeps / {self._max}", "staleness (last round)", "mean staleness",
+                      "ε spent", title=self._title)
         for pid, row in self._rows.items():
             table.add_row(pid, *row)
         return table
@@ -33,7 +34,8 @@ class PartyBoard:
         last = " ".join(f"{q}:{s}" for q, s in sorted(report.staleness.items())) or "-"
         mean = sum(log.staleness) / len(log.staleness) if log.staleness else 0.0
         with self._lock:
-            self._rows[party_id] = (str(report.round), str(report.sweeps), last, f"{mean:.2f}")
+            spent = "-" if report.epsilon is None else f"{report.epsilon:.4g}"
+            self._rows[party_id] = (str(report.round), str(report.sweeps), last, f"{mean:.2f}", spent)
             self._live.update(self._table())
 
     def __enter__(self) -> "PartyBoard":

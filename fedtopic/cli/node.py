@@ -59,7 +59,8 @@ def run_command(
 
         def on_record(rec: RoundRecord) -> None:
             extra = " (recovery sent)" if rec.recovery_sent else ""
-            say(f"{party} round {rec.round}: aggregate of {', '.join(rec.contributors)}{extra}")
+            spent = "" if rec.epsilon is None else f"; ε spent {rec.epsilon:.4g}"
+            say(f"{party} round {rec.round}: aggregate of {', '.join(rec.contributors)}{extra}{spent}")
 
         summary = run_csfed_node(cfg, config, party, key_file=key, corpus=corpus, vocab=vocab, url=url,
                                  state_dir=state, session=session, round_timeout=round_timeout, say=say,
@@ -71,7 +72,8 @@ def run_command(
 
     def on_round(pid: str, report: RoundReport, log: PartyLog) -> None:
         stale = " ".join(f"{q}:{s}" for q, s in sorted(report.staleness.items()))
-        say(f"{pid} round {report.round} ({report.sweeps}/{cfg.algorithm.iterations} sweeps) staleness {stale or '-'}")
+        spent = "" if report.epsilon is None else f"; ε spent {report.epsilon:.4g}"
+        say(f"{pid} round {report.round} ({report.sweeps}/{cfg.algorithm.iterations} sweeps) staleness {stale or '-'}{spent}")
 
     summary = run_dafed_node(cfg, config, party, key_file=key, corpus=corpus, vocab=vocab, rpc=rpc, state_dir=state,
                              genesis_timeout=genesis_timeout, say=say, on_round=on_round)

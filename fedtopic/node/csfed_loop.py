@@ -86,6 +86,7 @@ class RoundRecord:
     aggregate_tokens: int = 0
     recovery_sent: bool = False
     accepted: bool = True
+    epsilon: float | None = None  # the (ε, δ) this party's releases have cost once this one is out (DP on)
 
 
 def _sha(data: bytes) -> str:
@@ -290,7 +291,9 @@ class CSFedParticipant:
 
     def submit(self) -> None:
         """Send the persisted update of the current round."""
-        rec = RoundRecord(self._agg_round, self.party.round, sweep_seconds=self._sweep_seconds,
+        spent = self.party.privacy()
+        rec = RoundRecord(self._agg_round, self.party.round, epsilon=None if spent is None else spent.epsilon,
+                          sweep_seconds=self._sweep_seconds,
                           encode_seconds=self._encode_seconds, bytes_sent=len(self._payload))
         t0 = time.perf_counter()
         rec.accepted = self._submit(self.client, self._agg_round, self._payload)
