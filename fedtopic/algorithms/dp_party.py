@@ -111,13 +111,15 @@ class DPLDAParty(LDAParty):
 
     @cached_property
     def _step_rdp(self) -> tuple[np.ndarray, np.ndarray]:
-        """RDP per order of one count release and of one frequency release."""
+        """RDP per order of one count release and of one frequency release (∞ without noise: audits only)."""
+        if self.dp.sigma == 0.0:
+            return np.full(len(DEFAULT_ORDERS), np.inf), np.full(len(DEFAULT_ORDERS), np.inf)
         return (subsampled_gaussian_rdp(self.dp.rate, self.dp.sigma, DEFAULT_ORDERS),
                 subsampled_gaussian_rdp(1.0, self.dp.sigma, DEFAULT_ORDERS))
 
     def _rdp(self, releases: int) -> np.ndarray:
         count, freq = self._step_rdp
-        return releases * count + self.frequency_releases * freq
+        return releases * count + (self.frequency_releases * freq if self.frequency_releases else 0.0)
 
     def max_rounds(self) -> int | None:
         """Rounds after genesis the ε budget pays for (None: no budget); every release is counted, genesis too."""

@@ -60,3 +60,36 @@ def rdp(
              f"({rep.epsilon:.6g}, {delta:g})-DP at order {rep.best_order} (Balle et al. 2020); "
              f"classic conversion: {rep.epsilon_classic:.6g} at order {rep.best_order_classic}"]
     emit(data, fmt, lines)
+
+
+@app.command("audit")
+def audit(
+    sampling_rate: Annotated[float, typer.Option(help="γ of the releases audited, in (0, 1]")] = 0.5,
+    noise_multiplier: Annotated[float, typer.Option(help="σ of the releases audited; 0 audits a broken (noiseless) mechanism")] = 2.0,
+    releases: Annotated[int, typer.Option(min=1, help="releases per run (genesis + rounds)")] = 3,
+    runs: Annotated[int, typer.Option(min=40, help="runs on each of the two neighbouring corpora")] = 1000,
+    delta: Annotated[float, typer.Option(help="δ of the bound and of the accountant's ε")] = 1e-5,
+    confidence: Annotated[float, typer.Option(min=0.5, max=0.9999, help="the bound holds with this probability")] = 0.95,
+    seed: Annotated[int, typer.Option(help="random seed")] = 0,
+    fmt: FormatOption = OutputFormat.text,
+) -> None:
+    """Empirical lower bound on the ε of a DP party's releases (canary token, threshold test, Clopper–Pearson),
+    next to the accountant's ε for the same mechanism; exit 1 if the bound exceeds it."""
+    from fedtopic.cli.output import stderr_console
+    from fedtopic.errors import PrivacyError
+    from fedtopic.experiments.dp_audit import AuditSettings, audit_releases
+    from fedtopic.privacy.rdp import check_delta, check_rate
+
+    check_rate(sampling_rate)
+    check_delta(delta)
+    if not 0.0 <= noise_multiplier < float("inf"):
+        raise PrivacyError(f"--noise-multiplier must be ≥ 0, got {noise_multiplier}")
+    stderr_console.print(f"auditing {runs} runs with and {runs} without the canary …", highlight=False)
+    out = audit_releases(AuditSettings(sampling_rate=sampling_rate, noise_multiplier=noise_multiplier,
+                                       releases=releases, runs=runs, delta=delta, confidence=confidence, seed=seed))
+    verdict = "holds" if out["holds"] else "VIOLATED"
+    emit(out, fmt, [f"empirical ε ≥ {out['epsilon_lower_bound']:.3f} (confidence {confidence:g}; test FPR "
+                    f"{out['false_positive_rate']:.3f}, FNR {out['false_negative_rate']:.3f}); accountant ε = "
+                    f"{out['accountant_epsilon']:.3f} at δ = {delta:g}: {verdict}"])
+    if not out["holds"]:
+        raise typer.Exit(1)
