@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from _csfed_setup import make_consortium
 
-from fedtopic.algorithms.dp_party import DPLDAParty, count_release
+from fedtopic.algorithms.dp_party import DPLDAParty, count_release, release_mask
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.config import load_consortium, save_consortium
 from fedtopic.consortium.init import init_consortium
@@ -59,9 +59,27 @@ def test_release_is_an_unbiased_noisy_subsampled_count():
     words, z = rng.integers(0, 20, 5000).astype(np.int32), rng.integers(0, 3, 5000).astype(np.int32)
     exact = np.zeros((20, 3))
     np.add.at(exact, (words, z), 1)
-    draws = np.stack([count_release(words, z, (20, 3), 0.5, 2.0, np.random.default_rng(s)) for s in range(300)])
+    ptr = np.arange(0, 5001, 50, dtype=np.int64)
+
+    def once(s):
+        rng = np.random.default_rng(s)
+        return count_release(words, z, release_mask(ptr, 0.5, "token", 0, rng), (20, 3), 0.5, 2.0, rng)
+
+    draws = np.stack([once(s) for s in range(300)])
     assert np.abs(draws.mean(axis=0) - exact).max() < 3.0  # exact cells are ~80; (noise σ 4 + subsampling)/√300
     assert draws.std(axis=0).mean() > 4.0  # the noise is there
+
+
+def test_document_unit_keeps_whole_documents_and_caps_their_tokens():
+    ptr = np.array([0, 3, 50, 51, 300, 420], dtype=np.int64)
+    kept_docs = []
+    for s in range(400):
+        keep = release_mask(ptr, 0.5, "document", 10, np.random.default_rng(s))
+        per_doc = np.add.reduceat(keep, ptr[:-1])
+        assert np.all(per_doc <= np.minimum(np.diff(ptr), 10))
+        assert set(per_doc[per_doc > 0]) <= {3, 10, 1}  # a kept document gives min(length, 10) tokens
+        kept_docs.append(per_doc > 0)
+    assert np.mean(kept_docs) == pytest.approx(0.5, abs=0.05)
 
 
 def test_budget_bounds_the_rounds_and_the_summary_is_the_accountants(corpus):
@@ -176,3 +194,18 @@ def test_dafed_nodes_with_dp_over_the_chain(tmp_path, capsys):
                                              rel=1e-12)
     assert max(s["sweeps"] for s in summaries.values()) < 30  # stopped by the budget
     assert "ε spent" in logs["p1"].read_text()
+
+
+@pytest.mark.xdist_group("csfed-aggregator")
+def test_simulate_csfed_with_document_level_dp(tmp_path, capsys):
+    from fedtopic.cli.main import main
+
+    assert main(["simulate", "--algorithm", "csfed-lda", "--dataset", "synthetic", "--parties", "3", "-k", "4",
+                 "--iterations", "4", "--protection", "none", "--opt", "dp.unit=document", "--opt",
+                 "dp.max_doc_tokens=20", "--opt", "dp.noise_multiplier=1.5", "--out", str(tmp_path / "run"),
+                 "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    for p in summary["privacy"].values():
+        assert p["unit"] == "document (≤ 20 tokens counted)"
+        assert p["epsilon"] == pytest.approx(
+            privacy_report_mixed([(0.5, 1.5, 5), (1.0, 1.5, 1)], 1e-5).epsilon, rel=1e-12)

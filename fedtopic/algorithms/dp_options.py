@@ -30,6 +30,15 @@ DP_OPTIONS: tuple[Option, ...] = (
 )
 """Options of the DP mechanism, shared by sub-lda and the dp options of the federated LDA algorithms."""
 
+RELEASE_OPTIONS: tuple[Option, ...] = (
+    Option("unit", str, "token", "privacy unit of the releases: one token, or one document (at most "
+           "max_doc_tokens of its tokens counted per release)", choices=("token", "document")),
+    Option("max_doc_tokens", int, 100, "unit = document: tokens of one document a release counts at most (its "
+           "ℓ2 sensitivity)", minimum=1),
+)
+"""What only a federated party's releases need: the privacy unit and, per document, the contribution bound."""
+
+
 @dataclass(frozen=True)
 class DPSettings:
     """The resolved mechanism: rate γ, noise σ, clip, δ, budget, and (v, q) of adaptive subsampling."""
@@ -41,6 +50,14 @@ class DPSettings:
     delta: float
     epsilon_budget: float | None
     adaptive: tuple[float, float] | None
+    unit: str = "token"
+    max_doc_tokens: int = 100
+
+    @property
+    def sensitivity(self) -> int:
+        """ℓ2 sensitivity of one release: 1 (one token's cell), or max_doc_tokens (one document's cells, worst
+        case all in one cell)."""
+        return 1 if self.unit == "token" else self.max_doc_tokens
 
     @property
     def accounted_rate(self) -> float:
@@ -69,7 +86,8 @@ def dp_settings(options: Mapping[str, OptionValue]) -> DPSettings:
     budget_eps = options.get("epsilon_budget")
     return DPSettings(rate=rate, sigma=float(sigma), order=order, clip=None if clip is None else float(clip),  # type: ignore[arg-type]
                       delta=float(options["delta"]), epsilon_budget=None if budget_eps is None else float(budget_eps),  # type: ignore[arg-type]
-                      adaptive=adaptive)
+                      adaptive=adaptive, unit=str(options.get("unit", "token")),
+                      max_doc_tokens=int(options.get("max_doc_tokens", 100)))  # type: ignore[arg-type]
 
 
 def check_one_step_affordable(dp: DPSettings) -> None:
@@ -86,7 +104,7 @@ def check_one_step_affordable(dp: DPSettings) -> None:
 
 FEDERATED_DP_OPTIONS: tuple[Option, ...] = (
     Option("dp", bool, False, "publish only differentially private releases (on when any dp.* option is given)"),
-) + tuple(Option(**{**o.__dict__, "name": f"dp.{o.name}"}) for o in DP_OPTIONS)
+) + tuple(Option(**{**o.__dict__, "name": f"dp.{o.name}"}) for o in DP_OPTIONS + RELEASE_OPTIONS)
 """``[algorithm.options] dp = { ... }`` / ``--opt dp.KEY=VALUE`` of csfed-lda and dafed-lda."""
 
 

@@ -4,13 +4,16 @@ What leaves the party is, every time, the output of one stated mechanism (see
 docs/privacy.md for the argument):
 
 * **count release** (genesis and every round): a fresh Poisson subsample of the
-  party's tokens at rate γ (Def. 3.3), its word-topic counts plus N(0, σ²) on
-  every cell, divided by γ (an unbiased estimate of N_p), rounded and clamped
-  at 0. Privacy unit: one token, whose own (word, topic) pair moves one cell by
-  one (ℓ2 sensitivity 1, the SUB-LDA paper's unit). Accounted as one
-  Poisson-subsampled Gaussian step (Eq. 3).
-* **word-frequency release** (CSFed's setup, once): word frequencies plus
-  N(0, σ²), rounded and clamped at 0; one Gaussian step without subsampling.
+  party's units at rate γ (Def. 3.3), the word-topic counts of their tokens plus
+  N(0, (σΔ)²) on every cell, divided by γ, rounded and clamped at 0. Unit
+  ``token`` (the SUB-LDA paper's): a token's own (word, topic) pair moves one
+  cell by one, Δ = 1. Unit ``document``: a kept document contributes at most
+  ``max_doc_tokens`` = Δ tokens (chosen at random), which move the release by at
+  most Δ in ℓ2. Accounted as one Poisson-subsampled Gaussian step of noise
+  multiplier σ (Eq. 3).
+* **word-frequency release** (CSFed's setup, once): word frequencies (document
+  unit: of at most Δ tokens per document) plus N(0, (σΔ)²), rounded and clamped
+  at 0; one Gaussian step without subsampling.
 
 The release noise is drawn from a generator seeded by (seed, party, round): a
 resumed party re-publishes exactly what it published before (no second draw
@@ -45,24 +48,44 @@ _RELEASE_TAG = 0xD1FF  # separates the release generator's seed from the sampler
 _INT32_MAX = np.iinfo(np.int32).max
 
 
-def count_release(words: np.ndarray, z: np.ndarray, shape: tuple[int, int], rate: float, sigma: float,
-                  rng: np.random.Generator) -> np.ndarray:
-    """int32[V,K]: round(((counts of a Poisson-γ subsample of tokens) + N(0, σ²)) / γ), clamped to [0, 2^31−1].
+def release_mask(doc_ptr: np.ndarray, rate: float, unit: str, max_doc_tokens: int,
+                 rng: np.random.Generator) -> np.ndarray:
+    """bool[N]: the tokens one release counts.
 
-    words int32[N] and z int32[N] are the tokens and their topics.
+    unit "token": each token independently with probability γ (Poisson subsampling of tokens). unit "document":
+    each document with probability γ, and of a kept document at most ``max_doc_tokens`` tokens, chosen at random
+    (so one document moves the release by at most that many in ℓ2).
+    """
+    n_tokens, n_docs = int(doc_ptr[-1]), len(doc_ptr) - 1
+    if unit == "token":
+        return rng.random(n_tokens) < rate if rate < 1.0 else np.ones(n_tokens, dtype=bool)
+    lengths = np.diff(doc_ptr)
+    doc_of = np.repeat(np.arange(n_docs), lengths)
+    kept_doc = rng.random(n_docs) < rate if rate < 1.0 else np.ones(n_docs, dtype=bool)
+    order = np.lexsort((rng.random(n_tokens), doc_of))  # by document, random inside each
+    rank = np.empty(n_tokens, dtype=np.int64)
+    rank[order] = np.arange(n_tokens) - doc_ptr[doc_of[order]]
+    return kept_doc[doc_of] & (rank < max_doc_tokens)
+
+
+def count_release(words: np.ndarray, z: np.ndarray, keep: np.ndarray, shape: tuple[int, int], rate: float,
+                  noise_std: float, rng: np.random.Generator) -> np.ndarray:
+    """int32[V,K]: round(((counts of the kept tokens) + N(0, noise_std²)) / γ), clamped to [0, 2^31−1].
+
+    words int32[N] and z int32[N] are the tokens and their topics, keep bool[N] the release's subsample.
     """
     v, k = shape
-    keep = rng.random(len(z)) < rate if rate < 1.0 else np.ones(len(z), dtype=bool)
     cells = words[keep].astype(np.int64) * k + z[keep]
     counts = np.bincount(cells, minlength=v * k).reshape(v, k).astype(np.float64)
-    noisy = (counts + rng.normal(0.0, sigma, size=(v, k))) / rate
+    noisy = (counts + rng.normal(0.0, noise_std, size=(v, k))) / rate
     return np.clip(np.rint(noisy), 0, _INT32_MAX).astype(np.int32)
 
 
-def frequency_release(words: np.ndarray, n_words: int, sigma: float, rng: np.random.Generator) -> np.ndarray:
-    """int64[V]: word frequencies plus N(0, σ²), rounded, clamped at 0."""
-    freqs = np.bincount(words, minlength=n_words).astype(np.float64)
-    return np.clip(np.rint(freqs + rng.normal(0.0, sigma, size=n_words)), 0, None).astype(np.int64)
+def frequency_release(words: np.ndarray, keep: np.ndarray, n_words: int, noise_std: float,
+                      rng: np.random.Generator) -> np.ndarray:
+    """int64[V]: frequencies of the kept tokens plus N(0, noise_std²), rounded, clamped at 0."""
+    freqs = np.bincount(words[keep], minlength=n_words).astype(np.float64)
+    return np.clip(np.rint(freqs + rng.normal(0.0, noise_std, size=n_words)), 0, None).astype(np.int64)
 
 
 class DPLDAParty(LDAParty):
@@ -90,16 +113,20 @@ class DPLDAParty(LDAParty):
         """The DP release of N_p for the current round (the same array however often it is asked for)."""
         r = self.round
         if r not in self._releases:
-            state = self.model.state
-            release = count_release(self.corpus.words, state.z, state.n_wk.shape, self.dp.rate, self.dp.sigma,
-                                    self._rng(r))
+            state, rng = self.model.state, self._rng(r)
+            keep = release_mask(self.corpus.doc_ptr, self.dp.rate, self.dp.unit, self.dp.max_doc_tokens, rng)
+            release = count_release(self.corpus.words, state.z, keep, state.n_wk.shape, self.dp.rate,
+                                    self.dp.sigma * self.dp.sensitivity, rng)
             self._releases = {r: np.minimum(release, self.cap)}
         return self._releases[r].copy()
 
     def word_frequencies(self) -> np.ndarray:
         """The DP release of this party's word frequencies (CSFed's setup exchange), int64[V]."""
         self.frequency_releases = 1
-        return frequency_release(self.corpus.words, self.corpus.n_words, self.dp.sigma, self._rng(1 << 30))
+        rng = self._rng(1 << 30)
+        keep = release_mask(self.corpus.doc_ptr, 1.0, self.dp.unit, self.dp.max_doc_tokens, rng)
+        return frequency_release(self.corpus.words, keep, self.corpus.n_words, self.dp.sigma * self.dp.sensitivity,
+                                 rng)
 
     def others_from_aggregate(self, total: np.ndarray, round: int, *, contributed: bool) -> ChannelSnapshot:
         """N_Σ − (this party's published release): the others' releases summed."""
@@ -136,6 +163,9 @@ class DPLDAParty(LDAParty):
             mid = (lo + hi) // 2
             lo, hi = (mid, hi) if fits(mid) else (lo, mid)
         return lo - 1
+
+    def privacy_unit(self) -> str:
+        return "token" if self.dp.unit == "token" else f"document (≤ {self.dp.max_doc_tokens} tokens counted)"
 
     def privacy(self, releases: int | None = None) -> PrivacyReport:
         """What this party's publications cost so far (genesis + rounds, plus a frequency release if made)."""

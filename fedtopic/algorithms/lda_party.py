@@ -61,9 +61,10 @@ def privacy_summary(parties: Sequence[LDAParty]) -> dict[str, Any]:
     reports = {p.party_id: p.privacy() for p in parties}
     if all(r is None for r in reports.values()):
         return {}
+    units = {p.party_id: p.privacy_unit() for p in parties}
     return {"privacy": {pid: None if r is None else {
         "epsilon": r.epsilon, "delta": r.delta, "best_order": r.best_order, "epsilon_classic": r.epsilon_classic,
-        "conversion": "Balle et al. 2020 (Thm. 21)", "unit": "token",
+        "conversion": "Balle et al. 2020 (Thm. 21)", "unit": units[pid],
         "releases": [{"sampling_rate": g, "noise_multiplier": s, "count": n} for g, s, n in r.mechanisms],
     } for pid, r in reports.items()}}
 
@@ -120,6 +121,10 @@ class LDAParty:
 
     def privacy(self) -> PrivacyReport | None:
         """What this party's publications cost in differential privacy (None: no DP mechanism on them)."""
+        return None
+
+    def privacy_unit(self) -> str | None:
+        """What one DP release protects ("token", "document (≤ m tokens)"), None without DP."""
         return None
 
     def max_sweeps(self, iterations: int) -> int:

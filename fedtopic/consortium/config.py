@@ -371,7 +371,10 @@ def consortium_to_toml(cfg: ConsortiumConfig) -> str:
     """The TOML text of ``cfg`` (unset optional values are left out; ``dp.x`` options as a ``dp`` table)."""
     doc = validate_consortium(cfg.model_dump()).model_dump(mode="json", exclude_none=True)
     nested: dict[str, Any] = {}
-    for key, value in doc["algorithm"].get("options", {}).items():
+    options = doc["algorithm"].get("options", {})
+    for key, value in options.items():
+        if value is True and any(k.startswith(f"{key}.") for k in options):
+            continue  # ``dp = true`` beside ``dp.x`` keys: the [options.dp] table says it already
         *tables, leaf = key.split(".")
         node = nested
         for name in tables:
