@@ -209,3 +209,18 @@ def test_simulate_csfed_with_document_level_dp(tmp_path, capsys):
         assert p["unit"] == "document (≤ 20 tokens counted)"
         assert p["epsilon"] == pytest.approx(
             privacy_report_mixed([(0.5, 1.5, 5), (1.0, 1.5, 1)], 1e-5).epsilon, rel=1e-12)
+
+
+@pytest.mark.xdist_group("csfed-aggregator")
+def test_dp_releases_combine_with_mask_protection(tmp_path, capsys):
+    from fedtopic.cli.main import main
+
+    phis = []
+    for protection in ("none", "mask"):
+        out = tmp_path / protection
+        assert main(["simulate", "--algorithm", "csfed-lda", "--dataset", "synthetic", "--parties", "3", "-k", "4",
+                     "--iterations", "4", "--protection", protection, "--opt", "dp.noise_multiplier=2",
+                     "--out", str(out), "--format", "json"]) == 0
+        capsys.readouterr()
+        phis.append(np.load(out / "model.npz")["phi"])
+    assert np.array_equal(phis[0], phis[1])

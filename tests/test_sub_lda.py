@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -92,3 +93,23 @@ def test_hdp_lda_without_noise_is_the_plain_sampler(tmp_path):
                  "40", "--eval-every", "20", "--opt", "alpha=0.5", "--opt", "sampler=dense", "--out", str(out)]) == 0
     plain = json.loads((out / "summary.json").read_text())
     assert math.isclose(s["perplexity"], plain["perplexity"], rel_tol=0.04)  # chains differ by ~2 % across seeds
+
+
+@pytest.mark.parametrize("name", ["sub-lda-efficiency", "sub-lda-speedup", "sub-lda-perplexity",
+                                  "sub-lda-convergence", "sub-lda-adaptive"])
+def test_paper_experiments_write_summary_and_plots(tmp_path, capsys, name):
+    out = tmp_path / name
+    assert main(["experiment", name, "--quick", "--dataset", "synthetic", "--topics", "4,6", "--iterations", "6",
+                 "--out", str(out), "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["experiment"] == name and (out / "summary.json").is_file()
+    assert summary["plots"] and all(Path(p).stat().st_size > 0 for p in summary["plots"])
+    if name == "sub-lda-efficiency":
+        assert summary["increasing_everywhere"] and set(summary["gamma0"].values()) == {1.0}
+    if name == "sub-lda-convergence":
+        by_rate = {row["sampling_rate"]: row for row in summary["rows"]}
+        assert by_rate[1.0]["epsilon_subsample"] == pytest.approx(2.0)
+        assert by_rate[0.1]["epsilon_subsample"] == pytest.approx(0.0465, abs=1e-3)
+        assert by_rate[0.1]["paper_epsilon_subsample"] == 0.05
+    if name in ("sub-lda-speedup", "sub-lda-perplexity"):
+        assert {row["topics"] for row in summary["rows"]} == {4, 6}

@@ -35,7 +35,9 @@ PAPER = {
 
 
 def experiment(
-    name: Annotated[str, typer.Argument(help=f"one of: {', '.join(EXPERIMENTS)}, timing (Table 4)")],
+    name: Annotated[str, typer.Argument(help=f"CSFed/DAFed paper: {', '.join(EXPERIMENTS)}, timing (Table 4); SUB-LDA paper: "
+                                             "sub-lda-efficiency, sub-lda-speedup, sub-lda-perplexity, sub-lda-convergence, "
+                                             "sub-lda-adaptive")],
     dataset: Annotated[Optional[str], typer.Option(help="dataset (default 20newsgroups; bbc-news with --quick; timing always uses synthetic data at its own scale)")] = None,
     out: Annotated[Path, typer.Option(help="folder for summary.json and plots")] = Path("runs/experiment"),
     quick: Annotated[bool, typer.Option(help="a small grid (5 parties, 40 sweeps) for a smoke run")] = False,
@@ -46,21 +48,24 @@ def experiment(
     overwrite: Annotated[bool, typer.Option(help="replace an existing result in --out")] = False,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
-    """Reproduce one of the paper's experiments and write summary.json and PNG plots."""
+    """Reproduce one of the papers' experiments and write summary.json and PNG plots."""
+    if name.startswith("sub-lda-"):
+        from fedtopic.cli.experiment_sub_lda import run_sub_lda_experiment
+
+        ks = _topics(topics) if topics else None
+        run_sub_lda_experiment(name, dataset=dataset, out=out, quick=quick, seed=seed, overwrite=overwrite,
+                               topics=ks, iterations=iterations, fmt=fmt)
+        return
     if name == "timing":
         _timing(out, quick, parties, seed, overwrite, fmt)
         return
     if name not in EXPERIMENTS:
-        raise ConfigError(f"unknown experiment {name!r}; choose one of: {', '.join(EXPERIMENTS)}, timing")
+        raise ConfigError(f"unknown experiment {name!r}; choose one of: {', '.join(EXPERIMENTS)}, timing, "
+                          "sub-lda-efficiency, sub-lda-speedup, sub-lda-perplexity, sub-lda-convergence, sub-lda-adaptive")
     settings = ExperimentSettings.quick() if quick else ExperimentSettings()
     overrides = {"seed": seed} | ({"iterations": iterations} if iterations else {}) | ({"parties": parties} if parties else {})
     if topics:
-        try:
-            overrides["topics"] = tuple(int(k) for k in topics.split(","))
-        except ValueError:
-            raise ConfigError(f"--topics takes comma-separated integers, got {topics!r}") from None
-        if min(overrides["topics"]) < 2:
-            raise ConfigError("--topics: every K must be at least 2")
+        overrides["topics"] = _topics(topics)
     if parties:
         overrides["party_counts"] = tuple(sorted({n for n in settings.party_counts if n < parties} | {parties}))
     settings = ExperimentSettings(**(vars(settings) | overrides))
@@ -95,6 +100,16 @@ def experiment(
     stdout_console.print(table)
     stdout_console.print(f"paper: {PAPER[name]}")
     stdout_console.print(f"written: {run_dir / 'summary.json'}, " + ", ".join(p.name for p in plots))
+
+
+def _topics(text: str) -> tuple[int, ...]:
+    try:
+        ks = tuple(int(k) for k in text.split(","))
+    except ValueError:
+        raise ConfigError(f"--topics takes comma-separated integers, got {text!r}") from None
+    if min(ks) < 2:
+        raise ConfigError("--topics: every K must be at least 2")
+    return ks
 
 
 def _series(points: list[Point], x: str) -> dict[str, tuple[list[float], list[float]]]:

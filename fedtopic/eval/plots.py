@@ -103,7 +103,8 @@ def plot_model_comparison(path: Path, models: Mapping[str, Mapping[str, float | 
         xs = [float(v) for v in values if v is not None]
         ax.scatter(xs, ys, s=40, color=[f"C{i}" for i in ys], zorder=3)
         for x, y in zip(xs, ys):
-            ax.annotate(f"{x:.3g}", (x, y), textcoords="offset points", xytext=(0, 7), ha="center", fontsize=8)
+            text = f"{x:,.1f}" if abs(x) >= 100 else f"{x:.3g}"
+            ax.annotate(text, (x, y), textcoords="offset points", xytext=(0, 7), ha="center", fontsize=8)
         lo, hi = min(xs), max(xs)
         pad = (hi - lo) * 0.25 or abs(hi) * 0.05 or 0.05
         ax.set_xlim(lo - pad, hi + pad)
