@@ -7,7 +7,11 @@ import time
 import pytest
 
 from fedtopic.crypto.keys import generate_party_keys
-from fedtopic.network.auth import NonceGuard, verify_request, verify_update
+from fedtopic.network.auth import (
+    NonceGuard,
+    check_request_headers,
+    check_update_headers,
+)
 from fedtopic.network.errors import Rejection
 from fedtopic.network.wire import (
     H_NONCE,
@@ -16,6 +20,7 @@ from fedtopic.network.wire import (
     H_TIMESTAMP,
     recover_signer,
     request_headers,
+    sha256_hex,
     sign_text,
     update_headers,
     update_message,
@@ -24,6 +29,14 @@ from fedtopic.network.wire import (
 ALICE = generate_party_keys("alice", seed=b"wire")
 BOB = generate_party_keys("bob", seed=b"wire")
 PARTIES = {"alice": ALICE.address, "bob": BOB.address}
+
+
+def verify_update(parties, party, signature, session, round, payload):
+    return check_update_headers(parties, party, signature, session, round, sha256_hex(payload))
+
+
+def verify_request(parties, guard, party, signature, timestamp, nonce, method, path, body):
+    return check_request_headers(parties, guard, party, signature, timestamp, nonce, method, path, sha256_hex(body))
 
 
 def test_sign_recover_and_canonical_update_message() -> None:
@@ -54,8 +67,11 @@ def test_update_signature_binds_session_round_party_and_payload() -> None:
     assert exc.value.code == "unsigned"
 
 
-def test_request_signature_nonce_and_clock_window() -> None:
-    guard = NonceGuard(window_seconds=60)
+def test_request_signature_nonce_and_clock_window(tmp_path) -> None:
+    from fedtopic.network.store import Store
+
+    store = Store(tmp_path / "agg")
+    guard = NonceGuard(window_seconds=60, store=store)
     h = request_headers(BOB, "GET", "/v1/sessions/s1")
     args = (h[H_PARTY], h[H_SIGNATURE], h[H_TIMESTAMP], h[H_NONCE])
     with pytest.raises(Rejection) as exc:  # path is bound
@@ -71,6 +87,11 @@ def test_request_signature_nonce_and_clock_window() -> None:
     with pytest.raises(Rejection) as exc:
         verify_request(PARTIES, guard, "bob", h[H_SIGNATURE], "12x", h[H_NONCE], "GET", "/", b"")
     assert exc.value.code == "stale_request"
+    store.close()
+    reopened = NonceGuard(window_seconds=60, store=Store(tmp_path / "agg"))  # a restarted aggregator remembers
+    with pytest.raises(Rejection) as exc:
+        verify_request(PARTIES, reopened, *args, "GET", "/v1/sessions/s1", b"")
+    assert exc.value.code == "replayed_request"
 
 
 def test_signatures_run_on_libsecp256k1_not_the_pure_python_backend():

@@ -21,6 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from fedtopic import __version__
 from fedtopic.network.auth import NonceGuard
 from fedtopic.network.errors import Rejection
+from fedtopic.network.gate import AuthGate
 from fedtopic.network.limits import BodyLimitMiddleware
 from fedtopic.network.routes import ops, v1
 from fedtopic.network.service import Aggregator
@@ -67,7 +68,8 @@ def create_app(settings: AggregatorSettings) -> FastAPI:
     """The aggregator for ``settings`` (opens or resumes ``settings.data_dir``)."""
     store = Store(settings.data_dir)
     aggregator = Aggregator(store, settings.parties, protection=settings.protection,
-                            default_deadline=settings.straggler_deadline_seconds)
+                            default_deadline=settings.straggler_deadline_seconds,
+                            memory_budget=settings.memory_budget_bytes)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -85,11 +87,12 @@ def create_app(settings: AggregatorSettings) -> FastAPI:
                               "pluggable combiners.")
     app.state.settings = settings
     app.state.aggregator = aggregator
-    app.state.nonce_guard = NonceGuard(settings.max_clock_skew_seconds)
+    app.state.nonce_guard = NonceGuard(settings.max_clock_skew_seconds, store)
     app.add_exception_handler(Rejection, _on_rejection)
     app.add_exception_handler(RequestValidationError, _on_invalid_request)
     app.add_exception_handler(StarletteHTTPException, _on_http)
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(AuthGate, state=lambda: app.state)  # inner: authenticate, then read a bounded body
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)  # outer: every route's hard cap
     app.include_router(ops)
     app.include_router(v1)
     return app

@@ -12,20 +12,25 @@ duplicate the data receiver refuses.
 from __future__ import annotations
 
 import re
-import threading
 import time
 from collections.abc import Mapping
+from typing import Protocol
 
 from fedtopic.network.errors import Rejection
 from fedtopic.network.wire import (
     ID_RE,
     recover_signer,
     request_message,
-    sha256_hex,
     update_message,
 )
 
 _NONCE_RE = re.compile(r"^[0-9a-f]{32}$")
+
+
+class NonceStore(Protocol):
+    """Where seen nonces live (``Store.record_nonce``)."""
+
+    def record_nonce(self, nonce: str, now: float, window: float) -> bool: ...
 
 
 def _known_party(parties: Mapping[str, str], party: str | None) -> str:
@@ -44,11 +49,12 @@ def _check_signature(parties: Mapping[str, str], party: str, text: str, signatur
         raise Rejection(401, "bad_signature", f"signature does not match party {party!r}'s key and this request")
 
 
-def verify_update(parties: Mapping[str, str], party: str | None, signature: str | None,
-                  session: str, round: int, payload: bytes) -> str:
-    """The authenticated party id of an update, or Rejection."""
+def check_update_headers(parties: Mapping[str, str], party: str | None, signature: str | None,
+                         session: str, round: int, body_sha256: str) -> str:
+    """The authenticated party id of an update whose body hashes to ``body_sha256`` (checked later), or
+    Rejection; from the headers alone."""
     pid = _known_party(parties, party)
-    _check_signature(parties, pid, update_message(session, round, pid, sha256_hex(payload)), signature)
+    _check_signature(parties, pid, update_message(session, round, pid, body_sha256), signature)
     return pid
 
 
@@ -63,12 +69,11 @@ def _parse_timestamp(timestamp: str | None, nonce: str | None) -> tuple[int, str
 
 
 class NonceGuard:
-    """Nonces seen within the clock-skew window (in memory: every replayable POST is idempotent anyway)."""
+    """Nonces seen within the clock-skew window, kept in the aggregator's store so that a restart forgets none."""
 
-    def __init__(self, window_seconds: float) -> None:
+    def __init__(self, window_seconds: float, store: NonceStore) -> None:
         self.window = window_seconds
-        self._seen: dict[str, float] = {}
-        self._lock = threading.Lock()
+        self.store = store
 
     def check(self, timestamp: int, nonce: str, now: float | None = None) -> None:
         """Rejection unless ``timestamp`` is within the window of ``now`` and ``nonce`` is new; records it."""
@@ -77,20 +82,18 @@ class NonceGuard:
             raise Rejection(401, "stale_request",
                             f"request timestamp is {now - timestamp:+.0f} s off the aggregator's clock "
                             f"(window ±{self.window:.0f} s)")
-        with self._lock:
-            if len(self._seen) > 10_000:  # bounded: forget nonces older than the window
-                self._seen = {n: t for n, t in self._seen.items() if now - t <= self.window}
-            if nonce in self._seen:
-                raise Rejection(409, "replayed_request", "this request (nonce) was already used")
-            self._seen[nonce] = now
+        if not self.store.record_nonce(nonce, now, self.window):
+            raise Rejection(409, "replayed_request", "this request (nonce) was already used")
 
 
-def verify_request(parties: Mapping[str, str], guard: NonceGuard, party: str | None, signature: str | None,
-                   timestamp: str | None, nonce: str | None, method: str, path: str, body: bytes) -> str:
-    """The authenticated party id of a non-update request, or Rejection (the nonce is recorded only once the
-    signature holds, so garbage cannot burn a legitimate party's nonces)."""
+def check_request_headers(parties: Mapping[str, str], guard: NonceGuard, party: str | None,
+                          signature: str | None, timestamp: str | None, nonce: str | None, method: str, path: str,
+                          body_sha256: str) -> str:
+    """The authenticated party id of a non-update request whose body hashes to ``body_sha256`` (checked later),
+    or Rejection; from the headers alone. The nonce is recorded only once the signature holds, so garbage cannot
+    burn a legitimate party's nonces."""
     pid = _known_party(parties, party)
     ts, nonce = _parse_timestamp(timestamp, nonce)
-    _check_signature(parties, pid, request_message(method, path, pid, ts, nonce, sha256_hex(body)), signature)
+    _check_signature(parties, pid, request_message(method, path, pid, ts, nonce, body_sha256), signature)
     guard.check(ts, nonce)
     return pid

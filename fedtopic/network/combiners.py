@@ -27,8 +27,15 @@ import numpy as np
 
 from fedtopic.crypto.codec import MAX_CELLS, MAX_COUNT, decode_counts, encode_counts
 from fedtopic.crypto.protect import PROTECTIONS, CombinerAdapter
+from fedtopic.crypto.protect.sizes import codec_bound
 from fedtopic.errors import CryptoError
-from fedtopic.network.dense import DTYPES, MAX_ELEMENTS, decode_dense, encode_dense
+from fedtopic.network.dense import (
+    DENSE_HEADER_MAX,
+    DTYPES,
+    MAX_ELEMENTS,
+    decode_dense,
+    encode_dense,
+)
 from fedtopic.network.errors import InvalidMeta, InvalidPayload
 
 
@@ -55,6 +62,10 @@ class Combiner(Protocol):
 
     def check_meta(self, meta: Mapping[str, Any]) -> None:
         """InvalidMeta unless ``meta`` describes payloads this combiner can take."""
+        ...
+
+    def max_update_bytes(self, meta: Mapping[str, Any]) -> int:
+        """The largest update body a session with ``meta`` can legitimately carry (checked ``meta``)."""
         ...
 
     def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
@@ -95,6 +106,10 @@ class CountSumCombiner:
 
     def check_meta(self, meta: Mapping[str, Any]) -> None:
         _shape(meta, (2, 2), MAX_CELLS)
+
+    def max_update_bytes(self, meta: Mapping[str, Any]) -> int:
+        v, k = _shape(meta, (2, 2), MAX_CELLS)
+        return codec_bound(v, k)
 
     def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
                  session: str | None = None) -> None:
@@ -138,6 +153,10 @@ class DenseSumCombiner:
 
     def check_meta(self, meta: Mapping[str, Any]) -> None:
         self._spec(meta)
+
+    def max_update_bytes(self, meta: Mapping[str, Any]) -> int:
+        shape, dtype, _ = self._spec(meta)
+        return DENSE_HEADER_MAX + int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize
 
     def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
                  session: str | None = None) -> None:

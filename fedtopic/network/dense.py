@@ -16,6 +16,7 @@ from fedtopic.network.errors import InvalidPayload
 
 DTYPES = ("float64", "float32", "int64")
 MAX_ELEMENTS = 1 << 28
+DENSE_HEADER_MAX = 1 << 16  # NPY v1.0 headers are at most 65,535 bytes (a u16 length) plus the preamble
 
 
 def encode_dense(arr: np.ndarray) -> bytes:

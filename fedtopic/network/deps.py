@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Header, Path, Request
 
-from fedtopic.network.auth import NonceGuard, verify_request, verify_update
+from fedtopic.network.errors import Rejection
 from fedtopic.network.service import Aggregator
 from fedtopic.network.settings import AggregatorSettings
 from fedtopic.network.wire import ID_PATTERN
@@ -17,6 +17,8 @@ PartyHeader = Annotated[str | None, Header(alias="X-Fedtopic-Party", description
 SignatureHeader = Annotated[str | None, Header(alias="X-Fedtopic-Signature", description="0x EIP-191 signature")]
 TimestampHeader = Annotated[str | None, Header(alias="X-Fedtopic-Timestamp", description="unix seconds")]
 NonceHeader = Annotated[str | None, Header(alias="X-Fedtopic-Nonce", description="32 hex digits, used once")]
+ContentHeader = Annotated[str | None, Header(alias="X-Fedtopic-Content-Sha256",
+                                             description="SHA-256 of the body, as signed")]
 
 
 def _aggregator(request: Request) -> Aggregator:
@@ -27,12 +29,8 @@ def _settings(request: Request) -> AggregatorSettings:
     return request.app.state.settings
 
 
-def _guard(request: Request) -> NonceGuard:
-    return request.app.state.nonce_guard
-
-
 async def _raw_body(request: Request) -> bytes:
-    return await request.body()  # capped by BodyLimitMiddleware; cached for JSON parsing
+    return await request.body()  # bounded and hash-checked by AuthGate before the route runs
 
 
 AggregatorDep = Annotated[Aggregator, Depends(_aggregator)]
@@ -40,19 +38,17 @@ SettingsDep = Annotated[AggregatorSettings, Depends(_settings)]
 RawBody = Annotated[bytes, Depends(_raw_body)]
 
 
-def _request_party(request: Request, aggregator: AggregatorDep, guard: Annotated[NonceGuard, Depends(_guard)],
-                   body: RawBody, party: PartyHeader = None, signature: SignatureHeader = None,
-                   timestamp: TimestampHeader = None, nonce: NonceHeader = None) -> str:
-    return verify_request(aggregator.parties, guard, party, signature, timestamp, nonce, request.method,
-                          request.url.path, body)
+def _authenticated(request: Request, party: PartyHeader = None, signature: SignatureHeader = None,
+                   timestamp: TimestampHeader = None, nonce: NonceHeader = None,
+                   content: ContentHeader = None) -> str:
+    """The party AuthGate authenticated (the headers are declared here for the OpenAPI schema only)."""
+    pid = getattr(request.state, "party", None)
+    if pid is None:  # only if the app runs without its AuthGate
+        raise Rejection(401, "unsigned", "request was not authenticated")
+    return pid
 
 
-def _update_party(aggregator: AggregatorDep, session_id: SessionId, round: RoundNumber, body: RawBody,
-                  party: PartyHeader = None, signature: SignatureHeader = None) -> str:
-    return verify_update(aggregator.parties, party, signature, session_id, round, body)
-
-
-RequestParty = Annotated[str, Depends(_request_party)]
+RequestParty = Annotated[str, Depends(_authenticated)]
 """The party that signed this (non-update) request."""
-UpdateParty = Annotated[str, Depends(_update_party)]
+UpdateParty = Annotated[str, Depends(_authenticated)]
 """The party that signed this update payload for this session and round."""

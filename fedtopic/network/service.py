@@ -83,8 +83,10 @@ class Aggregator:
     """Sessions, rounds and aggregates of one consortium; state lives in ``store``."""
 
     def __init__(self, store: Store, parties: Mapping[str, str], *, protection: str, default_deadline: float,
-                 combiners: Mapping[str, Combiner] = COMBINERS, clock: Callable[[], float] = time.time) -> None:
+                 combiners: Mapping[str, Combiner] = COMBINERS, clock: Callable[[], float] = time.time,
+                 memory_budget: int = 2 * 2**30) -> None:
         self.store = store
+        self.memory_budget = memory_budget
         self.parties = dict(parties)
         self.protection = protection
         self.default_deadline = default_deadline
@@ -135,8 +137,14 @@ class Aggregator:
         combiner = self._combiners[combiner_name]
         try:
             combiner.check_meta(req.meta)
+            need = session_memory(combiner, req.meta, len(req.parties))
         except InvalidMeta as exc:
             raise Rejection(422, "invalid_meta", str(exc)) from None
+        if need > self.memory_budget:
+            raise Rejection(422, "session_too_large",
+                            f"{len(req.parties)} parties × the largest update of meta.shape {req.meta.get('shape')} "
+                            f"need {need / 2**20:,.0f} MiB; this aggregator's memory budget is "
+                            f"{self.memory_budget / 2**20:,.0f} MiB")
         spec = json.loads(json.dumps({
             "parties": list(req.parties), "combiner": combiner_name, "meta": req.meta, "params": req.params,
             "straggler_deadline_seconds": req.straggler_deadline_seconds or self.default_deadline,
@@ -156,6 +164,13 @@ class Aggregator:
             log.info("session %s opened by %s: %d parties, combiner %s", req.session_id, by, len(req.parties),
                      combiner_name)
             return self._session_out(sess), True
+
+    def update_bound(self, sid: str, party: str) -> int:
+        """The largest update (or recovery) body ``party`` may send to session ``sid``: 404/403 if none."""
+        with self._lock:
+            sess = self._session(sid)
+            self._member(sess, party)
+            return sess.combiner.max_update_bytes(sess.out.meta)
 
     def session(self, sid: str, party: str) -> SessionOut:
         """The session's spec, for one of its members."""
@@ -398,6 +413,17 @@ class Aggregator:
                 for sid, sess in self._sessions.items()
             ]
         return StatusOut(protection=self.protection, parties=list(self.parties), sessions=sessions)
+
+
+def session_memory(combiner: Combiner, meta: Mapping[str, Any], parties: int) -> int:
+    """Bytes one round of a session may hold: every party's largest update, plus a combine's working arrays
+    (three int64 V×K-sized arrays for the count formats, the accumulator and output for dense ones)."""
+    bound = combiner.max_update_bytes(meta)
+    shape = meta.get("shape") or [1]
+    cells = 1
+    for n in shape:
+        cells *= int(n)
+    return parties * bound + 3 * 8 * cells
 
 
 def _check_algorithm(name: object, combiner: str) -> None:

@@ -36,7 +36,11 @@ class AggregatorSettings(BaseModel):
     protection: str = Field("none", description="default combiner of a new session")
     straggler_deadline_seconds: float = Field(600.0, gt=0, allow_inf_nan=False)
     data_dir: Path
-    max_body_bytes: int = Field(256 * 2**20, ge=1024, description="largest request body accepted")
+    max_body_bytes: int = Field(256 * 2**20, ge=1024, description="largest request body accepted on any route")
+    max_json_bytes: int = Field(2**20, ge=1024, description="largest session spec (JSON) accepted")
+    max_vocabulary_bytes: int = Field(64 * 2**20, ge=1024, description="largest vocabulary (JSON) accepted")
+    memory_budget_bytes: int = Field(2 * 2**30, ge=2**20, description="largest memory one session's round may "
+                                     "hold: parties × largest update + combine arrays")
     max_wait_seconds: float = Field(30.0, gt=0, le=600, description="longest long-poll of one request")
     max_clock_skew_seconds: float = Field(300.0, gt=0, le=3600, description="signed-request timestamp window")
 

@@ -58,6 +58,8 @@ CREATE TABLE IF NOT EXISTS recoveries (
 CREATE TABLE IF NOT EXISTS vocabularies (
   session TEXT NOT NULL, party TEXT NOT NULL, words TEXT NOT NULL, sha256 TEXT NOT NULL,
   PRIMARY KEY (session, party));
+CREATE TABLE IF NOT EXISTS nonces (
+    nonce TEXT PRIMARY KEY, seen REAL NOT NULL);
 """
 
 
@@ -144,6 +146,21 @@ class Store:
     def _read(self, sql: str, args: tuple[object, ...] = ()) -> list[tuple]:
         with self._lock:
             return self._conn.execute(sql, args).fetchall()
+
+    # replay protection ----------------------------------------------------------
+    def record_nonce(self, nonce: str, now: float, window: float) -> bool:
+        """Record a request nonce (committed before the request is served); False if it was seen within
+        ``window`` seconds of ``now``. Older nonces are forgotten: their timestamps fail the window anyway."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.execute("DELETE FROM nonces WHERE seen < ?", (now - 2 * window,))
+                fresh = self._conn.execute("INSERT OR IGNORE INTO nonces VALUES (?, ?)", (nonce, now)).rowcount == 1
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+            return fresh
 
     # sessions -----------------------------------------------------------------
     def create_session(self, session: str, spec: dict, created_by: str, now: float) -> None:

@@ -2,7 +2,10 @@
 
 Every request carries ``X-Fedtopic-Party`` and ``X-Fedtopic-Signature``: an
 EIP-191 personal-sign signature (eth-account ``encode_defunct`` +
-``sign_message``) by the party's Ethereum key over one canonical UTF-8 text.
+``sign_message``) by the party's Ethereum key over one canonical UTF-8 text,
+and ``X-Fedtopic-Content-Sha256``, the body's hash that the text carries: the
+aggregator checks the signature before it reads the body, then the hash while
+the body streams in.
 
 * An update (the body of ``POST /v1/sessions/{s}/rounds/{r}/updates``) signs
 
@@ -55,6 +58,7 @@ H_CONTRIBUTORS = "X-Fedtopic-Contributors"
 H_MISSING = "X-Fedtopic-Missing"
 H_CLOSE_REASON = "X-Fedtopic-Close-Reason"
 H_SHA256 = "X-Fedtopic-Sha256"
+H_CONTENT_SHA256 = "X-Fedtopic-Content-Sha256"  # the signed SHA-256 of the request body, checked while it streams
 
 
 class SigningKeys(Protocol):
@@ -105,6 +109,7 @@ def update_headers(keys: SigningKeys, session: str, round: int, payload: bytes) 
     return {
         H_PARTY: keys.party_id,
         H_SIGNATURE: sign_text(text, keys.eth_private_key),
+        H_CONTENT_SHA256: sha256_hex(payload),
         "Content-Type": PAYLOAD_MEDIA_TYPE,
     }
 
@@ -113,10 +118,12 @@ def request_headers(keys: SigningKeys, method: str, path: str, body: bytes = b""
     """Headers that authenticate one non-update request with a fresh timestamp and nonce."""
     timestamp = int(time.time())
     nonce = secrets.token_hex(16)
-    text = request_message(method, path, keys.party_id, timestamp, nonce, sha256_hex(body))
+    body_sha = sha256_hex(body)
+    text = request_message(method, path, keys.party_id, timestamp, nonce, body_sha)
     return {
         H_PARTY: keys.party_id,
         H_SIGNATURE: sign_text(text, keys.eth_private_key),
         H_TIMESTAMP: str(timestamp),
         H_NONCE: nonce,
+        H_CONTENT_SHA256: body_sha,
     }

@@ -64,6 +64,13 @@ class CombinerAdapter:
         except CryptoError as exc:
             raise self._meta_error(str(exc)) from None
 
+    def max_update_bytes(self, meta: Mapping[str, Any]) -> int:
+        """The largest update this session meta allows; ``invalid_meta`` if the meta is malformed."""
+        try:
+            return self.scheme.max_update_bytes(meta)
+        except CryptoError as exc:
+            raise self._meta_error(str(exc)) from None
+
     def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
                  session: str | None = None) -> None:  # fmt: skip
         try:

@@ -67,11 +67,18 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import (
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from fedtopic.crypto.bitpack import add_packed, check_packed, pack_bits, unpack_bits
+from fedtopic.crypto.bitpack import (
+    add_packed,
+    check_packed,
+    pack_bits,
+    packed_size,
+    unpack_bits,
+)
 from fedtopic.crypto.codec import MAX_COUNT
 from fedtopic.crypto.errors import CodecError
 from fedtopic.crypto.protect.base import (
     AGGREGATE_MAGIC,
+    HEADER,
     UPDATE_MAGIC,
     InvalidUpdate,
     ProtectionContext,
@@ -214,6 +221,11 @@ class MaskScheme:
         return {"protection": self.name, "shape": list(ctx.shape), "parties": ctx.n_parties,
                 "max_value": ctx.max_value, "mask_bits": mask_bits(ctx.n_parties, ctx.max_value),
                 "mask_commitment": secret_commitment(ctx.require("mask_secret"))}  # fmt: skip
+
+    def max_update_bytes(self, meta: Mapping[str, Any]) -> int:
+        """The largest update (or recovery) this session meta allows (``sizes``)."""
+        shape, parties, _, bits = _spec(meta)
+        return HEADER.size + _U16.size + 2 * parties + packed_size(shape[0] * shape[1], bits)
 
     def check_meta(self, meta: Mapping[str, Any]) -> None:
         _spec(meta)

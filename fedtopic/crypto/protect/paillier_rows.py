@@ -46,6 +46,7 @@ from fedtopic.crypto.paillier import (
 )
 from fedtopic.crypto.protect.base import (
     AGGREGATE_MAGIC,
+    HEADER,
     UPDATE_MAGIC,
     InvalidUpdate,
     ProtectionContext,
@@ -61,6 +62,7 @@ from fedtopic.crypto.protect.base import (
 )
 from fedtopic.crypto.protect.fastpaillier import ObfuscatorPool, decrypt_parallel
 from fedtopic.crypto.protect.plain import decode_plain, sum_plain
+from fedtopic.crypto.protect.sizes import codec_bound
 from fedtopic.errors import CryptoError
 
 _COUNT = struct.Struct("<I")
@@ -185,6 +187,12 @@ class PaillierRowsScheme:
                 "rows": rows, "packed": self.packed, "parties": ctx.n_parties, "max_value": ctx.max_value}
         parse_rows_meta(meta)  # fail here, at the party, rather than at the aggregator
         return meta
+
+    def max_update_bytes(self, meta: Mapping[str, Any]) -> int:
+        """The largest update (or recovery) this session meta allows (``sizes``)."""
+        spec = parse_rows_meta(meta)
+        v, k = spec.shape
+        return HEADER.size + _COUNT.size + spec.n_ciphertexts * ciphertext_bytes(spec.public) + codec_bound(v, k)
 
     def check_meta(self, meta: Mapping[str, Any]) -> None:
         parse_rows_meta(meta)

@@ -10,6 +10,7 @@ import numpy as np
 from fedtopic.crypto.codec import MAX_COUNT, decode_counts, encode_counts
 from fedtopic.crypto.protect.base import (
     AGGREGATE_MAGIC,
+    HEADER,
     UPDATE_MAGIC,
     InvalidUpdate,
     ProtectionContext,
@@ -22,6 +23,7 @@ from fedtopic.crypto.protect.base import (
     pack_header,
     unpack_header,
 )
+from fedtopic.crypto.protect.sizes import codec_bound
 from fedtopic.errors import CryptoError
 
 
@@ -50,6 +52,11 @@ class PlainScheme:
 
     def session_meta(self, ctx: ProtectionContext) -> dict[str, Any]:
         return {"protection": self.name, "shape": list(ctx.shape)}
+
+    def max_update_bytes(self, meta: Mapping[str, Any]) -> int:
+        """The largest update (or recovery) this session meta allows (``sizes``)."""
+        v, k = meta_shape(meta)
+        return HEADER.size + codec_bound(v, k)
 
     def check_meta(self, meta: Mapping[str, Any]) -> None:
         meta_shape(meta)

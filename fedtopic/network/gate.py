@@ -1,0 +1,216 @@
+"""Authenticate before reading: pure ASGI middleware in front of every ``/v1`` route.
+
+Order, each step before the next costs anything:
+
+1. **Headers only.** The party header names a member, the signature (over a
+   message that carries the body's SHA-256 from ``X-Fedtopic-Content-Sha256``)
+   recovers that member's address; for non-update requests the timestamp is in
+   the window and the nonce is new. Anyone without a member's key is refused
+   here, and the server has read no byte of the body.
+2. **The route's bound.** A JSON route takes at most what it can legitimately
+   carry (a session spec: ``max_json_bytes``; a vocabulary:
+   ``max_vocabulary_bytes``); an update or a recovery at most what the
+   session's declared shape and protection allow (``update_bound``, after the
+   session and the membership are checked). A declared Content-Length above it
+   is refused at once; a streamed body is cut the moment it passes it.
+3. **Streaming.** The body is read with a running SHA-256 and compared with
+   the signed hash at the end.
+4. **Strict JSON** for JSON routes: no NaN, no ±Infinity, no number that
+   overflows a float, bounded nesting. Only then does FastAPI parse the body.
+
+The authenticated party goes to the routes in ``scope["state"]["party"]``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from fedtopic.network.auth import (
+    NonceGuard,
+    check_request_headers,
+    check_update_headers,
+)
+from fedtopic.network.errors import Rejection
+from fedtopic.network.wire import H_CONTENT_SHA256, sha256_hex
+
+log = logging.getLogger("fedtopic.aggregator")
+
+_SESSION_ROUTE = re.compile(r"^/v1/sessions/([^/]+)(/.*)?$")
+_ROUND_ROUTE = re.compile(r"^/v1/sessions/([^/]+)/rounds/(\d{1,10})/(updates|recoveries)$")
+_EMPTY_SHA256 = sha256_hex(b"")
+MAX_JSON_DEPTH = 64
+
+
+@dataclass(frozen=True)
+class RouteBody:
+    """What a route may receive: ``kind`` "update" | "request", its bound in bytes, and whether it is JSON."""
+
+    kind: str
+    bound: int
+    is_json: bool
+
+
+class _Disconnected(Exception):
+    pass
+
+
+def _strict_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _strict_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:32]} overflows a float")
+    return value
+
+
+def _depth(value: Any, limit: int) -> int:
+    """Nesting depth of a parsed JSON value, stopping once it passes ``limit``."""
+    stack, deepest = [(value, 1)], 0
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        if deepest > limit:
+            return deepest
+        if isinstance(node, dict):
+            stack.extend((v, d + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, d + 1) for v in node)
+    return deepest
+
+
+def check_strict_json(body: bytes) -> None:
+    """Rejection 422 unless ``body`` is UTF-8 JSON without NaN, infinities or overflowing numbers, nested at most
+    ``MAX_JSON_DEPTH`` deep."""
+    try:
+        value = json.loads(body, parse_constant=_strict_constant, parse_float=_strict_float)
+    except RecursionError:
+        raise Rejection(422, "invalid_json", "JSON nested too deeply") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise Rejection(422, "invalid_json", f"body is not strict JSON: {str(exc)[:200]}") from None
+    if _depth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise Rejection(422, "invalid_json", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+
+
+class AuthGate:
+    """The middleware (see module docstring). ``app_state()`` gives the app's state (aggregator, guard, settings)."""
+
+    def __init__(self, app: ASGIApp, *, state: Callable[[], Any]) -> None:
+        self.app = app
+        self.state = state
+
+    async def _problem(self, send: Send, rej: Rejection) -> None:
+        body = json.dumps({"code": rej.code, "detail": rej.reason, **rej.extra}).encode()
+        await send({"type": "http.response.start", "status": rej.status,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                                (b"connection", b"close")]})
+        await send({"type": "http.response.body", "body": body})
+
+    def _route(self, method: str, path: str, party: str) -> RouteBody:
+        st = self.state()
+        settings, aggregator = st.settings, st.aggregator
+        if method in ("GET", "HEAD", "DELETE", "OPTIONS"):
+            return RouteBody("request", 0, False)
+        m = _ROUND_ROUTE.match(path)
+        if m:
+            bound = min(aggregator.update_bound(m.group(1), party), settings.max_body_bytes)
+            return RouteBody("update" if m.group(3) == "updates" else "request", bound, False)
+        if path == "/v1/sessions":
+            return RouteBody("request", settings.max_json_bytes, True)
+        m = _SESSION_ROUTE.match(path)
+        if m and m.group(2) == "/vocabulary":
+            return RouteBody("request", settings.max_vocabulary_bytes, True)
+        return RouteBody("request", 0, False)
+
+    def _authenticate(self, scope: Scope, headers: dict[bytes, bytes]) -> tuple[str, str]:
+        """(party, the body's signed SHA-256) from the headers alone."""
+        st = self.state()
+
+        def h(name: str) -> str | None:
+            raw = headers.get(name.lower().encode())
+            return None if raw is None else raw.decode("latin-1")
+
+        method, path = scope["method"], scope["path"]
+        body_sha = h(H_CONTENT_SHA256)
+        declared = headers.get(b"content-length")
+        if body_sha is None:
+            if method in ("GET", "HEAD") or declared == b"0":
+                body_sha = _EMPTY_SHA256
+            else:
+                raise Rejection(401, "unsigned", f"missing {H_CONTENT_SHA256} header (the signed hash of the body)")
+        if not re.fullmatch(r"[0-9a-f]{64}", body_sha):
+            raise Rejection(401, "bad_signature", f"{H_CONTENT_SHA256} must be 64 lower-case hex digits")
+        m = _ROUND_ROUTE.match(path)
+        if method == "POST" and m and m.group(3) == "updates":
+            party = check_update_headers(st.aggregator.parties, h("X-Fedtopic-Party"), h("X-Fedtopic-Signature"),
+                                         m.group(1), int(m.group(2)), body_sha)
+        else:
+            guard: NonceGuard = st.nonce_guard
+            party = check_request_headers(st.aggregator.parties, guard, h("X-Fedtopic-Party"),
+                                          h("X-Fedtopic-Signature"), h("X-Fedtopic-Timestamp"),
+                                          h("X-Fedtopic-Nonce"), method, path, body_sha)
+        return party, body_sha
+
+    async def _read_body(self, receive: Receive, bound: int, declared: bytes | None, expected_sha: str) -> bytes:
+        if declared is not None:
+            if not declared.isdigit():
+                raise Rejection(400, "bad_request", "Content-Length is not a number")
+            if int(declared) > bound:
+                raise Rejection(413, "payload_too_large",
+                                f"body of {int(declared)} bytes exceeds this route's bound of {bound} bytes")
+        digest, chunks, size = hashlib.sha256(), [], 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _Disconnected
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > bound:
+                raise Rejection(413, "payload_too_large", f"body exceeds this route's bound of {bound} bytes")
+            digest.update(chunk)
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        if digest.hexdigest() != expected_sha:
+            raise Rejection(401, "bad_signature", "the body does not match its signed SHA-256")
+        return b"".join(chunks)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not scope["path"].startswith("/v1/"):
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        try:
+            party, body_sha = await anyio.to_thread.run_sync(self._authenticate, scope, headers)
+            route = await anyio.to_thread.run_sync(self._route, scope["method"], scope["path"], party)
+            body = await self._read_body(receive, route.bound, headers.get(b"content-length"), body_sha)
+            if route.is_json:
+                check_strict_json(body)
+        except Rejection as rej:
+            await self._problem(send, rej)
+            return
+        except _Disconnected:
+            log.info("%s %s: client disconnected before sending its whole body", scope["method"], scope["path"])
+            return
+        scope.setdefault("state", {})["party"] = party
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
