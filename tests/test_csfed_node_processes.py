@@ -62,3 +62,7 @@ def test_killed_csfed_node_resumes_and_the_model_equals_lockstep(tmp_path):
         assert s["algorithm"] == "csfed-lda" and s["sweeps"] == 8
         assert np.array_equal(model_phi(config, p), ref), p
         assert (config.parent / "state" / p / "model" / "theta.npy").is_file()
+    # the restarted node's totals cover the whole run, not only what came after the restart
+    assert summaries["p2"]["rounds"] == summaries["p1"]["rounds"] == 9
+    assert [r["round"] for r in summaries["p2"]["rounds_detail"]] == list(range(9))
+    assert summaries["p2"]["bytes_sent"] > 0.5 * summaries["p1"]["bytes_sent"]

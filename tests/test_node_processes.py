@@ -58,6 +58,9 @@ def test_three_node_processes_train_and_a_killed_node_resumes(tmp_path, capsys):
         assert max(s["sweeps"] for s in summaries.values()) == ITERATIONS
         assert all(s["perplexity"] > 1 for s in summaries.values())
         assert "p2: resumed from" in (tmp_path / "p2-restart.log").read_text()
+        # totals survive the restart: p2's bytes cover all its rounds (genesis included), like p1's
+        per_round = {p: s["bytes_sent"] / (s["rounds"] + 1) for p, s in summaries.items()}
+        assert per_round["p2"] > 0.5 * per_round["p1"], per_round
         for p in summaries:
             model = tmp_path / "c" / "state" / p / "model"
             assert (model / "theta.npy").is_file() and (model / "model.npz").is_file()

@@ -36,6 +36,7 @@ def run_command(
     url: Annotated[Optional[str], typer.Option(help="csfed-lda: aggregator URL (default: aggregator.url of the config)")] = None,
     session: Annotated[Optional[str], typer.Option(help="csfed-lda: training session id (default: derived from the config)")] = None,
     round_timeout: Annotated[float, typer.Option(help="csfed-lda: seconds to wait for one round's aggregate")] = 3600.0,
+    patience: Annotated[float, typer.Option(min=0.0, help="csfed-lda: seconds to keep retrying an unreachable aggregator (it may be restarting)")] = 600.0,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
     """Train this party with the consortium's algorithm (``algorithm.name``): asynchronous ones over the chain,
@@ -63,7 +64,7 @@ def run_command(
             say(f"{party} round {rec.round}: aggregate of {', '.join(rec.contributors)}{extra}{spent}")
 
         summary = run_csfed_node(cfg, config, party, key_file=key, corpus=corpus, vocab=vocab, url=url,
-                                 state_dir=state, session=session, round_timeout=round_timeout, say=say,
+                                 state_dir=state, session=session, round_timeout=round_timeout, patience=patience, say=say,
                                  on_round=on_record)
         _report(summary, party, fmt)
         return

@@ -1,10 +1,13 @@
 """A party's HTTP client for the aggregator (httpx, signed requests, bounded retries).
 
-Retries: connection failures, timeouts and 5xx/503 answers are retried up to
-``retries`` times with exponential back-off (``backoff`` * 2^i seconds, capped
-at 10 s); each retry is logged as a warning naming the reason. 4xx answers are
-never retried: they raise ``AggregatorRejected`` with the server's code and
-reason. A submit whose answer was lost and whose retry meets
+Retries: connection failures, timeouts and 5xx/503 answers are retried with
+exponential back-off (``backoff`` * 2^i seconds, capped at 10 s) for as long
+as ``patience`` seconds (default 10 minutes: an aggregator restart, whose cold
+start alone takes seconds, must not end a training). The first failure is
+logged once as a warning saying what the client waits for and how long it will
+keep trying; the recovery is logged once; the retries between are at DEBUG.
+4xx answers are never retried: they raise ``AggregatorRejected`` with the
+server's code and reason. A submit whose answer was lost and whose retry meets
 ``duplicate_update`` with the same payload hash counts as accepted.
 """
 
@@ -46,6 +49,7 @@ from fedtopic.network.wire import (
 
 log = logging.getLogger("fedtopic.network.client")
 _MAX_BACKOFF = 10.0
+DEFAULT_PATIENCE = 600.0
 
 
 @dataclass(frozen=True)
@@ -66,13 +70,14 @@ def _split(header: str | None) -> tuple[str, ...]:
 class AggregatorClient:
     """One party's connection to one session on the aggregator at ``url``."""
 
-    def __init__(self, url: str, keys: SigningKeys, session: str, *, timeout: float = 30.0, retries: int = 4,
-                 backoff: float = 0.5, transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(self, url: str, keys: SigningKeys, session: str, *, timeout: float = 30.0,
+                 patience: float = DEFAULT_PATIENCE, backoff: float = 0.5,
+                 transport: httpx.BaseTransport | None = None) -> None:
         self.url = url.rstrip("/")
         self.keys = keys
         self.session = session
         self.timeout = timeout
-        self.retries = retries
+        self.patience = patience
         self.backoff = backoff
         self._http = httpx.Client(base_url=self.url, timeout=timeout, transport=transport)
 
@@ -90,9 +95,10 @@ class AggregatorClient:
     def _send(self, method: str, path: str, *, body: bytes = b"", update_round: int | None = None,
               params: Mapping[str, Any] | None = None, timeout: float | None = None,
               content_type: str = "application/json") -> httpx.Response:
-        """One request with fresh signed headers per attempt; retries transport failures and 5xx."""
-        last = ""
-        for attempt in range(self.retries + 1):
+        """One request with fresh signed headers per attempt; retries transport failures and 5xx for up to
+        ``patience`` seconds."""
+        last, attempt, started = "", 0, time.monotonic()
+        while True:
             if update_round is None:
                 headers = request_headers(self.keys, method, path, body)
                 if body:
@@ -106,15 +112,23 @@ class AggregatorClient:
                 last = f"{type(exc).__name__}: {exc}"
             else:
                 if resp.status_code < 500:
+                    if attempt:
+                        log.warning("aggregator %s answers again after %.0f s", self.url, time.monotonic() - started)
                     return resp
                 last = f"HTTP {resp.status_code}"
-            if attempt < self.retries:
-                pause = min(_MAX_BACKOFF, self.backoff * 2**attempt)
-                log.warning("aggregator %s %s %s failed (%s); retry %d/%d in %.1f s", self.url, method, path, last,
-                            attempt + 1, self.retries, pause)
-                time.sleep(pause)
-        raise AggregatorUnavailable(f"aggregator {self.url} {method} {path} failed after {self.retries + 1} "
-                                    f"attempts: {last}")
+            waited = time.monotonic() - started
+            if waited >= self.patience:
+                raise AggregatorUnavailable(f"aggregator {self.url} {method} {path} failed for {waited:.0f} s "
+                                            f"({attempt + 1} attempts): {last}")
+            pause = min(_MAX_BACKOFF, self.backoff * 2**attempt, max(self.patience - waited, 0.0))
+            if attempt == 0:
+                log.warning("waiting for the aggregator at %s (%s %s: %s); retrying for up to %.0f s",
+                            self.url, method, path, last, self.patience)
+            else:
+                log.debug("aggregator %s %s %s failed (%s); retry %d in %.1f s", self.url, method, path, last,
+                          attempt + 1, pause)
+            attempt += 1
+            time.sleep(pause)
 
     @staticmethod
     def _rejected(resp: httpx.Response) -> AggregatorRejected:

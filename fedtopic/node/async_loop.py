@@ -85,16 +85,32 @@ def run_party(
     budget = max_sweeps
     max_sweeps = party.max_sweeps(budget)  # fewer when a privacy budget pays for fewer rounds
 
+    received_before = 0  # bytes this party read before a restart (the transport counts from zero again)
+
+    def totals() -> dict:
+        return {"bytes_sent": log.bytes_sent, "bytes_received": received_before + transport.bytes_received(),
+                "staleness": log.staleness, "read_from": sorted(log.read_from),
+                "compute_seconds": log.compute_seconds, "comm_seconds": log.comm_seconds,
+                "delay_seconds": log.delay_seconds}
+
     def publish(rnd: int, counts: np.ndarray) -> None:
         if checkpoint is not None:
-            save_checkpoint(checkpoint, party, published=False)
+            save_checkpoint(checkpoint, party, published=False, totals=totals())
         log.bytes_sent += transport.publish(rnd, counts)
         if checkpoint is not None:
-            save_checkpoint(checkpoint, party, published=True)
+            save_checkpoint(checkpoint, party, published=True, totals=totals())
 
     if checkpoint is not None and checkpoint.exists():
         info = load_checkpoint(checkpoint, party)
         log.rounds, log.sweeps = info.round, info.sweeps
+        before = info.totals  # what happened before the restart counts too
+        log.bytes_sent = int(before.get("bytes_sent", 0))
+        received_before = int(before.get("bytes_received", 0))
+        log.staleness = list(before.get("staleness", []))
+        log.read_from = set(before.get("read_from", []))
+        log.compute_seconds = float(before.get("compute_seconds", 0.0))
+        log.comm_seconds = float(before.get("comm_seconds", 0.0))
+        log.delay_seconds = float(before.get("delay_seconds", 0.0))
         say(f"{party.party_id}: resumed from {checkpoint} at round {info.round} ({info.sweeps} sweeps; "
             f"round {info.round} {'published' if info.published else 'not yet published'})")
         if not info.published and transport.latest_round(party.party_id) != info.round:
@@ -134,5 +150,5 @@ def run_party(
     if party.sweeps >= max_sweeps:
         log.stopped_by = "max-iterations" if max_sweeps == budget else "epsilon-budget"
     log.stopped_by = log.stopped_by or "fastest-party-finished"
-    log.bytes_received = transport.bytes_received()
+    log.bytes_received = received_before + transport.bytes_received()
     return log

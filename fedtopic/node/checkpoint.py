@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -30,13 +30,15 @@ class CheckpointInfo:
     sweeps: int
     published: bool
     party_id: str
+    totals: dict = field(default_factory=dict)  # the node's running totals (bytes, seconds, staleness) so far
 
 
-def save_checkpoint(path: Path, party: LDAParty, *, published: bool) -> None:
-    """Write the party's sampler state and progress to ``path`` (an .npz) atomically."""
+def save_checkpoint(path: Path, party: LDAParty, *, published: bool, totals: dict | None = None) -> None:
+    """Write the party's sampler state, progress and running ``totals`` to ``path`` (an .npz) atomically."""
     state = party.model.state
     meta = {"format": _FORMAT, "party": party.party_id, "round": party.round, "sweeps": party.sweeps, "published": published,
-            "topics": party.hyper.n_topics, "tokens": party.corpus.n_tokens, "words": party.corpus.n_words}
+            "topics": party.hyper.n_topics, "tokens": party.corpus.n_tokens, "words": party.corpus.n_words,
+            "totals": totals or {}}
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as fh:
         np.savez(fh, z=state.z, n_dk=state.n_dk, n_wk=state.n_wk, n_k=state.n_k, rng=state.rng, meta=np.array(json.dumps(meta)))
@@ -62,4 +64,5 @@ def load_checkpoint(path: Path, party: LDAParty) -> CheckpointInfo:
         party.resume(LDAState(**arrays), round=int(meta["round"]), sweeps=int(meta["sweeps"]))
     except ModelError as exc:
         raise TrainingError(f"checkpoint {path} is corrupt ({exc}); move it away to start over") from None
-    return CheckpointInfo(round=int(meta["round"]), sweeps=int(meta["sweeps"]), published=bool(meta["published"]), party_id=meta["party"])
+    return CheckpointInfo(round=int(meta["round"]), sweeps=int(meta["sweeps"]), published=bool(meta["published"]),
+                          party_id=meta["party"], totals=dict(meta.get("totals") or {}))

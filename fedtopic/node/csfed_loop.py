@@ -31,7 +31,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -67,6 +67,7 @@ class CSFedSettings:
     steps: int = 1
     straggler_deadline_seconds: float | None = None
     round_timeout: float = 3600.0
+    patience: float = 600.0  # seconds a node keeps retrying an unreachable aggregator
 
 
 @dataclass
@@ -113,7 +114,7 @@ class CSFedParticipant:
         self.records: list[RoundRecord] = []
         self.final_sum: np.ndarray | None = None
         self.protection: PartyProtection | None = None
-        self.client = AggregatorClient(url, keys, settings.session)
+        self.client = AggregatorClient(url, keys, settings.session, patience=settings.patience)
         self._agg_round = 0
         self._payload = b""
         self._sweep_seconds = 0.0
@@ -157,7 +158,7 @@ class CSFedParticipant:
         corpus, s = self.party.corpus, self.settings
         v, k = corpus.n_words, self.party.hyper.n_topics
         vocab_hash = vocabulary_digest(corpus.vocab)
-        setup = AggregatorClient(self.url, self.keys, f"{s.session}-setup")
+        setup = AggregatorClient(self.url, self.keys, f"{s.session}-setup", patience=s.patience)
         try:
             spec = self._join_setup(setup, vocab_hash, v)
             if spec.params.get("vocab_sha256") != vocab_hash:
@@ -286,6 +287,7 @@ class CSFedParticipant:
         if info["counts_sha256"] != _sha(self.party.own_counts().tobytes()) or info["payload_sha256"] != _sha(payload):
             raise TrainingError(f"persisted update of round {self.party.round} does not match the checkpoint")
         self._agg_round, self._payload = int(info["agg_round"]), payload
+        self._load_records(self.party.round)
         self.say(f"{self.keys.party_id}: resumed at training round {self.party.round} "
                  f"({self.party.sweeps} sweeps), aggregator round {self._agg_round}")
 
@@ -324,7 +326,23 @@ class CSFedParticipant:
         self._sweep_seconds = time.perf_counter() - t0
         self._write_pending(self._agg_round + 1)
         save_checkpoint(self.state_dir / "checkpoint.npz", self.party, published=False)
+        self._save_records()
         return True
+
+    def _save_records(self) -> None:
+        """Every round record so far, atomically, so the summary after a resume covers the whole run."""
+        path = self.state_dir / "records.json"
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps([asdict(r) for r in self.records]))
+        tmp.replace(path)
+
+    def _load_records(self, train_round: int) -> None:
+        """The records of the rounds before a restart (those whose training round precedes ``train_round``)."""
+        try:
+            rows = json.loads((self.state_dir / "records.json").read_text())
+        except (OSError, ValueError):
+            return
+        self.records = [RoundRecord(**row) for row in rows if row.get("train_round", 0) < train_round]
 
     def run(self, on_round: Callable[[RoundRecord], None] | None = None) -> None:
         """The whole protocol: setup, genesis or resume, rounds until ``iterations`` sweeps."""
@@ -337,6 +355,7 @@ class CSFedParticipant:
                 if on_round is not None:
                     on_round(self.records[-1])
                 if not more:
+                    self._save_records()
                     return
         finally:
             self.close()

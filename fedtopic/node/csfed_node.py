@@ -28,12 +28,14 @@ def default_session(cfg: ConsortiumConfig) -> str:
     return f"{name[:20]}-csfed-{cfg.aggregator.protection}-k{a.topics}-s{a.seed}"[:48]
 
 
-def csfed_settings(cfg: ConsortiumConfig, session: str | None = None, round_timeout: float = 3600.0) -> CSFedSettings:
+def csfed_settings(cfg: ConsortiumConfig, session: str | None = None, round_timeout: float = 3600.0,
+                   patience: float = 600.0) -> CSFedSettings:
     """Protocol settings from the config's ``aggregator`` and ``algorithm`` sections."""
     agg, algo = cfg.aggregator, cfg.algorithm
     return CSFedSettings(session=session or default_session(cfg), protection=agg.protection, algorithm=algo.name, delta=agg.delta,
                          key_bits=agg.key_bits, iterations=algo.iterations, steps=int(algo.spec().options["steps"]),
-                         straggler_deadline_seconds=agg.straggler_deadline_seconds, round_timeout=round_timeout)
+                         straggler_deadline_seconds=agg.straggler_deadline_seconds, round_timeout=round_timeout,
+                         patience=patience)
 
 
 def run_csfed_node(
@@ -48,13 +50,14 @@ def run_csfed_node(
     state_dir: Path | None = None,
     session: str | None = None,
     round_timeout: float = 3600.0,
+    patience: float = 600.0,
     say: Callable[[str], None] = print,
     on_round: Callable[[RoundRecord], None] | None = None,
 ) -> dict[str, Any]:
     """Train party ``party_id`` to the end; returns (and writes to ``state_dir/model``) its summary."""
     prepared = prepare_party(cfg, config_path, party_id, key_file=key_file, corpus=corpus, vocab=vocab, state_dir=state_dir)
     data, party, keys, state_dir = prepared.data, prepared.party, prepared.keys, prepared.state_dir
-    settings = csfed_settings(cfg, session, round_timeout)
+    settings = csfed_settings(cfg, session, round_timeout, patience)
     participant = CSFedParticipant(party, keys, url or cfg.aggregator.url, cfg.party_ids,
                                    [p.x25519_public_bytes for p in cfg.parties], settings, state_dir, say=say)
     say(f"party {party_id}: {data.train.n_docs:,} documents, {data.train.n_tokens:,} tokens from {data.source}; "
