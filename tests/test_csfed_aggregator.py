@@ -85,5 +85,6 @@ def test_mask_party_drops_out_recovery_gives_the_survivors_sum_and_it_resumes(tm
     assert np.array_equal(model_phi(config, "p1"), model_phi(config, "p2"))
     assert 2 in resumed["rounds_without_this_party"]  # p3 resumed, found round 2 closed, read it and went on
     assert resumed["sweeps"] == cfg.algorithm.iterations
-    assert resumed["rounds_detail"][0]["round"] == 2 and resumed["rounds_detail"][0]["aggregate_tokens"] == \
-        tokens["p1"] + tokens["p2"]
+    by_round = {r["round"]: r for r in resumed["rounds_detail"]}
+    assert {0, 1, 2} <= set(by_round)  # the rounds before the crash still count in the resumed summary
+    assert by_round[2]["aggregate_tokens"] == tokens["p1"] + tokens["p2"]

@@ -20,11 +20,14 @@ def up(
     host: str = typer.Option("127.0.0.1", help="Address to listen on."),
     port: int = typer.Option(8545, help="TCP port (0 picks a free one; the URL printed tells which)."),
     data: Path | None = typer.Option(None, help="Directory for the transaction journal; restarting with it restores the chain."),
+    dev: bool = typer.Option(False, "--dev", help="A throwaway chain: also answer the test controls (evm_snapshot, evm_revert, evm_mine, ...)."),
+    read_timeout: float = typer.Option(30.0, min=0.1, help="Seconds a connection may stall mid-request or idle before it is dropped."),
 ) -> None:
-    """Serve an embedded py-evm chain at http://HOST:PORT until SIGTERM or Ctrl-C."""
-    service = ChainService(data)
+    """Serve an embedded py-evm chain at http://HOST:PORT until SIGTERM or Ctrl-C (standard eth_/net_/web3_
+    methods only, unless --dev)."""
+    service = ChainService(data, dev=dev)
     try:
-        server = ChainHTTPServer(host, port, service)
+        server = ChainHTTPServer(host, port, service, read_timeout=read_timeout)
     except OSError as exc:
         service.close()
         raise LedgerError(f"cannot listen on {host}:{port}: {exc.strerror}") from None

@@ -10,7 +10,7 @@ import typer
 
 from fedtopic.cli.output import FormatOption, OutputFormat, emit
 from fedtopic.consortium.config import load_consortium
-from fedtopic.ledger.audit import ledger_audit, ledger_status
+from fedtopic.ledger.audit import ledger_audit, ledger_status, readers_outside_cp
 from fedtopic.ledger.endpoint import chain_for, registry_of
 
 app = typer.Typer(help="Inspect and audit the channels on chain.", no_args_is_help=True,
@@ -39,10 +39,12 @@ def status(config: ConfigOption, rpc: RpcOption = None, fmt: FormatOption = Outp
 
 @app.command()
 def audit(config: ConfigOption, rpc: RpcOption = None, fmt: FormatOption = OutputFormat.text) -> None:
-    """Check every payload's hash, writer and round order; exit 1 if any check fails."""
+    """Check every payload's hash, writer and round order, and that no one reads a channel CP does not allow;
+    exit 1 if any check fails."""
     cfg = load_consortium(config)
     w3 = chain_for(cfg, rpc)
     rows = ledger_audit(w3, registry_of(cfg))
+    cp_problems = readers_outside_cp(w3, registry_of(cfg), {p: cfg.readers_of(p) for p in cfg.party_ids})
     bad = [r for r in rows if not r.ok]
     lines = [f"  {'party':<8} {'round':>6}  {'chunks':>6}  {'bytes':>9}  {'block':>7}  writer  hash  order  verdict"]
     for r in rows:
@@ -50,6 +52,7 @@ def audit(config: ConfigOption, rpc: RpcOption = None, fmt: FormatOption = Outpu
         lines.append(f"  {r.party_id:<8} {r.round:>6}  {r.chunks:>6}  {r.payload_bytes:>9}  {r.first_block:>7}  "
                      f"{yes[r.writer_ok]:<6}  {yes[r.hash_ok]:<4}  {yes[r.order_ok]:<5}  {r.problem or 'ok'}")
     lines.append(f"{len(rows)} rounds audited, {len(bad)} failed")
-    emit({"rounds": [r.as_dict() for r in rows], "failed": len(bad)}, fmt, lines)
-    if bad:
+    lines += [f"CP VIOLATION: {p}" for p in cp_problems]
+    emit({"rounds": [r.as_dict() for r in rows], "failed": len(bad), "cp_violations": cp_problems}, fmt, lines)
+    if bad or cp_problems:
         raise typer.Exit(1)

@@ -56,6 +56,23 @@ def key_file_path(out_dir: str | os.PathLike[str], party_id: str) -> Path:
     return Path(out_dir) / KEY_DIR / f"{party_id}.key.json"
 
 
+ADMIN_KEY_NAME = "admin.key"
+
+
+def admin_key_path(out_dir: str | os.PathLike[str]) -> Path:
+    """Where ``init_consortium`` puts the registry admin's (CA's) private key (hex; never in consortium.toml)."""
+    return Path(out_dir) / KEY_DIR / ADMIN_KEY_NAME
+
+
+def write_admin_key(path: Path, seed: bytes | None) -> Path:
+    """A fresh secp256k1 key for the registry admin at ``path`` (mode 0600); ``seed``: reproducible, tests only."""
+    key = generate_party_keys("admin", seed=seed).eth_private_key
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(key.hex() + "\n")
+    return path
+
+
 def cp_from_consortia(consortia: Iterable[Iterable[str]]) -> dict[str, list[str]]:
     """CP from consortia (paper Def. 4): every member reads every other member's channel (symmetric)."""
     readers: dict[str, list[str]] = {}
@@ -124,7 +141,7 @@ def init_consortium(
     out = Path(out_dir)
     config_path = out / CONFIG_NAME
     ids = party_ids(n_parties)
-    existing = [p for p in [config_path, *(key_file_path(out, pid) for pid in ids)] if p.exists()]
+    existing = [p for p in [config_path, admin_key_path(out), *(key_file_path(out, pid) for pid in ids)] if p.exists()]
     if existing:
         raise ConfigError(f"{existing[0]} already exists; refusing to overwrite an existing consortium")
     if cp is None:
@@ -140,5 +157,6 @@ def init_consortium(
     )
     (out / KEY_DIR).mkdir(parents=True, exist_ok=True, mode=0o700)
     key_paths = {k.party_id: save_party_keys(k, key_file_path(out, k.party_id)) for k in keys}
+    write_admin_key(admin_key_path(out), seed_bytes)
     save_consortium(config, config_path)  # last: its presence marks a complete init
     return InitResult(config_path=config_path, key_paths=key_paths, config=config)

@@ -10,6 +10,7 @@ deployment block, never from block 0.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 
 from eth_utils import keccak
@@ -156,3 +157,22 @@ def ledger_audit(w3: Web3, registry: str) -> list[AuditRow]:
         if int(channel, 16):
             rows += audit_channel(w3, pid, owner, heads[owner], latest)
     return rows
+
+
+def readers_outside_cp(w3: Web3, registry: str, cp: Mapping[str, Iterable[str]]) -> list[str]:
+    """One line per channel reader on chain that the consortium.toml's CP does not list (a reader someone added
+    behind the consortium's back), and per member the registry has that the config does not know."""
+    reg = contract_at(w3, REGISTRY, registry).functions
+    members = _members(w3, registry)
+    name = {a: pid for pid, a, _, _ in members}
+    problems = []
+    for pid, owner, _, _ in members:
+        if pid not in cp:
+            problems.append(f"member {pid} ({owner}) is on chain but not in consortium.toml")
+            continue
+        allowed = set(cp[pid]) | {pid}
+        readers = [Web3.to_checksum_address(r) for r in with_retries(reg.readersOf(owner).call, what="reading CP")]
+        for r in readers:
+            if name.get(r, r) not in allowed:
+                problems.append(f"{name.get(r, r)} can read {pid}'s channel on chain, but CP does not allow it")
+    return problems

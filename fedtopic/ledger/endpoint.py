@@ -34,23 +34,63 @@ def registry_of(cfg: ConsortiumConfig) -> str:
     return Web3.to_checksum_address(cfg.chain.registry)
 
 
-def admin_key(w3: Web3, key_file: Path | None) -> bytes:
-    """The admin's (CA's) private key: from ``key_file`` (hex), else a local dev chain's funded account."""
+def well_known_addresses() -> frozenset[str]:
+    """Addresses whose private keys are published: eth-tester's default accounts (keys 0x…01 to 0x…0a, what
+    `fedtopic chain up` funds) and the first accounts of the Hardhat/Anvil/Foundry test mnemonic."""
+    from eth_account import Account
+    from eth_tester.backends.pyevm.main import get_default_account_keys
+
+    from fedtopic.network.settings import DEV_ADDRESSES
+
+    tester = {Account.from_key(k.to_bytes()).address.lower() for k in get_default_account_keys()}
+    return frozenset(tester | set(DEV_ADDRESSES) | {Account.from_key(ANVIL_FAUCET_KEY).address.lower()})
+
+
+def _read_key(path: Path) -> bytes:
+    try:
+        key = bytes.fromhex(path.read_text(encoding="utf-8").strip().removeprefix("0x"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"admin key file {path}: cannot read a hex private key ({exc})") from None
+    if len(key) != 32:
+        raise ConfigError(f"admin key file {path}: a private key is 32 bytes, found {len(key)}")
+    return key
+
+
+def admin_key(w3: Web3, key_file: Path | None, config_path: Path | None = None, *, dev: bool = False) -> bytes:
+    """The registry admin's (CA's) private key: ``key_file``, else keys/admin.key beside the config (written by
+    `consortium init`); only with ``dev`` (a throwaway local chain) a dev chain's well-known funded key.
+
+    A key whose account is well known (anyone can sign for it) is refused unless ``dev``.
+    """
+    from eth_account import Account
+
+    from fedtopic.consortium.init import admin_key_path
+
+    default = None if config_path is None else admin_key_path(config_path.parent)
     if key_file is not None:
-        try:
-            text = key_file.read_text(encoding="utf-8").strip().removeprefix("0x")
-            key = bytes.fromhex(text)
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"admin key file {key_file}: cannot read a hex private key ({exc})") from None
-        if len(key) != 32:
-            raise ConfigError(f"admin key file {key_file}: a private key is 32 bytes, found {len(key)}")
-        return key
+        key = _read_key(key_file)
+    elif default is not None and default.exists():
+        key = _read_key(default)
+    elif dev and w3.eth.chain_id in (EMBEDDED_CHAIN_ID, ANVIL_CHAIN_ID):
+        return dev_faucet_key(w3)
+    else:
+        where = f" (looked for {default})" if default is not None else ""
+        raise ConfigError(f"no admin key{where}: `consortium init` writes keys/admin.key; give --admin-key FILE, "
+                          "or --dev on a throwaway local chain")
+    if not dev and Account.from_key(key).address.lower() in well_known_addresses():
+        raise ConfigError("the admin key is a well-known development key (anyone can sign with it); "
+                          "use the key `consortium init` wrote, or pass --dev for a throwaway chain")
+    return key
+
+
+def dev_faucet_key(w3: Web3) -> bytes:
+    """A local dev chain's funded, well-known account: it may pay for gas, never control a consortium."""
     chain_id = w3.eth.chain_id
     if chain_id == EMBEDDED_CHAIN_ID:
         return embedded_faucet_key()
     if chain_id == ANVIL_CHAIN_ID:
         return ANVIL_FAUCET_KEY
-    raise ConfigError(f"chain id {chain_id} is not a local dev chain: give the admin's key with --admin-key FILE")
+    raise ConfigError(f"chain id {chain_id} is not a local dev chain: it has no faucet")
 
 
 def is_dev_chain(w3: Web3) -> bool:

@@ -68,11 +68,13 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def start_chain_up(data_dir: Path | None = None) -> LocalNode:
-    """Run ``fedtopic chain up --port 0 [--data DIR]`` and return once it prints its URL."""
-    cmd = [sys.executable, "-m", "fedtopic.cli.main", "chain", "up", "--port", "0"]
+def start_chain_up(data_dir: Path | None = None, *, dev: bool = False, extra: tuple[str, ...] = ()) -> LocalNode:
+    """Run ``fedtopic chain up --port 0 [--data DIR] [--dev]`` and return once it prints its URL."""
+    cmd = [sys.executable, "-m", "fedtopic.cli.main", "chain", "up", "--port", "0", *extra]
     if data_dir is not None:
         cmd += ["--data", str(data_dir)]
+    if dev:
+        cmd.append("--dev")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env())
     assert proc.stdout is not None
     line = proc.stdout.readline()  # blocks until the URL line (or EOF if it died)

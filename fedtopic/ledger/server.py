@@ -5,10 +5,15 @@ standard JSON-RPC and eth-tester's formats); results are re-encoded as standard 
 hex quantities). One lock serialises all calls into py-evm; Nagle is disabled on every connection
 (with it, small keep-alive responses stall ~40 ms on delayed ACKs).
 
+Exposure: by default only the standard ``eth_*``, ``net_*`` and ``web3_*`` methods are served; the
+test controls (``evm_snapshot``, ``evm_revert``, ``evm_mine``, ...) answer "method not found" unless
+the server runs with ``dev=True`` (``chain up --dev``: a throwaway chain). Error codes are JSON
+integers, as the JSON-RPC spec says. A connection that stalls for ``READ_TIMEOUT_S`` is dropped.
+
 Persistence: with a data directory, every state-changing call that succeeded (raw transactions,
-mining) is appended to ``journal.jsonl``; at start the journal is replayed, and since each
-transaction is mined in its own block the replayed chain has the same contracts, storage, logs and
-block numbers.
+mining, and with ``dev`` snapshots and reverts) is appended to ``journal.jsonl``; at start the journal
+is replayed, and since each transaction is mined in its own block the replayed chain has the same
+contracts, storage, logs and block numbers, a revert included.
 """
 
 from __future__ import annotations
@@ -28,9 +33,11 @@ from web3 import Web3
 from fedtopic.ledger.embedded import EmbeddedChain, tester_revert_data
 from fedtopic.ledger.errors import LedgerError
 
-JOURNALED = frozenset({"eth_sendRawTransaction", "eth_sendTransaction", "evm_mine"})
+JOURNALED = frozenset({"eth_sendRawTransaction", "eth_sendTransaction"})
+PUBLIC_PREFIXES = ("eth_", "net_", "web3_")
 JOURNAL_NAME = "journal.jsonl"
 MAX_BODY_BYTES = 16 * 1024 * 1024
+READ_TIMEOUT_S = 30.0
 
 
 def _camel(key: str) -> str:
@@ -58,10 +65,21 @@ def to_json_rpc(value: Any, key: str = "") -> Any:
     return value
 
 
+def _error_object(error: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON-RPC error object: an integer ``code``, a string ``message``, ``data`` hex-encoded if bytes."""
+    code = error.get("code", -32603)
+    out: dict[str, Any] = {"code": int(code, 16) if isinstance(code, str) else int(code),
+                           "message": str(error.get("message", ""))}
+    if "data" in error:
+        out["data"] = to_json_rpc(error["data"])
+    return out
+
+
 class ChainService:
     """The embedded chain behind one lock, with an optional journal for restarts."""
 
-    def __init__(self, data_dir: Path | None = None) -> None:
+    def __init__(self, data_dir: Path | None = None, *, dev: bool = False) -> None:
+        self.dev = dev
         self.chain = EmbeddedChain()
         w3 = Web3(self.chain.provider)
         self._call = self.chain.provider.request_func(w3, w3.middleware_onion)
@@ -81,6 +99,9 @@ class ChainService:
             if not line.strip():
                 continue
             entry = json.loads(line)
+            if entry["method"].startswith("evm_") and not self.dev:
+                raise LedgerError(f"{path}:{lineno}: the journal holds test controls ({entry['method']}): "
+                                  "restart this chain with --dev")
             response = self._call(entry["method"], entry["params"])
             if "error" in response:
                 raise LedgerError(f"{path}:{lineno}: journal entry no longer applies: {response['error']}")
@@ -93,6 +114,10 @@ class ChainService:
         method, params = request.get("method"), request.get("params", [])
         if not isinstance(method, str):
             return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32600, "message": "missing method"}}
+        if not (method.startswith(PUBLIC_PREFIXES) or (self.dev and method.startswith(("evm_", "testing_")))):
+            return {"jsonrpc": "2.0", "id": rid,
+                    "error": {"code": -32601, "message": f"method {method[:64]!r} not found"
+                              + ("" if self.dev else " (test controls need `chain up --dev`)")}}
         with self._lock:
             try:
                 response = self._call(method, params)
@@ -103,8 +128,8 @@ class ChainService:
             except Exception as exc:  # noqa: BLE001 - any failure becomes a JSON-RPC error for the caller
                 return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": f"{type(exc).__name__}: {exc}"}}
             if "error" in response:
-                return {"jsonrpc": "2.0", "id": rid, "error": to_json_rpc(dict(response["error"]))}
-            if self._journal is not None and method in JOURNALED:
+                return {"jsonrpc": "2.0", "id": rid, "error": _error_object(response["error"])}
+            if self._journal is not None and (method in JOURNALED or method.startswith("evm_")):
                 self._journal.write(json.dumps({"method": method, "params": params}) + "\n")
                 self._journal.flush()
         return {"jsonrpc": "2.0", "id": rid, "result": to_json_rpc(response["result"])}
@@ -117,6 +142,7 @@ class ChainService:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    timeout = READ_TIMEOUT_S  # a client that stalls mid-request (or idles on keep-alive) is dropped
     server: "ChainHTTPServer"
 
     def setup(self) -> None:
@@ -124,7 +150,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-        length = int(self.headers.get("Content-Length", "0"))
+        raw_length = self.headers.get("Content-Length", "0")
+        length = int(raw_length) if raw_length.isdigit() else -1
         if length <= 0 or length > MAX_BODY_BYTES:
             self._reply(400, {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "bad body length"}})
             return
@@ -154,9 +181,10 @@ class ChainHTTPServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, host: str, port: int, service: ChainService) -> None:
+    def __init__(self, host: str, port: int, service: ChainService, *, read_timeout: float = READ_TIMEOUT_S) -> None:
         self.service = service
-        super().__init__((host, port), _Handler)
+        handler = type("_TimedHandler", (_Handler,), {"timeout": read_timeout})
+        super().__init__((host, port), handler)
 
     @property
     def url(self) -> str:
