@@ -93,7 +93,7 @@ def test_a_members_oversize_json_is_refused_before_reading(world):
     assert r.status_code == 413 and r.json()["code"] == "payload_too_large"
 
 
-@pytest.mark.parametrize("literal", [b"NaN", b"Infinity", b"-Infinity", b"1e400"])
+@pytest.mark.parametrize("literal", [b"NaN", b"Infinity", b"-Infinity", b"1e400", b"{", b"\xff\xfe", b"[1,]"])
 def test_non_standard_json_numbers_are_422(world, literal):
     proc, keys, _ = world
     body = (b'{"session_id": "strict", "parties": ["p1"], "combiner": "none", "meta": {"shape": [2, 2]}, '
@@ -239,3 +239,22 @@ def test_a_client_that_disconnects_mid_body_costs_one_log_line(tmp_path):
     log = (tmp_path / "a.log").read_text()
     assert "Traceback" not in log and "Exception in ASGI" not in log, log[-3000:]
     assert log.count("disconnected before sending its whole body") == 20
+
+
+def test_a_body_that_trickles_in_is_dropped(tmp_path):
+    init = init_consortium(2, tmp_path / "c", seed=8)
+    keys = {p: load_party_keys(k) for p, k in init.key_paths.items()}
+    proc = AggregatorProcess(init.config_path, tmp_path / "data", tmp_path / "a.log", extra_args=("--read-timeout", "1"))
+    try:
+        body = json.dumps({"session_id": "slow", "parties": ["p1", "p2"], "combiner": "none",
+                           "meta": {"shape": [2, 2]}}).encode()
+        headers = request_headers(keys["p1"], "POST", "/v1/sessions", body)
+        head = ["POST /v1/sessions HTTP/1.1", "Host: 127.0.0.1", f"Content-Length: {len(body)}",
+                "Content-Type: application/json"] + [f"{k}: {v}" for k, v in headers.items()]
+        s = socket.create_connection(("127.0.0.1", proc.port), timeout=10)
+        s.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + body[:10])  # and the rest never comes
+        answer = s.recv(4096)
+        s.close()
+        assert b" 408 " in answer.split(b"\r\n")[0] and b"request_timeout" in answer
+    finally:
+        proc.stop()

@@ -53,6 +53,7 @@ def serve(
     max_body_mb: Annotated[float, typer.Option("--max-body-mb", min=0.001, help="Largest request body, MiB.")] = 256.0,
     max_wait: Annotated[float, typer.Option("--max-wait", min=0.1, max=600, help="Longest long-poll, s.")] = 30.0,
     memory_budget_mb: Annotated[float, typer.Option("--memory-budget-mb", min=1, help="Largest memory one session's round may hold (parties × largest update + combine arrays), MiB.")] = 2048.0,
+    read_timeout: Annotated[float, typer.Option("--read-timeout", min=0.1, max=3600, help="Seconds a request body may take to arrive before it is dropped.")] = 60.0,
 ) -> None:
     """Serve the aggregator until interrupted; a restart with the same --data resumes every open round."""
     import uvicorn
@@ -60,7 +61,8 @@ def serve(
     consortium = load_consortium(config)
     settings = AggregatorSettings.from_consortium(consortium, data, max_body_bytes=int(max_body_mb * 2**20),
                                                   max_wait_seconds=max_wait,
-                                                  memory_budget_bytes=int(memory_budget_mb * 2**20))
+                                                  memory_budget_bytes=int(memory_budget_mb * 2**20),
+                                                  read_timeout_seconds=read_timeout)
     url = urlsplit(consortium.aggregator.url)
     bind = host if host is not None else "127.0.0.1"
     if host is None and url.hostname and not _is_loopback(url.hostname):

@@ -14,7 +14,8 @@ Order, each step before the next costs anything:
    session and the membership are checked). A declared Content-Length above it
    is refused at once; a streamed body is cut the moment it passes it.
 3. **Streaming.** The body is read with a running SHA-256 and compared with
-   the signed hash at the end.
+   the signed hash at the end; a body that has not fully arrived within
+   ``read_timeout_seconds`` is dropped (408).
 4. **Strict JSON** for JSON routes: no NaN, no ±Infinity, no number that
    overflows a float, bounded nesting. Only then does FastAPI parse the body.
 
@@ -194,7 +195,13 @@ class AuthGate:
         try:
             party, body_sha = await anyio.to_thread.run_sync(self._authenticate, scope, headers)
             route = await anyio.to_thread.run_sync(self._route, scope["method"], scope["path"], party)
-            body = await self._read_body(receive, route.bound, headers.get(b"content-length"), body_sha)
+            timeout = self.state().settings.read_timeout_seconds
+            try:
+                with anyio.fail_after(timeout):
+                    body = await self._read_body(receive, route.bound, headers.get(b"content-length"), body_sha)
+            except TimeoutError:
+                log.info("%s %s: body not complete after %.0f s; dropped", scope["method"], scope["path"], timeout)
+                raise Rejection(408, "request_timeout", f"the body did not arrive within {timeout:.0f} s") from None
             if route.is_json:
                 check_strict_json(body)
         except Rejection as rej:

@@ -43,6 +43,7 @@ class AggregatorSettings(BaseModel):
                                      "hold: parties × largest update + combine arrays")
     max_wait_seconds: float = Field(30.0, gt=0, le=600, description="longest long-poll of one request")
     max_clock_skew_seconds: float = Field(300.0, gt=0, le=3600, description="signed-request timestamp window")
+    read_timeout_seconds: float = Field(60.0, gt=0, le=3600, description="longest a request body may take to arrive")
 
     @field_validator("parties")
     @classmethod
