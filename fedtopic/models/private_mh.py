@@ -1,0 +1,132 @@
+"""PrivateMHLDA: one iFTM party's local model (Jiang et al., Alg. 1): privatised input, private MH sweeps, Φ draws.
+
+The driver owns the loop and the allocations; the numba kernels are in
+``_mh_private`` (sweep, tables) and ``privatize`` (the privatised vectors).
+Privatisation key: a per-corpus secret that fixes every token's n̂ (see
+``privatize``); by default it is derived from the seed, so the same seed gives
+the same model, and a party that wants its privatised data unpredictable to
+anyone who knows its seed passes its own ``privacy_key``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from fedtopic.corpus.types import Corpus
+from fedtopic.errors import ModelError
+from fedtopic.models._mh_private import accumulate_ckw, build_dense_alias, mh_sweep, reassign_from_model
+from fedtopic.models.privatize import buffer_size
+from fedtopic.models.rng import make_rng_states
+
+
+def check_privacy_params(epsilon: float, tau: float) -> None:
+    """ModelError unless ε > 0 (∞ allowed: no privatisation) and τ ≥ 0."""
+    if not (isinstance(epsilon, (int, float)) and epsilon > 0):
+        raise ModelError(f"epsilon must be positive (inf: no privatisation), got {epsilon}")
+    if not (isinstance(tau, (int, float)) and math.isfinite(tau) and tau >= 0):
+        raise ModelError(f"tau must be a finite number ≥ 0, got {tau}")
+
+
+class PrivateMHLDA:
+    """Partially collapsed LDA (θ integrated out, Φ explicit) on privatised input, by private MH (Alg. 1)."""
+
+    def __init__(self, n_topics: int, *, alpha: float | None = None, beta: float = 0.01, epsilon: float = math.inf,
+                 tau: float = 0.2, seed: int = 0, privacy_key: int | None = None) -> None:
+        if n_topics < 2:
+            raise ModelError(f"need at least 2 topics, got K={n_topics}")
+        check_privacy_params(epsilon, tau)
+        self.n_topics = int(n_topics)
+        self.alpha = 50.0 / n_topics if alpha is None else float(alpha)
+        self.beta = float(beta)
+        self.epsilon, self.tau, self.seed = float(epsilon), float(tau), int(seed)
+        key = privacy_key if privacy_key is not None else int(make_rng_states(seed ^ 0x1F7A, 1)[0, 0])
+        self.key = np.uint64(key % 2**64)
+        self.rng = make_rng_states(seed, 2)
+        self.iterations_done = 0
+        self.corpus: Corpus | None = None
+
+    # setup -------------------------------------------------------------------------------------
+    def _ready(self) -> Corpus:
+        if self.corpus is None:
+            raise ModelError("model is not initialised: call initialize(corpus) first")
+        return self.corpus
+
+    def initialize(self, corpus: Corpus) -> None:
+        """Privatise (implicitly: the key fixes every n̂), assign random topics, count, draw Φ."""
+        if corpus.n_tokens == 0:
+            raise ModelError("empty corpus: there are no tokens to train on")
+        self.corpus = corpus
+        v, k = corpus.n_words, self.n_topics
+        self._buf_w = np.empty(buffer_size(v, self.epsilon, self.tau), dtype=np.int64)
+        self._buf_v = np.empty(self._buf_w.shape[0], dtype=np.float64)
+        self._prob = np.empty((v, k), dtype=np.float64)
+        self._alt = np.empty((v, k), dtype=np.int32)
+        self._weight = np.empty((v, k), dtype=np.float64)
+        gen = np.random.default_rng([self.seed, 0x17F7])
+        self.z = gen.integers(0, k, size=corpus.n_tokens).astype(np.int32)
+        self._recount()
+        self.draw_phi()
+        self.iterations_done = 0
+
+    def _recount(self) -> None:
+        corpus = self._ready()
+        v, k = corpus.n_words, self.n_topics
+        doc_of = np.repeat(np.arange(corpus.n_docs), corpus.doc_lengths())
+        self.n_dk = np.zeros((corpus.n_docs, k), dtype=np.int32)
+        np.add.at(self.n_dk, (doc_of, self.z), 1)
+        self.ckw = np.zeros((k, v), dtype=np.float64)
+        accumulate_ckw(corpus.words, corpus.doc_ptr, self.z, self.key, v, self.epsilon, self.tau, self.ckw,
+                       self._buf_w, self._buf_v)
+        self.ck = self.ckw.sum(axis=1)
+
+    def draw_phi(self) -> None:
+        """Φ_k ~ Dir(C^KW_k + β) (Eq. 7); privatised weights below zero (Laplace noise) count as zero."""
+        gen = np.random.default_rng([self.seed, 0xD1, self.iterations_done])
+        g = gen.gamma(np.maximum(self.ckw, 0.0) + self.beta)
+        self._phi = g / g.sum(axis=1, keepdims=True)
+        self._log_phi = np.log(np.maximum(self._phi, 1e-300))
+
+    # training -----------------------------------------------------------------------------------
+    def sweep(self) -> int:
+        """One local iteration (Alg. 1 l. 12–22): tables, a private MH sweep, a new Φ; returns accepted moves."""
+        corpus = self._ready()
+        v = corpus.n_words
+        build_dense_alias(np.maximum(self.ckw, 0.0), np.maximum(self.ck, 0.0), self.beta, v * self.beta,
+                          self._prob, self._alt, self._weight)
+        accepted = mh_sweep(corpus.words, corpus.doc_ptr, self.z, self.n_dk, self.ckw, self.ck, self._log_phi,
+                            self.alpha, self.key, v, self.epsilon, self.tau, self._prob, self._alt, self._weight,
+                            self._buf_w, self._buf_v, self.rng, 0)
+        self.iterations_done += 1
+        self.draw_phi()
+        return int(accepted)
+
+    def adopt(self, model: np.ndarray) -> None:
+        """Alg. 1 lines 9–10: take the master's new local model M′_p (float64[K,V], rows are word distributions)
+        as Φ, reassign every token from its word-topic tables, recount."""
+        corpus = self._ready()
+        if model.shape != (self.n_topics, corpus.n_words):
+            raise ModelError(f"new local model of shape {model.shape}, expected {(self.n_topics, corpus.n_words)}")
+        phi = np.maximum(model, 0.0) + 1e-12
+        phi /= phi.sum(axis=1, keepdims=True)
+        self._phi, self._log_phi = phi, np.log(phi)
+        build_dense_alias(phi, np.ones(self.n_topics), 0.0, 0.0, self._prob, self._alt, self._weight)  # q_w(k) ∝ φ_kw
+        reassign_from_model(corpus.words, self.z, self.key, corpus.n_words, self.epsilon, self.tau, self._prob,
+                            self._alt, self._buf_w, self._buf_v, self.rng, 1)
+        self._recount()
+
+    # results ------------------------------------------------------------------------------------
+    def local_model(self) -> np.ndarray:
+        """M_p: the privatised word-topic weights C^KW, float64[K,V] (what topic-wise normalisation hides)."""
+        return self.ckw.copy()
+
+    def phi(self) -> np.ndarray:
+        """float64[K,V]: the posterior mean (max(C^KW, 0) + β) normalised per topic."""
+        m = np.maximum(self.ckw, 0.0) + self.beta
+        return m / m.sum(axis=1, keepdims=True)
+
+    def theta(self) -> np.ndarray:
+        """float64[D,K] document-topic distributions from C^DK."""
+        t = self.n_dk + self.alpha
+        return t / t.sum(axis=1, keepdims=True)

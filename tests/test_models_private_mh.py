@@ -1,0 +1,119 @@
+"""iFTM's party side: the sparse privatised vectors against the dense definition (two-sample tests), the private
+MH chain's stationary distribution (Eq. 6, chi-square), and recovery of ground-truth topics."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from _lda_synth import synthetic_lda, topic_l1_error
+from scipy import stats
+
+from fedtopic.errors import ModelError
+from fedtopic.models._mh_private import build_dense_alias, mh_sweep
+from fedtopic.models.private_mh import PrivateMHLDA
+from fedtopic.models.privatize import buffer_size, expected_entries, privatized_vector
+from fedtopic.models.rng import make_rng_states
+
+
+def _sparse(key, n, word, v, eps, tau):
+    bw, bv = np.empty(buffer_size(v, eps, tau), np.int64), np.empty(buffer_size(v, eps, tau))
+    out = []
+    for i in range(n):
+        m = privatized_vector(np.uint64(key), i, word, v, eps, tau, bw, bv)
+        vec = np.zeros(v)
+        vec[bw[:m]] = bv[:m]
+        out.append(vec)
+    return np.array(out)
+
+
+def _dense(n, word, v, eps, tau, seed):
+    x = np.zeros((n, v))
+    x[:, word] = 1.0
+    x += np.random.default_rng(seed).laplace(0.0, 1.0 / eps, size=(n, v))
+    x[x <= tau] = 0.0
+    return x
+
+
+@pytest.mark.parametrize(("eps", "tau"), [(1.0, 0.5), (3.0, 0.2), (0.5, 0.0)])
+def test_sparse_privatised_vectors_match_the_dense_definition(eps, tau):
+    v, word, n = 12, 4, 20_000
+    sparse, dense = _sparse(123, n, word, v, eps, tau), _dense(n, word, v, eps, tau, seed=1)
+    # how many entries are kept: same distribution
+    assert stats.ks_2samp((sparse > 0).sum(1), (dense > 0).sum(1)).pvalue > 1e-3
+    assert (sparse > 0).sum(1).mean() == pytest.approx(expected_entries(v, eps, tau), rel=0.03)
+    # the true word's value, and the other words' values and positions
+    assert stats.ks_2samp(sparse[:, word], dense[:, word]).pvalue > 1e-3
+    others = [w for w in range(v) if w != word]
+    s_vals, d_vals = sparse[:, others], dense[:, others]
+    assert stats.ks_2samp(s_vals[s_vals > 0], d_vals[d_vals > 0]).pvalue > 1e-3
+    counts = (s_vals > 0).sum(0)
+    assert stats.chisquare(counts).pvalue > 1e-3  # uniform over the other words
+
+
+def test_privatised_vector_is_fixed_by_key_and_token_and_off_at_infinity():
+    a, b = _sparse(7, 50, 2, 30, 2.0, 0.2), _sparse(7, 50, 2, 30, 2.0, 0.2)
+    assert np.array_equal(a, b) and not np.array_equal(a, _sparse(8, 50, 2, 30, 2.0, 0.2))
+    exact = _sparse(7, 5, 2, 30, math.inf, 0.2)
+    assert np.array_equal(exact, np.eye(30)[[2] * 5])
+
+
+def test_private_mh_chain_has_eq_6_as_stationary_distribution():
+    """ε = ∞, fixed Φ and fixed proposal tables: the joint topics of a 3-token document follow Eq. 6 exactly."""
+    k, words = 3, np.array([0, 1, 2], dtype=np.int32)
+    ptr = np.array([0, 3], dtype=np.int64)
+    phi = np.array([[0.6, 0.3, 0.1], [0.1, 0.2, 0.7], [0.3, 0.4, 0.3]])
+    alpha = 0.7
+    prob, alt, weight = np.empty((3, k)), np.empty((3, k), np.int32), np.empty((3, k))
+    build_dense_alias(np.random.default_rng(0).random((k, 3)) + 0.1, np.ones(k), 0.0, 0.0, prob, alt, weight)
+    z = np.array([0, 0, 0], dtype=np.int32)
+    n_dk = np.array([[3, 0, 0]], dtype=np.int32)
+    ckw, ck = np.zeros((k, 3)), np.zeros(k)
+    rng = make_rng_states(5, 1)
+    bw, bv = np.empty(4, np.int64), np.empty(4)
+    seen = {}
+    for it in range(60_000):
+        mh_sweep(words, ptr, z, n_dk, ckw, ck, np.log(phi), alpha, np.uint64(1), 3, math.inf, 0.2, prob, alt,
+                 weight, bw, bv, rng, 0)
+        if it >= 1000:
+            seen[tuple(z)] = seen.get(tuple(z), 0) + 1
+    states = list(itertools.product(range(k), repeat=3))
+    target = []
+    for s in states:  # p(z) ∝ Π_i φ_{z_i w_i} · Π_k Γ(n_k + α) (the collapsed θ of Eq. 6)
+        n = np.bincount(s, minlength=k)
+        target.append(np.prod([phi[s[i], i] for i in range(3)]) * np.prod([math.gamma(c + alpha) for c in n]))
+    target = np.array(target) / np.sum(target)
+    observed = np.array([seen.get(s, 0) for s in states])
+    assert stats.chisquare(observed, target * observed.sum()).pvalue > 1e-4
+
+
+@pytest.mark.parametrize("eps", [math.inf, 11.0])
+def test_private_mh_recovers_ground_truth_topics(eps):
+    corpus, phi = synthetic_lda(n_docs=200, doc_len=50, n_words=40, n_topics=4, seed=11, alpha=0.2, beta=0.05)
+    model = PrivateMHLDA(4, alpha=0.2, beta=0.05, epsilon=eps, tau=0.2, seed=3)
+    model.initialize(corpus)
+    for _ in range(60):
+        model.sweep()
+    if math.isinf(eps):
+        assert topic_l1_error(phi, model.phi()) < 0.25
+    else:  # the Laplace noise spreads ~40 % of C^KW's mass evenly at V = 40: compare the top words instead
+        est = model.phi()
+        for k in range(4):
+            truth = set(np.argsort(-phi[k])[:5])
+            assert max(len(truth & set(np.argsort(-est[j])[:5])) for j in range(4)) >= 4
+
+
+def test_adopting_a_model_reassigns_topics_from_it():
+    corpus, phi = synthetic_lda(n_docs=100, doc_len=40, n_words=30, n_topics=3, seed=2, alpha=0.2, beta=0.05)
+    model = PrivateMHLDA(3, alpha=0.2, beta=0.05, seed=1)
+    model.initialize(corpus)
+    model.adopt(phi)
+    assert topic_l1_error(phi, model.phi()) < 0.5  # counts built from the adopted model's assignments
+    with pytest.raises(ModelError):
+        model.adopt(phi[:2])
+
+
+def test_bad_privacy_parameters_are_model_errors():
+    for kwargs in ({"epsilon": 0.0}, {"epsilon": -1.0}, {"tau": -0.1}, {"tau": math.inf}):
+        with pytest.raises(ModelError):
+            PrivateMHLDA(3, **kwargs)
