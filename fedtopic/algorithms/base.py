@@ -72,6 +72,7 @@ class Option:
     exclusive_minimum: bool = False
     maximum: float | None = None
     default_text: str | None = None
+    allow_infinite: bool = False  # float options only: "inf" is a value (e.g. ε = ∞: no privatisation)
 
     def describe_default(self) -> str:
         """The default as shown to people."""
@@ -85,7 +86,7 @@ class Option:
         if self.choices is not None and value not in self.choices:
             raise ConfigError(f"{where}: {self.name} must be one of {', '.join(self.choices)}, got {value!r}")
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            if isinstance(value, float) and not math.isfinite(value):
+            if isinstance(value, float) and (math.isnan(value) or (math.isinf(value) and not self.allow_infinite)):
                 raise ConfigError(f"{where}: {self.name} must be a finite number, got {value!r}")
             low_ok = self.minimum is None or (value > self.minimum if self.exclusive_minimum else value >= self.minimum)
             if not low_ok:

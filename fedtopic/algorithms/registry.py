@@ -19,6 +19,7 @@ _ENTRIES: dict[str, str] = {
     "csfed-lda": "fedtopic.algorithms.csfed_lda:CSFedLDA",
     "dafed-lda": "fedtopic.algorithms.dafed_lda:DAFedLDA",
     "sub-lda": "fedtopic.algorithms.sub_lda:SubLDA",
+    "iftm-lda": "fedtopic.algorithms.iftm_lda:IFTMLDA",
 }
 
 

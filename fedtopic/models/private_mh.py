@@ -16,7 +16,12 @@ import numpy as np
 
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ModelError
-from fedtopic.models._mh_private import accumulate_ckw, build_dense_alias, mh_sweep, reassign_from_model
+from fedtopic.models._mh_private import (
+    accumulate_ckw,
+    build_dense_alias,
+    mh_sweep,
+    reassign_from_model,
+)
 from fedtopic.models.privatize import buffer_size
 from fedtopic.models.rng import make_rng_states
 

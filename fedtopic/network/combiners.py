@@ -189,7 +189,14 @@ def _protected() -> list[Combiner]:
             for name in ("paillier-iphe", "paillier-uphe", "paillier-packed", "mask")]
 
 
-COMBINERS: dict[str, Combiner] = {c.name: c for c in (CountSumCombiner(), DenseSumCombiner(), *_protected())}
+def _topic_merge() -> Combiner:
+    from fedtopic.network.topic_merge import TopicMergeCombiner
+
+    return TopicMergeCombiner()
+
+
+COMBINERS: dict[str, Combiner] = {c.name: c for c in (CountSumCombiner(), DenseSumCombiner(), *_protected(),
+                                                      _topic_merge())}
 
 
 def fold_update(running: Any, combiner: Combiner, meta: Mapping[str, Any], *, session: str, round: int,

@@ -47,6 +47,12 @@ def simulate_run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: P
     ids = list(harness.ids or party_ids(len(data.parties)))
     if len(ids) != len(data.parties):
         raise ConfigError(f"{len(ids)} party ids for {len(data.parties)} parties' data")
+    if Mode.sync in algo.modes and algo.update is not None and algo.update.kind == "topics":
+        from fedtopic.simulation.iftm_loopback import (
+            simulate_iftm,  # the master merges topics, not counts
+        )
+
+        return simulate_iftm(data, spec, run_dir, algorithm=algorithm, say=say)
     if Mode.sync in algo.modes:
         if harness.protection not in PROTECTIONS:
             raise ConfigError(f"unknown protection {harness.protection!r}: choose one of {', '.join(PROTECTIONS)}")

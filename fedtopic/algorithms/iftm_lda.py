@@ -1,0 +1,68 @@
+"""``iftm-lda``: Industrial Federated Topic Modeling with LDA (Jiang et al., Algs. 1, 3–5).
+
+Every party trains a local LDA on *privatised* input (each token's word vector
+with Laplace(1/ε) noise, entries ≤ τ dropped: Eqs. 9–10) by private
+Metropolis–Hastings (Alg. 1), sends its topic-wise normalised model to a
+master that merges similar topics across parties (weighted Jaccard over the
+top-L words ≥ ξ, Eq. 29; Alg. 3), and gets back a new local model composed from
+the global one (Alg. 4). Parties may train different numbers of topics
+(``party_topics``). The privacy guarantee is on the input: ε-DP per token for
+everything computed from it (the paper's claim; docs/privacy.md).
+
+Modes: centralised (one party alone, `fedtopic train`) and synchronous through
+the aggregator, whose ``topic-merge`` combiner is the master.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from fedtopic.algorithms.base import (
+    Algorithm,
+    Fitted,
+    IterationCallback,
+    Mode,
+    OptionValue,
+    TrainSpec,
+    UpdateSpec,
+)
+from fedtopic.algorithms.iftm_options import IFTM_OPTIONS
+from fedtopic.corpus.types import Corpus
+from fedtopic.errors import ConfigError
+
+
+class IFTMLDA(Algorithm):
+    name = "iftm-lda"
+    summary = "federated LDA on Laplace-privatised input; a master merges the parties' (possibly different) topics"
+    paper = "Jiang et al., iFTM (Algs. 1, 3-5)"
+    modes = frozenset({Mode.centralised, Mode.sync})
+    options = IFTM_OPTIONS
+    update = UpdateSpec("topics", ("topic-merge",),
+                        "M̂_p float64[K_p,V], the local model with every topic normalised, and the data amount n_p")
+
+    def parse_options(self, raw: Mapping[str, object], *, where: str = "--opt") -> dict[str, OptionValue]:
+        options = super().parse_options(raw, where=where)
+        party_topics = str(options.get("party_topics") or "")
+        if party_topics:
+            try:
+                [int(x) for x in party_topics.split(",")]
+            except ValueError:
+                raise ConfigError(f"{where}: party_topics takes comma-separated integers, got {party_topics!r}") \
+                    from None
+        return options
+
+    def evaluation_alpha(self, spec: TrainSpec) -> float:
+        alpha = spec.options.get("alpha")
+        return 50.0 / spec.topics if alpha is None else float(alpha)  # type: ignore[arg-type]
+
+    def fit(self, parts: Sequence[Corpus], spec: TrainSpec,
+            callback: IterationCallback | None = None) -> list[Fitted]:
+        """One party alone: private MH on the pooled corpora for ``iterations`` local iterations."""
+        from fedtopic.algorithms.iftm_party import fit_alone
+
+        return [fit_alone(parts, spec, callback)]
+
+    def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec):  # -> IFTMParty
+        from fedtopic.algorithms.iftm_party import IFTMParty
+
+        return IFTMParty(party_id, index, corpus, spec)

@@ -1,0 +1,50 @@
+"""iFTM's options and the little arithmetic on them: light (no numba), so the registry lists them cheaply."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from fedtopic.algorithms.base import Option, OptionValue, TrainSpec
+from fedtopic.errors import ConfigError
+
+IFTM_OPTIONS: tuple[Option, ...] = (
+    Option("alpha", float, None, "document-topic prior α", minimum=0.0, exclusive_minimum=True,
+           default_text="50/K"),
+    Option("beta", float, 0.01, "topic-word prior β", minimum=0.0, exclusive_minimum=True),
+    Option("epsilon", float, 11.0, "Laplace privacy parameter ε of every token's word vector (inf: off)",
+           minimum=0.0, exclusive_minimum=True, allow_infinite=True),
+    Option("tau", float, 0.2, "privatised entries ≤ τ are dropped (sparsity; §3.1.3)", minimum=0.0),
+    Option("xi", float, 0.5, "the master merges topics with weighted Jaccard ρ ≥ ξ (Eq. 29)", minimum=0.0,
+           exclusive_minimum=True, maximum=1.0),
+    Option("top_words", int, 20, "L: the top words Eq. 29 compares", minimum=1),
+    Option("local_iterations", int, 10, "local MH iterations between two exchanges with the master", minimum=1),
+    Option("party_topics", str, "", "each party's K, comma-separated (heterogeneous models; default: K for all)"),
+)
+
+
+def party_topic_counts(options: Mapping[str, OptionValue], topics: int, parties: int) -> list[int]:
+    """Every party's K: ``party_topics`` if given (one per party), else ``topics`` for all."""
+    raw = str(options.get("party_topics") or "").strip()
+    if not raw:
+        return [topics] * parties
+    try:
+        ks = [int(x) for x in raw.split(",")]
+    except ValueError:
+        raise ConfigError(f"party_topics takes comma-separated integers, got {raw!r}") from None
+    if len(ks) != parties:
+        raise ConfigError(f"party_topics lists {len(ks)} K's for {parties} parties")
+    if min(ks) < 2:
+        raise ConfigError("party_topics: every K must be at least 2")
+    return ks
+
+
+def topics_of(options: Mapping[str, OptionValue], topics: int, index: int) -> int:
+    """Party ``index``'s K: its entry of ``party_topics`` if given, else ``topics``."""
+    raw = str(options.get("party_topics") or "").strip()
+    return topics if not raw else int(raw.split(",")[index])
+
+
+def global_rounds(spec: TrainSpec) -> int:
+    """Exchanges with the master: ⌈iterations / local_iterations⌉."""
+    return math.ceil(spec.iterations / int(spec.options["local_iterations"]))  # type: ignore[arg-type]

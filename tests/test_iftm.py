@@ -1,0 +1,86 @@
+"""`iftm-lda` end to end: simulate through the real aggregator (its topic-merge combiner is the master) with
+heterogeneous K, train as one party alone, the combiner's validation, and bad input as one line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from _texts import theme_texts, write_jsonl
+
+from fedtopic.algorithms.iftm_master import normalize_topics
+from fedtopic.cli.main import main
+from fedtopic.network.errors import InvalidMeta, InvalidPayload
+from fedtopic.network.topic_merge import (
+    TopicMergeCombiner,
+    decode_global,
+    encode_update,
+)
+
+pytestmark = pytest.mark.xdist_group("csfed-aggregator")
+META = {"vocabulary": 8, "xi": 0.5, "top_words": 3, "max_topics": 4}
+
+
+@pytest.mark.parametrize("epsilon", ["inf", "11"])
+def test_simulate_through_the_aggregator_with_heterogeneous_parties(tmp_path, capsys, epsilon):
+    corpus = write_jsonl(tmp_path / "docs.jsonl", theme_texts(150, seed=4))
+    out = tmp_path / "run"
+    assert main(["simulate", "--algorithm", "iftm-lda", "--corpus", str(corpus), "--parties", "3", "-k", "4",
+                 "--iterations", "6", "--opt", "local_iterations=3", "--opt", f"epsilon={epsilon}",
+                 "--opt", "party_topics=2,3,4", "--opt", "alpha=0.1", "--out", str(out), "--format", "json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["algorithm"] == "iftm-lda" and s["rounds"] == 2 and s["party_topics"] == [2, 3, 4]
+    assert 1 <= s["global_model"]["topics"] <= 9
+    assert set(s["each_party_alone"]) == {"p1", "p2", "p3"}
+    assert all(np.isfinite(a["heldout_loglik_per_token"]) for a in s["each_party_alone"].values())
+    assert np.isfinite(s["global_model"]["heldout_loglik_per_token"])
+    assert (out / "model.npz").is_file() and (out / "aggregator.log").is_file()
+
+
+def test_train_as_one_party_alone(tmp_path, capsys):
+    corpus = write_jsonl(tmp_path / "docs.jsonl", theme_texts(120, seed=5))
+    assert main(["train", "--algorithm", "iftm-lda", "--corpus", str(corpus), "-k", "3", "--iterations", "15",
+                 "--opt", "epsilon=inf", "--opt", "alpha=0.1", "--out", str(tmp_path / "r"), "--format", "json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["algorithm"] == "iftm-lda" and s["perplexity"] < s["vocabulary"]
+
+
+def test_the_combiner_refuses_what_is_not_a_normalised_model():
+    comb = TopicMergeCombiner()
+    comb.check_meta(META)
+    good = normalize_topics(np.random.default_rng(0).random((3, 8)))
+    comb.validate(encode_update(good, 10), META)
+    for bad in (good * 2, np.vstack([good, good]), good[:, :7], -good):  # not normalised, K > 4, V ≠ 8, negative
+        with pytest.raises(InvalidPayload):
+            comb.validate(encode_update(bad, 10), META)
+    with pytest.raises(InvalidPayload):
+        comb.validate(encode_update(good, 0), META)
+    with pytest.raises(InvalidPayload):
+        comb.validate(b"junk" * 10, META)
+    for meta in ({**META, "xi": 0}, {**META, "top_words": 0}, {**META, "vocabulary": 0}, {"xi": 0.5}):
+        with pytest.raises(InvalidMeta):
+            comb.check_meta(meta)
+    assert comb.max_update_bytes(META) >= len(encode_update(np.full((4, 8), 1 / 8), 1.0))
+
+
+def test_the_combine_is_pure_and_in_party_order():
+    class Ctx:
+        meta = META
+
+    rng = np.random.default_rng(1)
+    a, b = normalize_topics(rng.random((2, 8))), normalize_topics(rng.random((3, 8)))
+    one = TopicMergeCombiner().combine([encode_update(a, 5), encode_update(b, 7)], Ctx())
+    assert one == TopicMergeCombiner().combine([encode_update(a, 5), encode_update(b, 7)], Ctx())
+    model = decode_global(one, 8)
+    np.testing.assert_allclose(model.topics.sum(axis=1), 1.0)
+    assert model.weights.sum() == pytest.approx(2 * 5 + 3 * 7)
+
+
+@pytest.mark.parametrize("opt", ["epsilon=0", "epsilon=-1", "tau=-0.1", "xi=0", "xi=1.5", "top_words=0",
+                                 "party_topics=2,x"])
+def test_bad_options_are_one_line(tmp_path, capsys, opt):
+    assert main(["train", "--algorithm", "iftm-lda", "--dataset", "synthetic", "-k", "3", "--iterations", "2",
+                 "--opt", opt, "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and "\n" not in err
