@@ -32,10 +32,12 @@ from web3 import Web3
 
 from fedtopic.ledger.embedded import EmbeddedChain, tester_revert_data
 from fedtopic.ledger.errors import LedgerError
+from fedtopic.ledger.log_index import LogIndex, LogQueryError
 
 JOURNALED = frozenset({"eth_sendRawTransaction", "eth_sendTransaction"})
 PUBLIC_PREFIXES = ("eth_", "net_", "web3_")
 JOURNAL_NAME = "journal.jsonl"
+LOG_INDEX_NAME = "logs.sqlite3"
 MAX_BODY_BYTES = 16 * 1024 * 1024
 READ_TIMEOUT_S = 30.0
 
@@ -92,6 +94,8 @@ class ChainService:
             if path.exists():
                 self.replayed = self._replay(path)
             self._journal = path.open("a", encoding="utf-8")
+        self.index = LogIndex(None if data_dir is None else data_dir / LOG_INDEX_NAME, self._result)
+        self.reindexed = self.index.catch_up(self._head())
 
     def _replay(self, path: Path) -> int:
         count = 0
@@ -108,10 +112,49 @@ class ChainService:
             count += 1
         return count
 
+    def _result(self, method: str, params: list) -> Any:
+        """One call's result in standard JSON-RPC encoding (for the index; the caller holds the lock or is alone)."""
+        response = self._call(method, params)
+        if "error" in response:
+            raise LedgerError(f"{method}: {response['error']}")
+        return to_json_rpc(response["result"])
+
+    def _head(self) -> int:
+        return int(self._result("eth_blockNumber", []), 16)
+
+    def _logs(self, rid: Any, params: Any) -> dict[str, Any]:
+        """eth_getLogs from the index, without the chain's lock."""
+        flt = params[0] if isinstance(params, list) and len(params) == 1 else None
+        try:
+            if flt is None:
+                raise LogQueryError("eth_getLogs takes one filter object")
+            logs = self.index.query(flt, self.index.head, self._block_of_hash)
+        except LogQueryError as exc:
+            return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": str(exc)}}
+        return {"jsonrpc": "2.0", "id": rid, "result": logs}
+
+    def _block_of_hash(self, block_hash: str) -> int:
+        with self._lock:
+            block = self._result("eth_getBlockByHash", [block_hash, False])
+        if block is None:
+            raise LogQueryError(f"no block {block_hash}")
+        return int(block["number"], 16)
+
+    def _after(self, method: str, result: Any) -> None:
+        """Keep the index in step with a state change that succeeded (the lock is held)."""
+        if method in JOURNALED:
+            self.index.add_receipt(self._result("eth_getTransactionReceipt", [to_json_rpc(result)]))
+        elif method == "evm_revert":
+            self.index.truncate(self._head())
+        elif method.startswith("evm_"):
+            self.index.catch_up(self._head())
+
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         """Answer one JSON-RPC request object."""
         rid = request.get("id")
         method, params = request.get("method"), request.get("params", [])
+        if method == "eth_getLogs":
+            return self._logs(rid, params)
         if not isinstance(method, str):
             return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32600, "message": "missing method"}}
         if not (method.startswith(PUBLIC_PREFIXES) or (self.dev and method.startswith(("evm_", "testing_")))):
@@ -132,6 +175,8 @@ class ChainService:
             if self._journal is not None and (method in JOURNALED or method.startswith("evm_")):
                 self._journal.write(json.dumps({"method": method, "params": params}) + "\n")
                 self._journal.flush()
+            if method in JOURNALED or method.startswith("evm_"):
+                self._after(method, response["result"])
         return {"jsonrpc": "2.0", "id": rid, "result": to_json_rpc(response["result"])}
 
     def close(self) -> None:
