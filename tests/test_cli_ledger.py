@@ -70,7 +70,15 @@ def test_deploy_publish_status_audit_revoke(tmp_path: Path, node: LocalNode, cap
     p3.transact(contract_at(w3, CHANNEL, chans["p3"].channel).functions.publish(9, 0, 2, 1, b"\x01" * 64))
     assert main(["ledger", "audit", "--config", str(config)]) == 1
     out = capsys.readouterr().out
-    assert "incomplete (abandoned) round" in out and "1 failed" in out
+    assert "incomplete round" in out and "1 failed" in out
+    assert "incremental" in out and "0 rounds audited now" not in out  # only p2's round 3 and p3's were new
+    # chunk 0 again: round 9 restarts, so the first attempt is abandoned for good; --full finds the same
+    p3.transact(contract_at(w3, CHANNEL, chans["p3"].channel).functions.publish(9, 0, 2, 1, b"\x02" * 64))
+    assert main(["ledger", "audit", "--config", str(config)]) == 1
+    assert "incomplete (abandoned) round" in capsys.readouterr().out
+    assert main(["ledger", "audit", "--config", str(config), "--full", "--format", "json"]) == 1
+    full = json.loads(capsys.readouterr().out)
+    assert full["mode"] == "full" and full["rounds_verified"] == 6 + 1 + 1
 
 
 def test_ledger_commands_report_config_errors_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -10,7 +10,12 @@ import typer
 
 from fedtopic.cli.output import FormatOption, OutputFormat, emit
 from fedtopic.consortium.config import load_consortium
-from fedtopic.ledger.audit import ledger_audit, ledger_status, readers_outside_cp
+from fedtopic.ledger.audit import (
+    TRAILING,
+    ledger_audit,
+    ledger_status,
+    readers_outside_cp,
+)
 from fedtopic.ledger.endpoint import chain_for, registry_of
 
 app = typer.Typer(help="Inspect and audit the channels on chain.", no_args_is_help=True,
@@ -37,22 +42,68 @@ def status(config: ConfigOption, rpc: RpcOption = None, fmt: FormatOption = Outp
     emit({"registry": registry, "channels": [asdict(r) for r in rows]}, fmt, lines)
 
 
+AUDIT_STATE = "ledger-audit.json"
+
+
+def _load_audit_state(path: Path, registry: str, w3) -> dict | None:
+    """The kept progress, if it belongs to this registry and chain and the chain still has the block it ended at."""
+    import json
+
+    try:
+        state = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if state.get("registry") != registry or state.get("chain_id") != w3.eth.chain_id:
+        return None
+    block = w3.eth.get_block(int(state["block"])) if int(state["block"]) <= w3.eth.block_number else None
+    if block is None or "0x" + bytes(block["hash"]).hex() != state.get("block_hash"):
+        return None  # the chain was rewritten or replaced: verify from scratch
+    return state
+
+
 @app.command()
-def audit(config: ConfigOption, rpc: RpcOption = None, fmt: FormatOption = OutputFormat.text) -> None:
+def audit(config: ConfigOption, rpc: RpcOption = None,
+          full: Annotated[bool, typer.Option("--full", help="verify every round again instead of only what is new")] = False,
+          fmt: FormatOption = OutputFormat.text) -> None:
     """Check every payload's hash, writer and round order, and that no one reads a channel CP does not allow;
-    exit 1 if any check fails."""
+    exit 1 if any check fails. Remembers how far it verified (state/ledger-audit.json beside the config) and
+    verifies only new blocks next time, unless --full."""
+    import json
+
+    from fedtopic.cli.output import stderr_console
+
     cfg = load_consortium(config)
     w3 = chain_for(cfg, rpc)
-    rows = ledger_audit(w3, registry_of(cfg))
-    cp_problems = readers_outside_cp(w3, registry_of(cfg), {p: cfg.readers_of(p) for p in cfg.party_ids})
-    bad = [r for r in rows if not r.ok]
+    registry = registry_of(cfg)
+    state_path = config.parent / "state" / AUDIT_STATE
+    state = None if full else _load_audit_state(state_path, registry, w3)
+
+    def on_channel(party: str, lo: int, hi: int) -> None:
+        stderr_console.print(f"auditing {party}: blocks {lo}..{hi}", highlight=False)
+
+    rows, channels = ledger_audit(w3, registry, None if state is None else state["channels"], on_channel)
+    cp_problems = readers_outside_cp(w3, registry, {p: cfg.readers_of(p) for p in cfg.party_ids})
+    earlier_failures = [] if state is None else state.get("failures", [])
+    kept = earlier_failures + [r.as_dict() for r in rows if not r.ok and r.problem != TRAILING]
+    failures = kept + [r.as_dict() for r in rows if r.problem == TRAILING]
+    latest = max((c["block"] for c in channels.values()), default=w3.eth.block_number)
+    state_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = state_path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"registry": registry, "chain_id": w3.eth.chain_id, "block": latest,
+                               "block_hash": "0x" + bytes(w3.eth.get_block(latest)["hash"]).hex(),
+                               "channels": channels, "failures": kept}))
+    tmp.replace(state_path)
+    verified = sum(c["rounds_verified"] for c in channels.values())
     lines = [f"  {'party':<8} {'round':>6}  {'chunks':>6}  {'bytes':>9}  {'block':>7}  writer  hash  order  verdict"]
     for r in rows:
         yes = {True: "ok", False: "FAIL"}
         lines.append(f"  {r.party_id:<8} {r.round:>6}  {r.chunks:>6}  {r.payload_bytes:>9}  {r.first_block:>7}  "
                      f"{yes[r.writer_ok]:<6}  {yes[r.hash_ok]:<4}  {yes[r.order_ok]:<5}  {r.problem or 'ok'}")
-    lines.append(f"{len(rows)} rounds audited, {len(bad)} failed")
+    mode = "full" if state is None else "incremental"
+    lines.append(f"{len(rows)} rounds audited now ({mode}, through block {latest}), {verified} in all; "
+                 f"{len(failures)} failed")
     lines += [f"CP VIOLATION: {p}" for p in cp_problems]
-    emit({"rounds": [r.as_dict() for r in rows], "failed": len(bad), "cp_violations": cp_problems}, fmt, lines)
-    if bad or cp_problems:
+    emit({"rounds": [r.as_dict() for r in rows], "failed": len(failures), "mode": mode, "rounds_verified": verified,
+          "through_block": latest, "cp_violations": cp_problems}, fmt, lines)
+    if failures or cp_problems:
         raise typer.Exit(1)

@@ -10,7 +10,7 @@ deployment block, never from block 0.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 
 from eth_utils import keccak
@@ -21,6 +21,7 @@ from fedtopic.ledger.contracts import CHANNEL, REGISTRY
 from fedtopic.ledger.rpc import contract_at, with_retries
 
 LOG_WINDOW_BLOCKS = 500
+TRAILING = "incomplete round (chunks still missing at the chain's tip)"
 
 
 @dataclass(frozen=True)
@@ -36,8 +37,8 @@ class ChannelStatus:
     key_matches_cp: bool
     latest_round: int | None
     latest_block: int | None
-    payload_bytes: int
-    publish_transactions: int
+    payload_bytes: int  # bytes of Published event data on chain (-1: not known on this node)
+    publish_transactions: int  # Published events (-1: not known on this node)
 
 
 @dataclass(frozen=True)
@@ -80,83 +81,136 @@ def _members(w3: Web3, registry: str) -> list[tuple[str, str, str, bool]]:
     return rows
 
 
+def _log_stats(w3: Web3, channels: list[str]) -> dict[str, dict[str, int]] | None:
+    """Per channel, its Published events and their bytes, from `chain up`'s log index (None on other nodes)."""
+    try:
+        answer = w3.provider.make_request("fedtopic_logStats", [channels, raw.PUBLISHED_TOPIC])  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - a node without the method may raise instead of answering an error
+        return None
+    if not isinstance(answer, dict) or "result" not in answer:
+        return None
+    return {Web3.to_checksum_address(a): v for a, v in answer["result"].items()}
+
+
 def ledger_status(w3: Web3, registry: str) -> list[ChannelStatus]:
-    """Status of every member's channel."""
+    """Status of every member's channel, from the registry, the heads and (on `chain up`) the log index: it reads
+    no payload, so it costs the same at any chain length. On other nodes the history columns are -1."""
     reg = contract_at(w3, REGISTRY, registry).functions
     members = _members(w3, registry)
     name = {a: pid for pid, a, _, _ in members}
-    latest = with_retries(lambda: w3.eth.block_number, what="reading the block number")
     heads = {h.owner: h for h in raw.heads_of(w3, registry, [a for _, a, _, _ in members])}
+    stats = _log_stats(w3, [c for _, _, c, _ in members if int(c, 16)]) or {}
     out = []
     for pid, owner, channel, suspended in members:
         h = heads[owner]
         readers = [Web3.to_checksum_address(r) for r in with_retries(reg.readersOf(owner).call, what="reading CP")]
         key_current = False
-        logs: list[raw.PublishedLog] = []
         if int(channel, 16):
             chan = contract_at(w3, CHANNEL, channel).functions
             key_version = with_retries(chan.keyCpVersion().call, what="reading the key epoch")
             key_current = h.epoch > 0 and key_version == with_retries(reg.cpVersion(owner).call, what="reading CP")
-            logs = all_published(w3, channel, h.deploy_block, latest)
+        s = stats.get(channel, {"logs": -1, "data_bytes": -1})
         out.append(ChannelStatus(pid, owner, channel, suspended, [name.get(r, r) for r in readers], h.epoch,
                                  key_current, h.round if h.published else None,
-                                 h.last_block if h.published else None, sum(len(e.payload) for e in logs), len(logs)))
+                                 h.last_block if h.published else None, s["data_bytes"], s["logs"]))
     return out
 
 
-def audit_channel(w3: Web3, party_id: str, owner: str, head: raw.ChannelHead, to_block: int) -> list[AuditRow]:
-    """Audit every round ever published on one channel."""
-    logs = all_published(w3, head.channel, head.deploy_block, to_block)
+@dataclass
+class ChannelProgress:
+    """How far one channel has been verified: through ``block``, its last complete round, and the round whose
+    chunks were still coming in (its next chunk index and rolling hash so far), so a later audit goes on from
+    there without reading the earlier logs again."""
+
+    block: int = -1
+    last_complete: int = -1
+    run_round: int | None = None
+    run_next: int = 0
+    run_chunks: int = 0
+    run_hash: str = ""
+    run_first_block: int = 0
+    run_bytes: int = 0
+    run_ok: bool = True
+    run_hash_ok: bool = True
+    run_order_ok: bool = True
+    last_hash: str = ""
+    rounds_verified: int = 0
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def audit_channel(w3: Web3, party_id: str, owner: str, head: raw.ChannelHead, to_block: int,
+                  progress: ChannelProgress | None = None) -> tuple[list[AuditRow], ChannelProgress]:
+    """Audit the rounds published on one channel after ``progress`` (from its deployment when None); returns the
+    rows of the rounds completed (or abandoned) in this stretch and the progress to resume from."""
+    prog = ChannelProgress(**(progress.as_dict() if progress is not None else {}))
+    from_block = max(head.deploy_block, prog.block + 1)
+    logs = all_published(w3, head.channel, from_block, to_block)
     senders = {e.tx_hash: Web3.to_checksum_address(with_retries(lambda h=e.tx_hash: w3.eth.get_transaction(h)["from"],
                                                                  what="reading a transaction")) for e in logs}
     rows: list[AuditRow] = []
-    run: list[raw.PublishedLog] = []
-    last_complete = -1
 
-    def close(seq: list[raw.PublishedLog], complete: bool) -> None:
-        nonlocal last_complete
-        h, hash_ok = b"", True
-        for i, e in enumerate(seq):
-            h = keccak(e.payload) if i == 0 else keccak(h + keccak(e.payload))
-            hash_ok &= h == e.rolling_hash
-        order_ok = all(e.chunk == i and e.n_chunks == seq[0].n_chunks for i, e in enumerate(seq))
+    def close(complete: bool) -> None:
+        order_ok = prog.run_order_ok
         if complete:
-            order_ok &= seq[0].round > last_complete
-            last_complete = max(last_complete, seq[0].round)
-        writer_ok = all(senders[e.tx_hash] == owner for e in seq)
-        problems = [p for p, bad in (("writer is not the owner", not writer_ok), ("hash mismatch", not hash_ok),
+            order_ok &= prog.run_round > prog.last_complete
+            prog.last_complete = max(prog.last_complete, prog.run_round)
+            prog.last_hash = prog.run_hash
+        problems = [p for p, bad in (("writer is not the owner", not prog.run_ok), ("hash mismatch", not prog.run_hash_ok),
                                      ("out of order", not order_ok), ("incomplete (abandoned) round", not complete)) if bad]
-        rows.append(AuditRow(party_id, seq[0].round, len(seq), sum(len(e.payload) for e in seq), seq[0].block,
-                             writer_ok, hash_ok, order_ok, complete, "; ".join(problems)))
+        rows.append(AuditRow(party_id, prog.run_round, prog.run_next, prog.run_bytes, prog.run_first_block, prog.run_ok,
+                             prog.run_hash_ok, order_ok, complete, "; ".join(problems)))
+        prog.rounds_verified += 1
+        prog.run_round, prog.run_next, prog.run_hash, prog.run_bytes = None, 0, "", 0
+        prog.run_ok = prog.run_hash_ok = prog.run_order_ok = True
 
     for e in logs:
-        if e.chunk == 0 and run:
-            close(run, False)
-            run = []
-        run.append(e)
-        if len(run) == run[0].n_chunks:
-            close(run, True)
-            run = []
-    if run:
-        close(run, False)
-    complete = [r for r in rows if r.complete]
-    last_hash = next((e.rolling_hash for e in reversed(logs) if e.chunk + 1 == e.n_chunks), b"")
-    if head.published and (not complete or complete[-1].round != head.round or last_hash != head.hash):
+        if e.chunk == 0 and prog.run_round is not None:
+            close(False)
+        if prog.run_round is None:
+            prog.run_round, prog.run_chunks, prog.run_first_block = e.round, e.n_chunks, e.block
+            prog.run_order_ok = e.chunk == 0
+            h = keccak(e.payload)
+        else:
+            h = keccak(bytes.fromhex(prog.run_hash) + keccak(e.payload))
+            prog.run_order_ok &= e.chunk == prog.run_next and e.n_chunks == prog.run_chunks and e.round == prog.run_round
+        prog.run_hash_ok &= h == e.rolling_hash
+        prog.run_ok &= senders[e.tx_hash] == owner
+        prog.run_hash, prog.run_next, prog.run_bytes = h.hex(), prog.run_next + 1, prog.run_bytes + len(e.payload)
+        if prog.run_next == prog.run_chunks:
+            close(True)
+    prog.block = to_block
+    if prog.run_round is not None:  # reported, not kept: the next audit sees whether it completes
+        rows.append(AuditRow(party_id, prog.run_round, prog.run_next, prog.run_bytes, prog.run_first_block,
+                             prog.run_ok, prog.run_hash_ok, prog.run_order_ok, False, TRAILING))
+    if head.published and head.last_block <= to_block and (prog.last_complete != head.round
+                                                            or prog.last_hash != head.hash.hex()):
         rows.append(AuditRow(party_id, head.round, head.n_chunks, 0, head.first_block, True, False, False, False,
                              "stored head does not match the last complete round in the logs"))
-    return rows
+    return rows, prog
 
 
-def ledger_audit(w3: Web3, registry: str) -> list[AuditRow]:
-    """Audit every channel of the consortium."""
+def ledger_audit(w3: Web3, registry: str, state: dict[str, dict] | None = None,
+                 on_channel: Callable[[str, int, int], None] | None = None) -> tuple[list[AuditRow], dict[str, dict]]:
+    """Audit every channel of the consortium, going on from ``state`` (per channel owner, as returned) when given;
+    returns the new rows and the state to keep. ``on_channel(party, from_block, to_block)`` reports progress."""
     members = _members(w3, registry)
     latest = with_retries(lambda: w3.eth.block_number, what="reading the block number")
     heads = {h.owner: h for h in raw.heads_of(w3, registry, [a for _, a, _, _ in members])}
     rows: list[AuditRow] = []
+    out: dict[str, dict] = {}
     for pid, owner, channel, _ in members:
-        if int(channel, 16):
-            rows += audit_channel(w3, pid, owner, heads[owner], latest)
-    return rows
+        if not int(channel, 16):
+            continue
+        before = (state or {}).get(owner)
+        prog = ChannelProgress(**before) if before else None
+        if on_channel is not None:
+            on_channel(pid, max(heads[owner].deploy_block, (prog.block + 1) if prog else 0), latest)
+        got, prog = audit_channel(w3, pid, owner, heads[owner], latest, prog)
+        rows += got
+        out[owner] = prog.as_dict()
+    return rows, out
 
 
 def readers_outside_cp(w3: Web3, registry: str, cp: Mapping[str, Iterable[str]]) -> list[str]:

@@ -161,6 +161,24 @@ class LogIndex:
                  "blockNumber": hex(r[0]), "transactionHash": r[9], "transactionIndex": hex(r[2]),
                  "blockHash": r[8], "logIndex": hex(r[1]), "removed": False} for r in rows]
 
+    def stats(self, addresses: list[str], topic0: str | None = None) -> dict[str, dict[str, int]]:
+        """Per address: how many logs (with event signature ``topic0``, if given) it emitted and their data bytes
+        (what ``ledger status`` shows)."""
+        if not isinstance(addresses, list) or not all(isinstance(a, str) for a in addresses):
+            raise LogQueryError("fedtopic_logStats takes a list of addresses")
+        if topic0 is not None and not isinstance(topic0, str):
+            raise LogQueryError("fedtopic_logStats: topic0 must be a hex string")
+        wanted = [_norm(a) for a in addresses]
+        out = {a: {"logs": 0, "data_bytes": 0, "last_block": -1} for a in wanted}
+        if wanted:
+            topic = "" if topic0 is None else " AND topic0 = ?"
+            sql = (f"SELECT address, COUNT(*), SUM(LENGTH(data)), MAX(block) FROM logs "
+                   f"WHERE address IN ({','.join('?' * len(wanted))}){topic} GROUP BY address")
+            args = wanted + ([] if topic0 is None else [_norm(topic0)])
+            for addr, n, size, last in self._conn().execute(sql, args).fetchall():
+                out[addr] = {"logs": int(n), "data_bytes": int(size or 0), "last_block": int(last)}
+        return out
+
     @staticmethod
     def _block(tag: Any, chain_head: int) -> int:
         if tag in ("latest", "pending", "safe", "finalized", None):

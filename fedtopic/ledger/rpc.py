@@ -33,18 +33,19 @@ BASE_FEE_TTL_S = 10.0  # max fee = 2 x base fee + tip covers base-fee growth ove
 
 
 def with_retries(call: Callable[[], T], *, what: str, attempts: int = 5, first_delay: float = 0.2) -> T:
-    """Run ``call``; on a connection failure wait 0.2, 0.4, 0.8 … s and retry, then raise ChainUnreachable."""
-    delay, waited = first_delay, 0.0
+    """Run ``call``; on a connection failure wait 0.2, 0.4, 0.8 … s and retry, then raise ChainUnreachable naming
+    the real elapsed time (the attempts' own timeouts included, not only the pauses between them)."""
+    delay, started = first_delay, time.monotonic()
     for attempt in range(1, attempts + 1):
         try:
             return call()
         except _UNREACHABLE as exc:
             if attempt == attempts:
                 raise ChainUnreachable(
-                    f"{what}: chain unreachable after {attempts} attempts over {waited:.1f} s ({type(exc).__name__})"
+                    f"{what}: chain unreachable after {attempts} attempts over {time.monotonic() - started:.1f} s "
+                    f"({type(exc).__name__})"
                 ) from None
             time.sleep(delay)
-            waited += delay
             delay *= 2
     raise AssertionError("unreachable")  # pragma: no cover
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -155,6 +156,13 @@ class ChainService:
         method, params = request.get("method"), request.get("params", [])
         if method == "eth_getLogs":
             return self._logs(rid, params)
+        if method == "fedtopic_logStats":  # read-only, from the index: what `ledger status` needs
+            try:
+                args = params if isinstance(params, list) else []
+                return {"jsonrpc": "2.0", "id": rid,
+                        "result": self.index.stats(args[0] if args else None, args[1] if len(args) > 1 else None)}
+            except LogQueryError as exc:
+                return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": str(exc)}}
         if not isinstance(method, str):
             return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32600, "message": "missing method"}}
         if not (method.startswith(PUBLIC_PREFIXES) or (self.dev and method.startswith(("evm_", "testing_")))):
@@ -225,6 +233,12 @@ class ChainHTTPServer(ThreadingHTTPServer):
     """HTTP JSON-RPC server for a :class:`ChainService`."""
 
     daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """One line per failed connection (a client that hung up, a stalled one dropped), never a traceback."""
+        exc = sys.exc_info()[1]
+        print(f"fedtopic chain up: connection from {client_address[0]}:{client_address[1]} ended: "
+              f"{type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
 
     def __init__(self, host: str, port: int, service: ChainService, *, read_timeout: float = READ_TIMEOUT_S) -> None:
         self.service = service
