@@ -29,13 +29,13 @@ def _raw(n=5, **extra):
     return {"name": "fig5", "parties": parties, **extra}
 
 
-def test_minimal_file_loads_with_paper_defaults(tmp_path):
+def test_minimal_file_loads_with_defaults(tmp_path):
     path = tmp_path / "consortium.toml"
     path.write_text('name = "mini"\n\n' + _parties_toml(3))
     cfg = load_consortium(path)
     assert cfg.party_ids == ("p1", "p2", "p3")
     assert cfg.chain.rpc == "embedded" and cfg.chain.registry is None
-    assert cfg.algorithm.name == "dafed-lda" and cfg.algorithm.spec().options["beta"] == 0.01 and cfg.algorithm.iterations == 1000
+    assert cfg.algorithm.name == "dafed-lda" and cfg.algorithm.spec().options["beta"] == 0.01 and cfg.algorithm.iterations == 100
     assert cfg.algorithm.spec().options["alpha"] is None  # paper §8: alpha = 50/K (resolved by the LDA family)
     assert cfg.aggregator.key_bits == 2048 and cfg.aggregator.protection == "paillier-iphe"
     assert cfg.channels_readable_by("p2") == ("p2",)  # no [cp]: owners only
