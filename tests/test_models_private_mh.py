@@ -117,3 +117,15 @@ def test_bad_privacy_parameters_are_model_errors():
     for kwargs in ({"epsilon": 0.0}, {"epsilon": -1.0}, {"tau": -0.1}, {"tau": math.inf}):
         with pytest.raises(ModelError):
             PrivateMHLDA(3, **kwargs)
+
+
+def test_debiasing_removes_the_noise_floor_from_the_topics():
+    corpus, phi = synthetic_lda(n_docs=200, doc_len=50, n_words=40, n_topics=4, seed=11, alpha=0.2, beta=0.05)
+    errors = {}
+    for debias in (False, True):
+        model = PrivateMHLDA(4, alpha=0.2, beta=0.05, epsilon=11.0, tau=0.2, seed=3, debias=debias)
+        model.initialize(corpus)
+        for _ in range(40):
+            model.sweep()
+        errors[debias] = topic_l1_error(phi, model.phi())
+    assert errors[True] < 0.6 * errors[False]

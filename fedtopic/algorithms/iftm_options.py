@@ -20,6 +20,8 @@ IFTM_OPTIONS: tuple[Option, ...] = (
     Option("top_words", int, 20, "L: the top words Eq. 29 compares", minimum=1),
     Option("local_iterations", int, 10, "local MH iterations between two exchanges with the master", minimum=1),
     Option("party_topics", str, "", "each party's K, comma-separated (heterogeneous models; default: K for all)"),
+    Option("debias", bool, False, "subtract the privatisation's expected noise floor from C^KW before Φ (not in the "
+           "paper; post-processing of what the model reports and sends, no privacy cost)"),
 )
 
 

@@ -21,7 +21,8 @@ def _model(spec: TrainSpec, topics: int, seed: int) -> PrivateMHLDA:
     o = spec.options
     try:
         return PrivateMHLDA(topics, alpha=o.get("alpha"), beta=float(o["beta"]),  # type: ignore[arg-type]
-                            epsilon=float(o["epsilon"]), tau=float(o["tau"]), seed=seed)  # type: ignore[arg-type]
+                            epsilon=float(o["epsilon"]), tau=float(o["tau"]), seed=seed,  # type: ignore[arg-type]
+                            debias=bool(o.get("debias", False)))
     except ModelError as exc:
         raise ModelError(f"iftm: {exc}") from None
 

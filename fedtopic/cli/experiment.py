@@ -37,7 +37,8 @@ PAPER = {
 def experiment(
     name: Annotated[str, typer.Argument(help=f"CSFed/DAFed paper: {', '.join(EXPERIMENTS)}, timing (Table 4); SUB-LDA paper: "
                                              "sub-lda-efficiency, sub-lda-speedup, sub-lda-perplexity, sub-lda-convergence, "
-                                             "sub-lda-adaptive")],
+                                             "sub-lda-adaptive; iFTM paper: iftm-scarcity, iftm-privacy, "
+                                             "iftm-communication, iftm-classification")],
     dataset: Annotated[Optional[str], typer.Option(help="dataset (default 20newsgroups; bbc-news with --quick; timing always uses synthetic data at its own scale)")] = None,
     out: Annotated[Path, typer.Option(help="folder for summary.json and plots")] = Path("runs/experiment"),
     quick: Annotated[bool, typer.Option(help="a small grid (5 parties, 40 sweeps) for a smoke run")] = False,
@@ -46,9 +47,17 @@ def experiment(
     topics: Annotated[Optional[str], typer.Option(help="override the topic counts, comma-separated (e.g. 20,40)")] = None,
     seed: Annotated[int, typer.Option(help="random seed")] = 0,
     overwrite: Annotated[bool, typer.Option(help="replace an existing result in --out")] = False,
+    debias: Annotated[bool, typer.Option(help="iftm-…: subtract the privatisation's noise floor from what models report (not in the paper)")] = False,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
     """Reproduce one of the papers' experiments and write summary.json and PNG plots."""
+    if name.startswith("iftm-"):
+        from fedtopic.cli.experiment_iftm import run_iftm_experiment
+
+        run_iftm_experiment(name, dataset=dataset, out=out, quick=quick, seed=seed, overwrite=overwrite,
+                            topics=_topics(topics) if topics else None, iterations=iterations, fmt=fmt,
+                            debias=debias)
+        return
     if name.startswith("sub-lda-"):
         from fedtopic.cli.experiment_sub_lda import run_sub_lda_experiment
 
@@ -61,7 +70,8 @@ def experiment(
         return
     if name not in EXPERIMENTS:
         raise ConfigError(f"unknown experiment {name!r}; choose one of: {', '.join(EXPERIMENTS)}, timing, "
-                          "sub-lda-efficiency, sub-lda-speedup, sub-lda-perplexity, sub-lda-convergence, sub-lda-adaptive")
+                          "sub-lda-efficiency, sub-lda-speedup, sub-lda-perplexity, sub-lda-convergence, sub-lda-adaptive, "
+                          "iftm-scarcity, iftm-privacy, iftm-communication, iftm-classification")
     settings = ExperimentSettings.quick() if quick else ExperimentSettings()
     overrides = {"seed": seed} | ({"iterations": iterations} if iterations else {}) | ({"parties": parties} if parties else {})
     if topics:

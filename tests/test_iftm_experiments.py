@@ -1,0 +1,46 @@
+"""The iFTM paper's experiments on a tiny labelled corpus: each returns what its figure draws."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from _lda_synth import synthetic_lda
+
+from fedtopic.corpus.types import Corpus
+from fedtopic.experiments import iftm_paper as paper
+
+SETTINGS = paper.IFTMSettings(topics=4, rounds=2, local_iterations=3, epsilon=11.0, epsilons=(8.0, 11.0),
+                              taus=(0.2,), eval_docs=40)
+
+
+@pytest.fixture(scope="module")
+def data():
+    corpus, _ = synthetic_lda(n_docs=240, doc_len=30, n_words=40, n_topics=4, seed=2, alpha=0.2, beta=0.05)
+    labels = np.argmax(np.stack([np.bincount(corpus.words[corpus.doc_ptr[d]:corpus.doc_ptr[d + 1]] // 10,
+                                             minlength=4) for d in range(corpus.n_docs)]), axis=1).astype(np.int32)
+    corpus = Corpus(words=corpus.words, doc_ptr=corpus.doc_ptr, vocab=corpus.vocab, labels=labels,
+                    label_names=tuple("abcd"))
+    return corpus.subset(np.arange(200)), corpus.subset(np.arange(200, 240))
+
+
+def test_ratio_label_split_sizes_and_skew(data):
+    train, _ = data
+    parts = paper.ratio_label_split(train, paper.RATIOS_3, seed=0)
+    assert [p.n_docs for p in parts] == [33, 67, 100] and sum(p.n_docs for p in parts) == train.n_docs
+    assert len(set(parts[0].labels.tolist())) < len(set(train.labels.tolist()))  # non-IID by label
+
+
+def test_scarcity_privacy_communication_classification(data):
+    train, test = data
+    say = lambda _: None  # noqa: E731
+    s = paper.scarcity(train, test, SETTINGS, say)
+    assert set(s["alone"]) == {"p1", "p2", "p3"} and math.isfinite(s["iftm"])
+    p = paper.privacy(train, test, SETTINGS, say)
+    assert [(r["epsilon"], r["tau"]) for r in p["rows"]] == [(8.0, 0.2), (11.0, 0.2)]
+    c = paper.communication(train, test, SETTINGS, say)
+    assert set(c["curves"]) == {"iftm 3 parties", "iftm 4 parties", "csfed-lda 3 parties"}
+    assert [r for r, _ in c["curves"]["iftm 3 parties"]] == [1, 2]
+    t = paper.classification(train, test, SETTINGS, say)
+    assert len(t["rows"]) == 3 and {"words only", "+ θ alone", "+ θ iFTM"} <= set(t["rows"][2])
