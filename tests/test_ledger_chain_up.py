@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from fedtopic.ledger.channel import ChainChannel
-from fedtopic.ledger.local_nodes import REPO_ROOT, start_chain_up
+from fedtopic.ledger.local_nodes import ANVIL_BINARY, REPO_ROOT, start_chain_up
 from fedtopic.ledger.rpc import connect
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -18,15 +19,18 @@ from ledger_party_process import counts_for  # noqa: E402
 from test_ledger_mcacs import FIG5_CP, SEED, SHAPE, Chain, Fig5, _publish_all  # noqa: E402
 
 
-def test_restarted_chain_up_serves_the_same_state(tmp_path: Path) -> None:
-    node = start_chain_up(tmp_path / "chain")
+@pytest.mark.parametrize("engine", ["embedded", "anvil"])
+def test_restarted_chain_up_serves_the_same_state(tmp_path: Path, engine: str) -> None:
+    if engine == "anvil" and not ANVIL_BINARY.exists():
+        pytest.skip("anvil is installed by `npm install` in contracts/")
+    node = start_chain_up(tmp_path / "chain", engine=engine)
     try:
         c = Fig5(Chain("chain_up", node.url, node.faucet_key))
         counts = _publish_all(c, 1)
         before = c.channels["p2"].readable_heads()
     finally:
         assert node.stop() == 0
-    node = start_chain_up(tmp_path / "chain")
+    node = start_chain_up(tmp_path / "chain", engine=engine)
     try:
         w3 = connect(node.url)
         p2 = ChainChannel(w3, c.registry, c.keys["p2"], shape=SHAPE)

@@ -22,9 +22,15 @@ def up(
     data: Path | None = typer.Option(None, help="Directory for the transaction journal; restarting with it restores the chain."),
     dev: bool = typer.Option(False, "--dev", help="A throwaway chain: also answer the test controls (evm_snapshot, evm_revert, evm_mine, ...)."),
     read_timeout: float = typer.Option(30.0, min=0.1, help="Seconds a connection may stall mid-request or idle before it is dropped."),
+    engine: str = typer.Option("embedded", help="embedded (py-evm, this process) or anvil (the scale path; its state in DATA/anvil-state.json)."),
 ) -> None:
-    """Serve an embedded py-evm chain at http://HOST:PORT until SIGTERM or Ctrl-C (standard eth_/net_/web3_
-    methods only, unless --dev)."""
+    """Serve a chain at http://HOST:PORT until SIGTERM or Ctrl-C: the embedded py-evm chain (standard
+    eth_/net_/web3_ methods only, unless --dev), or anvil (--engine anvil, a development engine: needs --dev)."""
+    if engine == "anvil":
+        _anvil(host, port, data, dev)
+        return
+    if engine != "embedded":
+        raise LedgerError(f"unknown --engine {engine!r}: choose embedded or anvil")
     service = ChainService(data, dev=dev)
     try:
         server = ChainHTTPServer(host, port, service, read_timeout=read_timeout)
@@ -45,4 +51,57 @@ def up(
     finally:
         server.server_close()
         service.close()
+        typer.echo("fedtopic chain up: stopped")
+
+
+def _anvil(host: str, port: int, data: Path | None, dev: bool) -> None:
+    """anvil as the chain: state loaded from and dumped to DATA/anvil-state.json (every second and on exit)."""
+    import subprocess
+    import time
+
+    from fedtopic.ledger.local_nodes import ANVIL_BINARY, free_port
+
+    if not dev:
+        raise LedgerError("anvil answers its test controls (evm_revert, anvil_setBalance, ...) to anyone: "
+                          "pass --dev to confirm this is a development chain")
+    if not ANVIL_BINARY.exists():
+        raise LedgerError(f"anvil not found at {ANVIL_BINARY}: run `npm install` in contracts/")
+    port = port or free_port()
+    cmd = [str(ANVIL_BINARY), "--host", host, "--port", str(port), "--silent"]
+    if data is not None:
+        data.mkdir(parents=True, exist_ok=True)
+        cmd += ["--state", str(data / "anvil-state.json"), "--state-interval", "1"]
+    proc = subprocess.Popen(cmd)
+    stopping = threading.Event()
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        stopping.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    import socket
+
+    deadline = time.monotonic() + 60
+    while True:
+        if proc.poll() is not None:
+            raise LedgerError(f"anvil exited with code {proc.returncode}")
+        try:
+            with socket.create_connection((host, port), timeout=0.5):
+                break
+        except OSError:
+            if time.monotonic() > deadline:
+                proc.kill()
+                raise LedgerError("anvil did not answer within 60 s") from None
+            time.sleep(0.1)
+    typer.echo(f"fedtopic chain up: serving http://{host}:{port} (anvil, chain id 31337)", nl=True)
+    try:
+        while not stopping.wait(0.2) and proc.poll() is None:
+            pass
+    finally:
+        if proc.poll() is None:
+            proc.terminate()  # anvil dumps its state on a clean exit
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
         typer.echo("fedtopic chain up: stopped")

@@ -68,9 +68,12 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def start_chain_up(data_dir: Path | None = None, *, dev: bool = False, extra: tuple[str, ...] = ()) -> LocalNode:
-    """Run ``fedtopic chain up --port 0 [--data DIR] [--dev]`` and return once it prints its URL."""
-    cmd = [sys.executable, "-m", "fedtopic.cli.main", "chain", "up", "--port", "0", *extra]
+def start_chain_up(data_dir: Path | None = None, *, dev: bool = False, extra: tuple[str, ...] = (),
+                   engine: str = "embedded") -> LocalNode:
+    """Run ``fedtopic chain up --port 0 [--data DIR] [--dev] [--engine anvil]`` and return once it prints its URL
+    (anvil needs --dev, which is added)."""
+    cmd = [sys.executable, "-m", "fedtopic.cli.main", "chain", "up", "--port", "0", "--engine", engine, *extra]
+    dev = dev or engine == "anvil"
     if data_dir is not None:
         cmd += ["--data", str(data_dir)]
     if dev:
@@ -83,7 +86,7 @@ def start_chain_up(data_dir: Path | None = None, *, dev: bool = False, extra: tu
         proc.kill()
         err = proc.stderr.read() if proc.stderr else ""
         raise ChainUnreachable(f"fedtopic chain up did not start: {line.strip()} {err.strip()[-500:]}")
-    return LocalNode(match.group(1), proc, embedded_faucet_key())
+    return LocalNode(match.group(1), proc, ANVIL_FAUCET_KEY if engine == "anvil" else embedded_faucet_key())
 
 
 def start_anvil(binary: Path = ANVIL_BINARY) -> LocalNode:
