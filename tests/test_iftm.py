@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from _texts import theme_texts, write_jsonl
+from _texts import THEMES, theme_texts, write_jsonl
 
 from fedtopic.algorithms.iftm_master import normalize_topics
 from fedtopic.cli.main import main
@@ -40,10 +40,13 @@ def test_simulate_through_the_aggregator_with_heterogeneous_parties(tmp_path, ca
 
 def test_train_as_one_party_alone(tmp_path, capsys):
     corpus = write_jsonl(tmp_path / "docs.jsonl", theme_texts(120, seed=5))
-    assert main(["train", "--algorithm", "iftm-lda", "--corpus", str(corpus), "-k", "3", "--iterations", "15",
+    assert main(["train", "--algorithm", "iftm-lda", "--corpus", str(corpus), "-k", "2", "--iterations", "40",
                  "--opt", "epsilon=inf", "--opt", "alpha=0.1", "--out", str(tmp_path / "r"), "--format", "json"]) == 0
     s = json.loads(capsys.readouterr().out)
-    assert s["algorithm"] == "iftm-lda" and s["perplexity"] < s["vocabulary"]
+    topics = json.loads((tmp_path / "r" / "topics.json").read_text())
+    themes = [set(words) for words in THEMES.values()]
+    assert s["algorithm"] == "iftm-lda"
+    assert all(any(len(set(t["words"][:5]) & th) >= 4 for th in themes) for t in topics)  # one theme per topic
 
 
 def test_the_combiner_refuses_what_is_not_a_normalised_model():

@@ -129,3 +129,20 @@ def test_debiasing_removes_the_noise_floor_from_the_topics():
             model.sweep()
         errors[debias] = topic_l1_error(phi, model.phi())
     assert errors[True] < 0.6 * errors[False]
+
+
+@pytest.mark.parametrize("shape", [0.01, 0.5, 1.0, 2.5, 40.0])
+def test_gamma_variates_follow_the_gamma_distribution(shape):
+    from fedtopic.models.dirichlet import gamma_draws
+
+    x = gamma_draws(shape, 40_000, np.uint64(3))
+    assert stats.kstest(x, "gamma", args=(shape,)).pvalue > 1e-3
+
+
+def test_dirichlet_rows_are_deterministic_and_normalised():
+    from fedtopic.models.dirichlet import dirichlet_rows
+
+    c = np.random.default_rng(0).poisson(1.0, size=(7, 50)).astype(float)
+    a, b = dirichlet_rows(c, 0.1, np.uint64(9)), dirichlet_rows(c, 0.1, np.uint64(9))
+    assert np.array_equal(a, b) and np.allclose(a.sum(axis=1), 1.0)
+    assert not np.array_equal(a, dirichlet_rows(c, 0.1, np.uint64(10)))
