@@ -58,6 +58,19 @@ def _argmax_word(words, vals, m):
     return arg
 
 
+@njit(inline="always", cache=True)
+def _move(i, k, kp, z, ndk, ckw, ck, buf_w, buf_v, m):
+    """Token i moves from topic k to kp: its document's count and its privatised weights go along."""
+    ndk[k] -= 1
+    ndk[kp] += 1
+    for e in range(m):
+        ckw[k, buf_w[e]] -= buf_v[e]
+        ckw[kp, buf_w[e]] += buf_v[e]
+        ck[k] -= buf_v[e]
+        ck[kp] += buf_v[e]
+    z[i] = kp
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def build_dense_alias(ckw, ck, beta, vbeta, prob, alt, weight):
     """Word-proposal tables from privatised weights ckw float64[K,V], ck float64[K]: for each word w, Vose
@@ -119,14 +132,7 @@ def mh_sweep(words, doc_ptr, z, n_dk, ckw, ck, log_phi, alpha, key, n_words, eps
                 log_a = ll_p - ll_k
                 u, s0, s1 = xo_double(s0, s1)
                 if log_a >= 0.0 or u < math.exp(log_a):
-                    ndk[k] -= 1
-                    ndk[kp] += 1
-                    for e in range(m):
-                        ckw[k, buf_w[e]] -= buf_v[e]
-                        ckw[kp, buf_w[e]] += buf_v[e]
-                        ck[k] -= buf_v[e]
-                        ck[kp] += buf_v[e]
-                    z[i] = kp
+                    _move(i, k, kp, z, ndk, ckw, ck, buf_w, buf_v, m)
                     k, ll_k = kp, ll_p
                     accepted += 1
             if m == 0:  # every entry fell below τ: the token carries no word, only its document's topics
@@ -143,14 +149,7 @@ def mh_sweep(words, doc_ptr, z, n_dk, ckw, ck, log_phi, alpha, key, n_words, eps
                          + math.log(weight[wp, k]) - math.log(weight[wp, kp]))
                 u, s0, s1 = xo_double(s0, s1)
                 if log_a >= 0.0 or u < math.exp(log_a):
-                    ndk[k] -= 1
-                    ndk[kp] += 1
-                    for e in range(m):
-                        ckw[k, buf_w[e]] -= buf_v[e]
-                        ckw[kp, buf_w[e]] += buf_v[e]
-                        ck[k] -= buf_v[e]
-                        ck[kp] += buf_v[e]
-                    z[i] = kp
+                    _move(i, k, kp, z, ndk, ckw, ck, buf_w, buf_v, m)
                     accepted += 1
     rng[stream, 0], rng[stream, 1] = s0, s1
     return accepted
