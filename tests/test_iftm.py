@@ -4,6 +4,7 @@ heterogeneous K, train as one party alone, the combiner's validation, and bad in
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -87,3 +88,38 @@ def test_bad_options_are_one_line(tmp_path, capsys, opt):
                  "--opt", opt, "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error:") and "\n" not in err
+
+
+def test_iftm_node_processes_through_the_aggregator(tmp_path):
+    """Three `fedtopic node run` processes with different K federate through a real aggregator."""
+    import os
+    import subprocess
+    import sys
+
+    from _csfed_setup import make_consortium
+
+    from fedtopic.consortium.config import load_consortium, save_consortium
+    from fedtopic.simulation.aggregator_proc import AggregatorProcess
+
+    config, cfg = make_consortium(tmp_path / "c", protection="none", iterations=6)
+    cfg = cfg.model_copy(update={"algorithm": cfg.algorithm.model_copy(update={
+        "name": "iftm-lda", "topics": 4,
+        "options": {"epsilon": "inf", "local_iterations": 3, "party_topics": "3,4,5", "alpha": 0.2}})})
+    save_consortium(cfg, config)
+    cfg = load_consortium(config)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as agg:
+        procs = {p: subprocess.Popen([sys.executable, "-m", "fedtopic.cli.main", "node", "run", "--config", str(config),
+                                      "--party", p, "--url", agg.url, "--format", "json"], stdout=subprocess.PIPE,
+                                     stderr=open(tmp_path / f"{p}.log", "w"), text=True, env=env)
+                 for p in cfg.party_ids}
+        outs = {p: proc.communicate(timeout=300)[0] for p, proc in procs.items()}
+    for p, proc in procs.items():
+        assert proc.returncode == 0, (tmp_path / f"{p}.log").read_text()[-2000:]
+    summaries = {p: json.loads(out) for p, out in outs.items()}
+    assert [summaries[p]["topics"] for p in cfg.party_ids] == [3, 4, 5]
+    assert len({s["global_topics"] for s in summaries.values()}) == 1  # every party holds the same M*
+    assert all(s["rounds"] == 2 and np.isfinite(s["global_heldout_loglik_per_token"]) for s in summaries.values())
+    phis = [np.load(config.parent / "state" / p / "model" / "model.npz")["phi"] for p in cfg.party_ids]
+    assert all(np.array_equal(phis[0], x) for x in phis[1:])
+    assert "round 1: global model" in (tmp_path / "p1.log").read_text()

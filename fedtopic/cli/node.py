@@ -55,6 +55,21 @@ def run_command(
     def say(msg: str) -> None:
         stderr_console.print(msg, highlight=False)
 
+    if Mode.sync in algorithm.modes and algorithm.update is not None and algorithm.update.kind == "topics":
+        from fedtopic.node.iftm_node import (
+            run_iftm_node,  # the master merges topics (iFTM)
+        )
+
+        summary = run_iftm_node(cfg, config, party, key_file=key, corpus=corpus, vocab=vocab, url=url, state_dir=state,
+                                session=session, round_timeout=round_timeout, patience=patience, say=say,
+                                on_round=lambda rec: say(f"{party} round {rec.round}: global model of "
+                                                         f"{rec.global_topics} topics from {', '.join(rec.contributors)}"))
+        if fmt is OutputFormat.json:
+            print_json(summary)
+        else:
+            stdout_console.print(f"party {party}: {summary['rounds']} rounds, global model of {summary['global_topics']} "
+                                 f"topics, held-out perplexity {summary['perplexity']:.1f}; in {summary['run']}")
+        return
     if Mode.sync in algorithm.modes:
         from fedtopic.node.csfed_node import run_csfed_node
 
