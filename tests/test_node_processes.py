@@ -14,7 +14,7 @@ import pytest
 from fedtopic.cli.main import main
 from fedtopic.consortium.config import load_consortium, save_consortium
 from fedtopic.consortium.init import init_consortium
-from fedtopic.ledger.local_nodes import REPO_ROOT, start_chain_up
+from fedtopic.ledger.local_nodes import ANVIL_BINARY, REPO_ROOT, start_chain_up
 
 pytestmark = pytest.mark.xdist_group("node-processes")
 ITERATIONS = 12
@@ -34,13 +34,16 @@ def _wait_for(predicate, timeout: float, what: str) -> None:
         time.sleep(0.2)
 
 
-def test_three_node_processes_train_and_a_killed_node_resumes(tmp_path, capsys):
+@pytest.mark.parametrize("engine", ["embedded", "anvil"])
+def test_three_node_processes_train_and_a_killed_node_resumes(tmp_path, capsys, engine):
+    if engine == "anvil" and not ANVIL_BINARY.exists():
+        pytest.skip("anvil is installed by `npm install` in contracts/")
     init = init_consortium(3, tmp_path / "c", seed=7)
     cfg = load_consortium(init.config_path)
     algorithm = cfg.algorithm.model_copy(update={"topics": 5, "iterations": ITERATIONS, "random_delay": (0.0, 0.05)})
     save_consortium(cfg.model_copy(update={"algorithm": algorithm, "data": cfg.data.model_copy(update={"dataset": "synthetic"})}),
                     init.config_path)
-    chain = start_chain_up()
+    chain = start_chain_up(engine=engine)
     procs: dict[str, subprocess.Popen] = {}
     try:
         assert main(["consortium", "deploy", str(init.config_path), "--rpc", chain.url]) == 0
