@@ -51,10 +51,6 @@ class IFTMLDA(Algorithm):
                     from None
         return options
 
-    def evaluation_alpha(self, spec: TrainSpec) -> float:
-        alpha = spec.options.get("alpha")
-        return 50.0 / spec.topics if alpha is None else float(alpha)  # type: ignore[arg-type]
-
     def fit(self, parts: Sequence[Corpus], spec: TrainSpec,
             callback: IterationCallback | None = None) -> list[Fitted]:
         """One party alone: private MH on the pooled corpora for ``iterations`` local iterations."""
