@@ -6,7 +6,8 @@ An in-process ChainService served over HTTP on 127.0.0.1; a consortium of P part
 random word-topic counts (V × K, encrypted, chunked as DAFed does). Then, alternately and 3 times each, one
 eth_getLogs over the whole chain through HTTP (the index) and the same filter answered by eth-tester's scan
 (in-process, no HTTP): medians, MB of response per second, and the ratio. Also eth_blockNumber's latency while
-a whole-chain eth_getLogs runs in another thread (fair serving).
+a whole-chain eth_getLogs runs in another thread (fair serving), and a party's read of its peers' latest
+rounds (and one publish) at round 10 and at the last round.
 """
 
 from __future__ import annotations
@@ -55,10 +56,27 @@ def main() -> None:
         shape = (args.words, args.topics)
         channels = {p: ChainChannel(w3, dep.registry, k, shape=shape) for p, k in keys.items()}
         rng = np.random.default_rng(0)
+        reader = channels[ids[0]]
+
+        def read_time() -> float:
+            times = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                reader.read_latest()
+                times.append(time.perf_counter() - t0)
+            return statistics.median(times)
+
+        read_at: dict[int, float] = {}
+        publish_at: dict[int, float] = {}
         started = time.perf_counter()
         for r in range(args.rounds):
             for ch in channels.values():
+                t0 = time.perf_counter()
                 ch.publish(r, rng.integers(0, 50, size=shape).astype(np.int32))
+                if r in (10, args.rounds - 1):
+                    publish_at[r] = time.perf_counter() - t0
+            if r in (10, args.rounds - 1):
+                read_at[r] = read_time()
         publish_seconds = time.perf_counter() - started
         head = w3.eth.block_number
         addresses = [ch.channel for ch in channels.values()]
@@ -95,6 +113,8 @@ def main() -> None:
            "speedup": statistics.median(scan_s) / statistics.median(index_s),
            "block_number_during_getlogs_median_ms": 1000 * statistics.median(waits),
            "block_number_during_getlogs_max_ms": 1000 * max(waits), "publish_seconds": publish_seconds,
+           "read_latest_seconds_by_round": read_at, "publish_seconds_by_round": publish_at,
+           "read_ratio_last_over_round_10": read_at[args.rounds - 1] / read_at[10],
            "chain_data_mb": data_mb}
     print(json.dumps(out, indent=2))
     if args.json:
