@@ -90,36 +90,62 @@ def test_bad_options_are_one_line(tmp_path, capsys, opt):
     assert err.startswith("error:") and "\n" not in err
 
 
-def test_iftm_node_processes_through_the_aggregator(tmp_path):
-    """Three `fedtopic node run` processes with different K federate through a real aggregator."""
-    import os
-    import subprocess
-    import sys
-
+def _iftm_consortium(root: Path, iterations: int):
     from _csfed_setup import make_consortium
 
     from fedtopic.consortium.config import load_consortium, save_consortium
-    from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
-    config, cfg = make_consortium(tmp_path / "c", protection="none", iterations=6)
+    config, cfg = make_consortium(root, protection="none", iterations=iterations)
     cfg = cfg.model_copy(update={"algorithm": cfg.algorithm.model_copy(update={
         "name": "iftm-lda", "topics": 4,
         "options": {"epsilon": "inf", "local_iterations": 3, "party_topics": "3,4,5", "alpha": 0.2}})})
     save_consortium(cfg, config)
-    cfg = load_consortium(config)
+    return config, load_consortium(config)
+
+
+def _iftm_node(config: Path, party: str, url: str, log: Path):
+    import os
+    import subprocess
+    import sys
+
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as agg:
-        procs = {p: subprocess.Popen([sys.executable, "-m", "fedtopic.cli.main", "node", "run", "--config", str(config),
-                                      "--party", p, "--url", agg.url, "--format", "json"], stdout=subprocess.PIPE,
-                                     stderr=open(tmp_path / f"{p}.log", "w"), text=True, env=env)
-                 for p in cfg.party_ids}
-        outs = {p: proc.communicate(timeout=300)[0] for p, proc in procs.items()}
-    for p, proc in procs.items():
-        assert proc.returncode == 0, (tmp_path / f"{p}.log").read_text()[-2000:]
-    summaries = {p: json.loads(out) for p, out in outs.items()}
-    assert [summaries[p]["topics"] for p in cfg.party_ids] == [3, 4, 5]
-    assert len({s["global_topics"] for s in summaries.values()}) == 1  # every party holds the same M*
-    assert all(s["rounds"] == 2 and np.isfinite(s["global_heldout_loglik_per_token"]) for s in summaries.values())
-    phis = [np.load(config.parent / "state" / p / "model" / "model.npz")["phi"] for p in cfg.party_ids]
-    assert all(np.array_equal(phis[0], x) for x in phis[1:])
-    assert "round 1: global model" in (tmp_path / "p1.log").read_text()
+    return subprocess.Popen([sys.executable, "-m", "fedtopic.cli.main", "node", "run", "--config", str(config),
+                             "--party", party, "--url", url, "--format", "json"], stdout=subprocess.PIPE,
+                            stderr=open(log, "a"), text=True, env=env)
+
+
+def test_iftm_node_processes_through_the_aggregator(tmp_path):
+    """Three `fedtopic node run` processes with different K federate through a real aggregator; one is killed
+    -9 after its first round and resumes; the global model equals a run without the kill."""
+    import os
+    import signal
+    import time
+
+    from fedtopic.simulation.aggregator_proc import AggregatorProcess
+
+    results = {}
+    for label, kill in (("clean", False), ("killed", True)):
+        config, cfg = _iftm_consortium(tmp_path / label, iterations=9)
+        logs = {p: tmp_path / f"{label}-{p}.log" for p in cfg.party_ids}
+        with AggregatorProcess(config, tmp_path / f"{label}-agg", tmp_path / f"{label}-agg.log") as agg:
+            procs = {p: _iftm_node(config, p, agg.url, logs[p]) for p in cfg.party_ids}
+            if kill:
+                until = time.monotonic() + 120
+                while "round 0:" not in logs["p2"].read_text():
+                    assert time.monotonic() < until and procs["p2"].poll() is None, logs["p2"].read_text()[-2000:]
+                    time.sleep(0.05)
+                os.kill(procs["p2"].pid, signal.SIGKILL)
+                procs["p2"].wait(30)
+                procs["p2"] = _iftm_node(config, "p2", agg.url, logs["p2"])
+            outs = {p: proc.communicate(timeout=300)[0] for p, proc in procs.items()}
+        for p, proc in procs.items():
+            assert proc.returncode == 0, logs[p].read_text()[-2000:]
+        summaries = {p: json.loads(out) for p, out in outs.items()}
+        assert [summaries[p]["topics"] for p in cfg.party_ids] == [3, 4, 5]
+        assert all(s["rounds"] == 3 and np.isfinite(s["global_heldout_loglik_per_token"]) for s in summaries.values())
+        phis = [np.load(config.parent / "state" / p / "model" / "model.npz")["phi"] for p in cfg.party_ids]
+        assert all(np.array_equal(phis[0], x) for x in phis[1:])  # every party holds the same M*
+        results[label] = phis[0]
+        if kill:
+            assert "p2: resumed at round" in logs["p2"].read_text()
+    assert np.array_equal(results["clean"], results["killed"])

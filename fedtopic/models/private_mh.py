@@ -139,6 +139,28 @@ class PrivateMHLDA:
                             self._alt, self._buf_w, self._buf_v, self.rng, 1)
         self._recount()
 
+    # checkpoints --------------------------------------------------------------------------------
+    def state(self) -> dict[str, np.ndarray]:
+        """Everything a resumed party needs: assignments, counts, Φ, RNG and progress (arrays for an .npz)."""
+        self._ready()
+        return {"z": self.z, "n_dk": self.n_dk, "ckw": self.ckw, "ck": self.ck, "phi": self._phi, "rng": self.rng,
+                "iterations_done": np.array(self.iterations_done)}
+
+    def restore(self, arrays: dict[str, np.ndarray]) -> None:
+        """Continue from ``state()`` (after ``initialize`` on the same corpus); ModelError if it does not fit."""
+        corpus = self._ready()
+        k, v, n, d = self.n_topics, corpus.n_words, corpus.n_tokens, corpus.n_docs
+        shapes = {"z": (n,), "n_dk": (d, k), "ckw": (k, v), "ck": (k,), "phi": (k, v), "rng": self.rng.shape}
+        for name, shape in shapes.items():
+            if name not in arrays or arrays[name].shape != shape:
+                raise ModelError(f"checkpoint array {name!r} does not fit this party (expected shape {shape})")
+        self.z, self.n_dk = arrays["z"].astype(np.int32), arrays["n_dk"].astype(np.int32)
+        self.ckw, self.ck = arrays["ckw"].astype(np.float64), arrays["ck"].astype(np.float64)
+        self._phi = arrays["phi"].astype(np.float64)
+        self._log_phi = np.log(np.maximum(self._phi, 1e-300))
+        self.rng = arrays["rng"].astype(np.uint64)
+        self.iterations_done = int(arrays["iterations_done"])
+
     # results ------------------------------------------------------------------------------------
     def local_model(self) -> np.ndarray:
         """M_p: the privatised word-topic weights C^KW, float64[K,V] (what topic-wise normalisation hides)."""

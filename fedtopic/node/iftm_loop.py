@@ -9,12 +9,18 @@ Alg. 4 composes for it. What the aggregator learns: every M̂_p and n_p.
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
 
 from fedtopic.algorithms.iftm_master import GlobalModel
 from fedtopic.algorithms.iftm_options import global_rounds
 from fedtopic.algorithms.iftm_party import IFTMParty
+from fedtopic.errors import ModelError, TrainingError
 from fedtopic.network.client import AggregatorClient
 from fedtopic.network.topic_merge import decode_global, encode_update
 
@@ -36,23 +42,75 @@ def session_meta(vocabulary: int, xi: float, top: int, max_topics: int) -> dict:
 
 
 def run_iftm_party(party: IFTMParty, client: AggregatorClient, parties: Sequence[str], *, max_topics: int,
-                   round_timeout: float = 3600.0,
-                   on_round: Callable[[IFTMRecord], None] | None = None) -> list[IFTMRecord]:
-    """Alg. 5 for one party; returns its per-round records (the last global model is in ``party.global_model``)."""
+                   round_timeout: float = 3600.0, state_dir: Path | None = None,
+                   on_round: Callable[[IFTMRecord], None] | None = None,
+                   say: Callable[[str], None] = lambda _: None) -> list[IFTMRecord]:
+    """Alg. 5 for one party; returns its per-round records (the last global model is in ``party.global_model``).
+
+    With ``state_dir`` the party checkpoints before every submission (its state and the update it is about to
+    send) and after every adoption, so a killed party resumes at its round and resends the same bytes (the
+    aggregator takes a repeated identical update as already accepted)."""
     spec = party.spec
     meta = session_meta(party.corpus.n_words, party.xi, party.top, max_topics)
     client.open_session(parties, combiner="topic-merge", meta=meta,
                         params={"algorithm": "iftm-lda", "iterations": spec.iterations, "seed": spec.seed})
     rounds = global_rounds(spec)
-    records = []
-    for r in range(rounds):
-        payload = encode_update(party.local_round(spec.iterations), party.amount)
+    records: list[IFTMRecord] = []
+    start, pending = 0, None
+    if state_dir is not None and (state_dir / CHECKPOINT).exists():
+        start, pending, records = load_iftm_checkpoint(state_dir, party)
+        say(f"{party.party_id}: resumed at round {start} ({party.sweeps} sweeps)")
+    for r in range(start, rounds):
+        payload = pending if pending is not None else encode_update(party.local_round(spec.iterations), party.amount)
+        pending = None
+        if state_dir is not None:
+            save_iftm_checkpoint(state_dir, party, r, payload, records)
         client.submit(r, payload)
         result = client.fetch_aggregate(r, round_timeout)
         model: GlobalModel = decode_global(result.payload, party.corpus.n_words)
         party.adopt(model, last=r == rounds - 1)
         rec = IFTMRecord(r, len(payload), len(result.payload), model.topics.shape[0], list(result.contributors))
         records.append(rec)
+        if state_dir is not None:
+            save_iftm_checkpoint(state_dir, party, r + 1, None, records)
         if on_round is not None:
             on_round(rec)
     return records
+
+
+CHECKPOINT = "iftm-checkpoint.npz"
+
+
+def save_iftm_checkpoint(state_dir: Path, party: IFTMParty, round: int, pending: bytes | None,
+                         records: Sequence[IFTMRecord]) -> None:
+    """Atomically: the model state, the round to do next, the update already computed for it (if any)."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    arrays = party.model.state() | {
+        "round": np.array(round), "sweeps": np.array(party.sweeps),
+        "pending": np.frombuffer(pending or b"", dtype=np.uint8), "has_pending": np.array(pending is not None),
+        "records": np.array(json.dumps([asdict(rec) for rec in records]))}
+    if party.global_model is not None:
+        arrays |= {"global_topics": party.global_model.topics, "global_weights": party.global_model.weights}
+    tmp = state_dir / (CHECKPOINT + ".tmp")
+    with open(tmp, "wb") as fh:
+        np.savez(fh, **arrays)
+        fh.flush()
+        os.fsync(fh.fileno())
+    tmp.replace(state_dir / CHECKPOINT)
+
+
+def load_iftm_checkpoint(state_dir: Path, party: IFTMParty) -> tuple[int, bytes | None, list[IFTMRecord]]:
+    """(round to do next, the update to resend or None, the records so far); TrainingError if unreadable."""
+    try:
+        with np.load(state_dir / CHECKPOINT, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+        party.model.restore(arrays)
+    except (OSError, ValueError, KeyError, ModelError) as exc:
+        raise TrainingError(f"iFTM checkpoint in {state_dir} is unusable ({exc}); move it away to start over") \
+            from None
+    party.sweeps = int(arrays["sweeps"])
+    if "global_topics" in arrays:
+        party.global_model = GlobalModel(arrays["global_topics"], arrays["global_weights"])
+    pending = arrays["pending"].tobytes() if bool(arrays["has_pending"]) else None
+    records = [IFTMRecord(**row) for row in json.loads(str(arrays["records"]))]
+    return int(arrays["round"]), pending, records

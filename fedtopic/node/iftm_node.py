@@ -3,8 +3,8 @@
 The party checks its key file, loads its documents, runs Alg. 5's rounds over the aggregator's ``topic-merge``
 session and writes ``state/<party>/model``: the global model M* (model.npz, topics.json), its own θ (theta.npy,
 which never leaves it) and a summary with the held-out log-likelihood of M* and of its own local model. A
-killed node starts its training again (no checkpoint yet; the session's rounds refuse a second, different
-update for a round already submitted, so a restart must use a new ``--session``).
+killed node resumes from ``state/<party>/iftm-checkpoint.npz`` at its round and resends exactly the update it
+had computed, so no round gets two different updates.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def run_iftm_node(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
         f"{url or cfg.aggregator.url}, session {sid}")
     with AggregatorClient(url or cfg.aggregator.url, prepared.keys, sid, patience=patience) as client:
         records = run_iftm_party(party, client, cfg.party_ids, max_topics=max(ks), round_timeout=round_timeout,
-                                 on_round=on_round)
+                                 state_dir=prepared.state_dir, on_round=on_round, say=say)
     assert party.global_model is not None
     out = prepared.state_dir / "model"
     out.mkdir(parents=True, exist_ok=True)
