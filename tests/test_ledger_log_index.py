@@ -116,3 +116,32 @@ def test_bad_filters_are_invalid_params(params):
         assert answer["error"]["code"] == -32602
     finally:
         service.close()
+
+
+def test_readers_never_block_the_writer():
+    """Whole-chain eth_getLogs in a loop while parties publish: every transaction goes through (an index that
+    locked readers against the writer made publishes fail with a nonce error), and the index stays exact."""
+    service = ChainService()
+    server, _ = _serve(service)
+    stop = threading.Event()
+
+    def reader() -> None:
+        while not stop.is_set():
+            _indexed(service, {"fromBlock": "0x0", "toBlock": "latest"})
+
+    readers = [threading.Thread(target=reader) for _ in range(3)]
+    try:
+        c = Fig5(Chain("chain_up", server.url, embedded_faucet_key()))
+        for t in readers:
+            t.start()
+        for r in (1, 2, 3):
+            _publish_all(c, r)
+    finally:
+        stop.set()
+        for t in readers:
+            t.join(30)
+        server.shutdown()
+    head = hex(service.index.head)
+    assert _same(_indexed(service, {"fromBlock": "0x0", "toBlock": head}),
+                 _scan(service, {"fromBlock": "0x0", "toBlock": head}))
+    service.close()

@@ -7,7 +7,8 @@ receipts, under the chain's lock) and read without that lock, so a long query
 never starves ``eth_blockNumber``. With a data directory it lives in
 ``logs.sqlite3`` beside the journal and is rebuilt from the chain if it is
 missing or behind (a crash between a block and its index row); without one it
-is in memory.
+is a temporary file, removed on ``close()`` (an in-memory shared-cache database
+would lock readers against the writer; a WAL file lets them run side by side).
 
 Query semantics follow the JSON-RPC spec: ``address`` one or a list (OR),
 ``topics`` positional, each null (any), a value, or a list (OR); ``fromBlock``
@@ -17,6 +18,7 @@ and ``toBlock`` numbers or "latest"/"earliest"/"pending"; ``blockHash`` alone.
 from __future__ import annotations
 
 import sqlite3
+import tempfile
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -51,19 +53,22 @@ class LogIndex:
 
     def __init__(self, path: Path | None, fetch: Callable[[str, list], Any]) -> None:
         self._fetch = fetch
-        self._uri = str(path) if path is not None else f"file:fedtopic-logs-{id(self)}?mode=memory&cache=shared"
-        self._memory = path is None
+        self._tmp = None if path is not None else tempfile.TemporaryDirectory(prefix="fedtopic-logs-")
+        self._path = path if path is not None else Path(self._tmp.name) / "logs.sqlite3"  # type: ignore[union-attr]
         self._local = threading.local()
         self._write_lock = threading.Lock()
-        self._keep = self._connect()  # keeps a shared in-memory database alive
-        self._keep.executescript(_SCHEMA)
+        self._conn().executescript(_SCHEMA)
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self._uri, uri=self._memory, check_same_thread=False, isolation_level=None)
-        if not self._memory:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
+        conn = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None, timeout=30.0)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
         return conn
+
+    def close(self) -> None:
+        """Remove the temporary database (an index with a data directory stays for the next start)."""
+        if self._tmp is not None:
+            self._tmp.cleanup()
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
