@@ -5,7 +5,8 @@ standard JSON-RPC and eth-tester's formats); results are re-encoded as standard 
 hex quantities). One lock serialises all calls into py-evm; Nagle is disabled on every connection
 (with it, small keep-alive responses stall ~40 ms on delayed ACKs).
 
-Exposure: by default only the standard ``eth_*``, ``net_*`` and ``web3_*`` methods are served; the
+Exposure: by default only the standard ``eth_*``, ``net_*`` and ``web3_*`` methods (``eth_getLogs`` from the
+log index, ``ledger/log_index.py``) and the read-only ``fedtopic_logStats`` are served; the
 test controls (``evm_snapshot``, ``evm_revert``, ``evm_mine``, ...) answer "method not found" unless
 the server runs with ``dev=True`` (``chain up --dev``: a throwaway chain). Error codes are JSON
 integers, as the JSON-RPC spec says. A connection that stalls for ``READ_TIMEOUT_S`` is dropped.
