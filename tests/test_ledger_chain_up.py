@@ -62,3 +62,44 @@ def test_parties_in_separate_processes_share_chain_up(tmp_path: Path) -> None:
             assert set(seen) <= set(FIG5_CP[p]) and all(v["ok"] for v in seen.values())
     finally:
         node.stop()
+
+
+def test_a_restart_loads_the_snapshot_and_replays_only_the_tail(tmp_path: Path) -> None:
+    """chain up killed -9 after many transactions comes back from its last snapshot plus the journal's tail with
+    every accepted transaction; a clean stop snapshots, so the next start replays nothing."""
+    import os
+    import signal
+
+    from fedtopic.ledger.server import ChainService
+
+    node = start_chain_up(tmp_path / "chain", extra=("--snapshot-every", "7"))
+    try:
+        c = Fig5(Chain("chain_up", node.url, node.faucet_key))
+        counts = _publish_all(c, 1)
+        counts = _publish_all(c, 2)
+        before = c.channels["p2"].readable_heads()
+        block = c.w3.eth.block_number
+    finally:
+        os.kill(node.process.pid, signal.SIGKILL)  # no clean stop: the tail after the last snapshot must replay
+        node.process.wait(30)
+    service = ChainService(tmp_path / "chain", snapshot_every=7)
+    try:
+        assert service.snapshot_entries > 0 and 0 <= service.replayed < 7
+        assert service.journal_entries == service.snapshot_entries + service.replayed
+    finally:
+        service.close()  # a clean stop: snapshot now
+    node = start_chain_up(tmp_path / "chain", extra=("--snapshot-every", "7"))
+    try:
+        w3 = connect(node.url)
+        assert w3.eth.block_number == block
+        p2 = ChainChannel(w3, c.registry, c.keys["p2"], shape=SHAPE)
+        assert p2.readable_heads() == before
+        got = {s.party: s.n_wk for s in p2.read_latest()}
+        assert all(np.array_equal(got[q], counts[q]) for q in got)
+    finally:
+        node.stop()
+    again = ChainService(tmp_path / "chain")
+    try:
+        assert again.replayed == 0  # the clean stop's snapshot holds everything
+    finally:
+        again.close()

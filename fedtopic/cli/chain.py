@@ -23,6 +23,7 @@ def up(
     dev: bool = typer.Option(False, "--dev", help="A throwaway chain: also answer the test controls (evm_snapshot, evm_revert, evm_mine, ...)."),
     read_timeout: float = typer.Option(30.0, min=0.1, help="Seconds a connection may stall mid-request or idle before it is dropped."),
     engine: str = typer.Option("embedded", help="embedded (py-evm, this process) or anvil (the scale path; its state in DATA/anvil-state.json)."),
+    snapshot_every: int = typer.Option(500, min=1, help="embedded with --data: snapshot the chain every N journaled transactions (a restart replays only the rest)."),
 ) -> None:
     """Serve a chain at http://HOST:PORT until SIGTERM or Ctrl-C: the embedded py-evm chain (standard
     eth_/net_/web3_ methods only, unless --dev), or anvil (--engine anvil, a development engine: needs --dev)."""
@@ -31,7 +32,7 @@ def up(
         return
     if engine != "embedded":
         raise LedgerError(f"unknown --engine {engine!r}: choose embedded or anvil")
-    service = ChainService(data, dev=dev)
+    service = ChainService(data, dev=dev, snapshot_every=snapshot_every)
     try:
         server = ChainHTTPServer(host, port, service, read_timeout=read_timeout)
     except OSError as exc:
@@ -43,7 +44,8 @@ def up(
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    restored = f", {service.replayed} transactions replayed from {data}" if service.replayed else ""
+    restored = (f", {service.snapshot_entries} transactions from the snapshot and {service.replayed} replayed from "
+                f"{data}" if service.snapshot_entries or service.replayed else "")
     typer.echo(f"fedtopic chain up: serving {server.url} (chain id {service.chain.tester.backend.chain.chain_id}{restored})",
                nl=True)
     try:

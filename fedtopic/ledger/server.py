@@ -12,9 +12,11 @@ the server runs with ``dev=True`` (``chain up --dev``: a throwaway chain). Error
 integers, as the JSON-RPC spec says. A connection that stalls for ``READ_TIMEOUT_S`` is dropped.
 
 Persistence: with a data directory, every state-changing call that succeeded (raw transactions,
-mining, and with ``dev`` snapshots and reverts) is appended to ``journal.jsonl``; at start the journal
-is replayed, and since each transaction is mined in its own block the replayed chain has the same
-contracts, storage, logs and block numbers, a revert included.
+mining, and with ``dev`` snapshots and reverts) is appended to ``journal.jsonl``; every
+``snapshot_every`` entries and at a clean stop the chain's database is written to a snapshot
+(``ledger/snapshot.py``). At start the snapshot is loaded and only the journal entries after it are
+replayed; since each transaction is mined in its own block the replayed chain has the same contracts,
+storage, logs and block numbers, a revert included.
 """
 
 from __future__ import annotations
@@ -35,11 +37,13 @@ from web3 import Web3
 from fedtopic.ledger.embedded import EmbeddedChain, tester_revert_data
 from fedtopic.ledger.errors import LedgerError
 from fedtopic.ledger.log_index import LogIndex, LogQueryError
+from fedtopic.ledger.snapshot import SNAPSHOT_NAME, load_snapshot, save_snapshot
 
 JOURNALED = frozenset({"eth_sendRawTransaction", "eth_sendTransaction"})
 PUBLIC_PREFIXES = ("eth_", "net_", "web3_")
 JOURNAL_NAME = "journal.jsonl"
 LOG_INDEX_NAME = "logs.sqlite3"
+SNAPSHOT_EVERY = 500  # journal entries between two snapshots
 MAX_BODY_BYTES = 16 * 1024 * 1024
 READ_TIMEOUT_S = 30.0
 
@@ -82,27 +86,62 @@ def _error_object(error: Mapping[str, Any]) -> dict[str, Any]:
 class ChainService:
     """The embedded chain behind one lock, with an optional journal for restarts."""
 
-    def __init__(self, data_dir: Path | None = None, *, dev: bool = False) -> None:
+    def __init__(self, data_dir: Path | None = None, *, dev: bool = False,
+                 snapshot_every: int = SNAPSHOT_EVERY) -> None:
         self.dev = dev
         self.chain = EmbeddedChain()
         w3 = Web3(self.chain.provider)
         self._call = self.chain.provider.request_func(w3, w3.middleware_onion)
         self._lock = threading.Lock()
         self._journal = None
+        self._data_dir = data_dir
+        self.snapshot_every = snapshot_every
         self.replayed = 0
+        self.journal_entries = 0
+        self.snapshot_entries = 0
         if data_dir is not None:
             data_dir.mkdir(parents=True, exist_ok=True)
             path = data_dir / JOURNAL_NAME
+            self.snapshot_entries = self._restore_snapshot(data_dir)
             if path.exists():
-                self.replayed = self._replay(path)
+                self.replayed = self._replay(path, skip=self.snapshot_entries)
+            self.journal_entries = self.snapshot_entries + self.replayed
             self._journal = path.open("a", encoding="utf-8")
         self.index = LogIndex(None if data_dir is None else data_dir / LOG_INDEX_NAME, self._result)
         self.reindexed = self.index.catch_up(self._head())
 
-    def _replay(self, path: Path) -> int:
-        count = 0
+    def _restore_snapshot(self, data_dir: Path) -> int:
+        """Load the latest snapshot into the chain; the number of journal entries it already includes (0: none)."""
+        found = load_snapshot(data_dir)
+        if found is None:
+            return 0
+        store, meta = found
+        chain = self.chain.backend.chain
+        inner = chain.chaindb.db.wrapped_db
+        inner.kv_store.clear()
+        inner.kv_store.update(store)
+        self.chain.backend.chain = type(chain)(chain.chaindb.db)
+        if self._head() != int(meta["head"]):
+            raise LedgerError(f"chain snapshot in {data_dir} ends at block {self._head()}, its sidecar says "
+                              f"{meta['head']}; remove {SNAPSHOT_NAME} to replay the whole journal")
+        return int(meta["journal_entries"])
+
+    def snapshot(self) -> None:
+        """Write a snapshot of the chain now (the lock is held or the service is idle)."""
+        if self._data_dir is None:
+            return
+        store = self.chain.backend.chain.chaindb.db.wrapped_db.kv_store
+        save_snapshot(self._data_dir, dict(store), journal_entries=self.journal_entries, head=self._head())
+        self.snapshot_entries = self.journal_entries
+
+    def _replay(self, path: Path, skip: int = 0) -> int:
+        """Apply the journal's entries after the first ``skip`` (those a snapshot holds); how many were applied."""
+        count, seen = 0, 0
         for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             if not line.strip():
+                continue
+            seen += 1
+            if seen <= skip:
                 continue
             entry = json.loads(line)
             if entry["method"].startswith("evm_") and not self.dev:
@@ -187,12 +226,18 @@ class ChainService:
             if self._journal is not None and (method in JOURNALED or method.startswith("evm_")):
                 self._journal.write(json.dumps({"method": method, "params": params}) + "\n")
                 self._journal.flush()
+                self.journal_entries += 1
+                if self.journal_entries - self.snapshot_entries >= self.snapshot_every:
+                    self.snapshot()
             if method in JOURNALED or method.startswith("evm_"):
                 self._after(method, response["result"])
         return {"jsonrpc": "2.0", "id": rid, "result": to_json_rpc(response["result"])}
 
     def close(self) -> None:
         if self._journal is not None:
+            with self._lock:
+                if self.journal_entries > self.snapshot_entries:
+                    self.snapshot()  # a clean stop restarts without replaying anything
             self._journal.close()
             self._journal = None
         self.index.close()
