@@ -32,7 +32,6 @@ import numpy as np
 from fedtopic.algorithms.dp_options import DPSettings
 from fedtopic.algorithms.lda_options import LDAHyper
 from fedtopic.algorithms.lda_party import LDAParty
-from fedtopic.algorithms.snapshot import ChannelSnapshot
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import TrainingError
 from fedtopic.models.dp_lda import DPGibbsLDA
@@ -127,14 +126,6 @@ class DPLDAParty(LDAParty):
         keep = release_mask(self.corpus.doc_ptr, 1.0, self.dp.unit, self.dp.max_doc_tokens, rng)
         return frequency_release(self.corpus.words, keep, self.corpus.n_words, self.dp.sigma * self.dp.sensitivity,
                                  rng)
-
-    def others_from_aggregate(self, total: np.ndarray, round: int, *, contributed: bool) -> ChannelSnapshot:
-        """N_Σ − (this party's published release): the others' releases summed."""
-        own = self.own_counts().astype(np.int64) if contributed else 0
-        others = total - own
-        if others.size and others.min() < 0:
-            raise TrainingError(f"aggregate of round {round} is smaller than this party's own release")
-        return ChannelSnapshot("aggregate", round, others.astype(np.int32))
 
     @cached_property
     def _step_rdp(self) -> tuple[np.ndarray, np.ndarray]:

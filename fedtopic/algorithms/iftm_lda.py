@@ -26,7 +26,7 @@ from fedtopic.algorithms.base import (
     TrainSpec,
     UpdateSpec,
 )
-from fedtopic.algorithms.iftm_options import IFTM_OPTIONS
+from fedtopic.algorithms.iftm_options import IFTM_OPTIONS, parse_party_topics
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ConfigError
 
@@ -42,13 +42,10 @@ class IFTMLDA(Algorithm):
 
     def parse_options(self, raw: Mapping[str, object], *, where: str = "--opt") -> dict[str, OptionValue]:
         options = super().parse_options(raw, where=where)
-        party_topics = str(options.get("party_topics") or "")
-        if party_topics:
-            try:
-                [int(x) for x in party_topics.split(",")]
-            except ValueError:
-                raise ConfigError(f"{where}: party_topics takes comma-separated integers, got {party_topics!r}") \
-                    from None
+        try:
+            parse_party_topics(options)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
         return options
 
     def fit(self, parts: Sequence[Corpus], spec: TrainSpec,

@@ -25,26 +25,34 @@ IFTM_OPTIONS: tuple[Option, ...] = (
 )
 
 
-def party_topic_counts(options: Mapping[str, OptionValue], topics: int, parties: int) -> list[int]:
-    """Every party's K: ``party_topics`` if given (one per party), else ``topics`` for all."""
+def parse_party_topics(options: Mapping[str, OptionValue]) -> list[int] | None:
+    """The K of every party from ``party_topics`` (None when unset); ConfigError if it is not integers ≥ 2."""
     raw = str(options.get("party_topics") or "").strip()
     if not raw:
-        return [topics] * parties
+        return None
     try:
         ks = [int(x) for x in raw.split(",")]
     except ValueError:
         raise ConfigError(f"party_topics takes comma-separated integers, got {raw!r}") from None
-    if len(ks) != parties:
-        raise ConfigError(f"party_topics lists {len(ks)} K's for {parties} parties")
     if min(ks) < 2:
         raise ConfigError("party_topics: every K must be at least 2")
     return ks
 
 
+def party_topic_counts(options: Mapping[str, OptionValue], topics: int, parties: int) -> list[int]:
+    """Every party's K: ``party_topics`` if given (one per party), else ``topics`` for all."""
+    ks = parse_party_topics(options)
+    if ks is None:
+        return [topics] * parties
+    if len(ks) != parties:
+        raise ConfigError(f"party_topics lists {len(ks)} K's for {parties} parties")
+    return ks
+
+
 def topics_of(options: Mapping[str, OptionValue], topics: int, index: int) -> int:
     """Party ``index``'s K: its entry of ``party_topics`` if given, else ``topics``."""
-    raw = str(options.get("party_topics") or "").strip()
-    return topics if not raw else int(raw.split(",")[index])
+    ks = parse_party_topics(options)
+    return topics if ks is None else ks[index]
 
 
 def global_rounds(spec: TrainSpec) -> int:

@@ -135,13 +135,13 @@ class LDAParty:
     def others_from_aggregate(self, total: np.ndarray, round: int, *, contributed: bool) -> ChannelSnapshot:
         """CSFed-LDA (Alg. 1): the others' counts Σ_q N_q = N_Σ − N_p (Eq. 8) from the aggregate of ``round``.
 
-        ``total`` is N_Σ as int64[V,K]; N_p is subtracted only when this party's
-        update is part of it (a straggler's round went on without it).
+        ``total`` is N_Σ as int64[V,K]; what this party published (``own_counts``: N_p, or its DP release) is
+        subtracted only when its update is part of it (a straggler's round went on without it).
         """
-        own = self.model.state.n_wk.astype(np.int64) if contributed else 0
+        own = self.own_counts().astype(np.int64) if contributed else 0
         others = total - own
         if others.size and others.min() < 0:
-            raise TrainingError(f"aggregate of round {round} is smaller than this party's own counts")
+            raise TrainingError(f"aggregate of round {round} is smaller than what this party published")
         return ChannelSnapshot("aggregate", round, others.astype(np.int32))
 
     def train_round(self, others: Sequence[ChannelSnapshot]) -> RoundReport:

@@ -16,6 +16,7 @@ from fedtopic.corpus.types import Corpus
 from fedtopic.errors import BudgetExhausted
 from fedtopic.models.dp_lda import DPGibbsLDA
 from fedtopic.privacy.accountant import RdpAccountant
+from fedtopic.privacy.rdp import DEFAULT_ORDERS
 
 
 class ConvergenceRule:
@@ -66,7 +67,7 @@ def train_sub_lda(parts: Sequence[Corpus], spec: TrainSpec, dp: DPSettings,
     model = DPGibbsLDA(spec.topics, alpha=alpha, beta=float(spec.options["beta"]), rate=dp.rate,  # type: ignore[arg-type]
                        sigma=dp.sigma, clip=dp.clip, adaptive=dp.adaptive, seed=spec.seed)
     model.initialize(corpus)
-    orders = sorted(set(range(2, 65)) | {72, 80, 96, 128, 160, 192, 224, 256, dp.order})
+    orders = sorted(set(DEFAULT_ORDERS) | {dp.order})
     accountant = RdpAccountant(dp.accounted_rate, dp.sigma, dp.delta, budget=dp.epsilon_budget, orders=orders)
     trainer = SubLDATrainer(model, accountant)
     tol = spec.options.get("converge_tol")

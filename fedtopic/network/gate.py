@@ -163,6 +163,11 @@ class AuthGate:
                                           h("X-Fedtopic-Nonce"), method, path, body_sha)
         return party, body_sha
 
+    def _admit(self, scope: Scope, headers: dict[bytes, bytes]) -> tuple[str, str, RouteBody]:
+        """Steps 1 and 2 in one worker-thread hop: (party, signed body hash, the route's bound)."""
+        party, body_sha = self._authenticate(scope, headers)
+        return party, body_sha, self._route(scope["method"], scope["path"], party)
+
     async def _read_body(self, receive: Receive, bound: int, declared: bytes | None, expected_sha: str) -> bytes:
         if declared is not None:
             if not declared.isdigit():
@@ -193,8 +198,7 @@ class AuthGate:
             return
         headers = dict(scope["headers"])
         try:
-            party, body_sha = await anyio.to_thread.run_sync(self._authenticate, scope, headers)
-            route = await anyio.to_thread.run_sync(self._route, scope["method"], scope["path"], party)
+            party, body_sha, route = await anyio.to_thread.run_sync(self._admit, scope, headers)
             timeout = self.state().settings.read_timeout_seconds
             try:
                 with anyio.fail_after(timeout):
