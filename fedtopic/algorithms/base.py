@@ -191,6 +191,9 @@ class Algorithm(ABC):
     modes: ClassVar[frozenset[Mode]]
     options: ClassVar[tuple[Option, ...]]
     update: ClassVar[UpdateSpec | None] = None
+    family: ClassVar[str] = "lda"
+    """How runs are evaluated: "lda" (perplexity by fold-in, NPMI, SVM on θ) or "nmf" (WE coherence, NPMI,
+    SVM on topic weights; no likelihood)."""
 
     # options ---------------------------------------------------------------------------------
     def parse_options(self, raw: Mapping[str, object], *, where: str = "--opt") -> dict[str, OptionValue]:

@@ -29,6 +29,9 @@ class TopicModel:
     vocab: tuple[str, ...]
     tokenizer: dict[str, Any] = field(default_factory=dict)
     algorithm: str = "lda"
+    factors: np.ndarray | None = None
+    """NMF family only: Wᵀ float64[K,V] unnormalised (Φ is its row-normalised form); θ of new text is then the
+    non-negative least-squares weights with W fixed, not a Gibbs fold-in."""
 
     def __post_init__(self) -> None:
         if self.phi.ndim != 2 or self.phi.shape[1] != len(self.vocab):
@@ -54,15 +57,20 @@ class TopicModel:
         return corpus_from_tokens([tokenizer.tokens(t) for t in texts], Vocabulary(self.vocab), drop_empty=False)
 
     def transform(self, docs: Sequence[str] | Corpus, *, iterations: int = 100, seed: int = 0) -> np.ndarray:
-        """θ float64[D,K] of new documents (strings or an encoded ``Corpus``) by Gibbs fold-in with Φ fixed.
+        """θ float64[D,K] of new documents (strings or an encoded ``Corpus``): Gibbs fold-in with Φ fixed, or for
+        an NMF model the non-negative least-squares topic weights with W fixed (deterministic).
 
-        A document with no known word gets the prior mean 1/K. Same seed, same θ.
+        A document with no known word gets the prior mean 1/K (LDA) or zeros (NMF). Same seed, same θ.
         """
-        from fedtopic.models.foldin import fold_in
-
         if isinstance(docs, str):
             raise ModelError("transform takes a list of documents, not one string")
         corpus = docs if isinstance(docs, Corpus) else self.encode(docs)
+        if self.factors is not None:
+            from fedtopic.models.nnls import counts_matrix, nnls_weights
+
+            return nnls_weights(counts_matrix(corpus), self.factors.T)
+        from fedtopic.models.foldin import fold_in
+
         return fold_in(self.phi, corpus.words, corpus.doc_ptr, self.alpha, iterations=iterations, seed=seed)
 
     def save(self, run_dir: str | Path) -> Path:
@@ -73,7 +81,7 @@ class TopicModel:
         run_dir.mkdir(parents=True, exist_ok=True)
         return save_topic_model(run_dir, TopicModelFile(phi=self.phi, alpha=self.alpha, beta=self.beta,
                                                         vocab=self.vocab, tokenizer=self.tokenizer,
-                                                        algorithm=self.algorithm))
+                                                        algorithm=self.algorithm, factors=self.factors))
 
     @classmethod
     def load(cls, run_dir: str | Path) -> TopicModel:
@@ -81,4 +89,5 @@ class TopicModel:
         from fedtopic.runs.folder import load_topic_model
 
         f = load_topic_model(Path(run_dir))
-        return cls(phi=f.phi, alpha=f.alpha, beta=f.beta, vocab=f.vocab, tokenizer=f.tokenizer, algorithm=f.algorithm)
+        return cls(phi=f.phi, alpha=f.alpha, beta=f.beta, vocab=f.vocab, tokenizer=f.tokenizer, algorithm=f.algorithm,
+                   factors=f.factors)

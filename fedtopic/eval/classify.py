@@ -50,3 +50,29 @@ def svm_macro_f1(
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(theta_train, y_train)
     return float(f1_score(y_test, model.predict(theta_test), average="macro"))
+
+
+def svm_f1_accuracy(features: np.ndarray, labels: np.ndarray, *, seed: int = 0,
+                    test_fraction: float = 0.2) -> tuple[float, float]:
+    """(macro-F1, accuracy) of a linear SVM on a seeded random ``1 − test_fraction`` / ``test_fraction`` split
+    of the documents' features [D,K] (FedNMF+MI §IV-D: topic weights of all documents, 80/20).
+
+    Features are standardised on the training part first: NMF weights are unnormalised and their scale
+    varies by topic, which a linear SVM with C = 1 is sensitive to.
+    """
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import StandardScaler
+
+    x, y = _features_and_labels(features, labels, "all")
+    if len(np.unique(y)) < 2:
+        raise EvalError("SVM: the labels hold fewer than 2 classes")
+    x_tr, x_te, y_tr, y_te = train_test_split(x, y, test_size=test_fraction, random_state=seed)
+    if len(np.unique(y_tr)) < 2:
+        raise EvalError("SVM: the training part holds fewer than 2 classes")
+    scaler = StandardScaler().fit(x_tr)
+    model = LinearSVC(C=1.0, max_iter=20_000, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(scaler.transform(x_tr), y_tr)
+    predicted = model.predict(scaler.transform(x_te))
+    return float(f1_score(y_te, predicted, average="macro")), float(np.mean(predicted == y_te))

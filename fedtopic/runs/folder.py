@@ -42,6 +42,7 @@ class TopicModelFile:
     vocab: tuple[str, ...]
     tokenizer: dict[str, Any]
     algorithm: str = "lda"
+    factors: np.ndarray | None = None  # NMF family: Wᵀ float64[K,V] unnormalised (θ of new text by NNLS)
 
 
 def prepare_run_dir(path: Path, *, overwrite: bool = False) -> Path:
@@ -93,8 +94,9 @@ def write_topics(run_dir: Path, top_words: list[list[str]], weights: list[list[f
 
 def save_topic_model(run_dir: Path, model: TopicModelFile) -> Path:
     """model.npz (Φ, α, β) and vocab.json (words and tokenizer options)."""
+    extra = {} if model.factors is None else {"factors": model.factors}
     np.savez_compressed(run_dir / "model.npz", phi=model.phi, alpha=model.alpha, beta=model.beta,
-                        algorithm=np.str_(model.algorithm))
+                        algorithm=np.str_(model.algorithm), **extra)
     write_json(run_dir / "vocab.json", {"words": list(model.vocab), "tokenizer": model.tokenizer})
     return run_dir / "model.npz"
 
@@ -109,6 +111,7 @@ def load_topic_model(run_dir: Path) -> TopicModelFile:
         with np.load(model_path, allow_pickle=False) as npz:
             phi, alpha, beta = npz["phi"], float(npz["alpha"]), float(npz["beta"])
             algorithm = str(npz["algorithm"]) if "algorithm" in npz.files else "lda"
+            factors = npz["factors"] if "factors" in npz.files else None
         meta = json.loads(vocab_path.read_text(encoding="utf-8"))
         vocab = tuple(meta["words"])
         tokenizer = dict(meta.get("tokenizer", {}))
@@ -116,7 +119,11 @@ def load_topic_model(run_dir: Path) -> TopicModelFile:
         raise ModelError(f"{run_dir}: model files are corrupt or truncated ({type(exc).__name__}: {exc})") from None
     if phi.ndim != 2 or phi.shape[1] != len(vocab):
         raise ModelError(f"{run_dir}: model.npz has Φ of shape {phi.shape} but vocab.json has {len(vocab)} words")
-    return TopicModelFile(phi=phi, alpha=alpha, beta=beta, vocab=vocab, tokenizer=tokenizer, algorithm=algorithm)
+    if factors is not None and (factors.shape != phi.shape or not np.all(np.isfinite(factors)) or factors.min() < 0):
+        raise ModelError(f"{run_dir}: model.npz has NMF factors of shape {factors.shape} for Φ of shape {phi.shape}, "
+                         "or negative or non-finite ones")
+    return TopicModelFile(phi=phi, alpha=alpha, beta=beta, vocab=vocab, tokenizer=tokenizer, algorithm=algorithm,
+                          factors=factors)
 
 
 def read_summary(run_dir: Path) -> dict[str, Any]:

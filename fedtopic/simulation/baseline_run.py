@@ -61,6 +61,10 @@ def run_baseline(
     """
     algo = get_algorithm(algorithm)
     algo.require(Mode.centralised, "`fedtopic train`")
+    if algo.family == "nmf":  # no likelihood: the NMF evaluation
+        from fedtopic.simulation.nmf_run import run_nmf_baseline
+
+        return run_nmf_baseline(data, algorithm, spec, out, progress=progress)
     alpha = algo.evaluation_alpha(spec)
     curve_test = _curve_corpus(data.test, spec.seed)
     curve: dict[int, list[tuple[int, float]]] = {}

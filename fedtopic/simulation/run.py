@@ -53,6 +53,10 @@ def simulate_run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: P
         )
 
         return simulate_iftm(data, spec, run_dir, algorithm=algorithm, say=say)
+    if Mode.sync in algo.modes and algo.family == "nmf":
+        from fedtopic.simulation.fednmf_loopback import simulate_fednmf
+
+        return simulate_fednmf(data, spec, run_dir, protection=harness.protection, say=say)
     if Mode.sync in algo.modes:
         if harness.protection not in PROTECTIONS:
             raise ConfigError(f"unknown protection {harness.protection!r}: choose one of {', '.join(PROTECTIONS)}")

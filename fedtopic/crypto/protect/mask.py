@@ -74,7 +74,6 @@ from fedtopic.crypto.bitpack import (
     packed_size,
     unpack_bits,
 )
-from fedtopic.crypto.codec import MAX_COUNT
 from fedtopic.crypto.errors import CodecError
 from fedtopic.crypto.protect.base import (
     AGGREGATE_MAGIC,
@@ -99,6 +98,9 @@ _PAIR_LABEL = b"fedtopic/mask/pair/v1\x00"
 _SELF_LABEL = b"fedtopic/mask/self/v1\x00"
 _COMMIT_LABEL = b"fedtopic/mask/commitment/v1\x00"
 _U16 = struct.Struct("<H")
+MASK_MAX_VALUE = (1 << 62) - 1
+"""Largest cell bound a mask session accepts: counts stay far below it, fixed-point floats (``fixedpoint``) use
+up to 2^53; ``mask_bits`` ≤ 64 still caps P · max_value."""
 
 
 def mask_bits(parties: int, max_value: int) -> int:
@@ -182,7 +184,7 @@ def _spec(meta: Mapping[str, Any]) -> tuple[tuple[int, int], int, int, int]:
     """(shape, parties, max_value, bits) of a session meta."""
     shape = meta_shape(meta)
     parties = meta_int(meta, "parties", 1, 4096)
-    max_value = meta_int(meta, "max_value", 1, MAX_COUNT)
+    max_value = meta_int(meta, "max_value", 1, MASK_MAX_VALUE)
     bits = meta_int(meta, "mask_bits", 2, 64)
     if bits != mask_bits(parties, max_value):
         raise InvalidUpdate(f"meta.mask_bits must be {mask_bits(parties, max_value)} for {parties} parties and "

@@ -1,0 +1,99 @@
+"""One FedNMF(+MI) client's state and steps (paper Alg. 1), free of any transport.
+
+The global state x = [vec(W), θ] (θ only when λ > 0) and the server rule's state live at every party: each
+applies the same deterministic rule (``server_rules``) to the same public aggregate, so all hold identical
+copies and the aggregator only sums (which ``mask`` protection requires: it never sees the sum in clear).
+
+Round t: the selected clients G_t (seeded, ``select_clients``) run ClientUpdate from x and send
+u_i = [N_i·(x_i − x), N_i]; the others send zeros (the aggregator, which sees only masked residues under
+``mask``, then cannot tell who trained). The sum gives Δ = Σ N_i (x_i − x) / Σ N_i, the FedAvg weighting of
+the paper's Agg over the round's participants, and every party steps x with the rule. W is projected onto
+W ≥ 0 after the step: a weighted mean of non-negative W_i stays non-negative (FedAvg: no-op), but an adaptive
+step need not. H_i never leaves the client.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fedtopic.algorithms.base import TrainSpec
+from fedtopic.algorithms.nmf_options import sgd_settings
+from fedtopic.algorithms.server_rules import (
+    RuleState,
+    rule_params,
+    select_clients,
+    server_update,
+)
+from fedtopic.corpus.types import Corpus
+from fedtopic.models.nnls import counts_matrix
+
+
+def initial_global(vocabulary: int, spec: TrainSpec) -> tuple[np.ndarray, np.ndarray | None]:
+    """(W⁽⁰⁾ float64[V,k], θ⁽⁰⁾ or None): the server's initialisation (Alg. 1 line 2), derived by every party
+    from the consortium seed."""
+    from fedtopic.neural.nmf_sgd import init_w
+    from fedtopic.neural.smile import init_critic
+
+    rng = np.random.default_rng([spec.seed, 0x57])
+    w = init_w(vocabulary, spec.topics, rng)
+    theta = init_critic(vocabulary, spec.topics, rng) if float(spec.options["mi_weight"]) > 0 else None  # type: ignore[arg-type]
+    return w, theta
+
+
+class FedNMFParty:
+    """Client ``index`` of ``n_clients``: its documents, H_i, and its copy of the global state."""
+
+    def __init__(self, party_id: str, index: int, n_clients: int, corpus: Corpus, spec: TrainSpec) -> None:
+        from fedtopic.neural.nmf_sgd import NMFClient
+
+        self.party_id, self.index, self.n_clients, self.spec = party_id, index, n_clients, spec
+        self.corpus = corpus
+        self.client = NMFClient(counts_matrix(corpus), spec.topics, index=index, seed=spec.seed)
+        self.settings = sgd_settings(spec.options)
+        self.w, self.theta = initial_global(corpus.n_words, spec)
+        self.rule = str(spec.options["server_rule"])
+        lr = spec.options.get("server_lr")
+        self.params = rule_params(self.rule, None if lr is None else float(lr))  # type: ignore[arg-type]
+        self.state = RuleState.zeros(self.size)
+        self.round = 0  # server rounds done
+
+    @property
+    def size(self) -> int:
+        """n, the length of x (the update carries n + 1 values: the weighted change and N_i)."""
+        return self.w.size + (0 if self.theta is None else self.theta.size)
+
+    @property
+    def x(self) -> np.ndarray:
+        return self.w.reshape(-1) if self.theta is None else np.concatenate([self.w.reshape(-1), self.theta])
+
+    def selected(self, round: int) -> bool:
+        """Whether this client is in G_round."""
+        return self.index in select_clients(self.n_clients, float(self.spec.options["fraction"]), round,  # type: ignore[arg-type]
+                                            self.spec.seed)
+
+    def local_update(self) -> np.ndarray:
+        """u_i float64[n + 1] for the current round (zeros when not selected)."""
+        if not self.selected(self.round) or self.client.n_docs == 0:
+            return np.zeros(self.size + 1)
+        w_i, theta_i = self.client.client_update(self.w, self.theta, self.settings,
+                                                 int(self.spec.options["local_epochs"]))  # type: ignore[arg-type]
+        x_i = w_i.reshape(-1) if theta_i is None else np.concatenate([w_i.reshape(-1), theta_i])
+        n_i = float(self.client.n_docs)
+        return np.concatenate([n_i * (x_i - self.x), [n_i]])
+
+    def apply(self, total: np.ndarray) -> None:
+        """Step x with the rule from the round's summed updates float64[n + 1]."""
+        from fedtopic.algorithms.server_rules import weighted_delta
+
+        if total.shape != (self.size + 1,):
+            raise ValueError(f"aggregate has {total.shape} values, expected {self.size + 1}")
+        delta = weighted_delta(total[:-1], total[-1])
+        x, self.state = server_update(self.rule, self.x, delta, self.state, self.round + 1, self.params)
+        self.w = np.maximum(x[:self.w.size].reshape(self.w.shape), 0.0)
+        if self.theta is not None:
+            self.theta = x[self.w.size:].copy()
+        self.round += 1
+
+    def topic_weights(self) -> np.ndarray:
+        """H_i float64[N_i,k] (stays here)."""
+        return self.client.h

@@ -1,0 +1,36 @@
+"""The options of the NMF family (FedNMF+MI paper §IV-D) and the one place they become engine settings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from fedtopic.algorithms.base import Option, OptionValue
+from fedtopic.algorithms.server_rules import SERVER_RULES
+
+SGD_OPTIONS: tuple[Option, ...] = (
+    Option("lr", float, 0.05, "learning rate η of W, H and θ (paper grid 0.01-0.1)", minimum=0.0,
+           exclusive_minimum=True),
+    Option("batch", int, 32, "mini-batch size B (paper grid 16-128)", minimum=1),
+    Option("mi_weight", float, 0.0, "λ of Eq. 3: weight of the SMILE mutual-information term (0 = plain NMF+SGD)",
+           minimum=0.0),
+    Option("tau", float, 5.0, "τ of the SMILE clip of e^T to e^−τ…e^τ (Eq. 2; the paper fixes 5)", minimum=0.0,
+           exclusive_minimum=True),
+)
+
+FEDERATED_OPTIONS: tuple[Option, ...] = (
+    Option("local_epochs", int, 10, "E: local epochs per round (paper grid 10-40)", minimum=1),
+    Option("server_rule", str, "avg", "server aggregation rule (Alg. 1 line 11; Reddi et al. 2021)",
+           choices=SERVER_RULES),
+    Option("server_lr", float, None, "server rate η of the rule", minimum=0.0, exclusive_minimum=True,
+           default_text="the rule's default: avg 1, adagrad 0.1, yogi 0.01, adam 0.1"),
+    Option("fraction", float, 0.2, "C: fraction of clients that train each round (Alg. 1 line 4)", minimum=0.0,
+           exclusive_minimum=True, maximum=1.0),
+)
+
+
+def sgd_settings(options: Mapping[str, OptionValue]):  # -> fedtopic.neural.nmf_sgd.SGDSettings
+    """The engine's settings from parsed options (imports torch: call only when training)."""
+    from fedtopic.neural.nmf_sgd import SGDSettings
+
+    return SGDSettings(lr=float(options["lr"]), batch=int(options["batch"]),  # type: ignore[arg-type]
+                       mi_weight=float(options["mi_weight"]), tau=float(options["tau"]))  # type: ignore[arg-type]

@@ -1,0 +1,122 @@
+"""NMF by projected mini-batch SGD, with the SMILE regulariser (paper Eqs. 1-3, Alg. 1 ClientUpdate).
+
+One client holds its documents A_i (N_i × V counts, rows are the paper's columns A_i(:, j)) and its topic weights
+H_i (N_i × k, the paper's H_i transposed), which never leave it. ``client_update`` runs E local epochs from the
+global (W, θ): for each mini-batch b of B documents, with every gradient taken at the same point (Alg. 1 lines
+5-7, a simultaneous step),
+
+    L = −λ·Î_SMILE(θ; A_b, H_b) + (1/B)·Σ_{j∈b} ‖a_j − W h_j‖²            (Eq. 3)
+    W ← Π(W − η ∇_W L),   H_b ← Π(H_b − η ∇_{H_b} L),   θ ← θ + η ∇_θ Î     (Π = max(·, 0))
+
+Non-negativity: projected SGD, i.e. clamping at zero after every step. Projection is the standard way to keep
+an NMF constraint under first-order updates (it is the projected-gradient method of Lin 2007 on mini-batches):
+it leaves the objective of Eq. 1 unchanged and keeps exact zeros, which is what makes NMF topics sparse. A
+parameterisation (W = softplus(U) or U²) changes the loss landscape, shrinks gradients near zero (so small
+weights never reach zero) and needs a different learning rate; the benchmark ``bench_nmf.py`` compares the
+projected loss with scikit-learn's coordinate-descent NMF on the same matrix (docs/RESULTS.md).
+
+A batch of one document has no negative pair, so its MI term is skipped (Eq. 2 needs B ≥ 2). λ = 0 skips the
+critic altogether (plain NMF+SGD / FedNMF). Everything is float64, so the same seed gives the same bits.
+Batch order: epoch e of client c shuffles with a generator seeded by (seed, c, e), e counted over the client's
+whole training, so one client under FedAvg with C = 1 sees exactly the batches of centralised NMF+SGD.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from fedtopic.neural.require import require_torch
+
+torch: Any = require_torch("NMF by SGD")
+
+from fedtopic.neural.smile import Critic, smile_lower_bound  # noqa: E402  (after the one clear torch check)
+
+ASSUMED_DOC_LENGTH = 10.0  # tokens per document behind the public W⁽⁰⁾ scale (short texts, paper Table II)
+
+
+@dataclass(frozen=True)
+class SGDSettings:
+    """η (lr), B (batch), λ (mi_weight) and τ of Eqs. 2-3."""
+
+    lr: float
+    batch: int
+    mi_weight: float
+    tau: float = 5.0
+
+
+def init_w(vocabulary: int, topics: int, rng: np.random.Generator) -> np.ndarray:
+    """W⁽⁰⁾ float64[V,k] = |N(0,1)|·√(m/k) with m = ASSUMED_DOC_LENGTH / V, scikit-learn's "random" NMF
+    initialisation with a public stand-in for the mean count (the true mean is no party's to publish)."""
+    return np.abs(rng.standard_normal((vocabulary, topics))) * np.sqrt(ASSUMED_DOC_LENGTH / vocabulary / topics)
+
+
+def init_h(counts: sp.csr_matrix, topics: int, rng: np.random.Generator) -> np.ndarray:
+    """H_i⁽⁰⁾ float64[N_i,k] = |N(0,1)|·√(mean(A_i)/k): scikit-learn's "random" initialisation on the client's
+    own matrix (an all-zero matrix gets the public scale of ``init_w``)."""
+    n, v = counts.shape
+    mean = counts.sum() / max(n * v, 1) if counts.nnz else ASSUMED_DOC_LENGTH / v
+    return np.abs(rng.standard_normal((n, topics))) * np.sqrt(mean / topics)
+
+
+def reconstruction_loss(counts: sp.csr_matrix, w: np.ndarray, h: np.ndarray) -> float:
+    """‖A − H Wᵀ‖²_F (Eq. 1) for A float[N,V] sparse, W float64[V,k], H float64[N,k], without densifying A:
+    ‖A‖² − 2⟨A, H Wᵀ⟩ + ‖H Wᵀ‖² with the last term as trace((HᵀH)(WᵀW))."""
+    a = counts.tocsr()
+    cross = float(np.sum(a.multiply(h @ w.T))) if a.nnz else 0.0
+    return float(a.multiply(a).sum()) - 2.0 * cross + float(np.sum((h.T @ h) * (w.T @ w)))
+
+
+class NMFClient:
+    """One client's documents A_i, its private H_i and the ClientUpdate of Alg. 1."""
+
+    def __init__(self, counts: sp.csr_matrix, topics: int, *, index: int, seed: int) -> None:
+        self.counts = sp.csr_matrix(counts, dtype=np.float64)
+        self.index = index
+        self.seed = seed
+        self.h = init_h(self.counts, topics, np.random.default_rng([seed, index, 0x48]))
+        self.epochs_done = 0
+
+    @property
+    def n_docs(self) -> int:
+        return int(self.counts.shape[0])
+
+    def client_update(self, w: np.ndarray, theta: np.ndarray | None, settings: SGDSettings,
+                      epochs: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """(W_i, θ_i) after ``epochs`` local epochs from the global (W float64[V,k], θ or None when λ = 0);
+        H_i is updated in place."""
+        v, k = w.shape
+        wt = torch.tensor(w, dtype=torch.float64)
+        ht = torch.from_numpy(self.h)  # shares memory: the projected writes below update self.h
+        critic = Critic(theta, v, k) if settings.mi_weight > 0 and theta is not None else None
+        for _ in range(epochs):
+            order = np.random.default_rng([self.seed, self.index, self.epochs_done]).permutation(self.n_docs)
+            for start in range(0, self.n_docs, settings.batch):
+                idx = order[start:start + settings.batch]
+                self._step(wt, ht, critic, idx, settings)
+            self.epochs_done += 1
+        return wt.numpy().copy(), (critic.flat() if critic is not None else theta)
+
+    def _step(self, wt: Any, ht: Any, critic: Critic | None, idx: np.ndarray, s: SGDSettings) -> None:
+        a = torch.from_numpy(self.counts[idx].toarray())
+        w = wt.clone().requires_grad_(True)
+        h = ht[torch.from_numpy(idx)].clone().requires_grad_(True)
+        loss = ((a - h @ w.T) ** 2).sum() / len(idx)
+        use_mi = critic is not None and len(idx) >= 2
+        if use_mi:
+            assert critic is not None
+            mi = smile_lower_bound(critic.pair_scores(a, h), s.tau)
+            loss = loss - s.mi_weight * mi
+        grad_w, grad_h = torch.autograd.grad(loss, [w, h], retain_graph=use_mi)
+        if use_mi:
+            assert critic is not None
+            grads = torch.autograd.grad(mi, critic.params)
+            with torch.no_grad():
+                for p, g in zip(critic.params, grads):
+                    p.add_(s.lr * g)  # θ ascends Î (Alg. 1 line 7)
+        with torch.no_grad():
+            wt.sub_(s.lr * grad_w).clamp_(min=0.0)
+            ht[torch.from_numpy(idx)] = torch.clamp(h.detach() - s.lr * len(idx) * grad_h, min=0.0)

@@ -1,0 +1,94 @@
+"""The SMILE mutual-information lower bound of FedNMF+MI (paper Eq. 2; Song & Ermon 2020) and its critic T_θ.
+
+The critic is the paper's feed-forward network with hidden layers of 32 and 256 ReLU units on the pair
+(x, y) = (A_i(:, j), H_i(:, j')), x float[V] the document's counts and y float[k] its topic weights. Its first
+layer is affine in the concatenation [x; y], so it splits into U·x + G·y + b: the B² pair scores of a batch cost
+two small matrix products plus a B×B×32 broadcast, not B² passes over V inputs.
+
+The paper writes clip(v, l, u) = max(min(v, l), u), which swaps min and max (it would return u for every v ≤ u);
+we clip to [e^−τ, e^τ] as Song & Ermon define it, i.e. clamp T to [−τ, τ] inside the exponential, and evaluate
+log mean exp(·) with logsumexp so large scores cannot overflow. Negatives are the B(B − 1) pairs j ≠ j' of the
+batch, positives the B diagonal pairs, as Eq. 2 says.
+
+The parameters travel as one flat float64 vector (``flat`` / ``load_flat``) in a fixed order: U, G, b1, W2, b2,
+w3, b3.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from fedtopic.neural.require import require_torch
+
+torch: Any = require_torch("the SMILE estimator")
+
+HIDDEN = (32, 256)
+
+
+def init_critic(vocabulary: int, topics: int, rng: np.random.Generator) -> np.ndarray:
+    """θ⁽⁰⁾ as a flat float64 vector: every layer U(−1/√fan_in, 1/√fan_in), PyTorch's default for Linear layers,
+    drawn from ``rng`` so every party derives the same θ⁽⁰⁾ from the consortium seed."""
+    h1, h2 = HIDDEN
+    fan1 = vocabulary + topics
+    parts = [
+        rng.uniform(-1, 1, (h1, vocabulary)) / math.sqrt(fan1),  # U
+        rng.uniform(-1, 1, (h1, topics)) / math.sqrt(fan1),  # G
+        rng.uniform(-1, 1, h1) / math.sqrt(fan1),  # b1
+        rng.uniform(-1, 1, (h2, h1)) / math.sqrt(h1),  # W2
+        rng.uniform(-1, 1, h2) / math.sqrt(h1),  # b2
+        rng.uniform(-1, 1, (1, h2)) / math.sqrt(h2),  # w3
+        rng.uniform(-1, 1, 1) / math.sqrt(h2),  # b3
+    ]
+    return np.concatenate([p.reshape(-1) for p in parts])
+
+
+def critic_size(vocabulary: int, topics: int) -> int:
+    """Length of θ for a vocabulary of V words and k topics."""
+    h1, h2 = HIDDEN
+    return h1 * (vocabulary + topics) + h1 + h2 * h1 + h2 + h2 + 1
+
+
+class Critic:
+    """T_θ's tensors (leaf tensors with gradients), views into one flat float64 parameter vector."""
+
+    def __init__(self, flat: np.ndarray, vocabulary: int, topics: int) -> None:
+        if flat.shape != (critic_size(vocabulary, topics),):
+            raise ValueError(f"θ has {flat.shape} entries, V={vocabulary}, k={topics} needs "
+                             f"{critic_size(vocabulary, topics)}")
+        h1, h2 = HIDDEN
+        self.shapes = [(h1, vocabulary), (h1, topics), (h1,), (h2, h1), (h2,), (1, h2), (1,)]
+        self.params: list[Any] = []
+        self.load_flat(flat)
+
+    def load_flat(self, flat: np.ndarray) -> None:
+        """Replace θ by the float64 vector ``flat``."""
+        out, at = [], 0
+        for shape in self.shapes:
+            n = int(np.prod(shape))
+            out.append(torch.tensor(flat[at:at + n].reshape(shape), dtype=torch.float64, requires_grad=True))
+            at += n
+        self.params = out
+
+    def flat(self) -> np.ndarray:
+        """θ as a float64 vector."""
+        return np.concatenate([p.detach().numpy().reshape(-1) for p in self.params])
+
+    def pair_scores(self, a: Any, h: Any) -> Any:
+        """T float64[B,B], T[j, j'] = T_θ(a_j, h_j') for a float64[B,V] and h float64[B,k]."""
+        u, g, b1, w2, b2, w3, b3 = self.params
+        first = (a @ u.T)[:, None, :] + (h @ g.T)[None, :, :] + b1  # [B, B, 32]
+        second = torch.relu(torch.relu(first) @ w2.T + b2)  # [B, B, 256]
+        return (second @ w3.T)[..., 0] + b3
+
+
+def smile_lower_bound(scores: Any, tau: float) -> Any:
+    """Î_SMILE (Eq. 2) of a B×B score matrix, B ≥ 2: mean of the diagonal minus log of the mean of
+    clip(e^T, e^−τ, e^τ) over the off-diagonal pairs."""
+    b = scores.shape[0]
+    positives = torch.diagonal(scores).mean()
+    off = ~torch.eye(b, dtype=torch.bool)
+    clipped = torch.clamp(scores[off], -tau, tau)
+    return positives - (torch.logsumexp(clipped, dim=0) - math.log(b * (b - 1)))
