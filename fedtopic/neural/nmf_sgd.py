@@ -6,7 +6,14 @@ global (W, θ): for each mini-batch b of B documents, with every gradient taken 
 5-7, a simultaneous step),
 
     L = −λ·Î_SMILE(θ; A_b, H_b) + (1/B)·Σ_{j∈b} ‖a_j − W h_j‖²            (Eq. 3)
-    W ← Π(W − η ∇_W L),   H_b ← Π(H_b − η ∇_{H_b} L),   θ ← θ + η ∇_θ Î     (Π = max(·, 0))
+    W ← Π(W − η ∇_W L),   H_b ← Π(H_b − η·B·∇_{H_b} L),   θ ← θ + η ∇_θ Î   (Π = max(·, 0))
+
+The factor B on H's step is our choice, not the paper's letter. Each h_j is in one term of the batch mean, so
+∇_{h_j} L is 1/B of the gradient of the document's own term, while W collects B terms per step and N_i/B steps
+per epoch; with one η for both, H barely moves from its initialisation and every topic converges to the mean
+document (on sms-spam, K = 50, 20 epochs: topic diversity 0.04 and macro-F1 0.53 with the letter of Alg. 1;
+0.46 and 0.92 with the factor, at η = 0.1). With the factor, h_j steps on its own term, i.e. exactly the
+stochastic gradient of Eq. 1 restricted to h_j, which is what a per-document SGD on H means.
 
 Non-negativity: projected SGD, i.e. clamping at zero after every step. Projection is the standard way to keep
 an NMF constraint under first-order updates (it is the projected-gradient method of Lin 2007 on mini-batches):

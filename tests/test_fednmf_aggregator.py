@@ -1,0 +1,93 @@
+"""FedNMF(+MI) through a real aggregator process: the paper's command, mask ≈ unprotected, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from _texts import theme_texts, write_jsonl
+
+from fedtopic.cli.main import main
+
+pytest.importorskip("torch")
+pytestmark = pytest.mark.xdist_group("csfed-aggregator")
+
+
+def _simulate(tmp_path, name: str, *extra: str) -> tuple[dict, np.ndarray]:
+    corpus = tmp_path / "docs.jsonl"
+    if not corpus.exists():
+        write_jsonl(corpus, theme_texts(240, seed=3))
+    out = tmp_path / name
+    assert main(["simulate", "--algorithm", "fednmf", "--corpus", str(corpus), "--parties", "4", "-k", "4",
+                 "--iterations", "6", "--opt", "local_epochs=2", "--opt", "fraction=0.5", "--opt", "mi_weight=0.1",
+                 "--opt", "server_rule=adam", "--opt", "batch=16", "--out", str(out), "--format", "json",
+                 *extra]) == 0
+    with np.load(out / "model.npz") as npz:
+        return json.loads((out / "summary.json").read_text()), npz["factors"]
+
+
+def test_mask_gives_the_unprotected_model_to_fixed_point_precision(tmp_path, capsys):
+    plain, w_plain = _simulate(tmp_path, "plain")
+    masked, w_masked = _simulate(tmp_path, "masked", "--protection", "mask")
+    assert plain["rounds"] == masked["rounds"] == 6 and plain["selected_per_round"] == [2] * 6
+    assert masked["protection"] == "mask" and masked["bytes_per_client_round"] > plain["bytes_per_client_round"] / 2
+    rel = np.abs(w_masked - w_plain).max() / np.abs(w_plain).max()
+    assert 0 < rel < 1e-6  # fixed point moves the bits, not the model
+    assert np.isfinite(plain["we_coherence"]) and -1 <= plain["npmi"] <= 1
+    assert (tmp_path / "plain" / "aggregator.log").is_file()
+
+
+def test_the_paper_command_reports_f1_accuracy_and_we_coherence(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["simulate", "--algorithm", "fednmf", "--dataset", "sms-spam", "--parties", "10", "--scheme",
+                 "dirichlet", "--dirichlet-alpha", "1", "--topics", "50", "--iterations", "2", "--opt",
+                 "server_rule=adam", "--opt", "mi_weight=0.1", "--opt", "local_epochs=1", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "WE coherence" in printed and "macro-F1" in printed and "accuracy" in printed
+    s = json.loads((out / "summary.json").read_text())
+    assert s["parties"] == 10 and s["server_rule"] == "adam" and s["selected_per_round"] == [2, 2]
+    assert 0 <= s["macro_f1"] <= 1 and 0.5 < s["accuracy"] <= 1 and np.isfinite(s["we_coherence"])
+    assert s["vocabulary"] > 5000 and len(s["client_documents"]) == 10
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--opt", "mi_weight=-0.1"], "mi_weight must be ≥ 0"),
+    (["--opt", "fraction=0"], "fraction must be > 0"),
+    (["--opt", "fraction=1.5"], "fraction must be ≤ 1"),
+    (["--opt", "server_rule=sgd"], "server_rule must be one of avg, adagrad, yogi, adam"),
+    (["--protection", "paillier-iphe"], "fednmf takes protection none or mask"),
+])
+def test_bad_input_is_one_line(tmp_path, capsys, args, says):
+    assert main(["simulate", "--algorithm", "fednmf", "--dataset", "synthetic", "--parties", "2", "-k", "3",
+                 "--iterations", "1", "--out", str(tmp_path / "x"), *args]) != 0
+    err = capsys.readouterr().err.strip()
+    assert says in err and "\n" not in err and "Traceback" not in err
+
+
+def test_fewer_than_two_topics_is_a_usage_error(tmp_path, capsys):
+    assert main(["train", "--algorithm", "nmf-sgd", "--dataset", "synthetic", "-k", "1", "--out",
+                 str(tmp_path / "x")]) == 2
+
+
+@pytest.mark.parametrize("command", [
+    ["train", "--algorithm", "nmf-sgd", "--dataset", "synthetic", "-k", "3", "--iterations", "1"],
+    ["simulate", "--algorithm", "fednmf", "--dataset", "synthetic", "--parties", "2", "-k", "3", "--iterations", "1"],
+])
+def test_without_the_neural_extra_one_line_names_it(tmp_path, command):
+    code = ("import sys\n"  # an environment without torch: every import of it fails
+            "class NoTorch:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.split('.')[0] == 'torch':\n"
+            "            raise ModuleNotFoundError(\"No module named 'torch'\")\n"
+            "sys.meta_path.insert(0, NoTorch())\n"
+            "from fedtopic.cli.main import main\n"
+            f"sys.exit(main({command + ['--out', str(tmp_path / 'x')]!r}))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode != 0
+    err = proc.stderr.strip()
+    last = err.splitlines()[-1]  # after train's progress bar
+    assert last.startswith("error:") and "needs the neural extra (torch==2.13.0): pip install 'fedtopic[neural]'" in last
+    assert "Traceback" not in err
