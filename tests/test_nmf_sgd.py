@@ -37,8 +37,23 @@ def test_one_full_batch_epoch_matches_the_numpy_step() -> None:
     r = dense - h0 @ w0.T
     grad_w = -(2.0 / b) * r.T @ h0  # ∇_W of (1/B)Σ‖a_j − W h_j‖²
     grad_h = -(2.0 / b) * r @ w0
-    np.testing.assert_allclose(w1, np.maximum(w0 - lr * grad_w, 0.0), rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(client.h, np.maximum(h0 - lr * b * grad_h, 0.0), rtol=1e-12, atol=1e-15)
+    # the caps: the exact minimiser of each block's quadratic along its gradient
+    step_w = min(lr, b * np.sum(grad_w ** 2) / (2 * np.sum((h0 @ grad_w.T) ** 2)))
+    d = b * grad_h
+    step_h = np.minimum(lr, np.sum(d ** 2, axis=1) / (2 * np.sum((d @ w0.T) ** 2, axis=1)))
+    np.testing.assert_allclose(w1, np.maximum(w0 - step_w * grad_w, 0.0), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(client.h, np.maximum(h0 - step_h[:, None] * d, 0.0), rtol=1e-12, atol=1e-15)
+
+
+def test_a_huge_learning_rate_is_capped_instead_of_diverging() -> None:
+    a = random_counts(40, 30, 9) * 20  # long repetitive documents
+    client = NMFClient(a, 4, index=0, seed=0)
+    w = init_w(30, 4, np.random.default_rng(0))
+    before = reconstruction_loss(a, w, client.h)
+    for _ in range(5):
+        w, _ = client.client_update(w, None, SGDSettings(50.0, 8, 0.0), 1)
+    assert np.isfinite(w).all() and np.isfinite(client.h).all()
+    assert reconstruction_loss(a, w, client.h) < before
 
 
 def test_projection_keeps_factors_non_negative_and_sgd_lowers_the_loss() -> None:
@@ -86,6 +101,12 @@ def test_pair_scores_and_smile_match_the_numpy_reference() -> None:
     smile = np.mean(np.diag(want)) - math.log(np.mean(clipped))
     assert float(smile_lower_bound(torch.tensor(want), tau)) == pytest.approx(smile, rel=1e-12)
     np.testing.assert_array_equal(critic.flat(), flat)
+    # the gradient is the Jensen-Shannon bound's: d/db3 = mean_diag σ(−T) − mean_offdiag σ(T)
+    t = torch.tensor(want, requires_grad=True)
+    (grad,) = torch.autograd.grad(smile_lower_bound(t + 0.0, tau), [t])
+    sig = 1 / (1 + np.exp(-want))
+    expect = np.where(np.eye(b, dtype=bool), (1 - sig) / b, -sig / (b * (b - 1)))
+    np.testing.assert_allclose(grad.numpy(), expect, rtol=1e-10)
 
 
 def test_the_critic_ascends_its_bound() -> None:
@@ -96,12 +117,15 @@ def test_the_critic_ascends_its_bound() -> None:
 
     def bound(theta: np.ndarray, h: np.ndarray) -> float:
         c = Critic(theta, 20, 3)
-        return float(smile_lower_bound(c.pair_scores(torch.tensor(a.toarray()), torch.tensor(h)), 5.0).detach())
+        scores = c.pair_scores(torch.tensor(a.toarray()), torch.tensor(h)).detach().numpy()
+        n = len(scores)
+        off = scores[~np.eye(n, dtype=bool)]
+        return float(-np.mean(np.logaddexp(0, -np.diag(scores))) - np.mean(np.logaddexp(0, off)))  # the JS bound
 
     h0 = client.h.copy()
     _, theta1 = client.client_update(w, theta0, SGDSettings(1e-3, 16, 0.5), 1)
     assert theta1 is not None and not np.array_equal(theta1, theta0)
-    assert bound(theta1, h0) > bound(theta0, h0)  # θ ← θ + η∇Î on the (single) batch
+    assert bound(theta1, h0) > bound(theta0, h0)  # θ ascends the bound whose gradient it follows (one batch)
 
 
 def corpus_of(a: sp.csr_matrix, labels: np.ndarray | None = None) -> Corpus:

@@ -21,7 +21,8 @@ class FedNMF(Algorithm):
                         "mask: fixed point 2^-32, bound ±2^20")
     family = "nmf"
 
-    def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, n_parties: int = 1) -> Any:
+    def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec) -> Any:
+        """The client; its number of peers comes from the session's party list (``run_fednmf_party``)."""
         from fedtopic.algorithms.fednmf_party import FedNMFParty
 
-        return FedNMFParty(party_id, index, n_parties, corpus, spec)
+        return FedNMFParty(party_id, index, None, corpus, spec)

@@ -41,9 +41,10 @@ def initial_global(vocabulary: int, spec: TrainSpec) -> tuple[np.ndarray, np.nda
 
 
 class FedNMFParty:
-    """Client ``index`` of ``n_clients``: its documents, H_i, and its copy of the global state."""
+    """Client ``index`` of ``n_clients`` (set by the loop from the session's party list when not given): its
+    documents, H_i, and its copy of the global state."""
 
-    def __init__(self, party_id: str, index: int, n_clients: int, corpus: Corpus, spec: TrainSpec) -> None:
+    def __init__(self, party_id: str, index: int, n_clients: int | None, corpus: Corpus, spec: TrainSpec) -> None:
         from fedtopic.neural.nmf_sgd import NMFClient
 
         self.party_id, self.index, self.n_clients, self.spec = party_id, index, n_clients, spec
@@ -54,7 +55,7 @@ class FedNMFParty:
         self.rule = str(spec.options["server_rule"])
         lr = spec.options.get("server_lr")
         self.params = rule_params(self.rule, None if lr is None else float(lr))  # type: ignore[arg-type]
-        self.state = RuleState.zeros(self.size)
+        self.state_rule = RuleState.zeros(self.size)
         self.round = 0  # server rounds done
 
     @property
@@ -68,8 +69,26 @@ class FedNMFParty:
 
     def selected(self, round: int) -> bool:
         """Whether this client is in G_round."""
+        if self.n_clients is None:
+            raise ValueError("the number of clients is not known yet")
         return self.index in select_clients(self.n_clients, float(self.spec.options["fraction"]), round,  # type: ignore[arg-type]
                                             self.spec.seed)
+
+    def state(self) -> dict[str, np.ndarray]:
+        """Everything a resumed client needs, as arrays (a checkpoint)."""
+        out = {"w": self.w, "h": self.client.h, "m": self.state_rule.m, "v": self.state_rule.v,
+               "round": np.array(self.round), "epochs_done": np.array(self.client.epochs_done)}
+        return out | ({} if self.theta is None else {"theta": self.theta})
+
+    def restore(self, arrays: dict[str, np.ndarray]) -> None:
+        """Back to ``state()``'s arrays; ValueError if they do not fit this client."""
+        if arrays["w"].shape != self.w.shape or arrays["h"].shape != self.client.h.shape or \
+                ("theta" in arrays) != (self.theta is not None):
+            raise ValueError("checkpoint shapes do not match this client's data and options")
+        self.w, self.client.h[:] = arrays["w"].copy(), arrays["h"]
+        self.theta = arrays["theta"].copy() if "theta" in arrays else None
+        self.state_rule = RuleState(arrays["m"].copy(), arrays["v"].copy())
+        self.round, self.client.epochs_done = int(arrays["round"]), int(arrays["epochs_done"])
 
     def local_update(self) -> np.ndarray:
         """u_i float64[n + 1] for the current round (zeros when not selected)."""
@@ -88,7 +107,7 @@ class FedNMFParty:
         if total.shape != (self.size + 1,):
             raise ValueError(f"aggregate has {total.shape} values, expected {self.size + 1}")
         delta = weighted_delta(total[:-1], total[-1])
-        x, self.state = server_update(self.rule, self.x, delta, self.state, self.round + 1, self.params)
+        x, self.state_rule = server_update(self.rule, self.x, delta, self.state_rule, self.round + 1, self.params)
         self.w = np.maximum(x[:self.w.size].reshape(self.w.shape), 0.0)
         if self.theta is not None:
             self.theta = x[self.w.size:].copy()

@@ -8,7 +8,7 @@ from fedtopic.algorithms.base import Option, OptionValue
 from fedtopic.algorithms.server_rules import SERVER_RULES
 
 SGD_OPTIONS: tuple[Option, ...] = (
-    Option("lr", float, 0.05, "learning rate η of W, H and θ (paper grid 0.01-0.1)", minimum=0.0,
+    Option("lr", float, 0.1, "learning rate η of W, H and θ (paper grid 0.01-0.1; steps are capped, see docs)", minimum=0.0,
            exclusive_minimum=True),
     Option("batch", int, 32, "mini-batch size B (paper grid 16-128)", minimum=1),
     Option("mi_weight", float, 0.0, "λ of Eq. 3: weight of the SMILE mutual-information term (0 = plain NMF+SGD)",

@@ -70,6 +70,20 @@ def run_command(
             stdout_console.print(f"party {party}: {summary['rounds']} rounds, global model of {summary['global_topics']} "
                                  f"topics, held-out perplexity {summary['perplexity']:.1f}; in {summary['run']}")
         return
+    if Mode.sync in algorithm.modes and algorithm.family == "nmf":
+        from fedtopic.node.fednmf_node import run_fednmf_node
+
+        summary = run_fednmf_node(cfg, config, party, key_file=key, corpus=corpus, vocab=vocab, url=url,
+                                  state_dir=state, session=session, round_timeout=round_timeout, patience=patience,
+                                  say=say, on_round=lambda rec: say(
+                                      f"{party} round {rec.round}: {'trained' if rec.selected else 'not selected'}, "
+                                      f"aggregate of {len(rec.contributors)} updates"))
+        if fmt is OutputFormat.json:
+            print_json(summary)
+        else:
+            stdout_console.print(f"client {party}: {summary['rounds']} rounds ({summary['rounds_selected']} trained), "
+                                 f"WE coherence {summary['we_coherence']:.3f}; in {summary['run']}")
+        return
     if Mode.sync in algorithm.modes:
         from fedtopic.node.csfed_node import run_csfed_node
 

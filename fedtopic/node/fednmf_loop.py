@@ -10,9 +10,12 @@ then applies the server rule to the same sum (``FedNMFParty.apply``).
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -112,10 +115,21 @@ def _open(party: FedNMFParty, client: AggregatorClient, ids: Sequence[str], keys
 
 def run_fednmf_party(party: FedNMFParty, client: AggregatorClient, ids: Sequence[str], keys: PartyKeys,
                      publics: Sequence[bytes], *, protection: str = "none", round_timeout: float = 3600.0,
-                     on_round: Callable[[FedNMFRecord], None] | None = None) -> list[FedNMFRecord]:
-    """Alg. 1 for one client over ``spec.iterations`` rounds; the final global model is in ``party.w``."""
-    codec = _open(party, client, ids, keys, publics, protection, round_timeout)
+                     state_dir: Path | None = None, on_round: Callable[[FedNMFRecord], None] | None = None,
+                     say: Callable[[str], None] = lambda _: None) -> list[FedNMFRecord]:
+    """Alg. 1 for one client over ``spec.iterations`` rounds; the final global model is in ``party.w``.
+
+    With ``state_dir`` the client checkpoints after every round it applied; a killed client resumes there and,
+    since its update is a deterministic function of that state (seeded batches, keyed masks), resends exactly
+    the bytes it sent before, which the aggregator takes as the update it already holds."""
+    if list(ids).index(keys.party_id) != party.index:
+        raise ConfigError(f"{keys.party_id} is client {list(ids).index(keys.party_id)} of the session, not {party.index}")
+    party.n_clients = len(ids)
     records: list[FedNMFRecord] = []
+    if state_dir is not None and (state_dir / CHECKPOINT).exists():
+        records = load_fednmf_checkpoint(state_dir, party)
+        say(f"{party.party_id}: resumed at round {party.round}")
+    codec = _open(party, client, ids, keys, publics, protection, round_timeout)
     for r in range(party.round, party.spec.iterations):
         rec = FedNMFRecord(r, party.selected(r))
         t0 = time.perf_counter()
@@ -139,6 +153,34 @@ def run_fednmf_party(party: FedNMFParty, client: AggregatorClient, ids: Sequence
             raise TrainingError(f"round {r}: no selected client contributed (the sum of N_i is {total[-1]:g})")
         party.apply(total)
         records.append(rec)
+        if state_dir is not None:
+            save_fednmf_checkpoint(state_dir, party, records)
         if on_round is not None:
             on_round(rec)
     return records
+
+
+CHECKPOINT = "fednmf-checkpoint.npz"
+
+
+def save_fednmf_checkpoint(state_dir: Path, party: FedNMFParty, records: Sequence[FedNMFRecord]) -> None:
+    """Atomically: the client's state after its last applied round, and its records."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    tmp = state_dir / (CHECKPOINT + ".tmp")
+    with open(tmp, "wb") as fh:
+        np.savez(fh, **party.state(), records=np.array(json.dumps([asdict(r) for r in records])))
+        fh.flush()
+        os.fsync(fh.fileno())
+    tmp.replace(state_dir / CHECKPOINT)
+
+
+def load_fednmf_checkpoint(state_dir: Path, party: FedNMFParty) -> list[FedNMFRecord]:
+    """Restore ``party``; its records so far. TrainingError if the checkpoint does not fit."""
+    try:
+        with np.load(state_dir / CHECKPOINT, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+        party.restore(arrays)
+        return [FedNMFRecord(**row) for row in json.loads(str(arrays["records"]))]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise TrainingError(f"FedNMF checkpoint in {state_dir} is unusable ({exc}); move it away to start over") \
+            from None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,10 @@ from fedtopic.node.fednmf_loop import PROTECTIONS, FedNMFRecord, run_fednmf_part
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 from fedtopic.simulation.csfed_loopback import local_consortium
 from fedtopic.simulation.nmf_run import write_nmf_run
+
+PATIENCE = 30.0
+"""Seconds a simulated client keeps retrying an unreachable aggregator (it is a child of this process: if it is
+gone, the run is over)."""
 
 
 def simulate_fednmf(data: TrainingData, spec: TrainSpec, run_dir: Path, *, protection: str = "none",
@@ -53,12 +57,20 @@ def simulate_fednmf(data: TrainingData, spec: TrainSpec, run_dir: Path, *, prote
 
             def one(party: FedNMFParty) -> list[FedNMFRecord]:
                 keys = load_party_keys(key_file_path(config.parent, party.party_id))
-                with AggregatorClient(agg.url, keys, f"fednmf-{spec.seed}") as client:
+                with AggregatorClient(agg.url, keys, f"fednmf-{spec.seed}", patience=PATIENCE) as client:
                     return run_fednmf_party(party, client, cfg.party_ids, keys, publics, protection=protection,
                                             on_round=lambda rec, i=party.index: report(i, rec))
 
-            with ThreadPoolExecutor(n, thread_name_prefix="client") as pool:
-                records = [f.result() for f in [pool.submit(one, p) for p in parties]]
+            pool = ThreadPoolExecutor(n, thread_name_prefix="client")
+            futures = [pool.submit(one, p) for p in parties]
+            done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+            failed = [(i, f.exception()) for i, f in enumerate(futures) if f in done and f.exception() is not None]
+            if failed:  # the others wait for an aggregate that will never come: stop the aggregator under them
+                pool.shutdown(wait=False, cancel_futures=True)
+                i, exc = failed[0]
+                raise TrainingError(f"client {parties[i].party_id} failed: {exc}") from exc
+            records = [f.result() for f in futures]
+            pool.shutdown()
             wall = time.perf_counter() - started
     w = parties[0].w
     disagree = max(float(np.max(np.abs(p.w - w))) for p in parties)
