@@ -147,3 +147,14 @@ def test_fednmf_node_processes_with_mask_resume_after_kill(tmp_path):
         if kill:
             assert "p2: resumed at round 1" in logs["p2"].read_text()
     assert np.array_equal(results["clean"], results["killed"])
+
+
+def test_experiment_fig3_writes_curves_for_the_eight_federated_methods(tmp_path, capsys):
+    out = tmp_path / "fig3"
+    assert main(["experiment", "fednmf-communication", "--quick", "--topics", "5", "--iterations", "2",
+                 "--out", str(out), "--format", "json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert set(s["curves"]) == {"FedAvg", "FedAvg+MI", "FedAdagrad", "FedAdagrad+MI", "FedAdam", "FedAdam+MI",
+                                "FedYogi", "FedYogi+MI"}
+    assert all([p["round"] for p in pts] == [1, 2] and 0 <= pts[-1]["macro_f1"] <= 1 for pts in s["curves"].values())
+    assert (out / "fig3_f1_vs_rounds.png").stat().st_size > 0

@@ -38,7 +38,7 @@ def experiment(
     name: Annotated[str, typer.Argument(help=f"CSFed/DAFed paper: {', '.join(EXPERIMENTS)}, timing (Table 4); SUB-LDA paper: "
                                              "sub-lda-efficiency, sub-lda-speedup, sub-lda-perplexity, sub-lda-convergence, "
                                              "sub-lda-adaptive; iFTM paper: iftm-scarcity, iftm-privacy, "
-                                             "iftm-communication, iftm-classification; FedNMF+MI paper: fednmf-tables")],
+                                             "iftm-communication, iftm-classification; FedNMF+MI paper: fednmf-tables, fednmf-communication, fednmf-heterogeneity")],
     dataset: Annotated[Optional[str], typer.Option(help="dataset (default 20newsgroups; bbc-news with --quick; timing always uses synthetic data at its own scale)")] = None,
     out: Annotated[Path, typer.Option(help="folder for summary.json and plots")] = Path("runs/experiment"),
     quick: Annotated[bool, typer.Option(help="a small grid (5 parties, 40 sweeps) for a smoke run")] = False,
@@ -77,7 +77,8 @@ def experiment(
     if name not in EXPERIMENTS:
         raise ConfigError(f"unknown experiment {name!r}; choose one of: {', '.join(EXPERIMENTS)}, timing, "
                           "sub-lda-efficiency, sub-lda-speedup, sub-lda-perplexity, sub-lda-convergence, sub-lda-adaptive, "
-                          "iftm-scarcity, iftm-privacy, iftm-communication, iftm-classification, fednmf-tables")
+                          "iftm-scarcity, iftm-privacy, iftm-communication, iftm-classification, fednmf-tables, "
+                          "fednmf-communication, fednmf-heterogeneity")
     settings = ExperimentSettings.quick() if quick else ExperimentSettings()
     overrides = {"seed": seed} | ({"iterations": iterations} if iterations else {}) | ({"parties": parties} if parties else {})
     if topics:

@@ -122,3 +122,76 @@ def tables(dataset: str, s: TableSettings, say: Callable[[str], None]) -> dict[s
             we, f1, acc = PAPER[dataset][name]
             means[name]["paper"] = {"we_coherence": we, "macro_f1": f1, "accuracy": acc}
     return {"dataset": dataset, "rows": rows, "means": means}
+
+
+FIGURE_METHODS = tuple((RULE_NAMES[r] + suffix, r, mi) for r in RULES for suffix, mi in (("", False), ("+MI", True)))
+
+
+def train_in_process(data: TrainingData, spec: TrainSpec, *, every: int = 0,
+                     evaluate: Callable[[int, np.ndarray, np.ndarray], None] | None = None) -> np.ndarray:
+    """FedNMF's rounds with the clients' updates summed here in party order (what the aggregator's dense-sum
+    does), for the figure sweeps; ``evaluate(round, W, H)`` after every ``every``-th round. Returns W."""
+    from fedtopic.algorithms.fednmf_party import FedNMFParty
+
+    parties = [FedNMFParty(f"p{i + 1}", i, len(data.parties), c, spec) for i, c in enumerate(data.parties)]
+    for r in range(spec.iterations):
+        total = np.zeros(parties[0].size + 1)
+        for p in parties:
+            total += p.local_update()
+        for p in parties:
+            p.apply(total)
+        if evaluate is not None and every and ((r + 1) % every == 0 or r + 1 == spec.iterations):
+            evaluate(r + 1, parties[0].w, np.vstack([p.topic_weights() for p in parties]))
+    return parties[0].w
+
+
+def _fed_spec(s: TableSettings, k: int, rounds: int, rule: str, mi: bool) -> TrainSpec:
+    options = {"fraction": str(s.fraction), "local_epochs": str(s.local_epochs), "server_rule": rule,
+               "mi_weight": str(s.mi_weight if mi else 0.0)}
+    return get_algorithm("fednmf").spec(k, rounds, s.seed, options)
+
+
+def communication(dataset: str, s: TableSettings, k: int, every: int, say: Callable[[str], None]) -> dict[str, Any]:
+    """Fig. 3: macro-F1 (and accuracy) of the eight federated methods against communication rounds."""
+    from fedtopic.algorithms.nmf_model import nmf_topic_model
+
+    data = load_training_data(dataset=dataset, corpus=None, n_parties=s.clients, scheme="dirichlet", seed=s.seed,
+                              progress=False, dirichlet_alpha=s.dirichlet_alpha)
+    train = merge_corpora(data.parties)
+    curves: dict[str, list[dict[str, float]]] = {}
+    for name, rule, mi in FIGURE_METHODS:
+        say(f"{dataset}: {name}")
+        points = curves.setdefault(name, [])
+
+        def evaluate(r: int, w: np.ndarray, h: np.ndarray, points: list = points) -> None:
+            phi = nmf_topic_model(w, train.vocab, "fednmf").phi
+            scores = evaluate_nmf(phi, h, train, seed=s.seed)
+            points.append({"round": r, "macro_f1": scores["macro_f1"], "accuracy": scores["accuracy"],
+                           "we_coherence": scores["we_coherence"]})
+
+        train_in_process(data, _fed_spec(s, k, s.rounds, rule, mi), every=every, evaluate=evaluate)
+    return {"dataset": dataset, "topics": k, "curves": curves}
+
+
+def heterogeneity(dataset: str, s: TableSettings, k: int, alphas: tuple[float, ...], clients: tuple[int, ...],
+                  say: Callable[[str], None]) -> dict[str, Any]:
+    """Fig. 4: FedAvg(+MI) and FedAdam(+MI) over the Dirichlet α (K = s.clients) and over K (α = s's)."""
+    rows = []
+    grid = [(a, s.clients) for a in alphas] + [(s.dirichlet_alpha, n) for n in clients if n != s.clients]
+    for alpha, n in grid:
+        data = load_training_data(dataset=dataset, corpus=None, n_parties=n, scheme="dirichlet", seed=s.seed,
+                                  progress=False, dirichlet_alpha=alpha)
+        train = merge_corpora(data.parties)
+        for name, rule, mi in [m for m in FIGURE_METHODS if m[1] in ("avg", "adam")]:
+            say(f"{dataset} α={alpha:g} K={n}: {name}")
+            from fedtopic.algorithms.nmf_model import nmf_topic_model
+
+            out: dict[str, float] = {}
+
+            def evaluate(r: int, w: np.ndarray, h: np.ndarray, out: dict = out) -> None:
+                out.update(evaluate_nmf(nmf_topic_model(w, train.vocab, "fednmf").phi, h, train, seed=s.seed))
+
+            train_in_process(data, _fed_spec(s, k, s.rounds, rule, mi), every=s.rounds, evaluate=evaluate)
+            rows.append({"method": name, "alpha": alpha, "clients": n, "macro_f1": out["macro_f1"],
+                         "accuracy": out["accuracy"], "we_coherence": out["we_coherence"]})
+    return {"dataset": dataset, "topics": k, "rows": rows}
