@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -94,23 +93,12 @@ def test_without_the_neural_extra_one_line_names_it(tmp_path, command):
     assert "Traceback" not in err
 
 
-def _node(config, party: str, url: str, log):
-    import os
-
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    return subprocess.Popen([sys.executable, "-m", "fedtopic.cli.main", "node", "run", "--config", str(config),
-                             "--party", party, "--url", url, "--format", "json"], stdout=subprocess.PIPE,
-                            stderr=open(log, "a"), text=True, env=env)
-
 
 def test_fednmf_node_processes_with_mask_resume_after_kill(tmp_path):
     """Three `fedtopic node run` clients under mask through a real aggregator; one is killed -9 after its first
     round and resumes from its checkpoint; every client ends with the W of a run without the kill."""
-    import os
-    import signal
-    import time
-
     from _csfed_setup import make_consortium
+    from _node_procs import run_node_processes
 
     from fedtopic.consortium.config import load_consortium, save_consortium
     from fedtopic.simulation.aggregator_proc import AggregatorProcess
@@ -125,18 +113,7 @@ def test_fednmf_node_processes_with_mask_resume_after_kill(tmp_path):
         cfg = load_consortium(config)
         logs = {p: tmp_path / f"{label}-{p}.log" for p in cfg.party_ids}
         with AggregatorProcess(config, tmp_path / f"{label}-agg", tmp_path / f"{label}-agg.log") as agg:
-            procs = {p: _node(config, p, agg.url, logs[p]) for p in cfg.party_ids}
-            if kill:
-                until = time.monotonic() + 120
-                while "round 0:" not in logs["p2"].read_text():
-                    assert time.monotonic() < until and procs["p2"].poll() is None, logs["p2"].read_text()[-2000:]
-                    time.sleep(0.05)
-                os.kill(procs["p2"].pid, signal.SIGKILL)
-                procs["p2"].wait(30)
-                procs["p2"] = _node(config, "p2", agg.url, logs["p2"])
-            outs = {p: proc.communicate(timeout=300)[0] for p, proc in procs.items()}
-        for p, proc in procs.items():
-            assert proc.returncode == 0, logs[p].read_text()[-2000:]
+            outs = run_node_processes(config, cfg.party_ids, agg.url, logs, kill="p2" if kill else None)
         summaries = {p: json.loads(out) for p, out in outs.items()}
         assert all(s["rounds"] == 4 and s["protection"] == "mask" for s in summaries.values())
         assert sum(s["rounds_selected"] for s in summaries.values()) == 4 * 2  # m = max(⌊0.67·3⌋, 1) = 2

@@ -103,23 +103,10 @@ def _iftm_consortium(root: Path, iterations: int):
     return config, load_consortium(config)
 
 
-def _iftm_node(config: Path, party: str, url: str, log: Path):
-    import os
-    import subprocess
-    import sys
-
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    return subprocess.Popen([sys.executable, "-m", "fedtopic.cli.main", "node", "run", "--config", str(config),
-                             "--party", party, "--url", url, "--format", "json"], stdout=subprocess.PIPE,
-                            stderr=open(log, "a"), text=True, env=env)
-
-
 def test_iftm_node_processes_through_the_aggregator(tmp_path):
     """Three `fedtopic node run` processes with different K federate through a real aggregator; one is killed
     -9 after its first round and resumes; the global model equals a run without the kill."""
-    import os
-    import signal
-    import time
+    from _node_procs import run_node_processes
 
     from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
@@ -128,18 +115,7 @@ def test_iftm_node_processes_through_the_aggregator(tmp_path):
         config, cfg = _iftm_consortium(tmp_path / label, iterations=9)
         logs = {p: tmp_path / f"{label}-{p}.log" for p in cfg.party_ids}
         with AggregatorProcess(config, tmp_path / f"{label}-agg", tmp_path / f"{label}-agg.log") as agg:
-            procs = {p: _iftm_node(config, p, agg.url, logs[p]) for p in cfg.party_ids}
-            if kill:
-                until = time.monotonic() + 120
-                while "round 0:" not in logs["p2"].read_text():
-                    assert time.monotonic() < until and procs["p2"].poll() is None, logs["p2"].read_text()[-2000:]
-                    time.sleep(0.05)
-                os.kill(procs["p2"].pid, signal.SIGKILL)
-                procs["p2"].wait(30)
-                procs["p2"] = _iftm_node(config, "p2", agg.url, logs["p2"])
-            outs = {p: proc.communicate(timeout=300)[0] for p, proc in procs.items()}
-        for p, proc in procs.items():
-            assert proc.returncode == 0, logs[p].read_text()[-2000:]
+            outs = run_node_processes(config, cfg.party_ids, agg.url, logs, kill="p2" if kill else None)
         summaries = {p: json.loads(out) for p, out in outs.items()}
         assert [summaries[p]["topics"] for p in cfg.party_ids] == [3, 4, 5]
         assert all(s["rounds"] == 3 and np.isfinite(s["global_heldout_loglik_per_token"]) for s in summaries.values())

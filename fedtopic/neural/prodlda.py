@@ -1,0 +1,204 @@
+"""ProdLDA (Srivastava & Sutton 2017) and CombinedTM (Bianchi et al. 2021) as pure functions of a parameter dict.
+
+Architecture, the contextualized-topic-models defaults gFedNTM used (§4.1): encoder x → Linear(·, 100) →
+softplus → Linear(100, 100) → softplus → dropout(0.2) → (μ, log σ²) = BN(Linear(100, K)) each; z = μ + σ·ε;
+θ = dropout(softmax(z), 0.2); decoder p(w | θ) = softmax(BN(θ β)). Every BatchNorm is ``affine=False`` (as in
+that package: a learned scale would let the decoder undo the normalisation that keeps ProdLDA from collapsing).
+Prior N(0, σ₀²) with learnable σ₀² = 1 − 1/K (Laplace approximation of Dir(1)).
+
+Three parameters of that package are left out because their exact gradient is identically zero: the biases of
+the μ and log σ² layers (the BatchNorm right after subtracts the batch mean, so a bias cannot change anything)
+and the prior mean μ₀ (under that BatchNorm the batch's μ has mean exactly 0, so ∂L/∂μ₀ = N·μ₀/σ₀², which
+vanishes at its initial 0). In floating point their gradients are rounding residues of ~1e-11 that Adam
+(ε = 1e-8) turns into steps of ~1e-5: a random walk that differs with the summation order, so it would break
+the federated = centralised equivalence without changing any model. Loss per document:
+reconstruction −Σ_w x_w log p(w | θ) plus KL(q ‖ prior); a batch's loss is the sum over its documents.
+CombinedTM's encoder input is [x ; A·e] with e the document's sentence embedding and A a learned
+Linear(d, V), as in that package.
+
+Explicit randomness: ``Noise`` holds ε and the two dropout masks for a batch, drawn by ``draw_noise`` from a
+generator the caller seeds per step, so federated and centralised training can use the same draws.
+
+BatchNorm over a batch split among nodes: a layer's batch mean and variance are functions of per-node sums
+(Σ y, Σ y², n), so ``forward`` takes the layer statistics as inputs and ``layer_sums`` gives a node's sums.
+The exact gradient of the union batch's loss then follows from the chain rule through those statistics
+(``fedtopic.neural.sync_opt``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fedtopic.neural.require import require_torch
+
+torch: Any = require_torch("ProdLDA / CombinedTM")
+
+HIDDEN = 100
+DROPOUT = 0.2
+BN_EPS = 1e-5
+BN_MOMENTUM = 0.1
+
+
+@dataclass(frozen=True)
+class Shapes:
+    """V words, K topics, and the sentence-embedding size d (0: ProdLDA)."""
+
+    vocabulary: int
+    topics: int
+    context: int = 0
+
+    def params(self) -> list[tuple[str, tuple[int, ...]]]:
+        """(name, shape) of every trainable tensor, in the fixed order of the flat vector."""
+        v, k, d, h = self.vocabulary, self.topics, self.context, HIDDEN
+        adapt = [("adapt_w", (v, d)), ("adapt_b", (v,))] if d else []
+        return adapt + [("in_w", (h, 2 * v if d else v)), ("in_b", (h,)), ("h1_w", (h, h)), ("h1_b", (h,)),
+                        ("mu_w", (k, h)), ("lv_w", (k, h)), ("beta", (k, v)), ("prior_var", (k,))]
+
+    @property
+    def size(self) -> int:
+        return sum(int(np.prod(s)) for _, s in self.params())
+
+
+def init_params(shapes: Shapes, rng: np.random.Generator) -> np.ndarray:
+    """W⁽⁰⁾ as a flat float64 vector: Linear layers U(±1/√fan_in) (PyTorch's default), β Xavier-uniform,
+    μ₀ = 0, σ₀² = 1 − 1/K."""
+    parts = []
+    for name, shape in shapes.params():
+        if name == "beta":
+            bound = math.sqrt(6.0 / (shape[0] + shape[1]))
+            parts.append(rng.uniform(-bound, bound, shape))
+        elif name == "prior_var":
+            parts.append(np.full(shape, 1.0 - 1.0 / shapes.topics))
+        else:
+            fan_in = dict(shapes.params())[name.replace("_b", "_w")][1]
+            parts.append(rng.uniform(-1, 1, shape) / math.sqrt(fan_in))
+    return np.concatenate([p.reshape(-1) for p in parts])
+
+
+def unflatten(flat: Any, shapes: Shapes) -> dict[str, Any]:
+    """Named views into the flat parameter tensor."""
+    out, at = {}, 0
+    for name, shape in shapes.params():
+        n = int(np.prod(shape))
+        out[name] = flat[at:at + n].reshape(shape)
+        at += n
+    return out
+
+
+@dataclass(frozen=True)
+class Noise:
+    """ε float64[B,K], the encoder's dropout keep-mask bool[B,100] and θ's bool[B,K]."""
+
+    eps: Any
+    keep_hidden: Any
+    keep_theta: Any
+
+    def rows(self, start: int, stop: int) -> Noise:
+        """The draws of batch rows start..stop (a node's slice of the union batch)."""
+        return Noise(self.eps[start:stop], self.keep_hidden[start:stop], self.keep_theta[start:stop])
+
+
+def draw_noise(rng: np.random.Generator, batch: int, topics: int, training: bool = True) -> Noise:
+    """The batch's ε and dropout masks (no dropout and ε = 0 when not training)."""
+    if not training:
+        return Noise(torch.zeros(batch, topics, dtype=torch.float64), torch.ones(batch, HIDDEN, dtype=torch.bool),
+                     torch.ones(batch, topics, dtype=torch.bool))
+    eps = torch.from_numpy(rng.standard_normal((batch, topics)))
+    return Noise(eps, torch.from_numpy(rng.random((batch, HIDDEN)) >= DROPOUT),
+                 torch.from_numpy(rng.random((batch, topics)) >= DROPOUT))
+
+
+@dataclass
+class Stats:
+    """Batch statistics of the three BatchNorm layers: mean and (biased) variance each."""
+
+    mu: tuple[Any, Any]
+    lv: tuple[Any, Any]
+    dec: tuple[Any, Any]
+
+
+def _bn(y: Any, stats: tuple[Any, Any]) -> Any:
+    mean, var = stats
+    return (y - mean) / torch.sqrt(var + BN_EPS)
+
+
+def encode(p: dict[str, Any], x: Any, ctx: Any | None, keep_hidden: Any) -> tuple[Any, Any]:
+    """(μ_pre, logσ²_pre) float[B,K] before their BatchNorm."""
+    inp = x if ctx is None else torch.cat([x, ctx @ p["adapt_w"].T + p["adapt_b"]], dim=1)
+    hidden = torch.nn.functional.softplus(inp @ p["in_w"].T + p["in_b"])
+    hidden = torch.nn.functional.softplus(hidden @ p["h1_w"].T + p["h1_b"])
+    hidden = hidden * keep_hidden / (1.0 - DROPOUT)
+    return hidden @ p["mu_w"].T, hidden @ p["lv_w"].T
+
+
+def decode_pre(p: dict[str, Any], mu: Any, lv: Any, noise: Noise) -> tuple[Any, Any]:
+    """(θ β before its BatchNorm float[B,V], the posterior (μ, logσ²) after theirs) given normalised μ, logσ²."""
+    z = mu + torch.exp(0.5 * lv) * noise.eps
+    theta = torch.softmax(z, dim=1) * noise.keep_theta / (1.0 - DROPOUT)
+    return theta @ p["beta"], (mu, lv)
+
+
+def doc_losses(p: dict[str, Any], x: Any, dec_pre: Any, dec_stats: tuple[Any, Any], mu: Any, lv: Any) -> Any:
+    """Per-document loss float[B]: reconstruction −Σ x log softmax(BN(θβ)) + KL(N(μ, σ²) ‖ N(μ₀, σ₀²))."""
+    log_p = torch.log_softmax(_bn(dec_pre, dec_stats), dim=1)
+    recon = -(x * log_p).sum(dim=1)
+    var, pv = torch.exp(lv), p["prior_var"]
+    kl = 0.5 * ((var / pv).sum(dim=1) + (mu ** 2 / pv).sum(dim=1) - mu.shape[1]
+                + torch.log(pv).sum() - lv.sum(dim=1))
+    return recon + kl
+
+
+def moments(y: Any) -> tuple[Any, Any]:
+    """(mean, biased variance) over the batch rows."""
+    return y.mean(dim=0), y.var(dim=0, unbiased=False)
+
+
+def batch_loss(flat: Any, shapes: Shapes, x: Any, ctx: Any | None, noise: Noise) -> tuple[Any, Stats]:
+    """Σ over the batch of the per-document loss, BatchNorm on this batch's own statistics (centralised)."""
+    p = unflatten(flat, shapes)
+    mu_pre, lv_pre = encode(p, x, ctx, noise.keep_hidden)
+    s_mu, s_lv = moments(mu_pre), moments(lv_pre)
+    dec_pre, (mu, lv) = decode_pre(p, _bn(mu_pre, s_mu), _bn(lv_pre, s_lv), noise)
+    s_dec = moments(dec_pre)
+    return doc_losses(p, x, dec_pre, s_dec, mu, lv).sum(), Stats(s_mu, s_lv, s_dec)
+
+
+def posterior_theta(flat: Any, shapes: Shapes, x: Any, ctx: Any | None, running: Stats) -> np.ndarray:
+    """θ float64[B,K] of documents: softmax of the posterior mean, BatchNorm on the running statistics (no
+    sampling, no dropout: the same document always gets the same θ)."""
+    with torch.no_grad():
+        p = unflatten(flat, shapes)
+        keep = torch.ones(x.shape[0], HIDDEN, dtype=torch.bool)
+        mu_pre, _ = encode(p, x, ctx, keep)
+        return torch.softmax(_bn(mu_pre, running.mu), dim=1).numpy()
+
+
+def topics(flat: Any, shapes: Shapes) -> np.ndarray:
+    """Φ float64[K,V]: softmax over words of each row of β (the topic-word weights the decoder mixes)."""
+    with torch.no_grad():
+        return torch.softmax(unflatten(flat, shapes)["beta"], dim=1).numpy()
+
+
+def update_running(running: Stats, batch: Stats, n: int) -> Stats:
+    """Running statistics after one training batch of n documents (PyTorch's rule: momentum 0.1, the running
+    variance unbiased by n/(n − 1))."""
+    def one(r: tuple[Any, Any], b: tuple[Any, Any]) -> tuple[Any, Any]:
+        unbiased = b[1] * (n / max(n - 1, 1))
+        return ((1 - BN_MOMENTUM) * r[0] + BN_MOMENTUM * b[0].detach(),
+                (1 - BN_MOMENTUM) * r[1] + BN_MOMENTUM * unbiased.detach())
+
+    return Stats(one(running.mu, batch.mu), one(running.lv, batch.lv), one(running.dec, batch.dec))
+
+
+def initial_running(shapes: Shapes) -> Stats:
+    """Zero means and unit variances."""
+    k, v = shapes.topics, shapes.vocabulary
+    z = torch.zeros
+
+    return Stats((z(k, dtype=torch.float64), torch.ones(k, dtype=torch.float64)),
+                 (z(k, dtype=torch.float64), torch.ones(k, dtype=torch.float64)),
+                 (z(v, dtype=torch.float64), torch.ones(v, dtype=torch.float64)))

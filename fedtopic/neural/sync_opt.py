@@ -1,0 +1,138 @@
+"""gFedNTM's Sync-Opt step (paper Eqs. 1-3) made exact for BatchNorm: a node's side, phase by phase.
+
+At step e every node ℓ holds the same W⁽ᵉ⁾ and its own mini-batch of n_ℓ documents; the step must equal one
+centralised step on the union batch (the paper's §4.1 claim, and our equivalence test). Without BatchNorm,
+the union's mean-loss gradient is Σ n_ℓ G_ℓ / Σ n_ℓ (Eq. 2). ProdLDA has three BatchNorm layers whose batch
+statistics couple every document of the batch, so a node's G_ℓ on its own statistics is not a share of the
+union's gradient. We federate the statistics and their gradients instead, five sums per step, each through the
+aggregator (only sums leave a node; ``mask`` protects them like any dense update):
+
+1. ``sums_encoder``: n_ℓ, Σμ_pre, Σμ_pre², Σlogσ²_pre, Σ(logσ²_pre)² → everyone: the encoder layers' mean/var.
+2. ``sums_decoder(S₁)``: Σ(θβ), Σ(θβ)² with the global encoder statistics → the decoder layer's mean/var.
+3. ``grad_decoder_stats(S₂)``: ∂L_ℓ/∂S₂ (L_ℓ the node's share of the union's mean loss).
+4. ``grad_encoder_stats(g_S₂)``: ∂/∂S₁ of L_ℓ + g_P₂·P₂_ℓ, with g_P₂ the global gradient pulled back onto the
+   decoder sums.
+5. ``gradient(g_S₁)``: G_ℓ = ∂/∂W of L_ℓ + g_P₂·P₂_ℓ + g_P₁·P₁_ℓ; Σ_ℓ G_ℓ is exactly d(union loss)/dW by the
+   chain rule (the statistics are functions of the sums P, the sums of every node's rows).
+
+Every phase's message is a dense float64 vector; the running statistics are updated from the same global
+statistics at every node, so evaluation-mode BatchNorm also matches the centralised model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fedtopic.neural.prodlda import (
+    Noise,
+    Shapes,
+    Stats,
+    _bn,
+    decode_pre,
+    doc_losses,
+    encode,
+    unflatten,
+)
+from fedtopic.neural.require import require_torch
+
+torch: Any = require_torch("gFedNTM")
+
+
+def stats_from_sums(total: np.ndarray, width: int, n: float) -> list[tuple[Any, Any]]:
+    """[(mean, biased var), …] of each layer from [Σy, Σy², …] float64[2·width·layers] over n documents."""
+    out = []
+    for at in range(0, len(total), 2 * width):
+        s1 = torch.tensor(total[at:at + width])
+        s2 = torch.tensor(total[at + width:at + 2 * width])
+        mean = s1 / n
+        out.append((mean.clone().requires_grad_(True), (s2 / n - mean * mean).clone().requires_grad_(True)))
+    return out
+
+
+def pull_back(g_mean: np.ndarray, g_var: np.ndarray, mean: np.ndarray, n: float) -> np.ndarray:
+    """[g_Σy ; g_Σy²] from the gradients of a layer's mean and variance (mean = Σy/n, var = Σy²/n − mean²)."""
+    return np.concatenate([g_mean / n - 2.0 * mean * g_var / n, g_var / n])
+
+
+class NodeStep:
+    """One node's share of one Sync-Opt step; call the phases in order."""
+
+    def __init__(self, flat: np.ndarray, shapes: Shapes, x: np.ndarray, ctx: np.ndarray | None, noise: Noise,
+                 union_size: int) -> None:
+        self.shapes, self.union = shapes, float(union_size)
+        self.w = torch.tensor(flat, dtype=torch.float64, requires_grad=True)
+        self.p = unflatten(self.w, shapes)
+        self.x = torch.from_numpy(np.asarray(x, dtype=np.float64))
+        self.ctx = None if ctx is None else torch.from_numpy(np.asarray(ctx, dtype=np.float64))
+        self.noise = noise
+        self.mu_pre, self.lv_pre = encode(self.p, self.x, self.ctx, noise.keep_hidden)
+        k = shapes.topics
+        self.p1 = torch.cat([self.mu_pre.sum(0), (self.mu_pre ** 2).sum(0), self.lv_pre.sum(0),
+                             (self.lv_pre ** 2).sum(0)])
+        assert self.p1.shape == (4 * k,)
+
+    def sums_encoder(self) -> np.ndarray:
+        """Phase 1: [Σμ_pre, Σμ_pre², Σlv_pre, Σlv_pre²] float64[4K]."""
+        return self.p1.detach().numpy().copy()
+
+    def sums_decoder(self, enc_total: np.ndarray) -> np.ndarray:
+        """Phase 2: [Σθβ, Σ(θβ)²] float64[2V] under the global encoder statistics."""
+        self.s1 = stats_from_sums(enc_total, self.shapes.topics, self.union)
+        dec_pre, (mu, lv) = decode_pre(self.p, _bn(self.mu_pre, self.s1[0]), _bn(self.lv_pre, self.s1[1]),
+                                       self.noise)
+        self.dec_pre, self.mu, self.lv = dec_pre, mu, lv
+        self.p2 = torch.cat([dec_pre.sum(0), (dec_pre ** 2).sum(0)])
+        return self.p2.detach().numpy().copy()
+
+    def grad_decoder_stats(self, dec_total: np.ndarray) -> np.ndarray:
+        """Phase 3: ∂L_ℓ/∂(mean, var) of the decoder layer, float64[2V]; L_ℓ = this node's documents' loss / N."""
+        (self.s2,) = stats_from_sums(dec_total, self.shapes.vocabulary, self.union)
+        self.loss = doc_losses(self.p, self.x, self.dec_pre, self.s2, self.mu, self.lv).sum() / self.union
+        g = torch.autograd.grad(self.loss, list(self.s2), retain_graph=True)
+        return torch.cat(g).detach().numpy()
+
+    def grad_encoder_stats(self, g_dec_total: np.ndarray) -> np.ndarray:
+        """Phase 4: ∂/∂(S₁) of L_ℓ + g_P₂·P₂_ℓ, float64[4K]."""
+        v = self.shapes.vocabulary
+        mean2 = self.s2[0].detach().numpy()
+        self.g_p2 = torch.from_numpy(pull_back(g_dec_total[:v], g_dec_total[v:], mean2, self.union))
+        q = self.loss + (self.g_p2 * self.p2).sum()
+        g = torch.autograd.grad(q, [*self.s1[0], *self.s1[1]], retain_graph=True)
+        return torch.cat(g).detach().numpy()
+
+    def gradient(self, g_enc_total: np.ndarray) -> np.ndarray:
+        """Phase 5: G_ℓ float64[|W|]; Σ_ℓ G_ℓ = d(union mean loss)/dW."""
+        k = self.shapes.topics
+        parts = []
+        for layer in range(2):
+            g = g_enc_total[2 * k * layer:2 * k * (layer + 1)]
+            parts.append(pull_back(g[:k], g[k:], self.s1[layer][0].detach().numpy(), self.union))
+        g_p1 = torch.from_numpy(np.concatenate(parts))
+        q = self.loss + (self.g_p2 * self.p2).sum() + (g_p1 * self.p1).sum()
+        (grad,) = torch.autograd.grad(q, [self.w])
+        return grad.detach().numpy()
+
+    def batch_stats(self) -> Stats:
+        """The union batch's statistics of the three layers (for the running averages)."""
+        return Stats(tuple(t.detach() for t in self.s1[0]), tuple(t.detach() for t in self.s1[1]),  # type: ignore[arg-type]
+                     tuple(t.detach() for t in self.s2))  # type: ignore[arg-type]
+
+
+class Adam:
+    """Adam (Kingma & Ba) as torch.optim.Adam computes it, on a flat float64 vector, applied identically by every
+    node to the same aggregated gradient (CTM's settings: lr 2e-3, betas 0.99/0.99, eps 1e-8)."""
+
+    def __init__(self, size: int, lr: float = 2e-3, betas: tuple[float, float] = (0.99, 0.99),
+                 eps: float = 1e-8) -> None:
+        self.lr, self.b1, self.b2, self.eps = lr, betas[0], betas[1], eps
+        self.m, self.v, self.t = np.zeros(size), np.zeros(size), 0
+
+    def step(self, w: np.ndarray, grad: np.ndarray) -> np.ndarray:
+        self.t += 1
+        self.m = self.b1 * self.m + (1 - self.b1) * grad
+        self.v = self.b2 * self.v + (1 - self.b2) * grad * grad
+        m_hat = self.m / (1 - self.b1 ** self.t)
+        v_hat = self.v / (1 - self.b2 ** self.t)
+        return w - self.lr * m_hat / (np.sqrt(v_hat) + self.eps)

@@ -1,0 +1,97 @@
+"""gFedNTM's central claim: Sync-Opt on nodes' batches equals centralised ProdLDA / CombinedTM on their union,
+BatchNorm included (every parameter within 1e-5 after 100 Adam steps)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from fedtopic.neural.prodlda import (  # noqa: E402
+    Shapes,
+    batch_loss,
+    draw_noise,
+    init_params,
+    initial_running,
+    update_running,
+)
+from fedtopic.neural.sync_opt import Adam, NodeStep  # noqa: E402
+
+
+def federated_gradient(flat, shapes, xs, ctxs, noise):
+    """Σ_ℓ G_ℓ through the five summed phases (plain sums stand in for the aggregator)."""
+    sizes = [len(x) for x in xs]
+    n = sum(sizes)
+    starts = np.cumsum([0, *sizes])
+    nodes = [NodeStep(flat, shapes, x, c, noise.rows(a, b), n) for x, c, a, b in zip(xs, ctxs, starts, starts[1:])]
+    enc = sum(node.sums_encoder() for node in nodes)
+    dec = sum(node.sums_decoder(enc) for node in nodes)
+    g_dec = sum(node.grad_decoder_stats(dec) for node in nodes)
+    g_enc = sum(node.grad_encoder_stats(g_dec) for node in nodes)
+    return sum(node.gradient(g_enc) for node in nodes), nodes[0].batch_stats()
+
+
+def central_gradient(flat, shapes, x, ctx, noise):
+    w = torch.tensor(flat, requires_grad=True)
+    loss, stats = batch_loss(w, shapes, torch.from_numpy(x), None if ctx is None else torch.from_numpy(ctx), noise)
+    (g,) = torch.autograd.grad(loss / len(x), [w])
+    return g.numpy(), stats
+
+
+def data(seed: int, sizes, v: int, d: int):
+    rng = np.random.default_rng(seed)
+    xs = [rng.poisson(0.4, (n, v)).astype(float) for n in sizes]
+    ctxs = [rng.standard_normal((n, d)) if d else None for n in sizes]
+    return xs, ctxs
+
+
+@pytest.mark.parametrize("context", [0, 6])
+def test_one_step_gradient_equals_the_union_batch_gradient(context):
+    shapes = Shapes(vocabulary=30, topics=4, context=context)
+    flat = init_params(shapes, np.random.default_rng(0))
+    xs, ctxs = data(1, (5, 7, 4), 30, context)
+    noise = draw_noise(np.random.default_rng(2), 16, 4)
+    fed, _ = federated_gradient(flat, shapes, xs, ctxs, noise)
+    union_ctx = None if not context else np.vstack(ctxs)
+    cen, _ = central_gradient(flat, shapes, np.vstack(xs), union_ctx, noise)
+    np.testing.assert_allclose(fed, cen, rtol=1e-9, atol=1e-12)
+    # a node's gradient on its own BatchNorm statistics is not a share of it: the federation of the statistics matters
+    naive = sum(len(x) * central_gradient(flat, shapes, x, c, noise.rows(0, len(x)))[0] for x, c in zip(xs, ctxs))
+    assert np.abs(naive / 16 - cen).max() > 1e-3
+
+
+@pytest.mark.parametrize("context", [0, 6])
+def test_one_hundred_adam_steps_stay_within_1e_5(context):
+    shapes = Shapes(vocabulary=25, topics=3, context=context)
+    w_fed = w_cen = init_params(shapes, np.random.default_rng(3))
+    adam_fed, adam_cen = Adam(shapes.size), Adam(shapes.size)
+    run_fed = run_cen = initial_running(shapes)
+    rng = np.random.default_rng(4)
+    for step in range(100):
+        sizes = (int(rng.integers(2, 6)), int(rng.integers(2, 6)), int(rng.integers(2, 6)))
+        xs, ctxs = data(step + 10, sizes, 25, context)
+        noise = draw_noise(np.random.default_rng([5, step]), sum(sizes), 3)
+        g_fed, s_fed = federated_gradient(w_fed, shapes, xs, ctxs, noise)
+        g_cen, s_cen = central_gradient(w_cen, shapes, np.vstack(xs), None if not context else np.vstack(ctxs), noise)
+        w_fed, w_cen = adam_fed.step(w_fed, g_fed), adam_cen.step(w_cen, g_cen)
+        run_fed = update_running(run_fed, s_fed, sum(sizes))
+        run_cen = update_running(run_cen, s_cen, sum(sizes))
+    assert np.abs(w_fed - w_cen).max() < 1e-5 and np.abs(w_fed - init_params(shapes, np.random.default_rng(3))).max() > 1e-2
+    for a, b in zip((run_fed.mu, run_fed.lv, run_fed.dec), (run_cen.mu, run_cen.lv, run_cen.dec)):
+        np.testing.assert_allclose(a[0].numpy(), b[0].numpy(), atol=1e-8)
+        np.testing.assert_allclose(a[1].numpy(), b[1].numpy(), atol=1e-8)
+
+
+def test_adam_matches_torch_optim_adam():
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal(7)
+    t = torch.tensor(w.copy(), requires_grad=True)
+    opt = torch.optim.Adam([t], lr=2e-3, betas=(0.99, 0.99))
+    ours = Adam(7)
+    for _ in range(5):
+        g = rng.standard_normal(7)
+        t.grad = torch.tensor(g)
+        opt.step()
+        w = ours.step(w, g)
+    np.testing.assert_allclose(w, t.detach().numpy(), rtol=1e-12, atol=1e-14)
