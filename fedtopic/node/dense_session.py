@@ -1,0 +1,111 @@
+"""A party's side of a summing session for real-valued vectors: open or join it, encode, sum round trips.
+
+Protection ``none``: a ``dense-sum`` session of float64[n] vectors (the aggregator sees every vector).
+Protection ``mask``: the vector in fixed point (``fedtopic.crypto.fixedpoint``: 2^−32 resolution, bound
+±2^20) carried by the ``mask`` scheme as an n × 1 matrix, so the aggregator sees uniform residues and learns
+neither a vector nor the sum; the first party of ``ids`` seals a fresh consortium mask secret for every party
+in the session params (the aggregator stores only ciphertexts), the others open it and check the session's
+meta and params are the ones they derive. Used by FedNMF (one session) and gFedNTM (one per message kind).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from fedtopic.crypto.fixedpoint import FixedPoint
+from fedtopic.crypto.keys import PartyKeys
+from fedtopic.crypto.protect import ProtectionContext
+from fedtopic.errors import ConfigError, TrainingError
+from fedtopic.network.client import AggregateResult, AggregatorClient
+from fedtopic.network.dense import decode_dense, encode_dense
+from fedtopic.network.errors import AggregatorRejected, RecoveryRequested
+from fedtopic.node.csfed_protection import (
+    PartyProtection,
+    new_secrets,
+    open_secrets,
+    sealed_params,
+)
+
+PROTECTIONS = ("none", "mask")
+FIXED_POINT = FixedPoint()
+
+
+class DenseSession:
+    """One opened session: ``encode`` a vector, ``decode`` a round's sum, ``exchange`` both ways."""
+
+    def __init__(self, client: AggregatorClient, ids: Sequence[str], n: int, prot: PartyProtection | None) -> None:
+        self.client, self.ids, self.n, self.prot = client, list(ids), n, prot
+
+    def encode(self, u: np.ndarray, round: int) -> bytes:
+        if u.shape != (self.n,):
+            raise ValueError(f"vector of shape {u.shape} for a session of {self.n} values")
+        if self.prot is None:
+            return encode_dense(np.ascontiguousarray(u, dtype=np.float64))
+        return self.prot.encode(FIXED_POINT.encode(u).reshape(-1, 1), round)
+
+    def decode(self, blob: bytes, round: int, contributors: int) -> np.ndarray:
+        if self.prot is None:
+            return decode_dense(blob, (self.n,), "float64").astype(np.float64)
+        return FIXED_POINT.decode_sum(self.prot.decode(blob, round).reshape(-1), contributors)
+
+    def fetch(self, round: int, timeout: float) -> AggregateResult:
+        """The round's aggregate, sending mask recovery messages whenever the aggregator asks for them."""
+        until = time.monotonic() + timeout
+        while True:
+            try:
+                return self.client.fetch_aggregate(round, max(1.0, until - time.monotonic()))
+            except RecoveryRequested as req:  # a masked round lost parties: cancel our masks with them
+                assert self.prot is not None
+                self.client.post_recovery(round, self.prot.recovery([self.ids.index(p) for p in req.dropped], round))
+
+    def exchange(self, u: np.ndarray, round: int, timeout: float) -> tuple[np.ndarray, AggregateResult, int]:
+        """Submit ``u`` for ``round``; (the decoded sum, the aggregate, bytes sent)."""
+        payload = self.encode(u, round)
+        self.client.submit(round, payload)
+        result = self.fetch(round, timeout)
+        return self.decode(result.payload, round, len(result.contributors)), result, len(payload)
+
+
+def open_dense_session(client: AggregatorClient, ids: Sequence[str], keys: PartyKeys, publics: Sequence[bytes], *,
+                       protection: str, n: int, params: Mapping[str, Any], timeout: float) -> DenseSession:
+    """Open or join ``client``'s session for vectors of ``n`` values under ``protection``."""
+    if protection == "none":
+        client.open_session(ids, combiner="dense-sum", meta={"shape": [n], "dtype": "float64"}, params=dict(params))
+        return DenseSession(client, ids, n, None)
+    if protection not in PROTECTIONS:
+        raise ConfigError(f"dense updates take protection {' or '.join(PROTECTIONS)}, got {protection!r}")
+    index = list(ids).index(keys.party_id)
+
+    def context(secret: bytes | None) -> ProtectionContext:
+        return ProtectionContext(session=client.session, round=0, shape=(n, 1), n_parties=len(ids),
+                                 party_index=index, max_value=FIXED_POINT.max_value,
+                                 x25519_private=keys.x25519_private_key, party_publics=tuple(publics),
+                                 mask_secret=secret)
+
+    until = time.monotonic() + timeout
+    while True:
+        try:
+            info = client.session_info()
+            break
+        except AggregatorRejected as exc:
+            if exc.code != "unknown_session":
+                raise
+        if index == 0:  # the launcher: a fresh mask secret, sealed for every party
+            secrets = new_secrets("mask", 0)
+            prot = PartyProtection("mask", context(secrets.mask_secret))
+            client.open_session(ids, combiner="mask", meta=prot.meta,
+                                params=dict(params) | sealed_params(secrets, dict(zip(ids, publics)), client.session))
+            return DenseSession(client, ids, n, prot)
+        if time.monotonic() > until:
+            raise TrainingError(f"session {client.session!r} was not opened by {ids[0]} within {timeout:.0f} s")
+        time.sleep(0.2)
+    secrets = open_secrets("mask", info.meta, info.params, keys.party_id, keys.x25519_private_key, client.session, 0)
+    prot = PartyProtection("mask", context(secrets.mask_secret))
+    if prot.meta != info.meta or any(info.params.get(k) != v for k, v in params.items()):
+        raise ConfigError(f"session {client.session!r} was opened with other settings than this party's "
+                          "(another consortium, vocabulary or options)")
+    return DenseSession(client, ids, n, prot)
