@@ -192,8 +192,8 @@ class Algorithm(ABC):
     options: ClassVar[tuple[Option, ...]]
     update: ClassVar[UpdateSpec | None] = None
     family: ClassVar[str] = "lda"
-    """How runs are evaluated: "lda" (perplexity by fold-in, NPMI, SVM on θ) or "nmf" (WE coherence, NPMI,
-    SVM on topic weights; no likelihood)."""
+    """How runs are evaluated: "lda" (perplexity by fold-in, NPMI, SVM on θ), "nmf" (WE coherence, NPMI,
+    SVM on topic weights; no likelihood) or "ntm" (NPMI, diversity, SVM on θ, TSS/DSS on synthetic data)."""
 
     # options ---------------------------------------------------------------------------------
     def parse_options(self, raw: Mapping[str, object], *, where: str = "--opt") -> dict[str, OptionValue]:

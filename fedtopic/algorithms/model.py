@@ -32,6 +32,9 @@ class TopicModel:
     factors: np.ndarray | None = None
     """NMF family only: Wᵀ float64[K,V] unnormalised (Φ is its row-normalised form); θ of new text is then the
     non-negative least-squares weights with W fixed, not a Gibbs fold-in."""
+    network: dict[str, np.ndarray] | None = None
+    """Neural topic models only: the encoder's weights and BatchNorm statistics (``neural.ntm_model``); θ of
+    new text is then the posterior mean's softmax."""
 
     def __post_init__(self) -> None:
         if self.phi.ndim != 2 or self.phi.shape[1] != len(self.vocab):
@@ -60,7 +63,8 @@ class TopicModel:
         """θ float64[D,K] of new documents (strings or an encoded ``Corpus``): Gibbs fold-in with Φ fixed, or for
         an NMF model the non-negative least-squares topic weights with W fixed (deterministic).
 
-        A document with no known word gets the prior mean 1/K (LDA) or zeros (NMF). Same seed, same θ.
+        A document with no known word gets the prior mean 1/K (LDA) or zeros (NMF). Same seed, same θ. A neural
+        model's θ is its posterior mean (deterministic).
         """
         if isinstance(docs, str):
             raise ModelError("transform takes a list of documents, not one string")
@@ -69,6 +73,11 @@ class TopicModel:
             from fedtopic.models.nnls import counts_matrix, nnls_weights
 
             return nnls_weights(counts_matrix(corpus), self.factors.T)
+        if self.network is not None:
+            from fedtopic.models.nnls import counts_matrix
+            from fedtopic.neural.ntm_model import theta_from_network
+
+            return theta_from_network(self.network, counts_matrix(corpus))
         from fedtopic.models.foldin import fold_in
 
         return fold_in(self.phi, corpus.words, corpus.doc_ptr, self.alpha, iterations=iterations, seed=seed)
@@ -81,7 +90,8 @@ class TopicModel:
         run_dir.mkdir(parents=True, exist_ok=True)
         return save_topic_model(run_dir, TopicModelFile(phi=self.phi, alpha=self.alpha, beta=self.beta,
                                                         vocab=self.vocab, tokenizer=self.tokenizer,
-                                                        algorithm=self.algorithm, factors=self.factors))
+                                                        algorithm=self.algorithm, factors=self.factors,
+                                                        network=self.network))
 
     @classmethod
     def load(cls, run_dir: str | Path) -> TopicModel:
@@ -90,4 +100,4 @@ class TopicModel:
 
         f = load_topic_model(Path(run_dir))
         return cls(phi=f.phi, alpha=f.alpha, beta=f.beta, vocab=f.vocab, tokenizer=f.tokenizer, algorithm=f.algorithm,
-                   factors=f.factors)
+                   factors=f.factors, network=f.network)

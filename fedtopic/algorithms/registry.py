@@ -23,6 +23,8 @@ _ENTRIES: dict[str, str] = {
     "nmf": "fedtopic.algorithms.nmf:CentralizedNMF",
     "nmf-sgd": "fedtopic.algorithms.nmf_sgd:NMFSGD",
     "fednmf": "fedtopic.algorithms.fednmf:FedNMF",
+    "prodlda": "fedtopic.algorithms.prodlda:ProdLDA",
+    "gfedntm-prodlda": "fedtopic.algorithms.gfedntm:GFedNTMProdLDA",
 }
 
 

@@ -51,6 +51,10 @@ def infer(
     encoded = corpus_from_tokens([tokenizer.tokens(t) for _, t in docs], vocab, drop_empty=False)
     if model.factors is not None:  # NMF: non-negative least squares with W fixed
         theta = nnls_weights(counts_matrix(encoded), model.factors.T)
+    elif model.network is not None:  # neural: the posterior mean
+        from fedtopic.neural.ntm_model import theta_from_network
+
+        theta = theta_from_network(model.network, counts_matrix(encoded))
     else:
         theta = fold_in(model.phi, encoded.words, encoded.doc_ptr, model.alpha, iterations=iterations, seed=seed)
     known = encoded.doc_lengths()

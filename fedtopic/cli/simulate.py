@@ -93,11 +93,20 @@ def simulate(
             summary = simulate_run(data, algorithm, spec, run_dir, harness, say=lambda msg: status.update(msg))
         gap = (f"; centralized {summary['centralized_perplexity']:.1f} "
                f"({100 * summary['perplexity_gap_vs_centralized']:+.2f} %)") if compare_centralized else ""
-        quality = (f"WE coherence {summary['we_coherence']:.3f}, NPMI {summary['npmi']:.3f}"
-                   + (f", macro-F1 {summary['macro_f1']:.3f}, accuracy {summary['accuracy']:.3f}"
-                      if "macro_f1" in summary else "")
-                   if algo.family == "nmf" else f"perplexity {summary['perplexity']:.1f}{gap}")
-        line = (f"[bold]{algorithm}[/] ({protection}) on {data.name}: {quality}, {summary['rounds']} rounds, "
+        if algo.family == "nmf":
+            quality = (f"WE coherence {summary['we_coherence']:.3f}, NPMI {summary['npmi']:.3f}"
+                       + (f", macro-F1 {summary['macro_f1']:.3f}, accuracy {summary['accuracy']:.3f}"
+                          if "macro_f1" in summary else ""))
+        elif algo.family == "ntm":
+            quality = (f"NPMI {summary['npmi']:.3f}, diversity {summary['topic_diversity']:.2f}"
+                       + (f", TSS {summary['tss']:.2f} of {summary['tss_perfect']:.0f}, DSS {summary['dss']:.4f}"
+                          if "tss" in summary else "")
+                       + (f", macro-F1 {summary['macro_f1']:.3f}" if "macro_f1" in summary else ""))
+            summary["rounds"] = summary["epochs"]
+        else:
+            quality = f"perplexity {summary['perplexity']:.1f}{gap}"
+        unit = "epochs" if algo.family == "ntm" else "rounds"
+        line = (f"[bold]{algorithm}[/] ({protection}) on {data.name}: {quality}, {summary['rounds']} {unit}, "
                 f"{summary['wall_seconds']:.1f} s")
     else:
         from fedtopic.cli.live import PartyBoard

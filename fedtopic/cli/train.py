@@ -64,7 +64,8 @@ def train(
     stdout_console.print(
         f"[bold]{algorithm}[/] on {summary['dataset']} ({summary['parties']} parties, K={topics}, {iterations} iterations): "
         + (f"WE coherence {summary['we_coherence']:.3f}, " if "we_coherence" in summary
-           else f"perplexity {summary['perplexity']:.1f}, ")
+           else f"TSS {summary['tss']:.2f} of {summary['tss_perfect']:.0f}, DSS {summary['dss']:.4f}, " if "tss" in summary
+           else "" if summary["perplexity"] != summary["perplexity"] else f"perplexity {summary['perplexity']:.1f}, ")
         + f"NPMI {summary['npmi']:.3f}, diversity {summary['topic_diversity']:.2f}"
         + (f", macro-F1 {summary['macro_f1']:.3f}" if "macro_f1" in summary else "")
         + (f", accuracy {summary['accuracy']:.3f}" if "accuracy" in summary else "")
@@ -76,5 +77,6 @@ def train(
             f"privacy: ({p['epsilon']:.4g}, {p['delta']:g})-DP (Balle et al. 2020; classic {p['epsilon_classic']:.4g}); "
             f"RDP {p['rdp_at_order']:.4g} at order {p['order']} over {p['steps']} iterations "
             f"(γ = {p['sampling_rate']:g}, σ = {p['noise_multiplier']:.4g}; stopped by {summary['stopped_by']})")
-    files = "summary.json, topics.json, model.npz" + ("" if "we_coherence" in summary else ", perplexity.png, loglik.png")
+    files = "summary.json, topics.json, model.npz" + ("" if summary["perplexity"] != summary["perplexity"]
+                                                      else ", perplexity.png, loglik.png")
     stdout_console.print(f"run folder: {run_dir} ({files})")

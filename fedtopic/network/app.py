@@ -26,6 +26,7 @@ from fedtopic.network.limits import BodyLimitMiddleware
 from fedtopic.network.routes import ops, v1
 from fedtopic.network.service import Aggregator
 from fedtopic.network.settings import AggregatorSettings
+from fedtopic.network.signal import RoundSignal
 from fedtopic.network.store import Store
 
 TICK_SECONDS = 0.2
@@ -71,8 +72,12 @@ def create_app(settings: AggregatorSettings) -> FastAPI:
                             default_deadline=settings.straggler_deadline_seconds,
                             memory_budget=settings.memory_budget_bytes)
 
+    signal = RoundSignal()
+    aggregator.on_change = signal.notify
+
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        signal.bind(asyncio.get_running_loop())
         task = asyncio.create_task(_ticker(aggregator))
         try:
             yield
@@ -87,6 +92,7 @@ def create_app(settings: AggregatorSettings) -> FastAPI:
                               "pluggable combiners.")
     app.state.settings = settings
     app.state.aggregator = aggregator
+    app.state.round_signal = signal
     app.state.nonce_guard = NonceGuard(settings.max_clock_skew_seconds, store)
     app.add_exception_handler(Rejection, _on_rejection)
     app.add_exception_handler(RequestValidationError, _on_invalid_request)

@@ -9,6 +9,7 @@ from fastapi import Depends, Header, Path, Request
 from fedtopic.network.errors import Rejection
 from fedtopic.network.service import Aggregator
 from fedtopic.network.settings import AggregatorSettings
+from fedtopic.network.signal import RoundSignal
 from fedtopic.network.wire import ID_PATTERN
 
 SessionId = Annotated[str, Path(pattern=ID_PATTERN, description="session id")]
@@ -33,7 +34,12 @@ async def _raw_body(request: Request) -> bytes:
     return await request.body()  # bounded and hash-checked by AuthGate before the route runs
 
 
+def _round_signal(request: Request) -> RoundSignal:
+    return request.app.state.round_signal
+
+
 AggregatorDep = Annotated[Aggregator, Depends(_aggregator)]
+RoundSignalDep = Annotated[RoundSignal, Depends(_round_signal)]
 SettingsDep = Annotated[AggregatorSettings, Depends(_settings)]
 RawBody = Annotated[bytes, Depends(_raw_body)]
 

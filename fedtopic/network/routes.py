@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from typing import Annotated
@@ -15,6 +14,7 @@ from fedtopic.network.deps import (
     RawBody,
     RequestParty,
     RoundNumber,
+    RoundSignalDep,
     SessionId,
     SettingsDep,
     UpdateParty,
@@ -31,6 +31,7 @@ from fedtopic.network.schemas import (
     VocabularyIn,
     VocabularyOut,
 )
+from fedtopic.network.signal import wait_for
 from fedtopic.network.wire import (
     H_CLOSE_REASON,
     H_CONTRIBUTORS,
@@ -39,7 +40,7 @@ from fedtopic.network.wire import (
     PAYLOAD_MEDIA_TYPE,
 )
 
-POLL_SECONDS = 0.05
+MAX_SLEEP_SECONDS = 1.0  # a long-poll re-checks at least this often even if no close woke it
 _BINARY = {PAYLOAD_MEDIA_TYPE: {"schema": {"type": "string", "format": "binary"}}}
 _PROBLEMS = {code: {"model": Problem} for code in (401, 403, 404, 409, 413, 422)}
 
@@ -122,7 +123,7 @@ def _not_ready(code: str, detail: str, **extra: object) -> Response:
                                                           "with dropped and survivors) waiting for this party's "
                                                           "mask recovery message"}})
 async def get_aggregate(session_id: SessionId, round: RoundNumber, party: RequestParty, aggregator: AggregatorDep,
-                        settings: SettingsDep,
+                        settings: SettingsDep, signal: RoundSignalDep,
                         wait: Annotated[float, Query(ge=0, le=600, description="long-poll seconds")] = 0.0) -> Response:
     """Data transmitter: the round's aggregate (200); 425 if the round is still open after ``wait`` seconds,
     or at once if it waits for this party's recovery message."""
@@ -139,10 +140,13 @@ async def get_aggregate(session_id: SessionId, round: RoundNumber, party: Reques
         if remaining <= 0:
             return _not_ready("not_ready", f"round {round} is still open")
         deadline = time.monotonic() + remaining
-        while not aggregator.is_closed(session_id, round) and time.monotonic() < deadline:
+        while True:
+            event = signal.current()  # before the checks: a close in between still sets it
+            if aggregator.is_closed(session_id, round) or time.monotonic() >= deadline:
+                break
             if aggregator.recovery_wanted(session_id, round, party) is not None:
                 break
-            await asyncio.sleep(POLL_SECONDS)
+            await wait_for(event, min(MAX_SLEEP_SECONDS, deadline - time.monotonic()))
     headers = {H_CONTRIBUTORS: ",".join(row.contributors), H_MISSING: ",".join(row.missing),
                H_CLOSE_REASON: row.close_reason, H_SHA256: row.sha256}
     return Response(content=row.payload, media_type=PAYLOAD_MEDIA_TYPE, headers=headers)

@@ -94,6 +94,7 @@ class Aggregator:
         self._clock = clock
         self._lock = threading.RLock()
         self._sessions: dict[str, _Session] = {}
+        self.on_change: Callable[[], None] = lambda: None  # called when a round closes, fails or wants recovery
         for sid, spec, by, at in store.sessions():  # resume: every session's open round from disk
             self._sessions[sid] = self._load(sid, spec, by, at)
 
@@ -259,6 +260,12 @@ class Aggregator:
 
     # data aggregator ---------------------------------------------------------------
     def _close(self, sess: _Session, reason: str, now: float) -> None:
+        try:
+            self._close_round(sess, reason, now)
+        finally:
+            self.on_change()  # wake the long-polls: closed, failed or waiting for recovery
+
+    def _close_round(self, sess: _Session, reason: str, now: float) -> None:
         state = sess.state
         sid = state.session
         order = {p: i for i, p in enumerate(state.expected)}  # session order, not arrival: float sums reproducible

@@ -177,10 +177,10 @@ def posterior_theta(flat: Any, shapes: Shapes, x: Any, ctx: Any | None, running:
         return torch.softmax(_bn(mu_pre, running.mu), dim=1).numpy()
 
 
-def topics(flat: Any, shapes: Shapes) -> np.ndarray:
+def topics(flat: np.ndarray, shapes: Shapes) -> np.ndarray:
     """Φ float64[K,V]: softmax over words of each row of β (the topic-word weights the decoder mixes)."""
     with torch.no_grad():
-        return torch.softmax(unflatten(flat, shapes)["beta"], dim=1).numpy()
+        return torch.softmax(unflatten(torch.from_numpy(flat), shapes)["beta"], dim=1).numpy()
 
 
 def update_running(running: Stats, batch: Stats, n: int) -> Stats:

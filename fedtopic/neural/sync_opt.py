@@ -90,7 +90,8 @@ class NodeStep:
         """Phase 3: ∂L_ℓ/∂(mean, var) of the decoder layer, float64[2V]; L_ℓ = this node's documents' loss / N."""
         (self.s2,) = stats_from_sums(dec_total, self.shapes.vocabulary, self.union)
         self.loss = doc_losses(self.p, self.x, self.dec_pre, self.s2, self.mu, self.lv).sum() / self.union
-        g = torch.autograd.grad(self.loss, list(self.s2), retain_graph=True)
+        g = torch.autograd.grad(self.loss, list(self.s2), retain_graph=True, allow_unused=True,
+                                materialize_grads=True)
         return torch.cat(g).detach().numpy()
 
     def grad_encoder_stats(self, g_dec_total: np.ndarray) -> np.ndarray:
@@ -99,7 +100,8 @@ class NodeStep:
         mean2 = self.s2[0].detach().numpy()
         self.g_p2 = torch.from_numpy(pull_back(g_dec_total[:v], g_dec_total[v:], mean2, self.union))
         q = self.loss + (self.g_p2 * self.p2).sum()
-        g = torch.autograd.grad(q, [*self.s1[0], *self.s1[1]], retain_graph=True)
+        g = torch.autograd.grad(q, [*self.s1[0], *self.s1[1]], retain_graph=True, allow_unused=True,
+                                materialize_grads=True)
         return torch.cat(g).detach().numpy()
 
     def gradient(self, g_enc_total: np.ndarray) -> np.ndarray:
@@ -111,7 +113,7 @@ class NodeStep:
             parts.append(pull_back(g[:k], g[k:], self.s1[layer][0].detach().numpy(), self.union))
         g_p1 = torch.from_numpy(np.concatenate(parts))
         q = self.loss + (self.g_p2 * self.p2).sum() + (g_p1 * self.p1).sum()
-        (grad,) = torch.autograd.grad(q, [self.w])
+        (grad,) = torch.autograd.grad(q, [self.w], allow_unused=True, materialize_grads=True)
         return grad.detach().numpy()
 
     def batch_stats(self) -> Stats:

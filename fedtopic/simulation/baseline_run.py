@@ -65,6 +65,10 @@ def run_baseline(
         from fedtopic.simulation.nmf_run import run_nmf_baseline
 
         return run_nmf_baseline(data, algorithm, spec, out, progress=progress)
+    if algo.family == "ntm":  # neural topic models: no comparable likelihood
+        from fedtopic.simulation.ntm_run import run_ntm_baseline
+
+        return run_ntm_baseline(data, algorithm, spec, out, progress=progress)
     alpha = algo.evaluation_alpha(spec)
     curve_test = _curve_corpus(data.test, spec.seed)
     curve: dict[int, list[tuple[int, float]]] = {}

@@ -53,6 +53,10 @@ def simulate_run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: P
         )
 
         return simulate_iftm(data, spec, run_dir, algorithm=algorithm, say=say)
+    if Mode.sync in algo.modes and algo.family == "ntm":
+        from fedtopic.simulation.gfedntm_loopback import simulate_gfedntm
+
+        return simulate_gfedntm(data, spec, run_dir, algorithm=algorithm, protection=harness.protection, say=say)
     if Mode.sync in algo.modes and algo.family == "nmf":
         from fedtopic.simulation.fednmf_loopback import simulate_fednmf
 

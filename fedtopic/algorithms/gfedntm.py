@@ -1,0 +1,34 @@
+"""``gfedntm-prodlda``: gFedNTM (Calvo-Bartolomé et al.), federated ProdLDA by synchronous per-mini-batch
+aggregation (Alg. 1 stage 2, Eqs. 1-3) through the aggregator, exact under BatchNorm (``neural.sync_opt``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fedtopic.algorithms.base import Algorithm, Mode, TrainSpec, UpdateSpec
+from fedtopic.algorithms.ntm_options import FEDERATED_OPTIONS
+from fedtopic.corpus.types import Corpus
+
+
+class GFedNTMProdLDA(Algorithm):
+    name = "gfedntm-prodlda"
+    summary = ("federated ProdLDA: at every mini-batch step the nodes' gradients (and BatchNorm statistics) are "
+               "summed and every node applies the same Adam step, so it trains the centralised model")
+    paper = "gFedNTM (Calvo-Bartolomé et al.), Alg. 1 and Eqs. 1-3"
+    modes = frozenset({Mode.sync})
+    options = FEDERATED_OPTIONS
+    update = UpdateSpec("dense", ("dense-sum", "mask"),
+                        "per step five float64 sums: encoder and decoder BatchNorm sums, their gradients, and the "
+                        "gradient of the union batch's loss (mask: fixed point 2^-32)")
+    family = "ntm"
+
+    def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec) -> Any:
+        """The node (``neural.ntm_train.FederatedNode``)."""
+        from fedtopic.algorithms.ntm_options import ntm_settings
+        from fedtopic.models.nnls import counts_matrix
+        from fedtopic.neural.ntm_train import FederatedNode
+
+        if corpus.n_words < 1:
+            raise ValueError(f"node {party_id} has an empty vocabulary")
+        return FederatedNode(index, counts_matrix(corpus), None, spec.topics,
+                             ntm_settings(spec.options, spec.iterations), spec.seed)

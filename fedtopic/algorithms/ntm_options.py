@@ -1,0 +1,28 @@
+"""Options of the neural topic models (ProdLDA / gFedNTM), with contextualized-topic-models' defaults."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from fedtopic.algorithms.base import Option, OptionValue
+
+NTM_OPTIONS: tuple[Option, ...] = (
+    Option("lr", float, 2e-3, "Adam's learning rate (betas 0.99/0.99)", minimum=0.0, exclusive_minimum=True),
+    Option("batch", int, 64, "mini-batch size (per node in gfedntm)", minimum=2),
+)
+CENTRAL_OPTIONS: tuple[Option, ...] = NTM_OPTIONS + (
+    Option("patience", int, 5, "early stopping: epochs without a better validation loss (25 % split)", minimum=1),
+)
+FEDERATED_OPTIONS: tuple[Option, ...] = NTM_OPTIONS + (
+    Option("tolerance", float, 1e-4, "stop when an epoch changes the weights by less than this, relatively "
+           "(paper §3.2)", minimum=0.0),
+)
+
+
+def ntm_settings(options: Mapping[str, OptionValue], epochs: int):  # -> fedtopic.neural.ntm_train.NTMSettings
+    """The training settings from parsed options (imports torch: call only when training)."""
+    from fedtopic.neural.ntm_train import NTMSettings
+
+    return NTMSettings(lr=float(options["lr"]), batch=int(options["batch"]), epochs=epochs,  # type: ignore[arg-type]
+                       patience=int(options.get("patience") or 5),  # type: ignore[arg-type]
+                       tolerance=float(options.get("tolerance") or 0.0))  # type: ignore[arg-type]

@@ -1,0 +1,48 @@
+"""``prodlda``: ProdLDA (Srivastava & Sutton 2017) trained centralised, the gFedNTM paper's collaborative model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fedtopic.algorithms.base import (
+    Algorithm,
+    Fitted,
+    IterationCallback,
+    Mode,
+    TrainSpec,
+)
+from fedtopic.algorithms.lda_family import merge_corpora
+from fedtopic.algorithms.model import TopicModel
+from fedtopic.algorithms.ntm_options import CENTRAL_OPTIONS, ntm_settings
+from fedtopic.corpus.types import Corpus
+from fedtopic.models.nnls import counts_matrix
+
+
+class ProdLDA(Algorithm):
+    name = "prodlda"
+    summary = "ProdLDA (autoencoded variational inference, product of experts decoder) on all documents"
+    paper = "gFedNTM (Calvo-Bartolomé et al.), §3-4: the centralised model; Srivastava & Sutton 2017"
+    modes = frozenset({Mode.centralised})
+    options = CENTRAL_OPTIONS
+    family = "ntm"
+
+    def fit(self, parts: Sequence[Corpus], spec: TrainSpec,
+            callback: IterationCallback | None = None) -> list[Fitted]:
+        """``iterations`` is the epoch budget; the epoch with the best validation loss is kept."""
+        from fedtopic.neural.ntm_model import network_arrays
+        from fedtopic.neural.ntm_train import train_centralised
+        from fedtopic.neural.prodlda import topics
+
+        corpus = merge_corpora(parts)
+        if corpus.n_docs < 4:
+            raise ValueError(f"prodlda needs at least 4 documents, got {corpus.n_docs}")
+        counts = counts_matrix(corpus)
+        model = train_centralised(counts, None, spec.topics, ntm_settings(spec.options, spec.iterations),
+                                  seed=spec.seed,
+                                  on_epoch=None if callback is None else (lambda e, _v: callback(0, e, None)))
+        phi = topics(model.flat, model.shapes)
+        best = min(model.history, key=lambda h: h["validation_loss"])
+        topic_model = TopicModel(phi, 0.0, 0.0, corpus.vocab, algorithm=self.name, network=network_arrays(model))
+        return [Fitted(topic_model, model.theta(counts),
+                       {"epochs": len(model.history), "best_epoch": int(best["epoch"]),
+                        "validation_loss": float(best["validation_loss"])})]

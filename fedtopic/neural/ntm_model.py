@@ -1,0 +1,50 @@
+"""A trained neural topic model as plain arrays (what a run folder stores) and back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from fedtopic.errors import ModelError
+from fedtopic.neural.ntm_train import NTMModel
+from fedtopic.neural.prodlda import Shapes, Stats
+from fedtopic.neural.require import require_torch
+
+torch: Any = require_torch("ProdLDA / CombinedTM")
+
+_LAYERS = ("mu", "lv", "dec")
+
+
+def network_arrays(model: NTMModel) -> dict[str, np.ndarray]:
+    """The encoder's flat weights, the shapes (V, K, d) and the BatchNorm running statistics."""
+    out = {"flat": model.flat, "shapes": np.array([model.shapes.vocabulary, model.shapes.topics,
+                                                    model.shapes.context])}
+    for layer in _LAYERS:
+        mean, var = getattr(model.running, layer)
+        out[f"{layer}_mean"], out[f"{layer}_var"] = np.asarray(mean), np.asarray(var)
+    return out
+
+
+def model_from_network(arrays: dict[str, np.ndarray]) -> NTMModel:
+    """The ``NTMModel`` of ``network_arrays``; ModelError if something is missing or inconsistent."""
+    try:
+        v, k, d = (int(x) for x in arrays["shapes"])
+        shapes = Shapes(v, k, d)
+        stats = {layer: (torch.from_numpy(arrays[f"{layer}_mean"]), torch.from_numpy(arrays[f"{layer}_var"]))
+                 for layer in _LAYERS}
+        flat = np.asarray(arrays["flat"], dtype=np.float64)
+    except (KeyError, ValueError, TypeError) as exc:
+        raise ModelError(f"the model's network arrays are incomplete ({exc})") from None
+    if flat.shape != (shapes.size,):
+        raise ModelError(f"the model's network has {flat.shape} weights, V={v}, K={k} needs {shapes.size}")
+    return NTMModel(shapes, flat, Stats(stats["mu"], stats["lv"], stats["dec"]))
+
+
+def theta_from_network(arrays: dict[str, np.ndarray], counts: sp.csr_matrix) -> np.ndarray:
+    """θ float64[D,K] of documents (counts over the model's vocabulary): the posterior mean's softmax."""
+    model = model_from_network(arrays)
+    if model.shapes.context:
+        raise ModelError("this model needs sentence embeddings of the documents (CombinedTM)")
+    return model.theta(counts)

@@ -1,0 +1,190 @@
+"""Training loops of ProdLDA / CombinedTM: centralised (early stopping) and one gFedNTM node (Sync-Opt).
+
+No I/O: the federated node gets a ``sum`` callable that returns the elementwise sum of every node's vector for
+a (phase, step) — the aggregator over HTTP in production, a plain sum in tests — so the same node code runs
+everywhere. Settings are the contextualized-topic-models defaults gFedNTM used: Adam lr 2e-3, betas 0.99/0.99,
+batch 64, early stopping with patience 5 on a 25 % validation split (centralised).
+
+Batches: epoch e of node ℓ shuffles its documents with a generator seeded (seed, ℓ, e); a federated step takes
+the next B of every node (a node whose epoch ran out contributes none), and ε and the dropout masks of the
+union batch come from a generator seeded (seed, step), each node taking the rows of its place in the union
+(nodes in session order), so the union batch is exactly a centralised batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from fedtopic.neural.prodlda import (
+    Shapes,
+    Stats,
+    batch_loss,
+    draw_noise,
+    init_params,
+    initial_running,
+    posterior_theta,
+    update_running,
+)
+from fedtopic.neural.require import require_torch
+from fedtopic.neural.sync_opt import Adam, NodeStep
+
+torch: Any = require_torch("ProdLDA / CombinedTM")
+
+SumFn = Callable[[str, int, np.ndarray], np.ndarray]
+"""``sum(phase, step, vector)`` → the elementwise sum of every node's vector for that phase and step."""
+
+
+@dataclass(frozen=True)
+class NTMSettings:
+    """Adam's rate, the per-node batch size, the epoch budget and the stopping rules."""
+
+    lr: float = 2e-3
+    batch: int = 64
+    epochs: int = 100
+    patience: int = 5  # centralised: epochs without a better validation loss
+    tolerance: float = 1e-4  # federated: stop when ‖W_e − W_{e−1}‖ / ‖W_{e−1}‖ falls below it
+
+
+@dataclass
+class NTMModel:
+    """Trained weights, BatchNorm running statistics and the history of the run."""
+
+    shapes: Shapes
+    flat: np.ndarray
+    running: Stats
+    history: list[dict[str, float]] = field(default_factory=list)
+
+    def theta(self, counts: sp.csr_matrix, ctx: np.ndarray | None = None, chunk: int = 2048) -> np.ndarray:
+        """θ float64[D,K] of documents: the posterior mean's softmax (deterministic)."""
+        out = []
+        w = torch.from_numpy(self.flat)
+        for start in range(0, counts.shape[0], chunk):
+            x = torch.from_numpy(counts[start:start + chunk].toarray())
+            c = None if ctx is None else torch.from_numpy(ctx[start:start + chunk])
+            out.append(posterior_theta(w, self.shapes, x, c, self.running))
+        return np.vstack(out) if out else np.zeros((0, self.shapes.topics))
+
+
+def _tensor(counts: sp.csr_matrix, idx: np.ndarray) -> Any:
+    return torch.from_numpy(counts[idx].toarray())
+
+
+def _eval_loss(flat: np.ndarray, shapes: Shapes, counts: sp.csr_matrix, ctx: np.ndarray | None,
+               running: Stats, chunk: int = 2048) -> float:
+    """Mean per-document loss in evaluation mode (running statistics, no dropout, ε = 0)."""
+    from fedtopic.neural.prodlda import _bn, decode_pre, doc_losses, encode, unflatten
+
+    total = 0.0
+    with torch.no_grad():
+        p = unflatten(torch.from_numpy(flat), shapes)
+        for start in range(0, counts.shape[0], chunk):
+            idx = np.arange(start, min(start + chunk, counts.shape[0]))
+            x = _tensor(counts, idx)
+            c = None if ctx is None else torch.from_numpy(ctx[idx])
+            noise = draw_noise(np.random.default_rng(0), len(idx), shapes.topics, training=False)
+            mu_pre, lv_pre = encode(p, x, c, noise.keep_hidden)
+            dec, (mu, lv) = decode_pre(p, _bn(mu_pre, running.mu), _bn(lv_pre, running.lv), noise)
+            total += float(doc_losses(p, x, dec, running.dec, mu, lv).sum())
+    return total / max(counts.shape[0], 1)
+
+
+def train_centralised(counts: sp.csr_matrix, ctx: np.ndarray | None, topics: int, settings: NTMSettings, *,
+                      seed: int, on_epoch: Callable[[int, float], None] | None = None) -> NTMModel:
+    """ProdLDA (ctx None) or CombinedTM on all documents: 75 % train, 25 % validation, the best epoch kept."""
+    n = counts.shape[0]
+    if n < 4:
+        raise ValueError(f"need at least 4 documents to train with a validation split, got {n}")
+    shapes = Shapes(counts.shape[1], topics, 0 if ctx is None else ctx.shape[1])
+    rng = np.random.default_rng([seed, 0x50524F44])
+    order = rng.permutation(n)
+    cut = n - max(1, n // 4)
+    train_idx, val_idx = np.sort(order[:cut]), np.sort(order[cut:])
+    flat = init_params(shapes, np.random.default_rng([seed, 0x57]))
+    adam, running = Adam(shapes.size, settings.lr), initial_running(shapes)
+    best = (np.inf, flat, running, 0)
+    model = NTMModel(shapes, flat, running)
+    step = 0
+    for epoch in range(settings.epochs):
+        perm = train_idx[np.random.default_rng([seed, 0, epoch]).permutation(len(train_idx))]
+        for start in range(0, len(perm), settings.batch):
+            idx = perm[start:start + settings.batch]
+            if len(idx) < 2:  # BatchNorm needs two documents
+                continue
+            w = torch.tensor(flat, requires_grad=True)
+            noise = draw_noise(np.random.default_rng([seed, 1, step]), len(idx), topics)
+            loss, stats = batch_loss(w, shapes, _tensor(counts, idx),
+                                     None if ctx is None else torch.from_numpy(ctx[idx]), noise)
+            (grad,) = torch.autograd.grad(loss / len(idx), [w])
+            flat = adam.step(flat, grad.numpy())
+            running = update_running(running, stats, len(idx))
+            step += 1
+        val = _eval_loss(flat, shapes, counts[val_idx], None if ctx is None else ctx[val_idx], running)
+        model.history.append({"epoch": epoch + 1, "validation_loss": val})
+        if on_epoch is not None:
+            on_epoch(epoch + 1, val)
+        if val < best[0]:
+            best = (val, flat.copy(), running, epoch + 1)
+        elif epoch + 1 - best[3] >= settings.patience:
+            break
+    model.flat, model.running = best[1], best[2]
+    return model
+
+
+class FederatedNode:
+    """Node ℓ of a gFedNTM consortium: its documents, the replicated W, Adam state and running statistics."""
+
+    PHASES = ("enc", "dec", "gdec", "genc", "grad")
+
+    def __init__(self, index: int, counts: sp.csr_matrix, ctx: np.ndarray | None, topics: int,
+                 settings: NTMSettings, seed: int) -> None:
+        self.index, self.counts, self.ctx, self.settings, self.seed = index, counts, ctx, settings, seed
+        self.shapes = Shapes(counts.shape[1], topics, 0 if ctx is None else ctx.shape[1])
+        self.flat = init_params(self.shapes, np.random.default_rng([seed, 0x57]))
+        self.adam, self.running = Adam(self.shapes.size, settings.lr), initial_running(self.shapes)
+        self.step = 0
+        self.epoch = 0
+        self.history: list[dict[str, float]] = []
+
+    def steps_per_epoch(self, sizes: list[int]) -> int:
+        """Steps of one epoch: until the largest node has used all its documents."""
+        return max(-(-n // self.settings.batch) for n in sizes)
+
+    def train_epoch(self, sizes: list[int], total: SumFn) -> float:
+        """One epoch of Sync-Opt steps; returns ‖ΔW‖ / ‖W‖ over it. ``sizes``: every node's document count."""
+        before = self.flat.copy()
+        perm = np.random.default_rng([self.seed, self.index, self.epoch]).permutation(self.counts.shape[0])
+        b = self.settings.batch
+        for s in range(self.steps_per_epoch(sizes)):
+            idx = perm[s * b:(s + 1) * b]
+            takes = [max(0, min(b, n - s * b)) for n in sizes]
+            union, offset = sum(takes), sum(takes[:self.index])
+            if union < 2:  # BatchNorm needs two documents; every node sees the same sizes and skips alike
+                continue
+            noise = draw_noise(np.random.default_rng([self.seed, 1, self.step]), union, self.shapes.topics)
+            node = NodeStep(self.flat, self.shapes, self.counts[idx].toarray(),
+                            None if self.ctx is None else self.ctx[idx], noise.rows(offset, offset + len(idx)), union)
+            enc = total("enc", self.step, node.sums_encoder())
+            dec = total("dec", self.step, node.sums_decoder(enc))
+            g_dec = total("gdec", self.step, node.grad_decoder_stats(dec))
+            g_enc = total("genc", self.step, node.grad_encoder_stats(g_dec))
+            grad = total("grad", self.step, node.gradient(g_enc))
+            self.flat = self.adam.step(self.flat, grad)
+            self.running = update_running(self.running, node.batch_stats(), union)
+            self.step += 1
+        self.epoch += 1
+        change = float(np.linalg.norm(self.flat - before) / max(np.linalg.norm(before), 1e-300))
+        self.history.append({"epoch": self.epoch, "relative_change": change})
+        return change
+
+    def model(self) -> NTMModel:
+        return NTMModel(self.shapes, self.flat.copy(), self.running, list(self.history))
+
+    def phase_sizes(self) -> dict[str, int]:
+        """Length of every phase's vector (one dense session each)."""
+        k, v = self.shapes.topics, self.shapes.vocabulary
+        return {"enc": 4 * k, "dec": 2 * v, "gdec": 2 * v, "genc": 4 * k, "grad": self.shapes.size}
