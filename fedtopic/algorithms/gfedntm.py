@@ -8,6 +8,7 @@ from typing import Any
 from fedtopic.algorithms.base import Algorithm, Mode, TrainSpec, UpdateSpec
 from fedtopic.algorithms.ntm_options import FEDERATED_OPTIONS
 from fedtopic.corpus.types import Corpus
+from fedtopic.errors import ConfigError
 
 
 class GFedNTMProdLDA(Algorithm):
@@ -29,6 +30,6 @@ class GFedNTMProdLDA(Algorithm):
         from fedtopic.neural.ntm_train import FederatedNode
 
         if corpus.n_words < 1:
-            raise ValueError(f"node {party_id} has an empty vocabulary")
+            raise ConfigError(f"node {party_id} has an empty vocabulary")
         return FederatedNode(index, counts_matrix(corpus), None, spec.topics,
                              ntm_settings(spec.options, spec.iterations), spec.seed)

@@ -15,6 +15,7 @@ from fedtopic.algorithms.lda_family import merge_corpora
 from fedtopic.algorithms.model import TopicModel
 from fedtopic.algorithms.ntm_options import CENTRAL_OPTIONS, ntm_settings
 from fedtopic.corpus.types import Corpus
+from fedtopic.errors import ConfigError
 from fedtopic.models.nnls import counts_matrix
 
 
@@ -35,7 +36,7 @@ class ProdLDA(Algorithm):
 
         corpus = merge_corpora(parts)
         if corpus.n_docs < 4:
-            raise ValueError(f"prodlda needs at least 4 documents, got {corpus.n_docs}")
+            raise ConfigError(f"prodlda needs at least 4 documents (a quarter is held out for early stopping), got {corpus.n_docs}")
         counts = counts_matrix(corpus)
         model = train_centralised(counts, None, spec.topics, ntm_settings(spec.options, spec.iterations),
                                   seed=spec.seed,

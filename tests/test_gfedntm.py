@@ -1,0 +1,119 @@
+"""gFedNTM through a real aggregator: the nodes' model equals the in-process Sync-Opt run (none) and the masked run
+to fixed-point precision; prodlda and gfedntm-prodlda from the CLI; one-line errors."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from fedtopic.algorithms.registry import get_algorithm  # noqa: E402
+from fedtopic.cli.main import main  # noqa: E402
+from fedtopic.corpus.training_data import split_corpus  # noqa: E402
+from fedtopic.corpus.types import Corpus  # noqa: E402
+from fedtopic.errors import ConfigError  # noqa: E402
+from fedtopic.neural.ntm_train import FederatedNode, NTMSettings  # noqa: E402
+from fedtopic.simulation.gfedntm_loopback import simulate_gfedntm  # noqa: E402
+
+pytestmark = pytest.mark.xdist_group("csfed-aggregator")
+
+
+def small_corpus(n_docs: int = 90, v: int = 40, seed: int = 0) -> Corpus:
+    rng = np.random.default_rng(seed)
+    topics = rng.dirichlet(np.full(v, 0.1), size=3)
+    words, ptr, labels = [], [0], []
+    for d in range(n_docs):
+        k = d % 3
+        words += list(rng.choice(v, size=int(rng.integers(8, 20)), p=topics[k]))
+        ptr.append(len(words))
+        labels.append(k)
+    return Corpus(np.array(words, dtype=np.int32), np.array(ptr, dtype=np.int64),
+                  tuple(f"word{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(v)),
+                  labels=np.array(labels, dtype=np.int32), label_names=("a", "b", "c"))
+
+
+def in_process(data, spec) -> np.ndarray:
+    """The same Sync-Opt with plain sums in node order (what the aggregator's dense-sum computes)."""
+    from fedtopic.models.nnls import counts_matrix
+
+    settings = NTMSettings(batch=int(spec.options["batch"]), epochs=spec.iterations, tolerance=0.0)
+    nodes = [FederatedNode(i, counts_matrix(c), None, spec.topics, settings, spec.seed)
+             for i, c in enumerate(data.parties)]
+    sizes = [n.counts.shape[0] for n in nodes]
+    pending: dict = {}
+    barrier = threading.Barrier(len(nodes))
+    lock = threading.Lock()
+
+    def make(i):
+        def total(phase, step, vector):  # every node's vector, then their sum in node order
+            with lock:
+                pending.setdefault((phase, step), [None] * len(nodes))[i] = vector
+            barrier.wait()
+            out = np.zeros_like(vector)
+            for v in pending[(phase, step)]:
+                out = out + v
+            barrier.wait()
+            return out
+        return total
+
+    for _ in range(spec.iterations):
+        threads = [threading.Thread(target=nodes[i].train_epoch, args=(sizes, make(i))) for i in range(len(nodes))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    return nodes[0].flat
+
+
+def test_aggregator_run_equals_in_process_sync_opt_and_mask_is_within_fixed_point(tmp_path):
+    data = split_corpus("small", small_corpus(), n_parties=3, scheme="a", seed=0)
+    spec = get_algorithm("gfedntm-prodlda").spec(3, 2, seed=1, options={"batch": "8", "tolerance": "0"})
+    plain = simulate_gfedntm(data, spec, tmp_path / "plain", say=lambda _: None)
+    masked = simulate_gfedntm(data, spec, tmp_path / "masked", protection="mask", say=lambda _: None)
+    w = {name: np.load(tmp_path / name / "model.npz")["net_flat"] for name in ("plain", "masked")}
+    assert np.array_equal(w["plain"], in_process(data, spec))  # the aggregator only sums, in node order
+    assert np.abs(w["masked"] - w["plain"]).max() < 1e-5
+    assert plain["epochs"] == 2 and plain["steps"] == masked["steps"] > 0 and 0 <= plain["macro_f1"] <= 1
+    assert masked["protection"] == "mask" and masked["bytes_per_node_step"] > 0
+
+
+def test_train_and_infer_prodlda(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["train", "--algorithm", "prodlda", "--dataset", "synthetic", "-k", "5", "--iterations", "2",
+                 "--out", str(out), "--format", "json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert 0 < s["tss"] <= s["tss_perfect"] == 10 and 0 <= s["dss"] <= 1 and s["epochs"] == 2
+    from fedtopic.algorithms.model import TopicModel
+    from fedtopic.corpus.datasets import load_dataset
+
+    model = TopicModel.load(out)
+    test = load_dataset("synthetic").test.subset(np.arange(5))
+    theta = model.transform(test)
+    np.testing.assert_allclose(theta.sum(axis=1), 1.0)
+    assert np.array_equal(theta, model.transform(test))  # the posterior mean: no sampling
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["-k", "1"], None),
+    (["--opt", "batch=1"], "batch must be ≥ 2"),
+    (["--opt", "tolerance=-1"], "tolerance must be ≥ 0"),
+])
+def test_bad_input_is_one_line(tmp_path, capsys, args, says):
+    code = main(["simulate", "--algorithm", "gfedntm-prodlda", "--dataset", "synthetic", "--parties", "2",
+                 "--iterations", "1", "--out", str(tmp_path / "x"), *args])
+    assert code != 0
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err
+    if says:
+        assert says in err and "\n" not in err
+
+
+def test_a_node_with_an_empty_vocabulary_is_refused():
+    empty = Corpus(np.zeros(0, dtype=np.int32), np.zeros(2, dtype=np.int64), ())
+    spec = get_algorithm("gfedntm-prodlda").spec(3, 1)
+    with pytest.raises(ConfigError, match="node p1 has an empty vocabulary"):
+        get_algorithm("gfedntm-prodlda").party("p1", 0, empty, spec)
