@@ -99,3 +99,34 @@ def test_vocab_align_through_the_aggregator_gives_every_party_the_same_union(tmp
     assert all(u == written for u in unions)
     assert sorted(written.words) == sorted(w for words in THEMES.values() for w in words)
     assert json.loads(capsys.readouterr().out)["words"] == len(written)
+
+
+def test_vocab_align_with_counts_is_the_centralised_merge(tmp_path, capsys):
+    """gFedNTM's consensus: every party posts its words with counts, all receive the pooled counts and apply the
+    same cut, which equals merging the parties' count files offline (the vocabulary of the pooled corpus)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fedtopic.corpus.readers import read_corpus
+    from fedtopic.corpus.vocab_counts import VocabularyCounts, merge_counts
+    from fedtopic.node.vocab_align import align_vocabulary_counts
+
+    config, cfg = make_consortium(tmp_path / "c", protection="none", iterations=4)
+    corpora = {pid: write_jsonl(tmp_path / f"{pid}.jsonl", theme_texts(30 + 10 * i, seed=40 + i))
+               for i, pid in enumerate(cfg.party_ids)}
+    first, *others = cfg.party_ids
+    out = tmp_path / "vocab.json"
+    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as agg, ThreadPoolExecutor(len(others)) as pool:
+        futures = [pool.submit(align_vocabulary_counts, cfg, config, pid, corpora[pid], url=agg.url, min_df=3,
+                               max_df=0.9, max_size=10, timeout=60, say=lambda _: None) for pid in others]
+        assert main(["vocab", "align", str(corpora[first]), "--config", str(config), "--party", first,
+                     "--url", agg.url, "--with-counts", "--min-df", "3", "--max-df", "0.9", "--max-size", "10",
+                     "--timeout", "60", "--out", str(out), "--format", "json"]) == 0
+        results = [f.result(timeout=60) for f in futures]
+    written = VocabularyCounts.load(out)
+    offline = merge_counts([VocabularyCounts.from_corpus(read_corpus(corpora[p], min_df=1, max_df=1.0))
+                            for p in cfg.party_ids], min_df=3, max_df=0.9, max_size=10)
+    for got in [written, *results]:
+        assert got.words == offline.words and got.documents == offline.documents
+        assert np.array_equal(got.document_frequency, offline.document_frequency)
+        assert np.array_equal(got.term_frequency, offline.term_frequency)
+    assert len(written.words) == 10

@@ -93,20 +93,31 @@ def align(
     session: Annotated[Optional[str], typer.Option(help="alignment session id (default: derived from the config)")] = None,
     timeout: Annotated[float, typer.Option(min=0.0, help="seconds to wait for the other parties' words")] = 3600.0,
     overwrite: Annotated[bool, typer.Option(help="replace --out if it exists")] = False,
+    with_counts: Annotated[bool, typer.Option(help="gFedNTM's consensus: post all words with their frequencies; --min-df/--max-df/--max-size then cut the pooled counts (the aggregator learns the frequencies)")] = False,
+    max_size: Annotated[Optional[int], typer.Option(min=1, help="--with-counts: keep the most frequent words only")] = None,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
     """Align the consortium's vocabulary through the aggregator: post this party's words (never counts or
-    documents), receive the union every party receives. Every party runs this; all get the same file."""
+    documents, unless --with-counts), receive what every party receives. Every party runs this; all get the same
+    file."""
     from fedtopic.cli.output import stderr_console
     from fedtopic.consortium.config import load_consortium
     from fedtopic.node.vocab_align import align_vocabulary
 
     _refuse_existing(out, overwrite)
     cfg = load_consortium(config)
-    vocab = align_vocabulary(cfg, config, party, corpus, key_file=key, url=url, session=session, min_df=min_df,
-                             max_df=max_df, timeout=timeout,
-                             say=lambda msg: stderr_console.print(msg, highlight=False))
-    out.write_text(vocab.to_json(), encoding="utf-8")
+    say = lambda msg: stderr_console.print(msg, highlight=False)  # noqa: E731
+    if with_counts:
+        from fedtopic.node.vocab_align import align_vocabulary_counts
+
+        counts = align_vocabulary_counts(cfg, config, party, corpus, key_file=key, url=url, session=session,
+                                         min_df=min_df, max_df=max_df, max_size=max_size, timeout=timeout, say=say)
+        counts.save(out)
+        vocab = counts.vocabulary()
+    else:
+        vocab = align_vocabulary(cfg, config, party, corpus, key_file=key, url=url, session=session, min_df=min_df,
+                                 max_df=max_df, timeout=timeout, say=say)
+        out.write_text(vocab.to_json(), encoding="utf-8")
     emit({"out": str(out), "words": len(vocab), "parties": len(cfg.parties)}, fmt,
          [f"{out}: {len(vocab):,} words aligned over {len(cfg.parties)} parties; "
           "run `fedtopic node run ... --corpus THEIR_DOCS --vocab` with this file"])

@@ -162,18 +162,23 @@ class AggregatorClient:
         """The session's spec and open round."""
         return SessionOut.model_validate(self._json("GET", f"/v1/sessions/{self.session}"))
 
-    def post_vocabulary(self, words: Sequence[str]) -> VocabularyOut:
-        """Post this party's vocabulary for alignment."""
-        return VocabularyOut.model_validate(
-            self._json("POST", f"/v1/sessions/{self.session}/vocabulary", {"words": list(words)}))
+    def post_vocabulary(self, words: Sequence[str], counts: Mapping[str, Any] | None = None) -> VocabularyOut:
+        """Post this party's vocabulary for alignment, with ``counts`` ({documents, document_frequency,
+        term_frequency}) for a frequency-weighted consensus."""
+        return VocabularyOut.model_validate(self._json("POST", f"/v1/sessions/{self.session}/vocabulary",
+                                                       {"words": list(words), **dict(counts or {})}))
 
     def wait_vocabulary(self, timeout: float, poll: float = 0.2) -> tuple[str, ...]:
         """The aligned (union) vocabulary once every party has posted; AggregateTimeout after ``timeout`` s."""
+        return tuple(self.aligned_vocabulary(timeout, poll).words or ())
+
+    def aligned_vocabulary(self, timeout: float, poll: float = 0.2) -> VocabularyOut:
+        """The complete alignment state (union, and pooled counts if everyone posted some)."""
         until = time.monotonic() + timeout
         while True:
             out = VocabularyOut.model_validate(self._json("GET", f"/v1/sessions/{self.session}/vocabulary"))
             if out.complete and out.words is not None:
-                return tuple(out.words)
+                return out
             if time.monotonic() >= until:
                 raise AggregateTimeout(f"vocabulary of session {self.session!r} incomplete after {timeout:.0f} s; "
                                        f"waiting for {', '.join(out.missing)}")

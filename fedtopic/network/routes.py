@@ -80,7 +80,8 @@ def get_session(session_id: SessionId, party: RequestParty, aggregator: Aggregat
 def post_vocabulary(session_id: SessionId, body: VocabularyIn, party: RequestParty,
                     aggregator: AggregatorDep) -> VocabularyOut:
     """Initializer: post this party's vocabulary (once; re-posting the same one is a no-op)."""
-    return aggregator.post_vocabulary(session_id, party, body.words)
+    return aggregator.post_vocabulary(session_id, party, body.words, body.documents, body.document_frequency,
+                                      body.term_frequency)
 
 
 @v1.get("/sessions/{session_id}/vocabulary")

@@ -47,9 +47,13 @@ class SessionOut(BaseModel):
 
 
 class VocabularyIn(_In):
-    """A party's local vocabulary (paper §6.1 step 2: vocabulary alignment)."""
+    """A party's local vocabulary (paper §6.1 step 2: vocabulary alignment), optionally with its counts
+    (gFedNTM Alg. 1 stage 1: the consensus weighs words by their pooled frequencies)."""
 
     words: list[Annotated[str, StringConstraints(min_length=1, max_length=256)]] = Field(max_length=5_000_000)
+    documents: int | None = Field(None, ge=0, le=2**40)
+    document_frequency: list[Annotated[int, Field(ge=0, le=2**40)]] | None = Field(None, max_length=5_000_000)
+    term_frequency: list[Annotated[int, Field(ge=0, le=2**48)]] | None = Field(None, max_length=5_000_000)
 
 
 class VocabularyOut(BaseModel):
@@ -62,6 +66,9 @@ class VocabularyOut(BaseModel):
     size: int | None = None
     sha256: str | None = Field(None, description="sha256 of the union joined by newlines, UTF-8")
     words: list[str] | None = None
+    documents: int | None = Field(None, description="pooled document count, when every party posted counts")
+    document_frequency: list[int] | None = Field(None, description="pooled per word of ``words``, likewise")
+    term_frequency: list[int] | None = None
 
 
 class UpdateReceipt(BaseModel):

@@ -32,7 +32,7 @@ from fedtopic.crypto.protect import RecoveryNeeded
 from fedtopic.errors import ConfigError
 from fedtopic.network.alignment import (
     alignment_state,
-    normalized_words,
+    normalized_counts,
     record_vocabulary,
 )
 from fedtopic.network.combiners import COMBINERS, Combiner, RoundContext, fold_update
@@ -183,13 +183,16 @@ class Aggregator:
     def _session_out(self, sess: _Session) -> SessionOut:
         return sess.out.model_copy(update={"current_round": sess.state.number})
 
-    def post_vocabulary(self, sid: str, party: str, words: list[str]) -> VocabularyOut:
-        """Record a party's vocabulary (idempotent); the union once every member has posted."""
-        local = normalized_words(words)
+    def post_vocabulary(self, sid: str, party: str, words: list[str], documents: int | None = None,
+                        document_frequency: list[int] | None = None,
+                        term_frequency: list[int] | None = None) -> VocabularyOut:
+        """Record a party's vocabulary, maybe with counts (idempotent); the union (and pooled counts) once every
+        member has posted."""
+        local, counts = normalized_counts(words, documents, document_frequency, term_frequency)
         with self._lock:
             sess = self._session(sid)
             self._member(sess, party)
-            record_vocabulary(self.store, sid, party, local)
+            record_vocabulary(self.store, sid, party, local, counts)
             return alignment_state(self.store, sid, sess.state.expected)
 
     def vocabulary(self, sid: str, party: str) -> VocabularyOut:

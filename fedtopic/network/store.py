@@ -311,14 +311,20 @@ class Store:
         return [(n, at, tuple(json.loads(m))) for n, at, m in rows]
 
     # vocabulary alignment ---------------------------------------------------------
-    def put_vocabulary(self, session: str, party: str, words: list[str], sha256: str) -> None:
-        """Store a party's vocabulary."""
-        self._write([("INSERT INTO vocabularies VALUES (?, ?, ?, ?)", (session, party, json.dumps(words), sha256))])
+    def put_vocabulary(self, session: str, party: str, words: list[str], sha256: str,
+                       counts: dict | None = None) -> None:
+        """Store a party's vocabulary (and its counts, in the same JSON column)."""
+        blob = json.dumps(words if counts is None else {"words": words, "counts": counts})
+        self._write([("INSERT INTO vocabularies VALUES (?, ?, ?, ?)", (session, party, blob, sha256))])
 
     def vocabulary_hashes(self, session: str) -> dict[str, str]:
         """party -> sha256 of the vocabulary it posted."""
         return dict(self._read("SELECT party, sha256 FROM vocabularies WHERE session = ?", (session,)))
 
-    def vocabularies(self, session: str) -> list[list[str]]:
-        """Every posted vocabulary of the session."""
-        return [json.loads(w) for (w,) in self._read("SELECT words FROM vocabularies WHERE session = ?", (session,))]
+    def vocabularies(self, session: str) -> list[tuple[list[str], dict | None]]:
+        """Every posted vocabulary of the session, with its counts or None."""
+        out = []
+        for (blob,) in self._read("SELECT words FROM vocabularies WHERE session = ?", (session,)):
+            doc = json.loads(blob)
+            out.append((doc, None) if isinstance(doc, list) else (doc["words"], doc["counts"]))
+        return out

@@ -17,8 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
 from fedtopic.consortium.config import ConsortiumConfig
 from fedtopic.corpus.readers import read_corpus
+from fedtopic.corpus.vocab_counts import VocabularyCounts
 from fedtopic.corpus.vocabulary import Vocabulary
 from fedtopic.errors import ConfigError
 from fedtopic.network.client import AggregatorClient
@@ -40,6 +43,22 @@ def local_words(corpus: Path, *, min_df: int, max_df: float) -> list[str]:
     return sorted(words)
 
 
+def _open(cfg: ConsortiumConfig, config_path: Path, party_id: str, key_file: Path | None, url: str | None,
+          session: str | None) -> AggregatorClient:
+    keys = load_own_keys(cfg, config_path, party_id, key_file)
+    client = AggregatorClient(url or cfg.aggregator.url, keys, session or vocabulary_session(cfg))
+    try:
+        client.open_session(cfg.party_ids, combiner="none", meta={"shape": [1, 1]},
+                            params={"purpose": VOCABULARY_PURPOSE})
+    except AggregatorRejected as exc:
+        client.close()
+        if exc.code == "session_conflict":
+            raise ConfigError(f"session {client.session!r} exists with other settings; pick another --session") \
+                from None
+        raise
+    return client
+
+
 def align_vocabulary(cfg: ConsortiumConfig, config_path: Path, party_id: str, corpus: Path, *,
                      key_file: Path | None = None, url: str | None = None, session: str | None = None,
                      min_df: int = 2, max_df: float = 0.5, timeout: float = 3600.0,
@@ -49,23 +68,45 @@ def align_vocabulary(cfg: ConsortiumConfig, config_path: Path, party_id: str, co
     Opens the session on first call (every party opens the same spec, so the
     later ones join); waits at most ``timeout`` seconds for the others.
     """
-    keys = load_own_keys(cfg, config_path, party_id, key_file)
     words = local_words(corpus, min_df=min_df, max_df=max_df)
     if not words:
         raise ConfigError(f"{corpus}: no word passes min_df={min_df}, max_df={max_df}; lower --min-df")
-    client = AggregatorClient(url or cfg.aggregator.url, keys, session or vocabulary_session(cfg))
+    client = _open(cfg, config_path, party_id, key_file, url, session)
     try:
-        try:
-            client.open_session(cfg.party_ids, combiner="none", meta={"shape": [1, 1]},
-                                params={"purpose": VOCABULARY_PURPOSE})
-        except AggregatorRejected as exc:
-            if exc.code == "session_conflict":
-                raise ConfigError(f"session {client.session!r} exists with other settings; pick another --session") \
-                    from None
-            raise
         say(f"party {party_id}: posting {len(words):,} words to {client.url}, session {client.session}")
         client.post_vocabulary(words)
         union = client.wait_vocabulary(timeout)
     finally:
         client.close()
     return Vocabulary(union)
+
+
+def align_vocabulary_counts(cfg: ConsortiumConfig, config_path: Path, party_id: str, corpus: Path, *,
+                            key_file: Path | None = None, url: str | None = None, session: str | None = None,
+                            min_df: int = 2, max_df: float = 0.5, max_size: int | None = None,
+                            timeout: float = 3600.0, say: Callable[[str], None] = print) -> VocabularyCounts:
+    """gFedNTM's consensus (Alg. 1 stage 1): post every word of this party's documents with its document and
+    term frequencies; every party receives the pooled counts and applies the same cut to them (min_df, max_df
+    on the pooled document frequencies, then the max_size most frequent), which is the vocabulary a
+    centralised corpus would have had. The aggregator learns every party's words *and* their frequencies."""
+    from fedtopic.corpus.vocab_counts import merge_counts
+
+    mine = VocabularyCounts.from_corpus(read_corpus(corpus, min_df=1, max_df=1.0))
+    if not mine.words:
+        raise ConfigError(f"{corpus}: this party's vocabulary is empty (no document has a word)")
+    client = _open(cfg, config_path, party_id, key_file, url, session)
+    try:
+        say(f"party {party_id}: posting {len(mine.words):,} words with counts to {client.url}, "
+            f"session {client.session}")
+        client.post_vocabulary(mine.words, {"documents": mine.documents,
+                                            "document_frequency": mine.document_frequency.tolist(),
+                                            "term_frequency": mine.term_frequency.tolist()})
+        out = client.aligned_vocabulary(timeout)
+    finally:
+        client.close()
+    if out.document_frequency is None or out.term_frequency is None or out.documents is None:
+        raise ConfigError(f"session {client.session!r}: another party posted its words without counts; "
+                          "every party must run `vocab align --with-counts`")
+    pooled = VocabularyCounts(tuple(out.words or ()), np.asarray(out.document_frequency, dtype=np.int64),
+                              np.asarray(out.term_frequency, dtype=np.int64), out.documents)
+    return merge_counts([pooled], min_df=min_df, max_df=max_df, max_size=max_size)
