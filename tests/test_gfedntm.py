@@ -117,3 +117,25 @@ def test_a_node_with_an_empty_vocabulary_is_refused():
     spec = get_algorithm("gfedntm-prodlda").spec(3, 1)
     with pytest.raises(ConfigError, match="node p1 has an empty vocabulary"):
         get_algorithm("gfedntm-prodlda").party("p1", 0, empty, spec)
+
+
+def test_gfedntm_node_processes_under_mask(tmp_path):
+    """Three `fedtopic node run` nodes under mask through a real aggregator end with one model."""
+    from _csfed_setup import make_consortium
+    from _node_procs import run_node_processes
+
+    from fedtopic.consortium.config import load_consortium, save_consortium
+    from fedtopic.simulation.aggregator_proc import AggregatorProcess
+
+    config, cfg = make_consortium(tmp_path / "c", protection="mask", iterations=2)
+    cfg = cfg.model_copy(update={"algorithm": cfg.algorithm.model_copy(update={
+        "name": "gfedntm-prodlda", "topics": 4, "options": {"batch": 128, "tolerance": 0.0}})})
+    save_consortium(cfg, config)
+    cfg = load_consortium(config)
+    logs = {p: tmp_path / f"{p}.log" for p in cfg.party_ids}
+    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as agg:
+        outs = run_node_processes(config, cfg.party_ids, agg.url, logs)
+    summaries = {p: json.loads(out) for p, out in outs.items()}
+    assert all(s["epochs"] == 2 and s["protection"] == "mask" and s["steps"] > 0 for s in summaries.values())
+    flats = [np.load(config.parent / "state" / p / "model" / "model.npz")["net_flat"] for p in cfg.party_ids]
+    assert all(np.array_equal(flats[0], f) for f in flats[1:])

@@ -70,6 +70,20 @@ def run_command(
             stdout_console.print(f"party {party}: {summary['rounds']} rounds, global model of {summary['global_topics']} "
                                  f"topics, held-out perplexity {summary['perplexity']:.1f}; in {summary['run']}")
         return
+    if Mode.sync in algorithm.modes and algorithm.family == "ntm":
+        from fedtopic.node.gfedntm_node import run_gfedntm_process
+
+        summary = run_gfedntm_process(cfg, config, party, key_file=key, corpus=corpus, vocab=vocab, url=url,
+                                      state_dir=state, session=session, round_timeout=round_timeout,
+                                      patience=patience, say=say, on_epoch=lambda rec: say(
+                                          f"{party} epoch {rec.epoch}: {rec.steps} steps, relative change "
+                                          f"{rec.relative_change:.2e}"))
+        if fmt is OutputFormat.json:
+            print_json(summary)
+        else:
+            stdout_console.print(f"node {party}: {summary['epochs']} epochs, NPMI {summary['npmi']:.3f}; "
+                                 f"in {summary['run']}")
+        return
     if Mode.sync in algorithm.modes and algorithm.family == "nmf":
         from fedtopic.node.fednmf_node import run_fednmf_node
 
