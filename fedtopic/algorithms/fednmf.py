@@ -18,7 +18,7 @@ class FedNMF(Algorithm):
     options = SGD_OPTIONS + FEDERATED_OPTIONS
     update = UpdateSpec("dense", ("dense-sum", "mask"),
                         "[N_i·(W_i − W), N_i·(θ_i − θ), N_i] float64 (zeros from unselected clients); "
-                        "mask: fixed point 2^-32, bound ±2^20")
+                        "mask: fixed point 2^-60, bound ±2^20")
     family = "nmf"
 
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec) -> Any:

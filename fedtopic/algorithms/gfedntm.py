@@ -20,7 +20,7 @@ class GFedNTMProdLDA(Algorithm):
     options = FEDERATED_OPTIONS
     update = UpdateSpec("dense", ("dense-sum", "mask"),
                         "per step five float64 sums: encoder and decoder BatchNorm sums, their gradients, and the "
-                        "gradient of the union batch's loss (mask: fixed point 2^-32)")
+                        "gradient of the union batch's loss (mask: fixed point 2^-60)")
     family = "ntm"
 
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec) -> Any:

@@ -1,8 +1,8 @@
 """A party's side of a summing session for real-valued vectors: open or join it, encode, sum round trips.
 
 Protection ``none``: a ``dense-sum`` session of float64[n] vectors (the aggregator sees every vector).
-Protection ``mask``: the vector in fixed point (``fedtopic.crypto.fixedpoint``: 2^−32 resolution, bound
-±2^20) carried by the ``mask`` scheme as an n × 1 matrix, so the aggregator sees uniform residues and learns
+Protection ``mask``: the vector in fixed point (``fedtopic.crypto.fixedpoint``: 2^−60 resolution, bound
+±2^20, two cells per value) carried by the ``mask`` scheme as a 2n × 1 matrix, so the aggregator sees uniform residues and learns
 neither a vector nor the sum; the first party of ``ids`` seals a fresh consortium mask secret for every party
 in the session params (the aggregator stores only ciphertexts), the others open it and check the session's
 meta and params are the ones they derive. Used by FedNMF (one session) and gFedNTM (one per message kind).
@@ -81,7 +81,7 @@ def open_dense_session(client: AggregatorClient, ids: Sequence[str], keys: Party
     index = list(ids).index(keys.party_id)
 
     def context(secret: bytes | None) -> ProtectionContext:
-        return ProtectionContext(session=client.session, round=0, shape=(n, 1), n_parties=len(ids),
+        return ProtectionContext(session=client.session, round=0, shape=(FIXED_POINT.cells(n), 1), n_parties=len(ids),
                                  party_index=index, max_value=FIXED_POINT.max_value,
                                  x25519_private=keys.x25519_private_key, party_publics=tuple(publics),
                                  mask_secret=secret)
