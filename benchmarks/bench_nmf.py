@@ -133,6 +133,7 @@ def main() -> None:
     ap.add_argument("--precision-rounds", type=int, default=50)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--softplus-only", action="store_true", help="only the parameterised alternative of part 1")
+    ap.add_argument("--skip-part1", action="store_true", help="only the federated parts")
     args = ap.parse_args()
     if args.softplus_only:
         sp_out = softplus_variant(args.topics, args.epochs)
@@ -141,12 +142,13 @@ def main() -> None:
         if args.json:
             args.json.write_text(json.dumps(sp_out, indent=2))
         return
-    out: dict = {"part1": part1(args.topics, args.epochs)}
-    p = out["part1"]
-    print(f"NMF k={p['topics']} on sms-spam ({p['documents']} x {p['vocabulary']}, |A|² = {p['norm_A2']:.0f}): "
-          f"SGD {args.epochs} epochs {p['sgd_seconds']:.1f} s → loss {p['sgd_final_loss']:.0f}; scikit-learn best "
-          f"{p['sklearn_best_loss']:.0f}, reaches the SGD loss in {p['sklearn_seconds_to_sgd_loss']} s "
-          f"({p['sklearn_iterations_to_sgd_loss']} iterations)", flush=True)
+    out: dict = {}
+    if not args.skip_part1:
+        out["part1"] = p = part1(args.topics, args.epochs)
+        print(f"NMF k={p['topics']} on sms-spam ({p['documents']} x {p['vocabulary']}, |A|² = {p['norm_A2']:.0f}): "
+              f"SGD {args.epochs} epochs {p['sgd_seconds']:.1f} s → loss {p['sgd_final_loss']:.0f}; scikit-learn "
+              f"best {p['sklearn_best_loss']:.0f}, reaches the SGD loss in {p['sklearn_seconds_to_sgd_loss']} s "
+              f"({p['sklearn_iterations_to_sgd_loss']} iterations)", flush=True)
     out["part2"] = []
     for mi in (0.0, 0.1):
         for protection in ("none", "mask"):
