@@ -61,14 +61,8 @@ def run_baseline(
     """
     algo = get_algorithm(algorithm)
     algo.require(Mode.centralised, "`fedtopic train`")
-    if algo.family == "nmf":  # no likelihood: the NMF evaluation
-        from fedtopic.simulation.nmf_run import run_nmf_baseline
-
-        return run_nmf_baseline(data, algorithm, spec, out, progress=progress)
-    if algo.family == "ntm":  # neural topic models: no comparable likelihood
-        from fedtopic.simulation.ntm_run import run_ntm_baseline
-
-        return run_ntm_baseline(data, algorithm, spec, out, progress=progress)
+    if algo.family != "lda":  # NMF and neural models: no comparable likelihood, their own evaluation
+        return _run_other_family(data, algorithm, spec, out, progress)
     alpha = algo.evaluation_alpha(spec)
     curve_test = _curve_corpus(data.test, spec.seed)
     curve: dict[int, list[tuple[int, float]]] = {}
@@ -141,6 +135,25 @@ def run_baseline(
         summary["per_party"] = per_model
     write_summary(out, summary)
     return summary
+
+
+def _run_other_family(data: TrainingData, algorithm: str, spec: TrainSpec, out: Path,
+                      progress: ProgressFn | None) -> dict[str, Any]:
+    """``train`` for the NMF and neural families: fit on the pooled parties, then the family's run writer."""
+    from fedtopic.simulation.nmf_run import write_nmf_run
+    from fedtopic.simulation.ntm_run import write_ntm_run
+
+    algo = get_algorithm(algorithm)
+    write = {"nmf": write_nmf_run, "ntm": write_ntm_run}[algo.family]
+    started = time.perf_counter()
+
+    def on_epoch(party: int, iteration: int, _model: Any) -> None:
+        if progress is not None:
+            progress(party, iteration, {})
+
+    (fitted,) = algo.fit(data.parties, spec, on_epoch)
+    wall = time.perf_counter() - started
+    return write(out, data, algorithm, spec, fitted, wall_seconds=wall, extra={"train_seconds": wall})
 
 
 def _plot(out: Path, algorithm: str, curve: dict[int, list[tuple[int, float]]], loglik: dict[int, list[tuple[int, float]]]) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from fedtopic.node.fednmf_loop import PROTECTIONS, FedNMFRecord, run_fednmf_part
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 from fedtopic.simulation.csfed_loopback import local_consortium
 from fedtopic.simulation.nmf_run import write_nmf_run
+from fedtopic.simulation.party_threads import run_party_threads
 
 PATIENCE = 30.0
 """Seconds a simulated client keeps retrying an unreachable aggregator (it is a child of this process: if it is
@@ -61,16 +61,7 @@ def simulate_fednmf(data: TrainingData, spec: TrainSpec, run_dir: Path, *, prote
                     return run_fednmf_party(party, client, cfg.party_ids, keys, publics, protection=protection,
                                             on_round=lambda rec, i=party.index: report(i, rec))
 
-            pool = ThreadPoolExecutor(n, thread_name_prefix="client")
-            futures = [pool.submit(one, p) for p in parties]
-            done, _ = wait(futures, return_when=FIRST_EXCEPTION)
-            failed = [(i, f.exception()) for i, f in enumerate(futures) if f in done and f.exception() is not None]
-            if failed:  # the others wait for an aggregate that will never come: stop the aggregator under them
-                pool.shutdown(wait=False, cancel_futures=True)
-                i, exc = failed[0]
-                raise TrainingError(f"client {parties[i].party_id} failed: {exc}") from exc
-            records = [f.result() for f in futures]
-            pool.shutdown()
+            records = run_party_threads([f"client {p.party_id}" for p in parties], lambda i: one(parties[i]))
             wall = time.perf_counter() - started
     w = parties[0].w
     disagree = max(float(np.max(np.abs(p.w - w))) for p in parties)

@@ -6,13 +6,12 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.base import TrainSpec
+from fedtopic.algorithms.base import Fitted, TrainSpec
 from fedtopic.algorithms.model import TopicModel
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.init import key_file_path
@@ -24,6 +23,7 @@ from fedtopic.node.gfedntm_loop import EpochRecord, run_gfedntm_node
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 from fedtopic.simulation.csfed_loopback import local_consortium
 from fedtopic.simulation.ntm_run import write_ntm_run
+from fedtopic.simulation.party_threads import run_party_threads
 
 PATIENCE = 30.0  # seconds a simulated node retries an unreachable aggregator (its own child)
 
@@ -62,16 +62,7 @@ def simulate_gfedntm(data: TrainingData, spec: TrainSpec, run_dir: Path, *, algo
                                         session=f"gfedntm-{spec.seed}", protection=protection, params=params,
                                         patience=PATIENCE, on_epoch=report)
 
-            pool = ThreadPoolExecutor(n, thread_name_prefix="node")
-            futures = [pool.submit(one, i) for i in range(n)]
-            done, _ = wait(futures, return_when=FIRST_EXCEPTION)
-            failed = [(i, f.exception()) for i, f in enumerate(futures) if f in done and f.exception() is not None]
-            if failed:  # the others wait for sums that will never come: stop the aggregator under them
-                pool.shutdown(wait=False, cancel_futures=True)
-                i, exc = failed[0]
-                raise TrainingError(f"node {cfg.party_ids[i]} failed: {exc}") from exc
-            records = [f.result() for f in futures]
-            pool.shutdown()
+            records = run_party_threads([f"node {pid}" for pid in cfg.party_ids], one)
             wall = time.perf_counter() - started
     flat = nodes[0].flat
     if any(not np.array_equal(node.flat, flat) for node in nodes[1:]):
@@ -85,4 +76,4 @@ def simulate_gfedntm(data: TrainingData, spec: TrainSpec, run_dir: Path, *, algo
              "bytes_per_node_step": int(sum(r.bytes_sent for r in records[0]) / max(nodes[0].step, 1)),
              "seconds_per_step": wall / max(nodes[0].step, 1),
              "relative_change": [r.relative_change for r in records[0]]}
-    return write_ntm_run(run_dir, data, algorithm, spec, model, theta_train, wall_seconds=wall, extra=extra)
+    return write_ntm_run(run_dir, data, algorithm, spec, Fitted(model, theta_train), wall_seconds=wall, extra=extra)

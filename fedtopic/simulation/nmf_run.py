@@ -3,14 +3,12 @@ and the paper's evaluation (WE coherence, NPMI, diversity, SVM F1 and accuracy o
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from fedtopic.algorithms.base import Fitted, Mode, TrainSpec
+from fedtopic.algorithms.base import Fitted, TrainSpec
 from fedtopic.algorithms.lda_family import merge_corpora
-from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.eval.nmf_report import evaluate_nmf
 from fedtopic.eval.topics import top_words
@@ -44,18 +42,3 @@ def write_nmf_run(out: Path, data: TrainingData, algorithm: str, spec: TrainSpec
     write_summary(out, summary)
     return summary
 
-
-def run_nmf_baseline(data: TrainingData, algorithm: str, spec: TrainSpec, out: Path, *,
-                     progress: Callable[[int, int, dict[str, float]], None] | None = None) -> dict[str, Any]:
-    """``fedtopic train`` for the NMF family: fit centralised on the pooled parties, evaluate, write ``out``."""
-    algo = get_algorithm(algorithm)
-    algo.require(Mode.centralised, "`fedtopic train`")
-    started = time.perf_counter()
-
-    def on_epoch(party: int, iteration: int, _model: Any) -> None:
-        if progress is not None:
-            progress(party, iteration, {})
-
-    (fitted,) = algo.fit(data.parties, spec, on_epoch)
-    return write_nmf_run(out, data, algorithm, spec, fitted, wall_seconds=time.perf_counter() - started,
-                         extra={"train_seconds": time.perf_counter() - started})

@@ -7,17 +7,15 @@ DSS (Eq. 5) of the test documents' θ against their true θ. ProdLDA has no comp
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.base import Mode, TrainSpec
+from fedtopic.algorithms.base import Fitted, TrainSpec
 from fedtopic.algorithms.lda_family import merge_corpora
 from fedtopic.algorithms.model import TopicModel
-from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.eval.classify import svm_macro_f1
 from fedtopic.eval.coherence import npmi_coherence, top_word_ids
@@ -56,10 +54,11 @@ def ntm_scores(model: TopicModel, data: TrainingData, theta_train: np.ndarray, s
     return scores
 
 
-def write_ntm_run(out: Path, data: TrainingData, algorithm: str, spec: TrainSpec, model: TopicModel,
-                  theta_train: np.ndarray, *, wall_seconds: float, extra: Mapping[str, Any] | None = None) -> dict:
-    """Evaluate and write ``out``; the summary."""
-    scores = ntm_scores(model, data, theta_train, spec.seed)
+def write_ntm_run(out: Path, data: TrainingData, algorithm: str, spec: TrainSpec, fitted: Fitted, *,
+                  wall_seconds: float, extra: Mapping[str, Any] | None = None) -> dict:
+    """Evaluate ``fitted`` (θ rows = the training documents in party order) and write ``out``; the summary."""
+    model = fitted.model
+    scores = ntm_scores(model, data, fitted.theta, spec.seed)
     write_topics(out, top_words(model.phi, data.train.vocab, 10))
     save_topic_model(out, TopicModelFile(phi=model.phi, alpha=0.0, beta=0.0, vocab=data.train.vocab,
                                          tokenizer=data.tokenizer, algorithm=algorithm, network=model.network))
@@ -69,23 +68,7 @@ def write_ntm_run(out: Path, data: TrainingData, algorithm: str, spec: TrainSpec
         "bytes_sent": 0, **scores, **dict(spec.options), "train_docs": data.train.n_docs,
         "test_docs": data.test.n_docs, "vocabulary": data.train.n_words,
     }
-    summary |= dict(extra or {})
+    summary |= dict(fitted.extra) | dict(extra or {})
     write_summary(out, summary)
     return summary
 
-
-def run_ntm_baseline(data: TrainingData, algorithm: str, spec: TrainSpec, out: Path, *,
-                     progress: Callable[[int, int, dict[str, float]], None] | None = None) -> dict[str, Any]:
-    """``fedtopic train`` for the neural models: fit on the pooled parties, evaluate, write ``out``."""
-    algo = get_algorithm(algorithm)
-    algo.require(Mode.centralised, "`fedtopic train`")
-    started = time.perf_counter()
-
-    def on_epoch(party: int, iteration: int, _model: Any) -> None:
-        if progress is not None:
-            progress(party, iteration, {})
-
-    (fitted,) = algo.fit(data.parties, spec, on_epoch)
-    wall = time.perf_counter() - started
-    return write_ntm_run(out, data, algorithm, spec, fitted.model, fitted.theta, wall_seconds=wall,
-                         extra=dict(fitted.extra) | {"train_seconds": wall})
