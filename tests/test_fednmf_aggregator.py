@@ -75,6 +75,9 @@ def test_fewer_than_two_topics_is_a_usage_error(tmp_path, capsys):
 @pytest.mark.parametrize("command", [
     ["train", "--algorithm", "nmf-sgd", "--dataset", "synthetic", "-k", "3", "--iterations", "1"],
     ["simulate", "--algorithm", "fednmf", "--dataset", "synthetic", "--parties", "2", "-k", "3", "--iterations", "1"],
+    ["train", "--algorithm", "prodlda", "--dataset", "synthetic", "-k", "3", "--iterations", "1"],
+    ["simulate", "--algorithm", "gfedntm-prodlda", "--dataset", "synthetic", "--parties", "2", "-k", "3",
+     "--iterations", "1"],
 ])
 def test_without_the_neural_extra_one_line_names_it(tmp_path, command):
     code = ("import sys\n"  # an environment without torch: every import of it fails

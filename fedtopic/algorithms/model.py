@@ -74,10 +74,9 @@ class TopicModel:
 
             return nnls_weights(counts_matrix(corpus), self.factors.T)
         if self.network is not None:
-            from fedtopic.models.nnls import counts_matrix
             from fedtopic.neural.ntm_model import theta_from_network
 
-            return theta_from_network(self.network, counts_matrix(corpus))
+            return theta_from_network(self.network, corpus)
         from fedtopic.models.foldin import fold_in
 
         return fold_in(self.phi, corpus.words, corpus.doc_ptr, self.alpha, iterations=iterations, seed=seed)

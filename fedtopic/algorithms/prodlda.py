@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from fedtopic.algorithms.base import (
     Algorithm,
     Fitted,
@@ -35,15 +37,31 @@ class ProdLDA(Algorithm):
         from fedtopic.neural.prodlda import topics
 
         corpus = merge_corpora(parts)
+        ctx = self.embeddings(corpus)
         if corpus.n_docs < 4:
             raise ConfigError(f"prodlda needs at least 4 documents (a quarter is held out for early stopping), got {corpus.n_docs}")
         counts = counts_matrix(corpus)
-        model = train_centralised(counts, None, spec.topics, ntm_settings(spec.options, spec.iterations),
+        model = train_centralised(counts, ctx, spec.topics, ntm_settings(spec.options, spec.iterations),
                                   seed=spec.seed,
                                   on_epoch=None if callback is None else (lambda e, _v: callback(0, e, None)))
         phi = topics(model.flat, model.shapes)
         best = min(model.history, key=lambda h: h["validation_loss"])
         topic_model = TopicModel(phi, 0.0, 0.0, corpus.vocab, algorithm=self.name, network=network_arrays(model))
-        return [Fitted(topic_model, model.theta(counts),
+        return [Fitted(topic_model, model.theta(counts, ctx),
                        {"epochs": len(model.history), "best_epoch": int(best["epoch"]),
                         "validation_loss": float(best["validation_loss"])})]
+
+    def embeddings(self, corpus: Corpus) -> np.ndarray | None:
+        """The encoder's extra input per document (None: ProdLDA's bag of words only)."""
+        return None
+
+
+class CombinedTM(ProdLDA):
+    name = "combinedtm"
+    summary = "CombinedTM: ProdLDA whose encoder also reads an all-MiniLM-L6-v2 sentence embedding of each document"
+    paper = "gFedNTM (Calvo-Bartolomé et al.), §4.2; Bianchi et al. 2021"
+
+    def embeddings(self, corpus: Corpus) -> np.ndarray | None:
+        from fedtopic.neural.sentence_embeddings import embed_corpus
+
+        return embed_corpus(corpus).astype(np.float64)

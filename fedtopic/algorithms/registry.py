@@ -24,7 +24,9 @@ _ENTRIES: dict[str, str] = {
     "nmf-sgd": "fedtopic.algorithms.nmf_sgd:NMFSGD",
     "fednmf": "fedtopic.algorithms.fednmf:FedNMF",
     "prodlda": "fedtopic.algorithms.prodlda:ProdLDA",
+    "combinedtm": "fedtopic.algorithms.prodlda:CombinedTM",
     "gfedntm-prodlda": "fedtopic.algorithms.gfedntm:GFedNTMProdLDA",
+    "gfedntm-combinedtm": "fedtopic.algorithms.gfedntm:GFedNTMCombinedTM",
 }
 
 

@@ -54,7 +54,7 @@ def infer(
     elif model.network is not None:  # neural: the posterior mean
         from fedtopic.neural.ntm_model import theta_from_network
 
-        theta = theta_from_network(model.network, counts_matrix(encoded))
+        theta = theta_from_network(model.network, encoded)
     else:
         theta = fold_in(model.phi, encoded.words, encoded.doc_ptr, model.alpha, iterations=iterations, seed=seed)
     known = encoded.doc_lengths()

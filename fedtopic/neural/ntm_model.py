@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
+from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ModelError
 from fedtopic.neural.ntm_train import NTMModel
 from fedtopic.neural.prodlda import Shapes, Stats
@@ -42,9 +42,17 @@ def model_from_network(arrays: dict[str, np.ndarray]) -> NTMModel:
     return NTMModel(shapes, flat, Stats(stats["mu"], stats["lv"], stats["dec"]))
 
 
-def theta_from_network(arrays: dict[str, np.ndarray], counts: sp.csr_matrix) -> np.ndarray:
-    """θ float64[D,K] of documents (counts over the model's vocabulary): the posterior mean's softmax."""
+def theta_from_network(arrays: dict[str, np.ndarray], corpus: Corpus) -> np.ndarray:
+    """θ float64[D,K] of documents encoded with the model's vocabulary: the posterior mean's softmax (CombinedTM
+    embeds the documents first)."""
+    from fedtopic.models.nnls import counts_matrix
+
     model = model_from_network(arrays)
+    ctx = None
     if model.shapes.context:
-        raise ModelError("this model needs sentence embeddings of the documents (CombinedTM)")
-    return model.theta(counts)
+        from fedtopic.neural.sentence_embeddings import embed_corpus
+
+        ctx = embed_corpus(corpus).astype(np.float64)
+        if ctx.shape[1] != model.shapes.context:
+            raise ModelError(f"the model expects {model.shapes.context}-d embeddings, the encoder gives {ctx.shape[1]}")
+    return model.theta(counts_matrix(corpus), ctx)

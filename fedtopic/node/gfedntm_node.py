@@ -54,7 +54,7 @@ def run_gfedntm_process(cfg: ConsortiumConfig, config_path: Path, party_id: str,
     phi = topics(ntm.flat, ntm.shapes)
     model = TopicModel(phi, 0.0, 0.0, data.train.vocab, dict(data.tokenizer), algorithm=cfg.algorithm.name,
                        network=network_arrays(ntm))
-    np.save(out / "theta.npy", ntm.theta(node.counts))
+    np.save(out / "theta.npy", ntm.theta(node.counts, node.ctx))
     write_topics(out, top_words(phi, data.train.vocab, 10))
     save_topic_model(out, TopicModelFile(phi=phi, alpha=0.0, beta=0.0, vocab=data.train.vocab,
                                          tokenizer=data.tokenizer, algorithm=cfg.algorithm.name,

@@ -70,7 +70,7 @@ def simulate_gfedntm(data: TrainingData, spec: TrainSpec, run_dir: Path, *, algo
     model_ntm = nodes[0].model()
     model = TopicModel(topics(flat, model_ntm.shapes), 0.0, 0.0, data.train.vocab, dict(data.tokenizer),
                        algorithm=algorithm, network=network_arrays(model_ntm))
-    theta_train = np.vstack([model_ntm.theta(node.counts) for node in nodes])
+    theta_train = np.vstack([model_ntm.theta(node.counts, node.ctx) for node in nodes])
     extra = {"protection": protection, "epochs": len(records[0]), "steps": nodes[0].step,
              "train_wall_seconds": wall, "bytes_sent": int(sum(r.bytes_sent for rec in records for r in rec)),
              "bytes_per_node_step": int(sum(r.bytes_sent for r in records[0]) / max(nodes[0].step, 1)),
