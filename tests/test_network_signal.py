@@ -11,8 +11,7 @@ from fedtopic.network.signal import RoundSignal, wait_for
 def test_a_notify_from_another_thread_wakes_every_waiter_and_later_waits_need_a_new_one() -> None:
     async def scenario() -> list[str]:
         signal = RoundSignal()
-        signal.notify()  # before bind: nothing to wake, no error
-        signal.bind(asyncio.get_running_loop())
+        signal.notify()  # nobody waits yet: nothing to wake, no error
         first = signal.current()
         woke: list[str] = []
 
@@ -30,3 +29,28 @@ def test_a_notify_from_another_thread_wakes_every_waiter_and_later_waits_need_a_
         return woke
 
     assert sorted(asyncio.run(scenario())) == ["a", "b"]
+
+
+def test_waiters_on_two_event_loops_both_wake() -> None:
+    """A server has one loop, a test client may run requests on others: every loop gets its own event."""
+    signal = RoundSignal()
+    woke: list[int] = []
+    ready = threading.Barrier(3)
+
+    def waiter(i: int) -> None:
+        async def run() -> None:
+            event = signal.current()
+            ready.wait()
+            await wait_for(event, 30.0)
+            woke.append(i)
+
+        asyncio.run(run())
+
+    threads = [threading.Thread(target=waiter, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    ready.wait()
+    signal.notify()
+    for t in threads:
+        t.join(10.0)
+    assert sorted(woke) == [0, 1]

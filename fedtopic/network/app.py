@@ -77,7 +77,6 @@ def create_app(settings: AggregatorSettings) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        signal.bind(asyncio.get_running_loop())
         task = asyncio.create_task(_ticker(aggregator))
         try:
             yield
