@@ -55,48 +55,33 @@ def run_command(
     def say(msg: str) -> None:
         stderr_console.print(msg, highlight=False)
 
+    common = {"key_file": key, "corpus": corpus, "vocab": vocab, "url": url, "state_dir": state, "session": session,
+              "round_timeout": round_timeout, "patience": patience, "say": say}
     if Mode.sync in algorithm.modes and algorithm.update is not None and algorithm.update.kind == "topics":
         from fedtopic.node.iftm_node import (
             run_iftm_node,  # the master merges topics (iFTM)
         )
 
-        summary = run_iftm_node(cfg, config, party, key_file=key, corpus=corpus, vocab=vocab, url=url, state_dir=state,
-                                session=session, round_timeout=round_timeout, patience=patience, say=say,
-                                on_round=lambda rec: say(f"{party} round {rec.round}: global model of "
-                                                         f"{rec.global_topics} topics from {', '.join(rec.contributors)}"))
-        if fmt is OutputFormat.json:
-            print_json(summary)
-        else:
-            stdout_console.print(f"party {party}: {summary['rounds']} rounds, global model of {summary['global_topics']} "
-                                 f"topics, held-out perplexity {summary['perplexity']:.1f}; in {summary['run']}")
+        summary = run_iftm_node(cfg, config, party, **common, on_round=lambda rec: say(
+            f"{party} round {rec.round}: global model of {rec.global_topics} topics from {', '.join(rec.contributors)}"))
+        _finish(summary, fmt, f"party {party}: {summary['rounds']} rounds, global model of "
+                              f"{summary['global_topics']} topics, held-out perplexity {summary['perplexity']:.1f}")
         return
     if Mode.sync in algorithm.modes and algorithm.family == "ntm":
         from fedtopic.node.gfedntm_node import run_gfedntm_process
 
-        summary = run_gfedntm_process(cfg, config, party, key_file=key, corpus=corpus, vocab=vocab, url=url,
-                                      state_dir=state, session=session, round_timeout=round_timeout,
-                                      patience=patience, say=say, on_epoch=lambda rec: say(
-                                          f"{party} epoch {rec.epoch}: {rec.steps} steps, relative change "
-                                          f"{rec.relative_change:.2e}"))
-        if fmt is OutputFormat.json:
-            print_json(summary)
-        else:
-            stdout_console.print(f"node {party}: {summary['epochs']} epochs, NPMI {summary['npmi']:.3f}; "
-                                 f"in {summary['run']}")
+        summary = run_gfedntm_process(cfg, config, party, **common, on_epoch=lambda rec: say(
+            f"{party} epoch {rec.epoch}: {rec.steps} steps, relative change {rec.relative_change:.2e}"))
+        _finish(summary, fmt, f"node {party}: {summary['epochs']} epochs, NPMI {summary['npmi']:.3f}")
         return
     if Mode.sync in algorithm.modes and algorithm.family == "nmf":
         from fedtopic.node.fednmf_node import run_fednmf_node
 
-        summary = run_fednmf_node(cfg, config, party, key_file=key, corpus=corpus, vocab=vocab, url=url,
-                                  state_dir=state, session=session, round_timeout=round_timeout, patience=patience,
-                                  say=say, on_round=lambda rec: say(
-                                      f"{party} round {rec.round}: {'trained' if rec.selected else 'not selected'}, "
-                                      f"aggregate of {len(rec.contributors)} updates"))
-        if fmt is OutputFormat.json:
-            print_json(summary)
-        else:
-            stdout_console.print(f"client {party}: {summary['rounds']} rounds ({summary['rounds_selected']} trained), "
-                                 f"WE coherence {summary['we_coherence']:.3f}; in {summary['run']}")
+        summary = run_fednmf_node(cfg, config, party, **common, on_round=lambda rec: say(
+            f"{party} round {rec.round}: {'trained' if rec.selected else 'not selected'}, aggregate of "
+            f"{len(rec.contributors)} updates"))
+        _finish(summary, fmt, f"client {party}: {summary['rounds']} rounds ({summary['rounds_selected']} trained), "
+                              f"WE coherence {summary['we_coherence']:.3f}")
         return
     if Mode.sync in algorithm.modes:
         from fedtopic.node.csfed_node import run_csfed_node
@@ -122,6 +107,14 @@ def run_command(
     summary = run_dafed_node(cfg, config, party, key_file=key, corpus=corpus, vocab=vocab, rpc=rpc, state_dir=state,
                              genesis_timeout=genesis_timeout, say=say, on_round=on_round)
     _report(summary, party, fmt)
+
+
+def _finish(summary: dict, fmt: OutputFormat, line: str) -> None:
+    """The node's summary as JSON, or ``line`` and where the model is."""
+    if fmt is OutputFormat.json:
+        print_json(summary)
+    else:
+        stdout_console.print(f"{line}; in {summary['run']}")
 
 
 def _report(summary: dict, party: str, fmt: OutputFormat) -> None:
