@@ -23,6 +23,7 @@ from fedtopic.algorithms.server_rules import (
     rule_params,
     select_clients,
     server_update,
+    weighted_delta,
 )
 from fedtopic.corpus.types import Corpus
 from fedtopic.models.nnls import counts_matrix
@@ -102,8 +103,6 @@ class FedNMFParty:
 
     def apply(self, total: np.ndarray) -> None:
         """Step x with the rule from the round's summed updates float64[n + 1]."""
-        from fedtopic.algorithms.server_rules import weighted_delta
-
         if total.shape != (self.size + 1,):
             raise ValueError(f"aggregate has {total.shape} values, expected {self.size + 1}")
         delta = weighted_delta(total[:-1], total[-1])

@@ -24,6 +24,7 @@ from fedtopic.algorithms.base import TrainSpec
 from fedtopic.algorithms.lda_family import merge_corpora
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.training_data import TrainingData, load_training_data
+from fedtopic.corpus.types import Corpus
 from fedtopic.eval.nmf_report import evaluate_nmf
 
 RULES = ("avg", "adagrad", "adam", "yogi")
@@ -79,7 +80,7 @@ def methods(s: TableSettings) -> list[tuple[str, str, dict[str, str], int]]:
     return rows
 
 
-def _score(name: str, algorithm: str, spec: TrainSpec, data: TrainingData, work: Path) -> dict[str, Any]:
+def _score(algorithm: str, spec: TrainSpec, data: TrainingData, work: Path) -> dict[str, Any]:
     from fedtopic.algorithms.model import TopicModel
     from fedtopic.simulation.run import Harness, simulate_run
 
@@ -110,7 +111,7 @@ def tables(dataset: str, s: TableSettings, say: Callable[[str], None]) -> dict[s
             spec = get_algorithm(algorithm).spec(k, iterations, s.seed, options)
             started = time.perf_counter()
             with tempfile.TemporaryDirectory(prefix="fednmf-table-") as tmp:
-                scores = _score(name, algorithm, spec, data, Path(tmp))
+                scores = _score(algorithm, spec, data, Path(tmp))
             rows.append({"method": name, "algorithm": algorithm, "topics": k, "options": options,
                          "iterations": iterations, "seconds": time.perf_counter() - started, **scores})
     means = {}
@@ -128,12 +129,18 @@ FIGURE_METHODS = tuple((RULE_NAMES[r] + suffix, r, mi) for r in RULES for suffix
 
 
 def train_in_process(data: TrainingData, spec: TrainSpec, *, every: int = 0,
-                     evaluate: Callable[[int, np.ndarray, np.ndarray], None] | None = None) -> np.ndarray:
+                     evaluate: Callable[[int, np.ndarray, np.ndarray], None] | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """FedNMF's rounds with the clients' updates summed here in party order (what the aggregator's dense-sum
-    does), for the figure sweeps; ``evaluate(round, W, H)`` after every ``every``-th round. Returns W."""
+    does), for the figure sweeps; ``evaluate(round, W, H)`` after every ``every``-th round. Returns the final W
+    float64[V,k] and the clients' H stacked in party order."""
     from fedtopic.algorithms.fednmf_party import FedNMFParty
 
     parties = [FedNMFParty(f"p{i + 1}", i, len(data.parties), c, spec) for i, c in enumerate(data.parties)]
+
+    def h() -> np.ndarray:
+        return np.vstack([p.topic_weights() for p in parties])
+
     for r in range(spec.iterations):
         total = np.zeros(parties[0].size + 1)
         for p in parties:
@@ -141,8 +148,15 @@ def train_in_process(data: TrainingData, spec: TrainSpec, *, every: int = 0,
         for p in parties:
             p.apply(total)
         if evaluate is not None and every and ((r + 1) % every == 0 or r + 1 == spec.iterations):
-            evaluate(r + 1, parties[0].w, np.vstack([p.topic_weights() for p in parties]))
-    return parties[0].w
+            evaluate(r + 1, parties[0].w, h())
+    return parties[0].w, h()
+
+
+def _scores(w: np.ndarray, h: np.ndarray, train: Corpus, seed: int) -> dict[str, float]:
+    """``evaluate_nmf`` of a federated W and the clients' stacked H."""
+    from fedtopic.algorithms.nmf_model import nmf_topic_model
+
+    return evaluate_nmf(nmf_topic_model(w, train.vocab, "fednmf").phi, h, train, seed=seed)
 
 
 def _fed_spec(s: TableSettings, k: int, rounds: int, rule: str, mi: bool) -> TrainSpec:
@@ -153,8 +167,6 @@ def _fed_spec(s: TableSettings, k: int, rounds: int, rule: str, mi: bool) -> Tra
 
 def communication(dataset: str, s: TableSettings, k: int, every: int, say: Callable[[str], None]) -> dict[str, Any]:
     """Fig. 3: macro-F1 (and accuracy) of the eight federated methods against communication rounds."""
-    from fedtopic.algorithms.nmf_model import nmf_topic_model
-
     data = load_training_data(dataset=dataset, corpus=None, n_parties=s.clients, scheme="dirichlet", seed=s.seed,
                               progress=False, dirichlet_alpha=s.dirichlet_alpha)
     train = merge_corpora(data.parties)
@@ -164,8 +176,7 @@ def communication(dataset: str, s: TableSettings, k: int, every: int, say: Calla
         points = curves.setdefault(name, [])
 
         def evaluate(r: int, w: np.ndarray, h: np.ndarray, points: list = points) -> None:
-            phi = nmf_topic_model(w, train.vocab, "fednmf").phi
-            scores = evaluate_nmf(phi, h, train, seed=s.seed)
+            scores = _scores(w, h, train, s.seed)
             points.append({"round": r, "macro_f1": scores["macro_f1"], "accuracy": scores["accuracy"],
                            "we_coherence": scores["we_coherence"]})
 
@@ -184,14 +195,7 @@ def heterogeneity(dataset: str, s: TableSettings, k: int, alphas: tuple[float, .
         train = merge_corpora(data.parties)
         for name, rule, mi in [m for m in FIGURE_METHODS if m[1] in ("avg", "adam")]:
             say(f"{dataset} α={alpha:g} K={n}: {name}")
-            from fedtopic.algorithms.nmf_model import nmf_topic_model
-
-            out: dict[str, float] = {}
-
-            def evaluate(r: int, w: np.ndarray, h: np.ndarray, out: dict = out) -> None:
-                out.update(evaluate_nmf(nmf_topic_model(w, train.vocab, "fednmf").phi, h, train, seed=s.seed))
-
-            train_in_process(data, _fed_spec(s, k, s.rounds, rule, mi), every=s.rounds, evaluate=evaluate)
+            out = _scores(*train_in_process(data, _fed_spec(s, k, s.rounds, rule, mi)), train, s.seed)
             rows.append({"method": name, "alpha": alpha, "clients": n, "macro_f1": out["macro_f1"],
                          "accuracy": out["accuracy"], "we_coherence": out["we_coherence"]})
     return {"dataset": dataset, "topics": k, "rows": rows}

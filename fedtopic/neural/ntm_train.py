@@ -25,6 +25,7 @@ from fedtopic.neural.prodlda import (
     Stats,
     batch_loss,
     draw_noise,
+    eval_losses,
     init_params,
     initial_running,
     posterior_theta,
@@ -76,20 +77,12 @@ def _tensor(counts: sp.csr_matrix, idx: np.ndarray) -> Any:
 
 def _eval_loss(flat: np.ndarray, shapes: Shapes, counts: sp.csr_matrix, ctx: np.ndarray | None,
                running: Stats, chunk: int = 2048) -> float:
-    """Mean per-document loss in evaluation mode (running statistics, no dropout, ε = 0)."""
-    from fedtopic.neural.prodlda import _bn, decode_pre, doc_losses, encode, unflatten
-
-    total = 0.0
-    with torch.no_grad():
-        p = unflatten(torch.from_numpy(flat), shapes)
-        for start in range(0, counts.shape[0], chunk):
-            idx = np.arange(start, min(start + chunk, counts.shape[0]))
-            x = _tensor(counts, idx)
-            c = None if ctx is None else torch.from_numpy(ctx[idx])
-            noise = draw_noise(np.random.default_rng(0), len(idx), shapes.topics, training=False)
-            mu_pre, lv_pre = encode(p, x, c, noise.keep_hidden)
-            dec, (mu, lv) = decode_pre(p, _bn(mu_pre, running.mu), _bn(lv_pre, running.lv), noise)
-            total += float(doc_losses(p, x, dec, running.dec, mu, lv).sum())
+    """Mean per-document loss in evaluation mode, in chunks of documents."""
+    w, total = torch.from_numpy(flat), 0.0
+    for start in range(0, counts.shape[0], chunk):
+        idx = np.arange(start, min(start + chunk, counts.shape[0]))
+        c = None if ctx is None else torch.from_numpy(ctx[idx])
+        total += float(eval_losses(w, shapes, _tensor(counts, idx), c, running).sum())
     return total / max(counts.shape[0], 1)
 
 

@@ -121,7 +121,8 @@ class Stats:
     dec: tuple[Any, Any]
 
 
-def _bn(y: Any, stats: tuple[Any, Any]) -> Any:
+def batch_norm(y: Any, stats: tuple[Any, Any]) -> Any:
+    """(y − mean) / √(var + ε) for the layer's (mean, var): BatchNorm without affine parameters."""
     mean, var = stats
     return (y - mean) / torch.sqrt(var + BN_EPS)
 
@@ -144,7 +145,7 @@ def decode_pre(p: dict[str, Any], mu: Any, lv: Any, noise: Noise) -> tuple[Any, 
 
 def doc_losses(p: dict[str, Any], x: Any, dec_pre: Any, dec_stats: tuple[Any, Any], mu: Any, lv: Any) -> Any:
     """Per-document loss float[B]: reconstruction −Σ x log softmax(BN(θβ)) + KL(N(μ, σ²) ‖ N(μ₀, σ₀²))."""
-    log_p = torch.log_softmax(_bn(dec_pre, dec_stats), dim=1)
+    log_p = torch.log_softmax(batch_norm(dec_pre, dec_stats), dim=1)
     recon = -(x * log_p).sum(dim=1)
     var, pv = torch.exp(lv), p["prior_var"]
     kl = 0.5 * ((var / pv).sum(dim=1) + (mu ** 2 / pv).sum(dim=1) - mu.shape[1]
@@ -162,7 +163,7 @@ def batch_loss(flat: Any, shapes: Shapes, x: Any, ctx: Any | None, noise: Noise)
     p = unflatten(flat, shapes)
     mu_pre, lv_pre = encode(p, x, ctx, noise.keep_hidden)
     s_mu, s_lv = moments(mu_pre), moments(lv_pre)
-    dec_pre, (mu, lv) = decode_pre(p, _bn(mu_pre, s_mu), _bn(lv_pre, s_lv), noise)
+    dec_pre, (mu, lv) = decode_pre(p, batch_norm(mu_pre, s_mu), batch_norm(lv_pre, s_lv), noise)
     s_dec = moments(dec_pre)
     return doc_losses(p, x, dec_pre, s_dec, mu, lv).sum(), Stats(s_mu, s_lv, s_dec)
 
@@ -174,7 +175,17 @@ def posterior_theta(flat: Any, shapes: Shapes, x: Any, ctx: Any | None, running:
         p = unflatten(flat, shapes)
         keep = torch.ones(x.shape[0], HIDDEN, dtype=torch.bool)
         mu_pre, _ = encode(p, x, ctx, keep)
-        return torch.softmax(_bn(mu_pre, running.mu), dim=1).numpy()
+        return torch.softmax(batch_norm(mu_pre, running.mu), dim=1).numpy()
+
+
+def eval_losses(flat: Any, shapes: Shapes, x: Any, ctx: Any | None, running: Stats) -> Any:
+    """Per-document loss float[B] in evaluation mode: running statistics, no dropout, ε = 0 (no gradients)."""
+    with torch.no_grad():
+        p = unflatten(flat, shapes)
+        noise = draw_noise(np.random.default_rng(0), x.shape[0], shapes.topics, training=False)
+        mu_pre, lv_pre = encode(p, x, ctx, noise.keep_hidden)
+        dec, (mu, lv) = decode_pre(p, batch_norm(mu_pre, running.mu), batch_norm(lv_pre, running.lv), noise)
+        return doc_losses(p, x, dec, running.dec, mu, lv)
 
 
 def topics(flat: np.ndarray, shapes: Shapes) -> np.ndarray:

@@ -29,7 +29,7 @@ from fedtopic.neural.prodlda import (
     Noise,
     Shapes,
     Stats,
-    _bn,
+    batch_norm,
     decode_pre,
     doc_losses,
     encode,
@@ -80,7 +80,8 @@ class NodeStep:
     def sums_decoder(self, enc_total: np.ndarray) -> np.ndarray:
         """Phase 2: [Σθβ, Σ(θβ)²] float64[2V] under the global encoder statistics."""
         self.s1 = stats_from_sums(enc_total, self.shapes.topics, self.union)
-        dec_pre, (mu, lv) = decode_pre(self.p, _bn(self.mu_pre, self.s1[0]), _bn(self.lv_pre, self.s1[1]),
+        dec_pre, (mu, lv) = decode_pre(self.p, batch_norm(self.mu_pre, self.s1[0]),
+                                       batch_norm(self.lv_pre, self.s1[1]),
                                        self.noise)
         self.dec_pre, self.mu, self.lv = dec_pre, mu, lv
         self.p2 = torch.cat([dec_pre.sum(0), (dec_pre ** 2).sum(0)])

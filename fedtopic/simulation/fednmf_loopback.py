@@ -23,11 +23,7 @@ from fedtopic.node.fednmf_loop import PROTECTIONS, FedNMFRecord, run_fednmf_part
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 from fedtopic.simulation.csfed_loopback import local_consortium
 from fedtopic.simulation.nmf_run import write_nmf_run
-from fedtopic.simulation.party_threads import run_party_threads
-
-PATIENCE = 30.0
-"""Seconds a simulated client keeps retrying an unreachable aggregator (it is a child of this process: if it is
-gone, the run is over)."""
+from fedtopic.simulation.party_threads import PATIENCE, run_party_threads
 
 
 def simulate_fednmf(data: TrainingData, spec: TrainSpec, run_dir: Path, *, protection: str = "none",

@@ -23,9 +23,7 @@ from fedtopic.node.gfedntm_loop import EpochRecord, run_gfedntm_node
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 from fedtopic.simulation.csfed_loopback import local_consortium
 from fedtopic.simulation.ntm_run import write_ntm_run
-from fedtopic.simulation.party_threads import run_party_threads
-
-PATIENCE = 30.0  # seconds a simulated node retries an unreachable aggregator (its own child)
+from fedtopic.simulation.party_threads import PATIENCE, run_party_threads
 
 
 def simulate_gfedntm(data: TrainingData, spec: TrainSpec, run_dir: Path, *, algorithm: str = "gfedntm-prodlda",

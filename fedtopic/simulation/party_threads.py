@@ -16,6 +16,10 @@ from fedtopic.errors import TrainingError
 
 T = TypeVar("T")
 
+PATIENCE = 30.0
+"""Seconds a simulated party keeps retrying an unreachable aggregator (its own child: if it is gone, the run is
+over)."""
+
 
 def run_party_threads(names: Sequence[str], work: Callable[[int], T]) -> list[T]:
     """``work(i)`` for every party i in its own thread; the results in party order."""
