@@ -5,8 +5,8 @@
 Same synthetic LDA corpus as bench_sampler.py (≈2M tokens, V=5000; --quick: ≈200k), same K, α=50/K, β=0.01,
 one thread, after warm-up. Per K, the plain dense sweep (``fedtopic.models.gibbs.sweep``, the anchor) and the
 DP sweep at γ = 1, σ = √(14/(2·2)) (RDP budget ε(14) = 2, the paper's §5.1 setting) are timed alternately, then
-DP sweeps at γ = 0.1, 0.3, 0.5, 0.7, 0.9. Reported: medians, DP/plain at γ = 1 (target ≤ 2) and
-time(γ = 1)/time(γ = 0.1) (target ≥ 5; Eq. 4 predicts 10).
+DP sweeps at γ = 0.1, 0.3, 0.5, 0.7, 0.9. Reported: medians, DP/plain at γ = 1 (target ≤ 2; the noise comes
+from gauss_block's SIMD blocks) and time(γ = 1)/time(γ = 0.1) (target ≥ 5; Eq. 4 predicts 10).
 """
 
 from __future__ import annotations

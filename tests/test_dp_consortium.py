@@ -21,8 +21,10 @@ from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.config import load_consortium, save_consortium
 from fedtopic.consortium.init import init_consortium
 from fedtopic.corpus.synthetic import generate_synthetic
+from fedtopic.crypto.keys import generate_party_keys
 from fedtopic.errors import ConfigError
 from fedtopic.ledger.local_nodes import start_chain_up
+from fedtopic.node.party_setup import load_own_keys, prepare_party
 from fedtopic.privacy.rdp import privacy_report_mixed
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
@@ -36,10 +38,10 @@ def corpus():
                               seed=2).parties[0]
 
 
-def _party(corpus, **options):
+def _party(corpus, secret=None, **options):
     algo = get_algorithm("dafed-lda")
     spec = algo.spec(4, 30, seed=3, options={"dp.noise_multiplier": "2", **options})
-    return algo.party("p1", 0, corpus, spec)
+    return algo.party("p1", 0, corpus, spec, secret=secret)
 
 
 def test_release_is_the_same_however_often_asked_and_after_a_resume(corpus):
@@ -52,6 +54,28 @@ def test_release_is_the_same_however_often_asked_and_after_a_resume(corpus):
     twin.genesis()
     twin.resume(party.model.state, round=party.round, sweeps=party.sweeps)
     assert np.array_equal(twin.own_counts(), report.n_wk)
+
+
+def test_a_peer_who_knows_the_seed_but_not_the_secret_cannot_regenerate_the_release(corpus):
+    keys = generate_party_keys("p1", seed=b"dp-secret-test")
+    mine, again = _party(corpus, keys.noise_secret), _party(corpus, keys.noise_secret)
+    peer = _party(corpus, generate_party_keys("p2", seed=b"dp-secret-test").noise_secret)
+    public = _party(corpus)  # what everyone holding the config can build
+    release = mine.genesis()
+    assert np.array_equal(release, again.genesis())  # the owner (e.g. after a restart) gets it back
+    for other in (peer, public):
+        other.genesis()
+        assert np.array_equal(other.model.state.n_wk, mine.model.state.n_wk)  # same state ...
+        assert not np.array_equal(other.own_counts(), release)  # ... but another release
+
+
+def test_a_node_keys_its_party_with_its_noise_secret(tmp_path):
+    config, _ = make_consortium(tmp_path, protection="none", iterations=4)
+    _with_dp_table(config)
+    cfg = load_consortium(config)
+    prepared = prepare_party(cfg, config, "p1")
+    assert prepared.party._secret == (int.from_bytes(prepared.keys.noise_secret, "big"),)
+    assert prepared.keys.noise_secret != load_own_keys(cfg, config, "p2").noise_secret
 
 
 def test_release_is_an_unbiased_noisy_subsampled_count():

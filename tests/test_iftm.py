@@ -125,3 +125,17 @@ def test_iftm_node_processes_through_the_aggregator(tmp_path):
         if kill:
             assert "p2: resumed at round" in logs["p2"].read_text()
     assert np.array_equal(results["clean"], results["killed"])
+
+
+def test_a_party_secret_keys_the_privatisation():
+    from fedtopic.algorithms.registry import get_algorithm
+    from fedtopic.corpus.synthetic import generate_synthetic
+
+    corpus = generate_synthetic(n_parties=1, n_topics=3, n_shared=1, n_words=80, docs_per_party=10, doc_length=12,
+                                seed=1).parties[0]
+    algo = get_algorithm("iftm-lda")
+    spec = algo.spec(3, 2, seed=4, options={"epsilon": "8"})
+    public = algo.party("p1", 0, corpus, spec)  # what a peer holding the config and seed can build
+    mine, again = (algo.party("p1", 0, corpus, spec, secret=b"\x07" * 32) for _ in range(2))
+    assert mine.model.key == again.model.key != public.model.key
+    assert not np.array_equal(mine.model.ckw, public.model.ckw)  # other privatised vectors

@@ -229,8 +229,14 @@ class Algorithm(ABC):
         in party order), or one per party."""
         raise ConfigError(f"{self.name} has no centralised mode")
 
-    def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec) -> Any:
-        """Federated modes: party ``index``'s local state and training (see the algorithm's party class)."""
+    def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *, secret: bytes | None = None) -> Any:
+        """Federated modes: party ``index``'s local state and training (see the algorithm's party class).
+
+        ``secret``: bytes only this party knows (a node passes ``PartyKeys.noise_secret``); they key the randomness
+        of its privacy mechanisms (DP releases, iFTM's privatisation), which must stay unpredictable to peers who
+        know the public seed. None (one-process harnesses, where one user plays every party): the seed keys it.
+        Algorithms without such a mechanism ignore it.
+        """
         raise ConfigError(f"{self.name} has no federated mode")
 
     # aggregation (pure) ------------------------------------------------------------------------

@@ -15,9 +15,12 @@ docs/privacy.md for the argument):
   unit: of at most Δ tokens per document) plus N(0, (σΔ)²), rounded and clamped
   at 0; one Gaussian step without subsampling.
 
-The release noise is drawn from a generator seeded by (seed, party, round): a
-resumed party re-publishes exactly what it published before (no second draw
-that an observer could average). Local sweeps are SUB-LDA sweeps (noisy,
+The release randomness (subsample and noise) is drawn from a generator seeded
+by (seed, round, secret): a resumed party re-publishes exactly what it
+published before (no second draw that an observer could average), and the
+party's secret (a node's ``PartyKeys.noise_secret``) keeps it unpredictable to
+peers who know the consortium's public seed; without a secret (one-process
+simulations) the seed alone keys it. Local sweeps are SUB-LDA sweeps (noisy,
 subsampled reads) against the others' published counts; the party's own Φ_Σ
 uses its exact counts, which never leave it. With ``epsilon_budget`` the party
 publishes only as many rounds as the budget pays for.
@@ -91,9 +94,10 @@ class DPLDAParty(LDAParty):
     """An ``LDAParty`` whose every publication is a DP release and whose local sweeps are SUB-LDA sweeps."""
 
     def __init__(self, party_id: str, corpus: Corpus, hyper: LDAHyper, dp: DPSettings, *, steps: int = 1,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, secret: bytes | None = None) -> None:
         super().__init__(party_id, corpus, hyper, steps=steps, seed=seed)
         self.dp = dp
+        self._secret = () if secret is None else (int.from_bytes(secret, "big"),)
         self.model = DPGibbsLDA(hyper.n_topics, alpha=hyper.resolved_alpha, beta=hyper.beta, rate=dp.rate,
                                 sigma=dp.sigma, clip=dp.clip, seed=self.model.seed)
         self._releases: dict[int, np.ndarray] = {}
@@ -106,7 +110,7 @@ class DPLDAParty(LDAParty):
         self._releases = {}
 
     def _rng(self, *purpose: int) -> np.random.Generator:
-        return np.random.default_rng([self.model.seed, _RELEASE_TAG, *purpose])
+        return np.random.default_rng([self.model.seed, _RELEASE_TAG, *purpose, *self._secret])
 
     def own_counts(self) -> np.ndarray:
         """The DP release of N_p for the current round (the same array however often it is asked for)."""

@@ -30,8 +30,10 @@ class FederatedLDA(Algorithm):
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None
 
-    def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec):  # -> LDAParty
-        """Party ``index`` samples with seed ``spec.seed + index`` (every harness and node alike)."""
+    def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
+              secret: bytes | None = None):  # -> LDAParty
+        """Party ``index`` samples with seed ``spec.seed + index`` (every harness and node alike); with DP on,
+        ``secret`` keys its releases."""
         from fedtopic.algorithms.lda_party import LDAParty
 
         dp = federated_dp_settings(spec.options)
@@ -40,7 +42,7 @@ class FederatedLDA(Algorithm):
             return LDAParty(party_id, corpus, hyper_from_spec(spec), steps=steps, seed=seed)
         from fedtopic.algorithms.dp_party import DPLDAParty
 
-        return DPLDAParty(party_id, corpus, hyper_from_spec(spec), dp, steps=steps, seed=seed)
+        return DPLDAParty(party_id, corpus, hyper_from_spec(spec), dp, steps=steps, seed=seed, secret=secret)
 
     @staticmethod
     def combine(updates: Sequence[np.ndarray]) -> np.ndarray:

@@ -21,7 +21,8 @@ class FedNMF(Algorithm):
                         "mask: fixed point 2^-60, bound ±2^20")
     family = "nmf"
 
-    def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec) -> Any:
+    def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
+              secret: bytes | None = None) -> Any:
         """The client; its number of peers comes from the session's party list (``run_fednmf_party``)."""
         from fedtopic.algorithms.fednmf_party import FedNMFParty
 

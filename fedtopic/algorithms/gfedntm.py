@@ -23,7 +23,8 @@ class GFedNTMProdLDA(Algorithm):
                         "gradient of the union batch's loss (mask: fixed point 2^-60)")
     family = "ntm"
 
-    def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec) -> Any:
+    def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
+              secret: bytes | None = None) -> Any:
         """The node (``neural.ntm_train.FederatedNode``)."""
         from fedtopic.algorithms.ntm_options import ntm_settings
         from fedtopic.models.nnls import counts_matrix

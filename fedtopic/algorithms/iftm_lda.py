@@ -55,7 +55,9 @@ class IFTMLDA(Algorithm):
 
         return [fit_alone(parts, spec, callback)]
 
-    def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec):  # -> IFTMParty
+    def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
+              secret: bytes | None = None):  # -> IFTMParty
+        """Party ``index``; ``secret`` keys its privatisation (else the seed does)."""
         from fedtopic.algorithms.iftm_party import IFTMParty
 
-        return IFTMParty(party_id, index, corpus, spec)
+        return IFTMParty(party_id, index, corpus, spec, secret=secret)

@@ -3,6 +3,7 @@ of the model the master composes for it (Alg. 4)."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -17,12 +18,15 @@ from fedtopic.errors import ModelError
 from fedtopic.models.private_mh import PrivateMHLDA
 
 
-def _model(spec: TrainSpec, topics: int, seed: int) -> PrivateMHLDA:
+def _model(spec: TrainSpec, topics: int, seed: int, secret: bytes | None = None) -> PrivateMHLDA:
     o = spec.options
+    key = None
+    if secret is not None:
+        key = int.from_bytes(hashlib.sha256(b"iftm-privatisation\x00" + secret).digest()[:8], "big")
     try:
         return PrivateMHLDA(topics, alpha=o.get("alpha"), beta=float(o["beta"]),  # type: ignore[arg-type]
                             epsilon=float(o["epsilon"]), tau=float(o["tau"]), seed=seed,  # type: ignore[arg-type]
-                            debias=bool(o.get("debias", False)))
+                            privacy_key=key, debias=bool(o.get("debias", False)))
     except ModelError as exc:
         raise ModelError(f"iftm: {exc}") from None
 
@@ -41,12 +45,14 @@ def fit_alone(parts: Sequence[Corpus], spec: TrainSpec, callback: IterationCallb
 
 
 class IFTMParty:
-    """Party ``index``: its own K (``party_topics``), seed ``seed + index``, data amount = its documents."""
+    """Party ``index``: its own K (``party_topics``), seed ``seed + index``, data amount = its documents; ``secret``
+    (a node's ``PartyKeys.noise_secret``) keys the privatisation, else the seed does."""
 
-    def __init__(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec) -> None:
+    def __init__(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
+                 secret: bytes | None = None) -> None:
         self.party_id, self.index, self.corpus, self.spec = party_id, index, corpus, spec
         self.topics = topics_of(spec.options, spec.topics, index)
-        self.model = _model(spec, self.topics, spec.seed + index)
+        self.model = _model(spec, self.topics, spec.seed + index, secret)
         self.model.initialize(corpus)
         self.local_iterations = int(spec.options["local_iterations"])  # type: ignore[arg-type]
         self.xi, self.top = float(spec.options["xi"]), int(spec.options["top_words"])  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ config only holds the public halves (address, X25519 public key).
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import stat
@@ -52,6 +53,12 @@ class PartyKeys:
     def x25519_public(self) -> bytes:
         """The 32-byte X25519 public key that channel keys are wrapped for."""
         return X25519PrivateKey.from_private_bytes(self.x25519_private_key).public_key().public_bytes_raw()
+
+    @property
+    def noise_secret(self) -> bytes:
+        """32 bytes only this party can compute: they key its privacy mechanisms' randomness (DP releases, iFTM's
+        privatisation), so that peers who know the consortium's public seed cannot regenerate the noise."""
+        return hmac.new(self.eth_private_key, b"fedtopic/noise-secret/v1", hashlib.sha256).digest()
 
 
 def _seeded_bytes(seed: bytes, party_id: str, label: str, counter: int) -> bytes:

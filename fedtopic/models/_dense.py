@@ -39,19 +39,26 @@ def dense_draw(ndk, nwk, inv, p, blk, alpha, beta, u):
     ndk int32[K] document row, nwk int32[K] total word row, inv float64[K] = 1/(N_k + Vβ),
     p float64[⌈K/_B⌉·_B] (zero past K) and blk float64[⌈K/_B⌉] scratch.
     """
-    n_topics = inv.shape[0]
-    n_blocks = blk.shape[0]
     total = 0.0
-    for j in range(n_topics):
+    for j in range(inv.shape[0]):
         v = (ndk[j] + alpha) * (nwk[j] + beta) * inv[j]
         p[j] = v
         total += v
+    return locate(p, blk, inv.shape[0], u * total)
+
+
+@njit(inline="always", cache=True)
+def locate(p, blk, n_topics, t):
+    """The k with Σ_{j<k} p_j ≤ t < Σ_{j≤k} p_j (the last topic if rounding puts t past the end).
+
+    p float64[⌈K/_B⌉·_B] the unnormalised probabilities (zero past K), blk float64[⌈K/_B⌉] scratch.
+    """
+    n_blocks = blk.shape[0]
     for b in range(n_blocks):
         s = 0.0
         for j in range(_B):
             s += p[b * _B + j]
         blk[b] = s
-    t = u * total
     one = np.uint64(1)
     b = np.uint64(0)
     nb1 = np.uint64(n_blocks - 1)

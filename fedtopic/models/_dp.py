@@ -7,7 +7,8 @@ For every token i (word t, document m, current topic k_i), in document order:
    subsampling (§5.6, Eq. 10) vγ if t is in topic k_i's frequent-word set
    (``freq[t, k_i]``), else 0. One uniform is consumed unless rate is 0 or ≥ 1.
 2. For a sampled token, its counts are removed and the word's row n_k^t is read
-   **with fresh N(0, σ²) noise on every k** (K normals), clipped to
+   **with fresh N(0, σ²) noise on every k** (the next K normals of the
+   sweep's noise stream, below), clipped to
    [0, ``clip``] (Alg. 1 clips only above; below, a negative count would give a
    negative probability, so it is clamped at 0: post-processing, no privacy
    cost), and Eq. 1's conditional
@@ -17,6 +18,15 @@ For every token i (word t, document m, current topic k_i), in document order:
 Eq. 1's denominators use the true topic totals N_k, as the paper's Alg. 1 does.
 With σ = 0, rate 1 and no clip the kernel consumes exactly the uniforms of the
 plain dense kernel and returns its result bit for bit (tested).
+
+**The noise stream.** With σ > 0 a sweep first draws one uint64 from its
+xoroshiro stream as the key of a counter-based normal stream (``gauss_block``),
+which it reads in blocks of B = max(4096, 64·⌈4K/64⌉) draws: block b is
+``fill_normals(key, b, ·)``; a sampled token takes the next K unread draws of
+the current block, or, when fewer than K are left, the first K of the next
+block (the rest are dropped: under 1/8 of the draws, ~1 % at K = 100). Filling
+a block runs in SIMD lanes; the ziggurat's scalar draws cost 2.7× as much and
+made a DP sweep at γ = 1 cost 2.4–3.2× a plain one.
 """
 
 from __future__ import annotations
@@ -24,12 +34,35 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from fedtopic.models._dense import dense_draw, dense_scratch
-from fedtopic.models.normal import ZIG_F, ZIG_K, ZIG_W, normal_draw, xo_double
+from fedtopic.models._dense import dense_scratch, locate
+from fedtopic.models.gauss_block import fill_normals
+from fedtopic.models.normal import xo_double, xo_next
 
 
-# fastmath without nnan/ninf: the sums vectorise as in the dense kernel, while clip = inf stays meaningful
-@njit(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc", "nsz", "arcp", "contract"})
+@njit(cache=True)
+def noise_block_size(n_topics: int) -> int:
+    """Normals per block of a sweep's noise stream: at least 4096 and 4K, a multiple of 64."""
+    return max(4096, 64 * ((4 * n_topics + 63) // 64))
+
+
+@njit(inline="always", cache=True)
+def noised_draw(ndk, nwk, e, sigma, clip, inv, p, blk, alpha, beta, u):
+    """Topic drawn from Eq. 1 with the word's counts noised and clipped: ñ_j = min(max(n_j + σ·e_j, 0), clip).
+
+    ndk int32[K] document row, nwk int32[K] true word row, e float64[K] standard normals, inv float64[K] =
+    1/(N_k + Vβ), p and blk the scratch of ``dense_draw``; one pass computes ñ and the products.
+    """
+    total = 0.0
+    for j in range(inv.shape[0]):
+        v = (ndk[j] + alpha) * (min(max(nwk[j] + sigma * e[j], 0.0), clip) + beta) * inv[j]
+        p[j] = v
+        total += v
+    return locate(p, blk, inv.shape[0], u * total)
+
+
+# fastmath without ninf: the sums vectorise as in the dense kernel, while clip = inf stays meaningful; nnan lets
+# the clamps compile to vector min/max (no value here is ever NaN)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc", "nsz", "arcp", "contract", "nnan"})
 def dp_shard(
     words: np.ndarray,  # int32[N]
     doc_ptr: np.ndarray,  # int64[D+1]
@@ -52,16 +85,22 @@ def dp_shard(
     adaptive = freq.shape[0] > 0
     p, blk = dense_scratch(n_topics)
     inv = np.empty(n_topics, dtype=np.float64)
-    noised = np.empty(n_topics, dtype=np.float64)
     for k in range(n_topics):
         inv[k] = 1.0 / (tot_k[k] + vbeta)
     s0, s1 = rng[stream, 0], rng[stream, 1]
+    size = noise_block_size(n_topics)
+    noise = np.zeros(size, dtype=np.float64)  # stays zero when σ = 0: every token then reads noise[0:K]
+    used = size if sigma > 0.0 else 0  # with noise, the first sampled token fills block 0
+    block = 0
+    key = np.uint64(0)
+    if sigma > 0.0:
+        key, s0, s1 = xo_next(s0, s1)
     sampled = 0
     for d in range(doc_ptr.shape[0] - 1):
         ndk = n_dk[d]
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
-            w = words[i]
-            k = z[i]
+            w = np.uint64(words[i])
+            k = np.uint64(z[i])
             r = rate if not adaptive else (rate if freq[w, k] else 0.0)
             if r <= 0.0:
                 continue
@@ -76,15 +115,16 @@ def dp_shard(
             tot_k[k] -= 1
             inv[k] = 1.0 / (tot_k[k] + vbeta)
             if sigma > 0.0:
-                for j in range(n_topics):
-                    e, s0, s1 = normal_draw(s0, s1, ZIG_K, ZIG_W, ZIG_F)
-                    v = nwk[j] + sigma * e
-                    noised[j] = min(max(v, 0.0), clip)
+                if used + n_topics > size:
+                    fill_normals(key, block, noise)
+                    block += 1
+                    used = 0
+                e = noise[used:used + n_topics]
+                used += n_topics
             else:
-                for j in range(n_topics):
-                    noised[j] = min(max(float(nwk[j]), 0.0), clip)
+                e = noise[:n_topics]
             u, s0, s1 = xo_double(s0, s1)
-            k = dense_draw(ndk, noised, inv, p, blk, alpha, beta, u)
+            k = np.uint64(noised_draw(ndk, nwk, e, sigma, clip, inv, p, blk, alpha, beta, u))
             z[i] = k
             ndk[k] += 1
             nwk[k] += 1

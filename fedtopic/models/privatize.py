@@ -30,22 +30,16 @@ import numpy as np
 from numba import njit, uint64
 
 from fedtopic.models.normal import xo_double, xo_next
+from fedtopic.models.rng import GOLDEN, splitmix_output
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-
-
-@njit(inline="always", cache=True)
-def _mix(z):
-    z = (z ^ (z >> uint64(30))) * uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> uint64(27))) * uint64(0x94D049BB133111EB)
-    return z ^ (z >> uint64(31))
+_GOLDEN = np.uint64(GOLDEN)
 
 
 @njit(inline="always", cache=True)
 def token_stream(key, token):
     """The xoroshiro128+ state (s0, s1) of token ``token``'s stream under ``key`` (SplitMix64 of the pair)."""
     base = key ^ (uint64(token) * _GOLDEN)
-    return _mix(base + _GOLDEN), _mix(base + uint64(2) * _GOLDEN)
+    return splitmix_output(base + _GOLDEN), splitmix_output(base + uint64(2) * _GOLDEN)
 
 
 @njit(cache=True, nogil=True)

@@ -72,14 +72,17 @@ def reference_dp_sweep(
     clip: float = np.inf,
     freq: np.ndarray | None = None,
 ) -> int:
-    """Slow twin of ``_dp.dp_shard`` (SUB-LDA Alg. 1): same uniforms and normals in the same order; returns the
-    number of sampled tokens. ``freq`` bool[V,K] switches on adaptive subsampling (rate applies to frequent words)."""
-    from fedtopic.models.normal import PyNormal
+    """Slow twin of ``_dp.dp_shard`` (SUB-LDA Alg. 1): same uniforms and noise stream; returns the number of
+    sampled tokens. ``freq`` bool[V,K] switches on adaptive subsampling (rate applies to frequent words)."""
+    from fedtopic.models._dp import noise_block_size
+    from fedtopic.models.gauss_block import numpy_normals
 
     n_words, n_topics = state.n_wk.shape
     vbeta = n_words * beta
     gen = PyXoroshiro(state.rng, 0)
-    normal = PyNormal(gen)
+    key = gen.next_u64() if sigma > 0 else 0
+    size = noise_block_size(n_topics)
+    block, noise_block, used = 0, np.empty(0), size
     sampled = 0
     for d in range(len(doc_ptr) - 1):
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
@@ -91,7 +94,11 @@ def reference_dp_sweep(
             state.n_dk[d, k] -= 1
             state.n_wk[w, k] -= 1
             state.n_k[k] -= 1
-            noise = np.array([normal.next() for _ in range(n_topics)]) if sigma > 0 else np.zeros(n_topics)
+            noise = np.zeros(n_topics)
+            if sigma > 0:
+                if used + n_topics > size:
+                    noise_block, block, used = numpy_normals(key, block, size), block + 1, 0
+                noise, used = noise_block[used:used + n_topics], used + n_topics
             noised = np.clip(state.n_wk[w] + sigma * noise, 0.0, clip)
             p = conditional(state.n_dk[d].astype(np.float64), noised, state.n_k.astype(np.float64), alpha, beta, vbeta)
             cum = np.cumsum(p)

@@ -98,6 +98,18 @@ def make_rng_states(seed: int, n_streams: int) -> np.ndarray:
     return out
 
 
+GOLDEN = 0x9E3779B97F4A7C15  # SplitMix64's Weyl increment γ
+
+
+@njit(inline="always", cache=True)
+def splitmix_output(x):
+    """SplitMix64's output function (Steele, Lea & Flood 2014) at Weyl point x: a bijective 64-bit mixer, so
+    ``splitmix_output(key + c·γ)`` is a counter-based stream (draw c computable without the ones before it)."""
+    z = (x ^ (x >> uint64(30))) * uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> uint64(27))) * uint64(0x94D049BB133111EB)
+    return z ^ (z >> uint64(31))
+
+
 @njit(inline="always", cache=True)
 def _rotl(x, k):
     return (x << uint64(k)) | (x >> uint64(64 - k))

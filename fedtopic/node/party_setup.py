@@ -35,7 +35,8 @@ from fedtopic.runs.folder import (
 
 @dataclass(frozen=True)
 class PreparedParty:
-    """A node's identity, data and untrained party (seeded ``algorithm.seed + its index``)."""
+    """A node's identity, data and untrained party (seeded ``algorithm.seed + its index``; its privacy mechanisms
+    keyed by ``keys.noise_secret``)."""
 
     keys: PartyKeys
     data: PartyData
@@ -61,7 +62,8 @@ def prepare_party(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
     state_dir.mkdir(parents=True, exist_ok=True)
     data = load_party_data(cfg, party_id, corpus=corpus, vocab=vocab)
     index = cfg.party_ids.index(party_id)
-    party = get_algorithm(cfg.algorithm.name).party(party_id, index, data.train, cfg.algorithm.spec())
+    party = get_algorithm(cfg.algorithm.name).party(party_id, index, data.train, cfg.algorithm.spec(),
+                                                    secret=keys.noise_secret)
     return PreparedParty(keys=keys, data=data, party=party, index=index, state_dir=state_dir)
 
 
