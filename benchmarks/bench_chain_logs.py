@@ -7,8 +7,7 @@ random word-topic counts (V × K, encrypted, chunked as DAFed does). Then, alter
 eth_getLogs over the whole chain through HTTP (the index) and the same filter answered by eth-tester's scan
 (in-process, no HTTP): medians, MB of response per second, and the ratio. Also eth_blockNumber's latency while
 a whole-chain eth_getLogs runs in another thread (fair serving), and a party's read of its peers' latest
-rounds (and one publish) at round 10 and at the last round; and a restart from the snapshot a clean stop
-writes against a full replay of the journal (the anchor).
+rounds (and one publish) at round 10 and at the last round. Restarts and length: bench_chain_scale.py.
 """
 
 from __future__ import annotations
@@ -105,16 +104,8 @@ def main() -> None:
                 waits.append(time.perf_counter() - t)
             long.join()
         server.shutdown()
-        service.close()  # a clean stop writes a snapshot
+        service.close()
         data_mb = sum(f.stat().st_size for f in (Path(tmp) / "chain").iterdir()) / 2**20
-        t0 = time.perf_counter()
-        ChainService(Path(tmp) / "chain").close()
-        restart_snapshot_s = time.perf_counter() - t0
-        for name in ("state.snapshot", "state.snapshot.json"):
-            (Path(tmp) / "chain" / name).unlink()
-        t0 = time.perf_counter()
-        ChainService(Path(tmp) / "chain", snapshot_every=10**9).close()
-        restart_replay_s = time.perf_counter() - t0
     mb = size / 2**20
     out = {"parties": args.parties, "rounds": args.rounds, "blocks": head, "logs": n_logs, "response_mb": mb,
            "index_seconds": statistics.median(index_s), "scan_seconds": statistics.median(scan_s),
@@ -124,8 +115,7 @@ def main() -> None:
            "block_number_during_getlogs_max_ms": 1000 * max(waits), "publish_seconds": publish_seconds,
            "read_latest_seconds_by_round": read_at, "publish_seconds_by_round": publish_at,
            "read_ratio_last_over_round_10": read_at[args.rounds - 1] / read_at[10],
-           "chain_data_mb": data_mb, "restart_from_snapshot_seconds": restart_snapshot_s,
-           "restart_full_replay_seconds": restart_replay_s}
+           "chain_data_mb": data_mb}
     print(json.dumps(out, indent=2))
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))

@@ -12,11 +12,15 @@ the server runs with ``dev=True`` (``chain up --dev``: a throwaway chain). Error
 integers, as the JSON-RPC spec says. A connection that stalls for ``READ_TIMEOUT_S`` is dropped.
 
 Persistence: with a data directory, every state-changing call that succeeded (raw transactions,
-mining, and with ``dev`` snapshots and reverts) is appended to ``journal.jsonl``; every
-``snapshot_every`` entries and at a clean stop the chain's database is written to a snapshot
-(``ledger/snapshot.py``). At start the snapshot is loaded and only the journal entries after it are
-replayed; since each transaction is mined in its own block the replayed chain has the same contracts,
-storage, logs and block numbers, a revert included.
+mining, and with ``dev`` snapshots and reverts) is appended to the journal before it is answered; every
+``snapshot_every`` entries and at a clean stop what changed in the chain's database since the last snapshot
+is appended to the snapshot (``ledger/snapshot.py``), and the journal starts a new file. Journal files are
+``journal-<first entry>.jsonl`` (``journal.jsonl``, from earlier versions, starts at 0); the ones a snapshot
+covers are deleted. At start the snapshot is loaded and only the journal entries after it are replayed;
+since each transaction is mined in its own block the replayed chain has the same contracts, storage, logs
+and block numbers, a revert included. A journal line cut short by a crash was never answered, so it is
+dropped. Restart time is the snapshot's load plus at most ``snapshot_every`` replayed entries, whatever the
+chain's length.
 """
 
 from __future__ import annotations
@@ -37,11 +41,11 @@ from web3 import Web3
 from fedtopic.ledger.embedded import EmbeddedChain, tester_revert_data
 from fedtopic.ledger.errors import LedgerError
 from fedtopic.ledger.log_index import LogIndex, LogQueryError
-from fedtopic.ledger.snapshot import SNAPSHOT_NAME, load_snapshot, save_snapshot
+from fedtopic.ledger.snapshot import SNAPSHOT_NAME, ChangeTrackingStore, SnapshotFile
 
 JOURNALED = frozenset({"eth_sendRawTransaction", "eth_sendTransaction"})
 PUBLIC_PREFIXES = ("eth_", "net_", "web3_")
-JOURNAL_NAME = "journal.jsonl"
+LEGACY_JOURNAL = "journal.jsonl"  # an earlier version's single journal: entries from 0
 LOG_INDEX_NAME = "logs.sqlite3"
 SNAPSHOT_EVERY = 500  # journal entries between two snapshots
 MAX_BODY_BYTES = 16 * 1024 * 1024
@@ -73,6 +77,17 @@ def to_json_rpc(value: Any, key: str = "") -> Any:
     return value
 
 
+def _journal_files(data_dir: Path) -> list[tuple[int, Path]]:
+    """(first entry, path) of every journal file, oldest first."""
+    found = [(0, data_dir / LEGACY_JOURNAL)] if (data_dir / LEGACY_JOURNAL).exists() else []
+    for path in data_dir.glob("journal-*.jsonl"):
+        try:
+            found.append((int(path.stem.split("-", 1)[1]), path))
+        except ValueError:
+            continue
+    return sorted(found)
+
+
 def _error_object(error: Mapping[str, Any]) -> dict[str, Any]:
     """A JSON-RPC error object: an integer ``code``, a string ``message``, ``data`` hex-encoded if bytes."""
     code = error.get("code", -32603)
@@ -93,7 +108,7 @@ class ChainService:
         w3 = Web3(self.chain.provider)
         self._call = self.chain.provider.request_func(w3, w3.middleware_onion)
         self._lock = threading.Lock()
-        self._journal = None
+        self._journal: Any = None
         self._data_dir = data_dir
         self.snapshot_every = snapshot_every
         self.replayed = 0
@@ -101,25 +116,26 @@ class ChainService:
         self.snapshot_entries = 0
         if data_dir is not None:
             data_dir.mkdir(parents=True, exist_ok=True)
-            path = data_dir / JOURNAL_NAME
+            self._snapshots = SnapshotFile(data_dir)
             self.snapshot_entries = self._restore_snapshot(data_dir)
-            if path.exists():
-                self.replayed = self._replay(path, skip=self.snapshot_entries)
+            self.replayed = self._replay(data_dir, skip=self.snapshot_entries)
             self.journal_entries = self.snapshot_entries + self.replayed
-            self._journal = path.open("a", encoding="utf-8")
+            self._journal = self._journal_file(data_dir).open("a", encoding="utf-8")
         self.index = LogIndex(None if data_dir is None else data_dir / LOG_INDEX_NAME, self._result)
         self.reindexed = self.index.catch_up(self._head())
 
+    def _inner_db(self) -> Any:
+        return self.chain.backend.chain.chaindb.db.wrapped_db  # py-evm's MemoryDB under the AtomicDB
+
     def _restore_snapshot(self, data_dir: Path) -> int:
-        """Load the latest snapshot into the chain; the number of journal entries it already includes (0: none)."""
-        found = load_snapshot(data_dir)
+        """Load the snapshot into the chain (else track the fresh store); the journal entries it includes."""
+        found = self._snapshots.load()
         if found is None:
+            self._inner_db().kv_store = ChangeTrackingStore(self._inner_db().kv_store)  # the first snapshot: all
             return 0
         store, meta = found
         chain = self.chain.backend.chain
-        inner = chain.chaindb.db.wrapped_db
-        inner.kv_store.clear()
-        inner.kv_store.update(store)
+        self._inner_db().kv_store = store
         self.chain.backend.chain = type(chain)(chain.chaindb.db)
         if self._head() != int(meta["head"]):
             raise LedgerError(f"chain snapshot in {data_dir} ends at block {self._head()}, its sidecar says "
@@ -127,30 +143,44 @@ class ChainService:
         return int(meta["journal_entries"])
 
     def snapshot(self) -> None:
-        """Write a snapshot of the chain now (the lock is held or the service is idle)."""
+        """Append what changed to the snapshot, then start a journal file (the lock is held or the service is
+        idle); the journal files the snapshot covers are deleted."""
         if self._data_dir is None:
             return
-        store = self.chain.backend.chain.chaindb.db.wrapped_db.kv_store
-        save_snapshot(self._data_dir, dict(store), journal_entries=self.journal_entries, head=self._head())
+        self._snapshots.save(self._inner_db().kv_store, journal_entries=self.journal_entries, head=self._head())
         self.snapshot_entries = self.journal_entries
+        if self._journal is not None:
+            self._journal.close()
+            old = _journal_files(self._data_dir)
+            self._journal = (self._data_dir / f"journal-{self.journal_entries:012d}.jsonl").open("a", encoding="utf-8")
+            for _, path in old:
+                path.unlink(missing_ok=True)
 
-    def _replay(self, path: Path, skip: int = 0) -> int:
-        """Apply the journal's entries after the first ``skip`` (those a snapshot holds); how many were applied."""
-        count, seen = 0, 0
-        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            seen += 1
-            if seen <= skip:
-                continue
-            entry = json.loads(line)
-            if entry["method"].startswith("evm_") and not self.dev:
-                raise LedgerError(f"{path}:{lineno}: the journal holds test controls ({entry['method']}): "
-                                  "restart this chain with --dev")
-            response = self._call(entry["method"], entry["params"])
-            if "error" in response:
-                raise LedgerError(f"{path}:{lineno}: journal entry no longer applies: {response['error']}")
-            count += 1
+    def _journal_file(self, data_dir: Path) -> Path:
+        """The journal file new entries go to: the newest one, or a fresh one after the snapshot's entries."""
+        files = _journal_files(data_dir)
+        return files[-1][1] if files else data_dir / f"journal-{self.journal_entries:012d}.jsonl"
+
+    def _replay(self, data_dir: Path, skip: int = 0) -> int:
+        """Apply the journal entries after the first ``skip`` (those the snapshot holds); how many were applied."""
+        count = 0
+        for start, path in _journal_files(data_dir):
+            text = path.read_text(encoding="utf-8")
+            if text and not text.endswith("\n"):  # a crash cut the last line short: it was never answered
+                text = text[:text.rfind("\n") + 1]
+                path.write_text(text, encoding="utf-8")
+            lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+            for seen, (lineno, line) in enumerate(lines, start=start + 1):
+                if seen <= skip:
+                    continue
+                entry = json.loads(line)
+                if entry["method"].startswith("evm_") and not self.dev:
+                    raise LedgerError(f"{path}:{lineno}: the journal holds test controls ({entry['method']}): "
+                                      "restart this chain with --dev")
+                response = self._call(entry["method"], entry["params"])
+                if "error" in response:
+                    raise LedgerError(f"{path}:{lineno}: journal entry no longer applies: {response['error']}")
+                count += 1
         return count
 
     def _result(self, method: str, params: list) -> Any:
