@@ -1,6 +1,7 @@
 """Hostile clients against a real `fedtopic chain up`: no well-known admin, no unguarded test controls,
 integer error codes, slow clients dropped, restarts replay to the last accepted state, and `ledger audit`
-flags a reader the consortium's CP does not list."""
+flags a reader the consortium's CP does not list (that one on anvil too; the others are about `chain up`'s own
+server)."""
 
 from __future__ import annotations
 
@@ -18,11 +19,10 @@ from fedtopic.consortium.config import load_consortium
 from fedtopic.consortium.init import admin_key_path, init_consortium
 from fedtopic.ledger.contracts import REGISTRY
 from fedtopic.ledger.errors import TransactionRejected
-from fedtopic.ledger.local_nodes import start_chain_up
+from fedtopic.ledger.local_nodes import ANVIL_BINARY, start_chain_up
 from fedtopic.ledger.rpc import Signer, connect, contract_at
 
 pytestmark = [pytest.mark.adversarial, pytest.mark.xdist_group("node-processes")]
-WELL_KNOWN = b"\x00" * 31 + b"\x01"  # eth-tester's first funded account, whose key everyone knows
 
 
 def _rpc(url: str, method: str, params: list | None = None) -> dict:
@@ -37,6 +37,11 @@ def test_test_controls_need_dev_and_errors_have_integer_codes(tmp_path):
             assert answer["error"]["code"] == -32601 and "--dev" in answer["error"]["message"], answer
         bad = _rpc(chain.url, "eth_getBalance", ["not-an-address", "latest"])
         assert isinstance(bad["error"]["code"], int), bad
+        for body in ([], [1] * 1001):  # an empty batch, an oversized one
+            answer = httpx.post(chain.url, json=body)
+            assert answer.status_code == 400 and answer.json()["error"]["code"] == -32600
+        mixed = httpx.post(chain.url, json=[7, "x", {"jsonrpc": "2.0", "id": 3, "method": "eth_chainId"}]).json()
+        assert [m.get("error", {}).get("code") for m in mixed[:2]] == [-32600, -32600] and mixed[2]["result"]
         assert _rpc(chain.url, "eth_blockNumber")["result"].startswith("0x")
     finally:
         chain.stop()
@@ -81,12 +86,15 @@ def test_slow_clients_are_dropped(tmp_path):
         chain.stop()
 
 
-def test_no_well_known_key_controls_a_consortium_and_audit_flags_readers_outside_cp(tmp_path, capsys):
+@pytest.mark.parametrize("engine", ["embedded", "anvil"])
+def test_no_well_known_key_controls_a_consortium_and_audit_flags_readers_outside_cp(tmp_path, capsys, engine):
+    if engine == "anvil" and not ANVIL_BINARY.exists():
+        pytest.skip("anvil is installed by `npm install` in contracts/ (scripts/test does it)")
     init = init_consortium(3, tmp_path / "c", seed=9, cp={"p1": ["p2"], "p2": ["p1", "p3"], "p3": ["p1", "p2"]})
-    chain = start_chain_up()
+    chain = start_chain_up(engine=engine)
     try:
         bad_key = tmp_path / "dev.key"
-        bad_key.write_text(WELL_KNOWN.hex())
+        bad_key.write_text(chain.faucet_key.hex())  # the engine's funded account, whose key everyone knows
         assert main(["consortium", "deploy", str(init.config_path), "--rpc", chain.url, "--admin-key",
                      str(bad_key)]) == 2
         assert "well-known development key" in capsys.readouterr().err
@@ -96,7 +104,7 @@ def test_no_well_known_key_controls_a_consortium_and_audit_flags_readers_outside
         registry = contract_at(w3, REGISTRY, cfg.chain.registry)
         admin = Account.from_key(bytes.fromhex(admin_key_path(init.config_path.parent).read_text().strip()))
         assert registry.functions.admin().call() == admin.address
-        outsider = Signer(w3, WELL_KNOWN)  # funded by the dev chain, but not the admin
+        outsider = Signer(w3, chain.faucet_key)  # funded by the dev chain, but not the admin
         with pytest.raises(TransactionRejected):
             outsider.transact(registry.functions.admit(Account.create().address, "p9", b"\x01" * 32),
                               what="an outsider admitting a member")

@@ -23,7 +23,7 @@ from fedtopic.consortium.init import init_consortium
 from fedtopic.corpus.synthetic import generate_synthetic
 from fedtopic.crypto.keys import generate_party_keys
 from fedtopic.errors import ConfigError
-from fedtopic.ledger.local_nodes import start_chain_up
+from fedtopic.ledger.local_nodes import ANVIL_BINARY, start_chain_up
 from fedtopic.node.party_setup import load_own_keys, prepare_party
 from fedtopic.privacy.rdp import privacy_report_mixed
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
@@ -190,9 +190,12 @@ def test_csfed_nodes_with_dp_and_mask_through_the_aggregator(tmp_path):
 
 
 @pytest.mark.xdist_group("node-processes")
-def test_dafed_nodes_with_dp_over_the_chain(tmp_path, capsys):
+@pytest.mark.parametrize("engine", ["embedded", "anvil"])
+def test_dafed_nodes_with_dp_over_the_chain(tmp_path, capsys, engine):
     from fedtopic.cli.main import main
 
+    if engine == "anvil" and not ANVIL_BINARY.exists():
+        pytest.skip("anvil is installed by `npm install` in contracts/ (scripts/test does it)")
     init = init_consortium(3, tmp_path / "c", seed=7)
     cfg = load_consortium(init.config_path)
     algorithm = cfg.algorithm.model_copy(update={"topics": 5, "iterations": 30})
@@ -200,7 +203,7 @@ def test_dafed_nodes_with_dp_over_the_chain(tmp_path, capsys):
                                            "data": cfg.data.model_copy(update={"dataset": "synthetic"})}),
                     init.config_path)
     _with_dp_table(init.config_path)
-    chain = start_chain_up()
+    chain = start_chain_up(engine=engine)
     procs: dict[str, subprocess.Popen] = {}
     try:
         assert main(["consortium", "deploy", str(init.config_path), "--rpc", chain.url]) == 0

@@ -194,3 +194,23 @@ def test_killed_mid_snapshot_at_20000_transactions_it_keeps_every_accepted_one(t
         _send_until_killed(node, accepted, kill_after=float(rng.uniform(1.0, 3.0)))
         _check_every_accepted_one_is_there(data, accepted, base, in_flight=2 + kill)
         assert restarts < 60
+
+
+def test_a_transaction_is_found_by_hash_through_the_index_and_a_reverted_one_is_not(tmp_path):
+    from eth_tester.backends.pyevm.main import TransactionNotFound
+
+    from fedtopic.ledger.embedded import transaction_by_hash
+
+    service = ChainService(None, dev=True)
+    first = _transfers(service, 0, 1)[0]
+    _transfers(service, 1, 300)
+    snap = service.handle({"id": 1, "method": "evm_snapshot", "params": []})["result"]
+    gone = _transfers(service, 301, 1)[0]
+    service.handle({"id": 1, "method": "evm_revert", "params": [snap]})
+    chain = service.chain.backend.chain
+    block, tx, index = transaction_by_hash(chain, bytes.fromhex(first[2:]))
+    assert (block.number, index, tx.hash.hex()) == (1, 0, first[2:])
+    receipt = service.handle({"id": 1, "method": "eth_getTransactionReceipt", "params": [first]})["result"]
+    assert int(receipt["blockNumber"], 16) == 1
+    with pytest.raises(TransactionNotFound):
+        transaction_by_hash(chain, bytes.fromhex(gone[2:]))

@@ -147,8 +147,7 @@ def audit_channel(w3: Web3, party_id: str, owner: str, head: raw.ChannelHead, to
     prog = ChannelProgress(**(progress.as_dict() if progress is not None else {}))
     from_block = max(head.deploy_block, prog.block + 1)
     logs = all_published(w3, head.channel, from_block, to_block)
-    senders = {e.tx_hash: Web3.to_checksum_address(with_retries(lambda h=e.tx_hash: w3.eth.get_transaction(h)["from"],
-                                                                 what="reading a transaction")) for e in logs}
+    senders = raw.transaction_senders(w3, [e.tx_hash for e in logs])
     rows: list[AuditRow] = []
 
     def close(complete: bool) -> None:

@@ -7,7 +7,10 @@ eth-tester's defaults, and why:
 - raw transactions are checked against real nodes' limits (:mod:`fedtopic.ledger.limits`), so
   what passes here also passes on anvil, geth or Besu;
 - a few genesis accounts, funded and with known keys, serve as faucets: parties sign their own
-  transactions with their own keys, nothing needs an unlocked account.
+  transactions with their own keys, nothing needs an unlocked account;
+- a transaction (and its receipt) is found by hash through py-evm's transaction index instead of
+  eth-tester's scan of every block from the head down (its own TODO), which cost ~30 ms per lookup at
+  a few thousand blocks and grew with the chain: ``ledger audit`` reads the sender of every chunk.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import ast
 import threading
 from typing import Any
 
+import eth_tester.backends.pyevm.main as pyevm_backend
+from eth.exceptions import TransactionNotFound as IndexMiss
 from eth_tester import EthereumTester, PyEVMBackend
 from web3 import Web3
 from web3.providers.eth_tester import EthereumTesterProvider
@@ -39,6 +44,28 @@ def tester_revert_data(exc: Exception) -> bytes:
         if isinstance(value, bytes):
             return value
     return b""
+
+
+def transaction_by_hash(chain: Any, transaction_hash: bytes) -> tuple[Any, Any, int]:
+    """(block, transaction, index) of a transaction in the pending block or the canonical chain, as eth-tester's
+    ``_get_transaction_by_hash`` returns, in O(1): the pending block, then py-evm's hash → (number, index) lookup,
+    checked against the canonical block (a reverted transaction's stale entry is not found)."""
+    pending = chain.get_block()
+    for index, transaction in enumerate(pending.transactions):
+        if transaction.hash == transaction_hash:
+            return pending, transaction, index
+    try:
+        number, index = chain.chaindb.get_transaction_index(transaction_hash)
+        if number < pending.number:  # a revert leaves the lookups of the blocks it dropped behind
+            block = chain.get_canonical_block_by_number(number)
+            if index < len(block.transactions) and block.transactions[index].hash == transaction_hash:
+                return block, block.transactions[index], index
+    except (IndexMiss, KeyError, LookupError):
+        pass
+    raise pyevm_backend.TransactionNotFound(f"No transaction found for transaction hash: 0x{transaction_hash.hex()}")
+
+
+pyevm_backend._get_transaction_by_hash = transaction_by_hash  # what get_transaction_by_hash/_receipt call
 
 
 class LimitedTesterProvider(EthereumTesterProvider):

@@ -105,6 +105,27 @@ def publish_chunks(signer: Signer, channel: str, round: int, epoch: int, chunks:
     return receipts
 
 
+SENDER_BATCH = 200  # transactions per JSON-RPC batch (a response carries their calldata)
+
+
+def transaction_senders(w3: Web3, tx_hashes: Sequence[str]) -> dict[str, str]:
+    """tx hash → checksummed sender, fetched in JSON-RPC batches (one round trip per ``SENDER_BATCH``)."""
+    unique = list(dict.fromkeys(tx_hashes))
+    out: dict[str, str] = {}
+    for start in range(0, len(unique), SENDER_BATCH):
+        part = unique[start:start + SENDER_BATCH]
+
+        def fetch(part: Sequence[str] = part) -> list:
+            with w3.batch_requests() as batch:
+                for h in part:
+                    batch.add(w3.eth.get_transaction(h))
+                return batch.execute()
+
+        for h, tx in zip(part, with_retries(fetch, what="reading the senders of published chunks")):
+            out[h] = Web3.to_checksum_address(tx["from"])
+    return out
+
+
 def _heads(rows: Sequence[Sequence]) -> list[ChannelHead]:
     return [ChannelHead(Web3.to_checksum_address(r[0]), Web3.to_checksum_address(r[1]), bool(r[2]), int(r[3]),
                         int(r[4]), int(r[5]), int(r[6]), bytes(r[7]), int(r[8]), int(r[9])) for r in rows]

@@ -49,6 +49,7 @@ LEGACY_JOURNAL = "journal.jsonl"  # an earlier version's single journal: entries
 LOG_INDEX_NAME = "logs.sqlite3"
 SNAPSHOT_EVERY = 500  # journal entries between two snapshots
 MAX_BODY_BYTES = 16 * 1024 * 1024
+MAX_BATCH = 1000  # requests in one JSON-RPC batch
 READ_TIMEOUT_S = 30.0
 
 
@@ -225,6 +226,8 @@ class ChainService:
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         """Answer one JSON-RPC request object."""
+        if not isinstance(request, dict):
+            return {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "a request is a JSON object"}}
         rid = request.get("id")
         method, params = request.get("method"), request.get("params", [])
         if method == "eth_getLogs":
@@ -294,6 +297,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(400, {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}})
             return
         service = self.server.service
+        if isinstance(body, list) and not 0 < len(body) <= MAX_BATCH:
+            self._reply(400, {"jsonrpc": "2.0", "id": None,
+                              "error": {"code": -32600, "message": f"a batch holds 1 to {MAX_BATCH} requests"}})
+            return
         answer = [service.handle(r) for r in body] if isinstance(body, list) else service.handle(body)
         self._reply(200, answer)
 
