@@ -18,7 +18,7 @@ from web3 import Web3
 
 from fedtopic.ledger import raw
 from fedtopic.ledger.contracts import CHANNEL, REGISTRY
-from fedtopic.ledger.rpc import contract_at, with_retries
+from fedtopic.ledger.rpc import batch_calls, contract_at, with_retries
 
 LOG_WINDOW_BLOCKS = 500
 TRAILING = "incomplete round (chunks still missing at the chain's tip)"
@@ -73,12 +73,12 @@ def all_published(w3: Web3, channel: str, from_block: int, to_block: int) -> lis
 
 
 def _members(w3: Web3, registry: str) -> list[tuple[str, str, str, bool]]:
+    """(party id, owner, channel, suspended) of every member, in two round trips."""
     reg = contract_at(w3, REGISTRY, registry).functions
-    rows = []
-    for a in with_retries(reg.members().call, what="reading the registry"):
-        pid, _, channel, _, suspended = with_retries(reg.member(a).call, what="reading the registry")
-        rows.append((pid, Web3.to_checksum_address(a), Web3.to_checksum_address(channel), bool(suspended)))
-    return rows
+    owners = with_retries(reg.members().call, what="reading the registry")
+    rows = batch_calls(w3, [reg.member(a) for a in owners], what="reading the registry")
+    return [(pid, Web3.to_checksum_address(a), Web3.to_checksum_address(channel), bool(suspended))
+            for a, (pid, _, channel, _, suspended) in zip(owners, rows)]
 
 
 def _log_stats(w3: Web3, channels: list[str]) -> dict[str, dict[str, int]] | None:
@@ -100,15 +100,20 @@ def ledger_status(w3: Web3, registry: str) -> list[ChannelStatus]:
     name = {a: pid for pid, a, _, _ in members}
     heads = {h.owner: h for h in raw.heads_of(w3, registry, [a for _, a, _, _ in members])}
     stats = _log_stats(w3, [c for _, _, c, _ in members if int(c, 16)]) or {}
+    with_channel = [(owner, channel) for _, owner, channel, _ in members if int(channel, 16)]
+    calls = [reg.readersOf(owner) for _, owner, _, _ in members]
+    calls += [contract_at(w3, CHANNEL, channel).functions.keyCpVersion() for _, channel in with_channel]
+    calls += [reg.cpVersion(owner) for owner, _ in with_channel]
+    answers = batch_calls(w3, calls, what="reading CP and key epochs")
+    readers_of = dict(zip([owner for _, owner, _, _ in members], answers[:len(members)]))
+    n = len(with_channel)
+    key_versions = dict(zip([o for o, _ in with_channel], answers[len(members):len(members) + n]))
+    cp_versions = dict(zip([o for o, _ in with_channel], answers[len(members) + n:]))
     out = []
     for pid, owner, channel, suspended in members:
         h = heads[owner]
-        readers = [Web3.to_checksum_address(r) for r in with_retries(reg.readersOf(owner).call, what="reading CP")]
-        key_current = False
-        if int(channel, 16):
-            chan = contract_at(w3, CHANNEL, channel).functions
-            key_version = with_retries(chan.keyCpVersion().call, what="reading the key epoch")
-            key_current = h.epoch > 0 and key_version == with_retries(reg.cpVersion(owner).call, what="reading CP")
+        readers = [Web3.to_checksum_address(r) for r in readers_of[owner]]
+        key_current = owner in key_versions and h.epoch > 0 and key_versions[owner] == cp_versions[owner]
         s = stats.get(channel, {"logs": -1, "data_bytes": -1})
         out.append(ChannelStatus(pid, owner, channel, suspended, [name.get(r, r) for r in readers], h.epoch,
                                  key_current, h.round if h.published else None,
@@ -219,12 +224,14 @@ def readers_outside_cp(w3: Web3, registry: str, cp: Mapping[str, Iterable[str]])
     members = _members(w3, registry)
     name = {a: pid for pid, a, _, _ in members}
     problems = []
+    known = [(pid, owner) for pid, owner, _, _ in members if pid in cp]
+    readers_of = dict(zip(known, batch_calls(w3, [reg.readersOf(owner) for _, owner in known], what="reading CP")))
     for pid, owner, _, _ in members:
         if pid not in cp:
             problems.append(f"member {pid} ({owner}) is on chain but not in consortium.toml")
             continue
         allowed = set(cp[pid]) | {pid}
-        readers = [Web3.to_checksum_address(r) for r in with_retries(reg.readersOf(owner).call, what="reading CP")]
+        readers = [Web3.to_checksum_address(r) for r in readers_of[(pid, owner)]]
         for r in readers:
             if name.get(r, r) not in allowed:
                 problems.append(f"{name.get(r, r)} can read {pid}'s channel on chain, but CP does not allow it")

@@ -15,7 +15,6 @@ eth-tester's defaults, and why:
 
 from __future__ import annotations
 
-import ast
 import threading
 from typing import Any
 
@@ -31,19 +30,6 @@ from fedtopic.ledger.limits import check_real_node_limits, shape_of_raw
 
 EMBEDDED_GAS_LIMIT = 120_000_000
 FAUCET_ACCOUNTS = 3
-
-
-def tester_revert_data(exc: Exception) -> bytes:
-    """The revert data of eth-tester's TransactionFailed (its message is ``execution reverted: b'...'``)."""
-    arg = exc.args[0] if exc.args else b""
-    if isinstance(arg, bytes):
-        return arg
-    prefix = "execution reverted: "
-    if isinstance(arg, str) and arg.startswith(prefix + "b"):
-        value = ast.literal_eval(arg[len(prefix):])
-        if isinstance(value, bytes):
-            return value
-    return b""
 
 
 def transaction_by_hash(chain: Any, transaction_hash: bytes) -> tuple[Any, Any, int]:

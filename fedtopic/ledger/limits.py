@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from eth.vm.forks.prague.transactions import PragueTransactionBuilder
-
 from fedtopic.ledger.errors import TransactionRejected
 
 MAX_TX_BYTES = 128 * 1024
@@ -79,6 +77,10 @@ class TxShape:
 def shape_of_raw(raw: bytes) -> TxShape:
     """Decode a signed raw transaction (any type py-evm knows)."""
     try:
+        from eth.vm.forks.prague.transactions import (
+            PragueTransactionBuilder,  # py-evm: only the embedded chain
+        )
+
         tx = PragueTransactionBuilder.decode(raw)
     except Exception as exc:  # noqa: BLE001 - any decoding failure is a malformed transaction
         raise TransactionRejected(f"malformed raw transaction: {exc}") from None

@@ -16,8 +16,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from eth_tester.backends.pyevm.main import get_default_account_keys
-
 from fedtopic.ledger.errors import ChainUnreachable
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -29,6 +27,10 @@ START_TIMEOUT_S = 60.0
 
 def embedded_faucet_key() -> bytes:
     """Key of the embedded chain's first funded genesis account (eth-tester's test mnemonic)."""
+    from eth_tester.backends.pyevm.main import (
+        get_default_account_keys,  # py-evm: a heavy import, needed here only
+    )
+
     return get_default_account_keys()[0].to_bytes()
 
 

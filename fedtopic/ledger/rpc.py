@@ -7,21 +7,21 @@ the node holding keys.
 
 from __future__ import annotations
 
+import ast
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import requests
 from eth_abi import decode
 from eth_account import Account
-from eth_tester.exceptions import TransactionFailed
 from eth_utils import keccak
 from web3 import Web3
 from web3.contract.contract import ContractFunction
 from web3.exceptions import ContractLogicError, ProviderConnectionError, Web3RPCError
 
 from fedtopic.ledger.contracts import CHANNEL, REGISTRY, load_artifact
-from fedtopic.ledger.embedded import tester_revert_data
 from fedtopic.ledger.errors import ChainUnreachable, TransactionRejected
 from fedtopic.ledger.limits import TxShape, check_real_node_limits, min_gas_limit
 
@@ -30,6 +30,26 @@ _UNREACHABLE = (requests.exceptions.ConnectionError, requests.exceptions.Timeout
 GAS_MARGIN = 1.2
 PRIORITY_FEE_WEI = 1_000_000_000
 BASE_FEE_TTL_S = 10.0  # max fee = 2 x base fee + tip covers base-fee growth over many blocks
+
+
+def tester_revert_data(exc: Exception) -> bytes:
+    """The revert data of eth-tester's TransactionFailed (its message is ``execution reverted: b'...'``)."""
+    arg = exc.args[0] if exc.args else b""
+    if isinstance(arg, bytes):
+        return arg
+    prefix = "execution reverted: "
+    if isinstance(arg, str) and arg.startswith(prefix + "b"):
+        value = ast.literal_eval(arg[len(prefix):])
+        if isinstance(value, bytes):
+            return value
+    return b""
+
+
+def _call_failures() -> tuple[type[BaseException], ...]:
+    """What a reverted call raises: web3's ContractLogicError, and eth-tester's TransactionFailed when the embedded
+    chain is in this process (eth-tester is imported only then: it is slow to import)."""
+    tester = sys.modules.get("eth_tester.exceptions")
+    return (ContractLogicError,) if tester is None else (ContractLogicError, tester.TransactionFailed)
 
 
 def with_retries(call: Callable[[], T], *, what: str, attempts: int = 5, first_delay: float = 0.2) -> T:
@@ -48,6 +68,25 @@ def with_retries(call: Callable[[], T], *, what: str, attempts: int = 5, first_d
             time.sleep(delay)
             delay *= 2
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+CALL_BATCH = 200  # eth_calls per JSON-RPC batch
+
+
+def batch_calls(w3: Web3, functions: Sequence[Any], *, what: str) -> list[Any]:
+    """The results of many contract view calls, one JSON-RPC batch (round trip) per ``CALL_BATCH`` of them."""
+    out: list[Any] = []
+    for start in range(0, len(functions), CALL_BATCH):
+        part = functions[start:start + CALL_BATCH]
+
+        def run(part: Sequence[Any] = part) -> list[Any]:
+            with w3.batch_requests() as batch:
+                for fn in part:
+                    batch.add(fn)
+                return list(batch.execute())
+
+        out += with_retries(run, what=what)
+    return out
 
 
 def connect(endpoint: str, *, timeout: float = 60.0) -> Web3:
@@ -133,7 +172,7 @@ class Signer:
                 self._base_fee = with_retries(lambda: eth.get_block("latest")["baseFeePerGas"], what=what)
                 self._base_fee_at = time.monotonic()
             base_fee = self._base_fee
-        except (ContractLogicError, TransactionFailed) as exc:
+        except _call_failures() as exc:
             raise TransactionRejected(f"{what} from {self.address} reverts: {revert_reason(exc)}", revert_name(exc)) from None
         tx.update(gas=gas, chainId=self._chain_id, type=2,
                   maxPriorityFeePerGas=PRIORITY_FEE_WEI, maxFeePerGas=2 * base_fee + PRIORITY_FEE_WEI)
@@ -159,7 +198,7 @@ class Signer:
             try:
                 eth.call(probe, block_identifier=block - 1)  # type: ignore[arg-type]
                 reason, name = "no reason given", ""
-            except (ContractLogicError, TransactionFailed) as exc:
+            except _call_failures() as exc:
                 reason, name = revert_reason(exc), revert_name(exc)
             raise TransactionRejected(f"{what} from {self.address} reverted in block {block}: {reason}", name)
         return dict(receipt)

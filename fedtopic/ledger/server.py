@@ -38,9 +38,10 @@ from eth_tester.exceptions import TransactionFailed
 from hexbytes import HexBytes
 from web3 import Web3
 
-from fedtopic.ledger.embedded import EmbeddedChain, tester_revert_data
+from fedtopic.ledger.embedded import EmbeddedChain
 from fedtopic.ledger.errors import LedgerError
 from fedtopic.ledger.log_index import LogIndex, LogQueryError
+from fedtopic.ledger.rpc import tester_revert_data
 from fedtopic.ledger.snapshot import SNAPSHOT_NAME, ChangeTrackingStore, SnapshotFile
 
 JOURNALED = frozenset({"eth_sendRawTransaction", "eth_sendTransaction"})
