@@ -111,3 +111,51 @@ def test_corpus_from_texts_empty_is_an_error():
         corpus_from_texts([])
     with pytest.raises(CorpusError, match="2 labels for 1 documents"):
         corpus_from_texts(["a b"], ["x", "y"])
+
+
+def test_sentence_boundaries_follow_the_text_and_survive_oov_drops():
+    texts = ["Cats purr softly. Dogs bark loudly!\n\nBirds sing", "Zebra. Cats sing."]
+    corpus = corpus_from_texts(texts, vocabulary=Vocabulary(["cats", "purr", "dogs", "bark", "birds", "sing"]))
+    words = [corpus.vocab[w] for w in corpus.words]
+    assert words == ["cats", "purr", "dogs", "bark", "birds", "sing", "cats", "sing"]
+    assert corpus.sent_ptr.tolist() == [0, 2, 4, 6, 8]  # "Zebra." is out of vocabulary: its sentence is gone
+    assert corpus.doc_sentences().tolist() == [0, 3, 4]
+    assert Tokenizer().sentence_tokens(texts[0])[0] == Tokenizer().tokens(texts[0])
+
+
+@settings(max_examples=50, deadline=None)
+@given(docs=st.lists(st.lists(st.integers(1, 4), max_size=4), min_size=1, max_size=8), data=st.data())
+def test_subsets_merges_and_files_keep_every_sentence(tmp_path_factory, docs, data):
+    from fedtopic.algorithms.lda_family import merge_corpora
+    from fedtopic.corpus.store import load_corpus, save_corpus
+    from fedtopic.corpus.types import Corpus
+
+    lengths = [sum(d) for d in docs]
+    words = np.arange(sum(lengths), dtype=np.int32) % 5
+    doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    sent_ptr = np.unique(np.concatenate([[0], np.cumsum([n for d in docs for n in d]), doc_ptr])).astype(np.int64)
+    corpus = Corpus(words=words, doc_ptr=doc_ptr, vocab=tuple("abcde"), sent_ptr=sent_ptr)
+
+    def sentences(c):  # every document's sentences, as word lists
+        b = c.doc_sentences()
+        return [[c.words[c.sent_ptr[s]:c.sent_ptr[s + 1]].tolist() for s in range(b[d], b[d + 1])]
+                for d in range(c.n_docs)]
+
+    order = data.draw(st.permutations(range(corpus.n_docs)))
+    picked = np.asarray(order[:data.draw(st.integers(0, corpus.n_docs))], dtype=np.int64)
+    sub = corpus.subset(picked)
+    assert sentences(sub) == [sentences(corpus)[d] for d in picked]
+    merged = merge_corpora([sub, corpus])
+    assert sentences(merged) == sentences(sub) + sentences(corpus)
+    path = tmp_path_factory.mktemp("c") / "c.npz"
+    save_corpus(merged, path)
+    assert np.array_equal(load_corpus(path).sent_ptr, merged.sent_ptr)
+
+
+def test_bad_sentence_pointers_are_refused():
+    from fedtopic.corpus.types import Corpus
+
+    words, ptr = np.zeros(4, np.int32), np.array([0, 2, 4], np.int64)
+    for bad in ([0, 1, 4], [0, 2, 2, 4], [0, 3]):  # misses a document boundary, empty sentence, wrong end
+        with pytest.raises(CorpusError):
+            Corpus(words=words, doc_ptr=ptr, vocab=("a",), sent_ptr=np.array(bad, np.int64))

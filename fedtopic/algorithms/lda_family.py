@@ -31,7 +31,13 @@ def merge_corpora(parts: Sequence[Corpus]) -> Corpus:
     labels = None
     if all(c.labels is not None for c in parts):
         labels = np.concatenate([c.labels for c in parts]).astype(np.int32, copy=False)
-    return Corpus(words=words, doc_ptr=ptr, vocab=parts[0].vocab, labels=labels, label_names=parts[0].label_names)
+    sent_ptr = None
+    if all(c.sent_ptr is not None for c in parts):  # sentence boundaries survive pooling when every part has them
+        offsets = np.cumsum([0, *(c.n_tokens for c in parts)])
+        sent_ptr = np.concatenate([*(c.sent_ptr[:-1] + o for c, o in zip(parts, offsets)), [offsets[-1]]])
+        sent_ptr = sent_ptr.astype(np.int64)
+    return Corpus(words=words, doc_ptr=ptr, vocab=parts[0].vocab, labels=labels, label_names=parts[0].label_names,
+                  sent_ptr=sent_ptr)
 
 
 def _fit(corpus: Corpus, hyper: LDAHyper, seed: int, party: int, callback: IterationCallback | None) -> GibbsLDA:

@@ -48,7 +48,7 @@ from fedtopic.corpus.types import Corpus
 from fedtopic.corpus.vocabulary import Vocabulary
 from fedtopic.errors import DatasetError
 
-PROCESSING_VERSION = 1
+PROCESSING_VERSION = 2  # 2: corpora keep sentence boundaries
 TEST_FRACTION = 0.25  # held-out share where the source has no split
 SPLIT_SEED = 0
 
@@ -300,9 +300,11 @@ def _build_cache(spec: _Spec, tokenizer: Tokenizer, folder: Path, bar: Progress,
         train_texts, train_labels = [train_texts[i] for i in train_idx], [train_labels[i] for i in train_idx]
         train_names = [f"doc/{i}" for i in train_idx]
     task = bar.add_task(f"{name}: tokenising", total=len(train_texts) + len(test_texts))
-    token_docs = []
+    token_docs, starts = [], []
     for i, text in enumerate(train_texts + test_texts):
-        token_docs.append(tokenizer.tokens(text))
+        tokens, sentence_starts = tokenizer.sentence_tokens(text)
+        token_docs.append(tokens)
+        starts.append(sentence_starts)
         if i % 500 == 499:
             bar.update(task, completed=i + 1)
     bar.update(task, completed=len(token_docs))
@@ -311,9 +313,9 @@ def _build_cache(spec: _Spec, tokenizer: Tokenizer, folder: Path, bar: Progress,
                              max_size=spec.max_size)
     label_names = sorted(set(train_labels) | set(test_labels))
     train = corpus_from_tokens(token_docs[:n_train], vocab, train_labels, names=train_names,
-                               label_names=label_names)
+                               label_names=label_names, sentence_starts=starts[:n_train])
     test = corpus_from_tokens(token_docs[n_train:], vocab, test_labels, names=test_names,
-                              label_names=label_names)
+                              label_names=label_names, sentence_starts=starts[n_train:])
     tmp = folder.with_name(f".{folder.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)

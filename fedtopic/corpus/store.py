@@ -24,6 +24,8 @@ def save_corpus(corpus: Corpus, path: str | Path) -> None:
     }
     if corpus.labels is not None:
         arrays["labels"] = corpus.labels
+    if corpus.sent_ptr is not None:
+        arrays["sent_ptr"] = corpus.sent_ptr
     with open(tmp, "wb") as fh:
         np.savez(fh, **arrays)
     os.replace(tmp, path)
@@ -41,6 +43,7 @@ def load_corpus(path: str | Path) -> Corpus:
                 labels=data["labels"] if "labels" in data.files else None,
                 label_names=tuple(data["label_names"].tolist()),
                 doc_names=tuple(data["doc_names"].tolist()),
+                sent_ptr=data["sent_ptr"] if "sent_ptr" in data.files else None,
             )
     except FileNotFoundError:
         raise CorpusError(f"no such corpus file: {path}") from None

@@ -16,6 +16,9 @@ from fedtopic.errors import CorpusError
 
 # Runs of letters in any script: no digits, no underscores, no punctuation.
 _WORD_RE = re.compile(r"[^\W\d_]+")
+# a sentence ends at . ! ? (with closing quotes or brackets) before whitespace, or at a blank line or a line break
+# followed by a capital or a bullet; abbreviations ("e.g. this") split too: SentenceLDA tolerates short sentences
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n\s*\n|\n(?=\s*[A-Z\-*•])")
 
 
 @lru_cache(maxsize=1)
@@ -57,6 +60,18 @@ class Tokenizer:
         if self._stemmer is None:
             return words
         return [self._stem(w) for w in words]
+
+    def sentence_tokens(self, text: str) -> tuple[list[str], list[int]]:
+        """The tokens of one text, and the positions in them where its sentences start (empty sentences, those
+        left without a token, have none). ``tokens(text)`` is the same token list."""
+        tokens: list[str] = []
+        starts: list[int] = []
+        for sentence in _SENTENCE_END_RE.split(text):
+            words = self.tokens(sentence)
+            if words:
+                starts.append(len(tokens))
+                tokens += words
+        return tokens, starts
 
     def _stem(self, word: str) -> str:
         stemmed = self._stem_cache.get(word)

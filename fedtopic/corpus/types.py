@@ -19,6 +19,9 @@ class Corpus:
     labels:     int32[D] label index per document, -1 where unlabelled (or None)
     label_names: names for label indices
     doc_names:  optional identifiers (file names, line numbers), length D
+    sent_ptr:   int64[S+1] or None: tokens of sentence s are words[sent_ptr[s]:sent_ptr[s+1]]; every
+                document boundary is a sentence boundary, no sentence is empty. Corpora built from raw
+                text have them (SentenceLDA needs them); synthetic and bag-of-words corpora do not.
     """
 
     words: np.ndarray
@@ -27,6 +30,7 @@ class Corpus:
     labels: np.ndarray | None = None
     label_names: tuple[str, ...] = ()
     doc_names: tuple[str, ...] = field(default=())
+    sent_ptr: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.words.dtype != np.int32 or self.doc_ptr.dtype != np.int64:
@@ -39,6 +43,12 @@ class Corpus:
             raise CorpusError("word index out of vocabulary range")
         if self.labels is not None and len(self.labels) != self.n_docs:
             raise CorpusError("labels must have one entry per document")
+        if self.sent_ptr is not None:
+            sp = self.sent_ptr
+            if sp.dtype != np.int64 or sp.ndim != 1 or len(sp) < 1 or sp[0] != 0 or sp[-1] != len(self.words):
+                raise CorpusError("sent_ptr must be int64, start at 0 and end at the number of tokens")
+            if np.any(np.diff(sp) <= 0) or not np.isin(self.doc_ptr, sp).all():
+                raise CorpusError("sentences must be non-empty and every document boundary a sentence boundary")
 
     @property
     def n_docs(self) -> int:
@@ -52,6 +62,17 @@ class Corpus:
     def n_words(self) -> int:
         """Vocabulary size V."""
         return len(self.vocab)
+
+    @property
+    def n_sentences(self) -> int:
+        """S, or 0 without sentence boundaries."""
+        return 0 if self.sent_ptr is None else len(self.sent_ptr) - 1
+
+    def doc_sentences(self) -> np.ndarray:
+        """int64[D+1]: sentences doc_sentences[d]:doc_sentences[d+1] make up document d (needs sent_ptr)."""
+        if self.sent_ptr is None:
+            raise CorpusError("this corpus has no sentence boundaries (build it from raw text)")
+        return np.searchsorted(self.sent_ptr, self.doc_ptr).astype(np.int64)
 
     def doc_lengths(self) -> np.ndarray:
         """int64[D] tokens per document."""
@@ -72,6 +93,11 @@ class Corpus:
             if len(docs)
             else np.zeros(0, dtype=np.int32)
         ).astype(np.int32, copy=False)
+        sent_ptr = None
+        if self.sent_ptr is not None:
+            bounds, sp = self.doc_sentences(), self.sent_ptr
+            pieces = [sp[bounds[d]:bounds[d + 1] + 1][:-1] - sp[bounds[d]] + ptr[i] for i, d in enumerate(docs)]
+            sent_ptr = np.concatenate([*pieces, ptr[-1:]]).astype(np.int64)
         return Corpus(
             words=words,
             doc_ptr=ptr,
@@ -79,4 +105,5 @@ class Corpus:
             labels=None if self.labels is None else self.labels[docs],
             label_names=self.label_names,
             doc_names=tuple(self.doc_names[d] for d in docs) if self.doc_names else (),
+            sent_ptr=sent_ptr,
         )
