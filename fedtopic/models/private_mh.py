@@ -1,4 +1,5 @@
-"""PrivateMHLDA: one iFTM party's local model (Jiang et al., Alg. 1): privatised input, private MH sweeps, Φ draws.
+"""PrivateMHLDA and PrivateMHSentenceLDA: one iFTM party's local model (Jiang et al., Algs. 1 and 2): privatised
+input, private MH sweeps, Φ draws.
 
 The driver owns the loop and the allocations; the numba kernels are in
 ``_mh_private`` (sweep, tables) and ``privatize`` (the privatised vectors).
@@ -21,6 +22,11 @@ from fedtopic.models._mh_private import (
     build_dense_alias,
     mh_sweep,
     reassign_from_model,
+)
+from fedtopic.models._mh_sentence import (
+    accumulate_ckw_sentences,
+    mh_sentence_sweep,
+    reassign_sentences,
 )
 from fedtopic.models.dirichlet import dirichlet_rows
 from fedtopic.models.privatize import buffer_size
@@ -100,8 +106,11 @@ class PrivateMHLDA:
         data: no privacy cost)."""
         if not self.debias:
             return np.maximum(self.ckw, 0.0)
-        n_k = self.n_dk.sum(axis=0).astype(np.float64)
-        return np.maximum(self.ckw - (n_k * self.noise_floor())[:, None], 0.0)
+        return np.maximum(self.ckw - (self.noise_floor_weights() * self.noise_floor())[:, None], 0.0)
+
+    def noise_floor_weights(self) -> np.ndarray:
+        """Tokens per topic, n_k float64[K] (C^DK counts tokens here)."""
+        return self.n_dk.sum(axis=0).astype(np.float64)
 
     def draw_phi(self) -> None:
         """Φ_k ~ Dir(C^KW_k + β) (Eq. 7), negatives cut to 0. The sampler's Φ is never debiased: subtracting the
@@ -135,9 +144,14 @@ class PrivateMHLDA:
         phi /= phi.sum(axis=1, keepdims=True)
         self._phi, self._log_phi = phi, np.log(phi)
         build_dense_alias(phi, np.ones(self.n_topics), 0.0, 0.0, self._prob, self._alt, self._weight)  # q_w(k) ∝ φ_kw
+        self._reassign()
+        self._recount()
+
+    def _reassign(self) -> None:
+        """Every token's topic drawn from the word-topic tables of the adopted model (Alg. 1 l. 10)."""
+        corpus = self._ready()
         reassign_from_model(corpus.words, self.z, self.key, corpus.n_words, self.epsilon, self.tau, self._prob,
                             self._alt, self._buf_w, self._buf_v, self.rng, 1)
-        self._recount()
 
     # checkpoints --------------------------------------------------------------------------------
     def state(self) -> dict[str, np.ndarray]:
@@ -175,3 +189,74 @@ class PrivateMHLDA:
         """float64[D,K] document-topic distributions from C^DK."""
         t = self.n_dk + self.alpha
         return t / t.sum(axis=1, keepdims=True)
+
+
+class PrivateMHSentenceLDA(PrivateMHLDA):
+    """SentenceLDA on privatised input by private MH (Alg. 2): one topic per sentence, C^DK counts sentences.
+
+    Needs a corpus with sentence boundaries (``Corpus.sent_ptr``: any corpus built from raw text). z stays per
+    token (every token of a sentence carries its sentence's topic), so C^KW, Φ, the published model and the
+    checkpoints are those of ``PrivateMHLDA``; ``theta()`` is over sentences.
+    """
+
+    def initialize(self, corpus: Corpus) -> None:
+        """Privatise (implicitly), give every sentence a random topic, count, draw Φ."""
+        if corpus.sent_ptr is None:
+            raise ModelError("SentenceLDA needs sentence boundaries: build the corpus from raw text "
+                             "(a bag-of-words or synthetic corpus has none)")
+        if corpus.n_tokens == 0:
+            raise ModelError("empty corpus: there are no tokens to train on")
+        self.corpus = corpus
+        v, k = corpus.n_words, self.n_topics
+        self._doc_sent = corpus.doc_sentences()
+        self._buf_w = np.empty(buffer_size(v, self.epsilon, self.tau), dtype=np.int64)
+        self._buf_v = np.empty(self._buf_w.shape[0], dtype=np.float64)
+        self._acc = np.zeros(v, dtype=np.float64)
+        self._sw = np.empty(v, dtype=np.int64)
+        self._sv = np.empty(v, dtype=np.float64)
+        self._argmax = np.empty(int(np.diff(corpus.sent_ptr).max()), dtype=np.int64)
+        self._prob = np.empty((v, k), dtype=np.float64)
+        self._alt = np.empty((v, k), dtype=np.int32)
+        self._weight = np.empty((v, k), dtype=np.float64)
+        gen = np.random.default_rng([self.seed, 0x5E17])
+        sentence_topics = gen.integers(0, k, size=corpus.n_sentences).astype(np.int32)
+        self.z = np.repeat(sentence_topics, np.diff(corpus.sent_ptr)).astype(np.int32)
+        self._recount()
+        self.draw_phi()
+        self.iterations_done = 0
+
+    def _recount(self) -> None:
+        corpus = self._ready()
+        v, k = corpus.n_words, self.n_topics
+        starts = corpus.sent_ptr[:-1]  # type: ignore[index]
+        doc_of = np.repeat(np.arange(corpus.n_docs), np.diff(self._doc_sent))
+        self.n_dk = np.zeros((corpus.n_docs, k), dtype=np.int32)
+        np.add.at(self.n_dk, (doc_of, self.z[starts]), 1)
+        self.ckw = np.zeros((k, v), dtype=np.float64)
+        accumulate_ckw_sentences(corpus.words, corpus.sent_ptr, self.z, self.key, v, self.epsilon, self.tau,
+                                 self.ckw, self._buf_w, self._buf_v, self._acc, self._sw, self._sv, self._argmax)
+        self.ck = self.ckw.sum(axis=1)
+
+    def sweep(self) -> int:
+        """One local iteration (Alg. 2 l. 12–22): tables, a sentence-level private MH sweep, a new Φ."""
+        corpus = self._ready()
+        v = corpus.n_words
+        build_dense_alias(np.maximum(self.ckw, 0.0), np.maximum(self.ck, 0.0), self.beta, v * self.beta,
+                          self._prob, self._alt, self._weight)
+        accepted = mh_sentence_sweep(corpus.words, self._doc_sent, corpus.sent_ptr, self.z, self.n_dk, self.ckw,
+                                     self.ck, self._log_phi, self.alpha, self.key, v, self.epsilon, self.tau,
+                                     self._prob, self._alt, self._weight, self._buf_w, self._buf_v, self._acc,
+                                     self._sw, self._sv, self._argmax, self.rng, 0)
+        self.iterations_done += 1
+        self.draw_phi()
+        return int(accepted)
+
+    def _reassign(self) -> None:
+        corpus = self._ready()
+        reassign_sentences(corpus.words, corpus.sent_ptr, self.z, self.key, corpus.n_words, self.epsilon, self.tau,
+                           self._prob, self._alt, self._buf_w, self._buf_v, self._acc, self._sw, self._sv,
+                           self._argmax, self.rng, 1)
+
+    def noise_floor_weights(self) -> np.ndarray:
+        """Tokens per topic, n_k float64[K] (C^DK counts sentences here, so ``counts()`` cannot use it)."""
+        return np.bincount(self.z, minlength=self.n_topics).astype(np.float64)
