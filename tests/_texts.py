@@ -13,16 +13,24 @@ THEMES = {
 }
 
 
-def theme_texts(n_docs: int, seed: int, length: int = 8) -> list[str]:
-    """Documents mixing the two themes, each mostly one of them."""
+def theme_texts(n_docs: int, seed: int, length: int = 8, sentence_length: int | None = None) -> list[str]:
+    """Documents mixing the two themes, each mostly one of them; with ``sentence_length``, written as sentences
+    of that many words ("... . ..."), each sentence on one theme (SentenceLDA's generative story)."""
     rng = np.random.default_rng(seed)
     names = list(THEMES)
     docs = []
     for _ in range(n_docs):
         main = names[rng.integers(2)]
-        words = [rng.choice(THEMES[main if rng.random() < 0.85 else names[1 - names.index(main)]])
-                 for _ in range(length)]
-        docs.append(" ".join(words))
+        if sentence_length is None:
+            words = [rng.choice(THEMES[main if rng.random() < 0.85 else names[1 - names.index(main)]])
+                     for _ in range(length)]
+            docs.append(" ".join(words))
+            continue
+        sentences = []
+        for _ in range(max(1, length // sentence_length)):
+            theme = main if rng.random() < 0.85 else names[1 - names.index(main)]
+            sentences.append(" ".join(rng.choice(THEMES[theme]) for _ in range(sentence_length)).capitalize() + ".")
+        docs.append(" ".join(sentences))
     return docs
 
 

@@ -23,15 +23,16 @@ pytestmark = pytest.mark.xdist_group("csfed-aggregator")
 META = {"vocabulary": 8, "xi": 0.5, "top_words": 3, "max_topics": 4}
 
 
-@pytest.mark.parametrize("epsilon", ["inf", "11"])
-def test_simulate_through_the_aggregator_with_heterogeneous_parties(tmp_path, capsys, epsilon):
-    corpus = write_jsonl(tmp_path / "docs.jsonl", theme_texts(150, seed=4))
+@pytest.mark.parametrize(("algorithm", "epsilon"), [("iftm-lda", "inf"), ("iftm-lda", "11"),
+                                                     ("iftm-sentencelda", "inf"), ("iftm-sentencelda", "11")])
+def test_simulate_through_the_aggregator_with_heterogeneous_parties(tmp_path, capsys, algorithm, epsilon):
+    corpus = write_jsonl(tmp_path / "docs.jsonl", theme_texts(150, seed=4, sentence_length=4))
     out = tmp_path / "run"
-    assert main(["simulate", "--algorithm", "iftm-lda", "--corpus", str(corpus), "--parties", "3", "-k", "4",
+    assert main(["simulate", "--algorithm", algorithm, "--corpus", str(corpus), "--parties", "3", "-k", "4",
                  "--iterations", "6", "--opt", "local_iterations=3", "--opt", f"epsilon={epsilon}",
                  "--opt", "party_topics=2,3,4", "--opt", "alpha=0.1", "--out", str(out), "--format", "json"]) == 0
     s = json.loads(capsys.readouterr().out)
-    assert s["algorithm"] == "iftm-lda" and s["rounds"] == 2 and s["party_topics"] == [2, 3, 4]
+    assert s["algorithm"] == algorithm and s["rounds"] == 2 and s["party_topics"] == [2, 3, 4]
     assert 1 <= s["global_model"]["topics"] <= 9
     assert set(s["each_party_alone"]) == {"p1", "p2", "p3"}
     assert all(np.isfinite(a["heldout_loglik_per_token"]) for a in s["each_party_alone"].values())
@@ -39,15 +40,23 @@ def test_simulate_through_the_aggregator_with_heterogeneous_parties(tmp_path, ca
     assert (out / "model.npz").is_file() and (out / "aggregator.log").is_file()
 
 
-def test_train_as_one_party_alone(tmp_path, capsys):
-    corpus = write_jsonl(tmp_path / "docs.jsonl", theme_texts(120, seed=5))
-    assert main(["train", "--algorithm", "iftm-lda", "--corpus", str(corpus), "-k", "2", "--iterations", "40",
+@pytest.mark.parametrize("algorithm", ["iftm-lda", "iftm-sentencelda"])
+def test_train_as_one_party_alone(tmp_path, capsys, algorithm):
+    corpus = write_jsonl(tmp_path / "docs.jsonl", theme_texts(120, seed=5, sentence_length=4))
+    assert main(["train", "--algorithm", algorithm, "--corpus", str(corpus), "-k", "2", "--iterations", "40",
                  "--opt", "epsilon=inf", "--opt", "alpha=0.1", "--out", str(tmp_path / "r"), "--format", "json"]) == 0
     s = json.loads(capsys.readouterr().out)
     topics = json.loads((tmp_path / "r" / "topics.json").read_text())
     themes = [set(words) for words in THEMES.values()]
-    assert s["algorithm"] == "iftm-lda"
+    assert s["algorithm"] == algorithm
     assert all(any(len(set(t["words"][:5]) & th) >= 4 for th in themes) for t in topics)  # one theme per topic
+
+
+def test_sentencelda_without_sentence_boundaries_is_one_line(tmp_path, capsys):
+    assert main(["train", "--algorithm", "iftm-sentencelda", "--dataset", "synthetic", "-k", "3", "--iterations",
+                 "2", "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "sentence boundaries" in err and "\n" not in err
 
 
 def test_the_combiner_refuses_what_is_not_a_normalised_model():

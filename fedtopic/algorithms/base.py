@@ -229,6 +229,9 @@ class Algorithm(ABC):
         in party order), or one per party."""
         raise ConfigError(f"{self.name} has no centralised mode")
 
+    def check_data(self, parts: Sequence[Corpus]) -> None:
+        """ConfigError if this algorithm cannot train on these corpora (checked before any work starts)."""
+
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *, secret: bytes | None = None) -> Any:
         """Federated modes: party ``index``'s local state and training (see the algorithm's party class).
 

@@ -1,4 +1,4 @@
-"""``iftm-lda``: Industrial Federated Topic Modeling with LDA (Jiang et al., Algs. 1, 3–5).
+"""``iftm-lda`` and ``iftm-sentencelda``: Industrial Federated Topic Modeling (Jiang et al., Algs. 1–5).
 
 Every party trains a local LDA on *privatised* input (each token's word vector
 with Laplace(1/ε) noise, entries ≤ τ dropped: Eqs. 9–10) by private
@@ -8,6 +8,10 @@ top-L words ≥ ξ, Eq. 29; Alg. 3), and gets back a new local model composed fr
 the global one (Alg. 4). Parties may train different numbers of topics
 (``party_topics``). The privacy guarantee is on the input: ε-DP per token for
 everything computed from it (the paper's claim; docs/privacy.md).
+
+``iftm-sentencelda`` is the same framework over SentenceLDA (Alg. 2): one topic
+per sentence, so it needs corpora with sentence boundaries (any built from raw
+text). Its models, messages and master are LDA's (Φ has the same form, §3.2).
 
 Modes: centralised (one party alone, `fedtopic train`) and synchronous through
 the aggregator, whose ``topic-merge`` combiner is the master.
@@ -39,6 +43,7 @@ class IFTMLDA(Algorithm):
     options = IFTM_OPTIONS
     update = UpdateSpec("topics", ("topic-merge",),
                         "M̂_p float64[K_p,V], the local model with every topic normalised, and the data amount n_p")
+    sentences = False  # True: SentenceLDA (Alg. 2) instead of LDA (Alg. 1)
 
     def parse_options(self, raw: Mapping[str, object], *, where: str = "--opt") -> dict[str, OptionValue]:
         options = super().parse_options(raw, where=where)
@@ -53,11 +58,23 @@ class IFTMLDA(Algorithm):
         """One party alone: private MH on the pooled corpora for ``iterations`` local iterations."""
         from fedtopic.algorithms.iftm_party import fit_alone
 
-        return [fit_alone(parts, spec, callback)]
+        return [fit_alone(parts, spec, callback, sentences=self.sentences)]
 
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
               secret: bytes | None = None):  # -> IFTMParty
         """Party ``index``; ``secret`` keys its privatisation (else the seed does)."""
         from fedtopic.algorithms.iftm_party import IFTMParty
 
-        return IFTMParty(party_id, index, corpus, spec, secret=secret)
+        return IFTMParty(party_id, index, corpus, spec, secret=secret, sentences=self.sentences)
+
+
+class IFTMSentenceLDA(IFTMLDA):
+    name = "iftm-sentencelda"
+    summary = "iFTM over SentenceLDA (one topic per sentence) on Laplace-privatised input; needs raw-text corpora"
+    paper = "Jiang et al., iFTM (Algs. 2-5)"
+    sentences = True
+
+    def check_data(self, parts: Sequence[Corpus]) -> None:
+        if any(c.sent_ptr is None for c in parts):
+            raise ConfigError("iftm-sentencelda needs sentence boundaries: use a corpus built from raw text "
+                              "(--corpus FILE or a text dataset); bag-of-words and synthetic corpora have none")

@@ -15,32 +15,39 @@ from fedtopic.algorithms.lda_family import merge_corpora
 from fedtopic.algorithms.model import TopicModel
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ModelError
-from fedtopic.models.private_mh import PrivateMHLDA
+from fedtopic.models.private_mh import PrivateMHLDA, PrivateMHSentenceLDA
 
 
-def _model(spec: TrainSpec, topics: int, seed: int, secret: bytes | None = None) -> PrivateMHLDA:
+def _model(spec: TrainSpec, topics: int, seed: int, secret: bytes | None = None, *,
+           sentences: bool = False) -> PrivateMHLDA:
     o = spec.options
+    model = PrivateMHSentenceLDA if sentences else PrivateMHLDA
     key = None
     if secret is not None:
         key = int.from_bytes(hashlib.sha256(b"iftm-privatisation\x00" + secret).digest()[:8], "big")
     try:
-        return PrivateMHLDA(topics, alpha=o.get("alpha"), beta=float(o["beta"]),  # type: ignore[arg-type]
-                            epsilon=float(o["epsilon"]), tau=float(o["tau"]), seed=seed,  # type: ignore[arg-type]
-                            privacy_key=key, debias=bool(o.get("debias", False)))
+        return model(topics, alpha=o.get("alpha"), beta=float(o["beta"]),  # type: ignore[arg-type]
+                     epsilon=float(o["epsilon"]), tau=float(o["tau"]), seed=seed,  # type: ignore[arg-type]
+                     privacy_key=key, debias=bool(o.get("debias", False)))
     except ModelError as exc:
         raise ModelError(f"iftm: {exc}") from None
 
 
-def fit_alone(parts: Sequence[Corpus], spec: TrainSpec, callback: IterationCallback | None = None) -> Fitted:
-    """`fedtopic train --algorithm iftm-lda`: one party's private MH on its (pooled) documents."""
+def fit_alone(parts: Sequence[Corpus], spec: TrainSpec, callback: IterationCallback | None = None, *,
+              sentences: bool = False) -> Fitted:
+    """`fedtopic train --algorithm iftm-lda|iftm-sentencelda`: one party's private MH on its (pooled) documents."""
     corpus = merge_corpora(parts)
-    model = _model(spec, spec.topics, spec.seed)
-    model.initialize(corpus)
+    model = _model(spec, spec.topics, spec.seed, sentences=sentences)
+    try:
+        model.initialize(corpus)
+    except ModelError as exc:
+        raise ModelError(f"iftm: {exc}") from None
     for it in range(1, spec.iterations + 1):
         model.sweep()
         if callback is not None:
             callback(0, it, model)
-    return Fitted(TopicModel(model.phi(), model.alpha, model.beta, corpus.vocab, algorithm="iftm-lda"), model.theta(),
+    name = "iftm-sentencelda" if sentences else "iftm-lda"
+    return Fitted(TopicModel(model.phi(), model.alpha, model.beta, corpus.vocab, algorithm=name), model.theta(),
                   {"epsilon": float(spec.options["epsilon"]), "tau": float(spec.options["tau"])})  # type: ignore[arg-type]
 
 
@@ -49,11 +56,15 @@ class IFTMParty:
     (a node's ``PartyKeys.noise_secret``) keys the privatisation, else the seed does."""
 
     def __init__(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
-                 secret: bytes | None = None) -> None:
+                 secret: bytes | None = None, sentences: bool = False) -> None:
         self.party_id, self.index, self.corpus, self.spec = party_id, index, corpus, spec
+        self.algorithm = "iftm-sentencelda" if sentences else "iftm-lda"
         self.topics = topics_of(spec.options, spec.topics, index)
-        self.model = _model(spec, self.topics, spec.seed + index, secret)
-        self.model.initialize(corpus)
+        self.model = _model(spec, self.topics, spec.seed + index, secret, sentences=sentences)
+        try:
+            self.model.initialize(corpus)
+        except ModelError as exc:
+            raise ModelError(f"iftm: {exc}") from None
         self.local_iterations = int(spec.options["local_iterations"])  # type: ignore[arg-type]
         self.xi, self.top = float(spec.options["xi"]), int(spec.options["top_words"])  # type: ignore[arg-type]
         self.sweeps = 0

@@ -20,6 +20,7 @@ _ENTRIES: dict[str, str] = {
     "dafed-lda": "fedtopic.algorithms.dafed_lda:DAFedLDA",
     "sub-lda": "fedtopic.algorithms.sub_lda:SubLDA",
     "iftm-lda": "fedtopic.algorithms.iftm_lda:IFTMLDA",
+    "iftm-sentencelda": "fedtopic.algorithms.iftm_lda:IFTMSentenceLDA",
     "nmf": "fedtopic.algorithms.nmf:CentralizedNMF",
     "nmf-sgd": "fedtopic.algorithms.nmf_sgd:NMFSGD",
     "fednmf": "fedtopic.algorithms.fednmf:FedNMF",

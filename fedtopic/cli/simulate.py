@@ -88,6 +88,7 @@ def simulate(
     run_dir = prepare_run_dir(out, overwrite=overwrite)
     data = load_training_data(dataset=dataset, corpus=corpus, n_parties=len(ids), scheme=scheme, seed=seed,
                               dirichlet_alpha=dirichlet_alpha)
+    algo.check_data(data.parties)
     if Mode.sync in algo.modes:
         with stderr_console.status(f"{algorithm} on {data.name}: {len(ids)} parties, {protection}") as status:
             summary = simulate_run(data, algorithm, spec, run_dir, harness, say=lambda msg: status.update(msg))

@@ -34,6 +34,7 @@ def train(
 ) -> None:
     """Train centralized LDA (all data pooled) or local LDA (each party alone) and evaluate it."""
     from fedtopic.algorithms.base import Mode
+    from fedtopic.algorithms.registry import get_algorithm
     from fedtopic.cli.algo_options import resolve
     from fedtopic.corpus.training_data import load_training_data
     from fedtopic.runs.folder import prepare_run_dir
@@ -44,6 +45,7 @@ def train(
         dataset = "bbc-news"
     run_dir = prepare_run_dir(out, overwrite=overwrite)
     data = load_training_data(dataset=dataset, corpus=corpus, n_parties=parties, scheme=scheme, seed=seed)
+    get_algorithm(algorithm).check_data(data.parties)
     n_models = parties if algorithm == "local-lda" else 1
     with progress_bar() as bar:
         task = bar.add_task(algorithm, total=iterations * n_models, info="")

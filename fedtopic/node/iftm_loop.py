@@ -53,7 +53,7 @@ def run_iftm_party(party: IFTMParty, client: AggregatorClient, parties: Sequence
     spec = party.spec
     meta = session_meta(party.corpus.n_words, party.xi, party.top, max_topics)
     client.open_session(parties, combiner="topic-merge", meta=meta,
-                        params={"algorithm": "iftm-lda", "iterations": spec.iterations, "seed": spec.seed})
+                        params={"algorithm": party.algorithm, "iterations": spec.iterations, "seed": spec.seed})
     rounds = global_rounds(spec)
     records: list[IFTMRecord] = []
     start, pending = 0, None

@@ -1,4 +1,4 @@
-"""One iFTM party as its own process (``fedtopic node run`` with algorithm iftm-lda), through the aggregator.
+"""One iFTM party as its own process (``fedtopic node run`` with iftm-lda or iftm-sentencelda), through the aggregator.
 
 The party checks its key file, loads its documents, runs Alg. 5's rounds over the aggregator's ``topic-merge``
 session and writes ``state/<party>/model``: the global model M* (model.npz, topics.json), its own θ (theta.npy,
@@ -61,8 +61,8 @@ def run_iftm_node(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
     np.save(out / "theta.npy", party.model.theta())
     write_topics(out, top_words(glob, data.train.vocab, 10))
     save_topic_model(out, TopicModelFile(phi=glob, alpha=50.0 / glob.shape[0], beta=float(spec.options["beta"]),  # type: ignore[arg-type]
-                                         vocab=data.train.vocab, tokenizer=data.tokenizer, algorithm="iftm-lda"))
-    summary = {"algorithm": "iftm-lda", "dataset": cfg.data.dataset or "own corpus", "parties": len(cfg.parties),
+                                         vocab=data.train.vocab, tokenizer=data.tokenizer, algorithm=party.algorithm))
+    summary = {"algorithm": party.algorithm, "dataset": cfg.data.dataset or "own corpus", "parties": len(cfg.parties),
                "party": party_id, "topics": party.topics, "global_topics": int(glob.shape[0]),
                "iterations": spec.iterations, "seed": spec.seed, "sweeps": party.sweeps, "rounds": len(records),
                "perplexity": float(math.exp(-heldout(glob))), "global_heldout_loglik_per_token": heldout(glob),

@@ -21,6 +21,7 @@ import numpy as np
 from fedtopic.algorithms.base import TrainSpec
 from fedtopic.algorithms.iftm_options import party_topic_counts
 from fedtopic.algorithms.iftm_party import IFTMParty
+from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.crypto.keys import load_party_keys
 from fedtopic.eval.perplexity import completion_perplexity
@@ -52,7 +53,8 @@ def simulate_iftm(data: TrainingData, spec: TrainSpec, run_dir: Path, *, algorit
         work = Path(tmp)
         config, cfg = local_consortium(work / "consortium", len(data.parties), spec, algorithm=algorithm,
                                        protection="none", seed=spec.seed)
-        parties = [IFTMParty(pid, i, corpus, spec) for i, (pid, corpus) in enumerate(zip(cfg.party_ids, data.parties))]
+        algo = get_algorithm(algorithm)
+        parties = [algo.party(pid, i, corpus, spec) for i, (pid, corpus) in enumerate(zip(cfg.party_ids, data.parties))]
         with AggregatorProcess(config, work / "aggregator", run_dir / "aggregator.log") as agg:
             say(f"aggregator {agg.url} (pid {agg.proc.pid}); {len(parties)} parties with K = {', '.join(map(str, ks))}")
             started = time.perf_counter()
@@ -70,7 +72,7 @@ def simulate_iftm(data: TrainingData, spec: TrainSpec, run_dir: Path, *, algorit
     summary_global = _heldout(global_model.topics, data, spec)
     alone = []
     for i, corpus in enumerate(data.parties):
-        solo = IFTMParty(f"p{i + 1}-alone", i, corpus, spec)
+        solo = get_algorithm(algorithm).party(f"p{i + 1}-alone", i, corpus, spec)
         while solo.sweeps < spec.iterations:
             solo.local_round(spec.iterations)
         alone.append(_heldout(solo.model.phi(), data, spec))
