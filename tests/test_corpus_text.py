@@ -147,6 +147,11 @@ def test_subsets_merges_and_files_keep_every_sentence(tmp_path_factory, docs, da
     assert sentences(sub) == [sentences(corpus)[d] for d in picked]
     merged = merge_corpora([sub, corpus])
     assert sentences(merged) == sentences(sub) + sentences(corpus)
+    keep = np.asarray(data.draw(st.permutations(range(5)))[:data.draw(st.integers(1, 5))], dtype=np.int64)
+    small = corpus.restrict_vocabulary(keep)
+    new_id = {int(w): i for i, w in enumerate(keep)}
+    expected = [[[new_id[w] for w in sent if w in new_id] for sent in doc] for doc in sentences(corpus)]
+    assert sentences(small) == [[sent for sent in doc if sent] for doc in expected]
     path = tmp_path_factory.mktemp("c") / "c.npz"
     save_corpus(merged, path)
     assert np.array_equal(load_corpus(path).sent_ptr, merged.sent_ptr)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -44,3 +45,26 @@ def test_scarcity_privacy_communication_classification(data):
     assert [r for r, _ in c["curves"]["iftm 3 parties"]] == [1, 2]
     t = paper.classification(train, test, SETTINGS, say)
     assert len(t["rows"]) == 3 and {"words only", "+ θ alone", "+ θ iFTM"} <= set(t["rows"][2])
+
+
+@pytest.mark.parametrize("model", ["lda", "sentencelda"])
+@pytest.mark.parametrize("name", ["iftm-scarcity", "iftm-privacy", "iftm-communication", "iftm-classification"])
+def test_quick_forms_write_their_summary_and_figure(tmp_path, capsys, name, model):
+    """`fedtopic experiment NAME --quick --model M` on bbc-news (shrunk to 400 documents over 300 words)."""
+    import json
+
+    from fedtopic.cli.main import main
+
+    out = tmp_path / "run"
+    assert main(["experiment", name, "--quick", "--model", model, "--out", str(out), "--format", "json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["algorithm"] == f"iftm-{model}" and s["corpus"]["vocabulary"] == 300
+    assert s["plots"] and all(Path(p).is_file() for p in s["plots"])
+
+
+def test_an_unknown_model_is_one_line(tmp_path, capsys):
+    from fedtopic.cli.main import main
+
+    assert main(["experiment", "iftm-scarcity", "--quick", "--model", "plsa", "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "lda or sentencelda" in err and "\n" not in err

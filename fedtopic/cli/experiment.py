@@ -48,6 +48,7 @@ def experiment(
     seed: Annotated[int, typer.Option(help="random seed")] = 0,
     overwrite: Annotated[bool, typer.Option(help="replace an existing result in --out")] = False,
     debias: Annotated[bool, typer.Option(help="iftm-…: subtract the privatisation's noise floor from what models report (not in the paper)")] = False,
+    model: Annotated[str, typer.Option(help="iftm-…: the topic model, lda or sentencelda (Algs. 1 and 2)")] = "lda",
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
     """Reproduce one of the papers' experiments and write summary.json and PNG plots."""
@@ -56,7 +57,7 @@ def experiment(
 
         run_iftm_experiment(name, dataset=dataset, out=out, quick=quick, seed=seed, overwrite=overwrite,
                             topics=_topics(topics) if topics else None, iterations=iterations, fmt=fmt,
-                            debias=debias)
+                            debias=debias, model=model)
         return
     if name.startswith("gfedntm-"):
         from fedtopic.cli.experiment_gfedntm import run_gfedntm_experiment

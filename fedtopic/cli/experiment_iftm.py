@@ -1,4 +1,5 @@
-"""`fedtopic experiment iftm-…`: the iFTM paper's Figs. 5–7 and Table 3 for LDA, each a summary.json and PNGs."""
+"""`fedtopic experiment iftm-… [--model lda|sentencelda]`: the iFTM paper's Figs. 5–7 and Table 3 for LDA or
+SentenceLDA, each a summary.json and PNGs."""
 
 from __future__ import annotations
 
@@ -19,33 +20,42 @@ IFTM_EXPERIMENTS = {
     "iftm-classification": "Table 3: adding iFTM's 100-topic θ raises an SVM's precision and macro-F1 for every party",
 }
 DATA_NOTE = "the paper's corpora are private: 20newsgroups / bbc-news stand in, split non-IID by label"
+QUICK_DOCS, QUICK_WORDS = 400, 300  # --quick: a smoke run's corpus (paper.shrink)
 
 
 def run_iftm_experiment(name: str, *, dataset: str | None, out: Path, quick: bool, seed: int, overwrite: bool,
                         topics: tuple[int, ...] | None, iterations: int | None, fmt: OutputFormat,
-                        debias: bool = False) -> None:
+                        debias: bool = False, model: str = "lda") -> None:
     """Run one iFTM experiment and write its run folder."""
     from fedtopic.corpus.datasets import load_dataset
 
     if name not in IFTM_EXPERIMENTS:
         raise ConfigError(f"unknown experiment {name!r}; the iFTM ones are: {', '.join(IFTM_EXPERIMENTS)}")
+    if model not in ("lda", "sentencelda"):
+        raise ConfigError(f"--model takes lda or sentencelda, got {model!r}")
     base = paper.IFTMSettings.quick() if quick else paper.IFTMSettings()
-    overrides: dict[str, Any] = {"seed": seed, "debias": debias} | ({"topics": topics[0]} if topics else {})
+    overrides: dict[str, Any] = {"seed": seed, "debias": debias, "model": model} | ({"topics": topics[0]}
+                                                                                   if topics else {})
     if iterations:
         overrides["local_iterations"] = max(1, iterations // base.rounds)
     settings = paper.IFTMSettings(**(vars(base) | overrides))
     dataset = dataset or ("bbc-news" if quick else "20newsgroups")
     run_dir = prepare_run_dir(out, overwrite=overwrite)
     data = load_dataset(dataset, progress=fmt is OutputFormat.text)
+    train, test = data.train, data.test
+    if quick:
+        train, test = paper.shrink(train, test, docs=QUICK_DOCS, words=QUICK_WORDS, seed=seed)
     started = time.perf_counter()
     fn = {"iftm-scarcity": paper.scarcity, "iftm-privacy": paper.privacy, "iftm-communication": paper.communication,
           "iftm-classification": paper.classification}[name]
     with stderr_console.status(name) as status:
-        result = fn(data.train, data.test, settings, lambda msg: status.update(f"{name}: {msg}"))
-    summary = {"experiment": name, "dataset": dataset, "paper": IFTM_EXPERIMENTS[name], "datasets_note": DATA_NOTE,
+        result = fn(train, test, settings, lambda msg: status.update(f"{name}: {msg}"))
+    summary = {"experiment": name, "algorithm": paper.algorithm_of(settings), "dataset": dataset,
+               "corpus": {"train_documents": train.n_docs, "test_documents": test.n_docs, "vocabulary": train.n_words},
+               "paper": IFTM_EXPERIMENTS[name], "datasets_note": DATA_NOTE,
                "settings": vars(settings), "wall_seconds": time.perf_counter() - started, **result}
     write_json(run_dir / "summary.json", summary)
-    plots = _plots(name, result, run_dir)
+    plots = _plots(name, result, run_dir, "SentenceLDA" if model == "sentencelda" else "LDA")
     if fmt is OutputFormat.json:
         print_json(summary | {"plots": [str(p) for p in plots]})
         return
@@ -53,28 +63,28 @@ def run_iftm_experiment(name: str, *, dataset: str | None, out: Path, quick: boo
                          highlight=False)
 
 
-def _plots(name: str, r: dict, out: Path) -> list[Path]:
+def _plots(name: str, r: dict, out: Path, model: str) -> list[Path]:
     ylabel = "held-out log-likelihood per token (higher is better)"
     if name == "iftm-scarcity":
         groups = [*r["alone"], "iFTM"]
         values = [*r["alone"].values(), r["iftm"]]
         return [plot_grouped_bars(out / "fig5_scarcity.png", groups, {"log-likelihood": [-v for v in values]},
                                   ylabel="− " + ylabel.replace("higher", "lower"),
-                                  title="Fig. 5: each party alone vs iFTM")]
+                                  title=f"Fig. 5 ({model}): each party alone vs iFTM")]
     if name == "iftm-privacy":
         series: dict[str, tuple[list[float], list[float]]] = {}
         for row in r["rows"]:
             xs, ys = series.setdefault(f"τ = {row['tau']:g}", ([], []))
             xs.append(row["epsilon"])
             ys.append(row["loglik"])
-        return [plot_curves(out / "fig6_privacy.png", series, xlabel="ε", ylabel=ylabel, title="Fig. 6: ε × τ")]
+        return [plot_curves(out / "fig6_privacy.png", series, xlabel="ε", ylabel=ylabel, title=f"Fig. 6 ({model}): ε × τ")]
     if name == "iftm-communication":
         curves = {k: ([x for x, _ in v], [y for _, y in v]) for k, v in r["curves"].items()}
         return [plot_curves(out / "fig7_communication.png", curves, xlabel="communication rounds", ylabel=ylabel,
-                            title="Fig. 7: likelihood against communication")]
+                            title=f"Fig. 7 ({model}): likelihood against communication")]
     if "rows" not in r:
         return []
     groups = [row["party"] for row in r["rows"]]
     series2 = {k: [row[k]["macro_f1"] for row in r["rows"]] for k in ("words only", "+ θ alone", "+ θ iFTM")}
     return [plot_grouped_bars(out / "table3_classification.png", groups, series2, ylabel="macro-F1",
-                              title="Table 3: SVM on words, with θ alone or θ from iFTM")]
+                              title=f"Table 3 ({model}): SVM on words, with θ alone or θ from iFTM")]

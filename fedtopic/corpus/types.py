@@ -74,6 +74,21 @@ class Corpus:
             raise CorpusError("this corpus has no sentence boundaries (build it from raw text)")
         return np.searchsorted(self.sent_ptr, self.doc_ptr).astype(np.int64)
 
+    def restrict_vocabulary(self, keep: np.ndarray) -> "Corpus":
+        """The corpus over the words ``keep`` (int[V'] word ids, in their new order): other tokens are dropped,
+        documents stay (possibly empty), sentences left empty disappear, labels and names are kept."""
+        remap = np.full(self.n_words, -1, dtype=np.int64)
+        remap[np.asarray(keep, dtype=np.int64)] = np.arange(len(keep))
+        new = remap[self.words]
+        kept = new >= 0
+        before = np.concatenate([[0], np.cumsum(kept)]).astype(np.int64)  # kept tokens before each position
+        sent_ptr = None if self.sent_ptr is None else np.unique(before[self.sent_ptr])
+        if sent_ptr is not None:
+            sent_ptr = np.union1d(sent_ptr, before[self.doc_ptr]).astype(np.int64)
+        return Corpus(words=new[kept].astype(np.int32), doc_ptr=before[self.doc_ptr],
+                      vocab=tuple(self.vocab[w] for w in keep), labels=self.labels, label_names=self.label_names,
+                      doc_names=self.doc_names, sent_ptr=sent_ptr)
+
     def doc_lengths(self) -> np.ndarray:
         """int64[D] tokens per document."""
         return np.diff(self.doc_ptr)

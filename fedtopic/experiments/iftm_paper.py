@@ -1,5 +1,6 @@
-"""The iFTM paper's experiments for LDA (Jiang et al. §4): Fig. 5 (data scarcity), Fig. 6 (ε × τ), Fig. 7
-(likelihood against communication rounds), Table 3 (document classification with topic features).
+"""The iFTM paper's experiments (Jiang et al. §4), for LDA or SentenceLDA (``IFTMSettings.model``): Fig. 5 (data
+scarcity), Fig. 6 (ε × τ), Fig. 7 (likelihood against communication rounds), Table 3 (document classification
+with topic features).
 
 Each function returns plain data for the CLI to write. The federation runs in process (the master is the same
 pure ``integrate_all`` the aggregator's ``topic-merge`` combiner calls, so the numbers are those of a run through
@@ -46,12 +47,24 @@ class IFTMSettings:
     taus: tuple[float, ...] = (0.1, 0.2, 0.3)
     eval_docs: int = 500
     debias: bool = False  # not in the paper: subtract the privatisation's noise floor from what models report
+    model: str = "lda"  # or "sentencelda": the algorithm is iftm-<model>
     seed: int = 0
     extra: dict = field(default_factory=dict)
 
     @classmethod
     def quick(cls) -> IFTMSettings:
         return cls(topics=8, rounds=2, local_iterations=4, epsilons=(8.0, 11.0), taus=(0.2,), eval_docs=100)
+
+
+def shrink(train: Corpus, test: Corpus, *, docs: int, words: int, seed: int) -> tuple[Corpus, Corpus]:
+    """``--quick``'s corpora: ``docs`` training documents (and a quarter as many test documents) drawn at random,
+    over the ``words`` most frequent training words. Privatisation costs O(V) per token (§3.1.3), so a smoke run
+    needs a small vocabulary as much as few documents."""
+    rng = np.random.default_rng(seed)
+    train = train.subset(np.sort(rng.choice(train.n_docs, min(docs, train.n_docs), replace=False)))
+    test = test.subset(np.sort(rng.choice(test.n_docs, min(docs // 4, test.n_docs), replace=False)))
+    keep = np.argsort(-np.bincount(train.words, minlength=train.n_words), kind="stable")[:words]
+    return train.restrict_vocabulary(keep), test.restrict_vocabulary(keep)
 
 
 def ratio_label_split(corpus: Corpus, ratios: Sequence[int], seed: int) -> list[Corpus]:
@@ -68,7 +81,12 @@ def _spec(s: IFTMSettings, *, epsilon: float | None = None, tau: float | None = 
     options = {"epsilon": str(s.epsilon if epsilon is None else epsilon), "tau": str(s.tau if tau is None else tau),
                "xi": str(s.xi), "top_words": str(s.top_words), "local_iterations": str(s.local_iterations),
                "debias": str(s.debias)}
-    return get_algorithm("iftm-lda").spec(s.topics, iterations or s.rounds * s.local_iterations, s.seed, options)
+    return get_algorithm(algorithm_of(s)).spec(s.topics, iterations or s.rounds * s.local_iterations, s.seed, options)
+
+
+def algorithm_of(s: IFTMSettings) -> str:
+    """``iftm-lda`` or ``iftm-sentencelda``."""
+    return f"iftm-{s.model}"
 
 
 def _eval(test: Corpus, s: IFTMSettings) -> Corpus:
@@ -82,10 +100,11 @@ def loglik(phi: np.ndarray, test: Corpus, seed: int) -> float:
     return -math.log(completion_perplexity(phi, test, 50.0 / phi.shape[0], iterations=30, seed=seed))
 
 
-def federate(parts: Sequence[Corpus], spec, on_round: Callable[[int, GlobalModel], None] | None = None
-             ) -> tuple[GlobalModel, list[IFTMParty]]:
+def federate(parts: Sequence[Corpus], spec, on_round: Callable[[int, GlobalModel], None] | None = None, *,
+             algorithm: str = "iftm-lda") -> tuple[GlobalModel, list[IFTMParty]]:
     """Alg. 5 in process: every party trains ``local_iterations`` sweeps, the master merges, parties adopt."""
-    parties = [IFTMParty(f"p{i + 1}", i, c, spec) for i, c in enumerate(parts)]
+    algo = get_algorithm(algorithm)
+    parties = [algo.party(f"p{i + 1}", i, c, spec) for i, c in enumerate(parts)]
     rounds = math.ceil(spec.iterations / int(spec.options["local_iterations"]))
     model = None
     for r in range(rounds):
@@ -99,11 +118,11 @@ def federate(parts: Sequence[Corpus], spec, on_round: Callable[[int, GlobalModel
     return model, parties
 
 
-def alone(parts: Sequence[Corpus], spec) -> list[IFTMParty]:
+def alone(parts: Sequence[Corpus], spec, *, algorithm: str = "iftm-lda") -> list[IFTMParty]:
     """Each party with the same settings and budget and no master (Fig. 5's baselines)."""
     out = []
     for i, c in enumerate(parts):
-        p = IFTMParty(f"p{i + 1}", i, c, spec)
+        p = get_algorithm(algorithm).party(f"p{i + 1}", i, c, spec)
         while p.sweeps < spec.iterations:
             p.local_round(spec.iterations)
         out.append(p)
@@ -115,9 +134,9 @@ def scarcity(train: Corpus, test: Corpus, s: IFTMSettings, status: Status) -> di
     sizes in the paper's ratio, non-IID by label)."""
     parts, spec, ev = ratio_label_split(train, RATIOS_3, s.seed), _spec(s), _eval(test, s)
     status("iFTM (3 parties)")
-    model, _ = federate(parts, spec)
+    model, _ = federate(parts, spec, algorithm=algorithm_of(s))
     status("each party alone")
-    solos = alone(parts, spec)
+    solos = alone(parts, spec, algorithm=algorithm_of(s))
     return {"sizes": [c.n_docs for c in parts], "iftm": loglik(model.topics, ev, s.seed),
             "iftm_topics": int(model.topics.shape[0]),
             "alone": {p.party_id: loglik(p.model.phi(), ev, s.seed) for p in solos}}
@@ -130,7 +149,7 @@ def privacy(train: Corpus, test: Corpus, s: IFTMSettings, status: Status) -> dic
     for eps in s.epsilons:
         for tau in s.taus:
             status(f"ε = {eps:g}, τ = {tau:g}")
-            model, _ = federate(parts, _spec(s, epsilon=eps, tau=tau))
+            model, _ = federate(parts, _spec(s, epsilon=eps, tau=tau), algorithm=algorithm_of(s))
             rows.append({"epsilon": eps, "tau": tau, "loglik": loglik(model.topics, ev, s.seed),
                          "topics": int(model.topics.shape[0])})
     return {"rows": rows}
@@ -147,7 +166,8 @@ def communication(train: Corpus, test: Corpus, s: IFTMSettings, status: Status) 
         parts = ratio_label_split(train, ratios, s.seed)
         curve: list[tuple[int, float]] = []
         status(f"iFTM, {label}")
-        federate(parts, _spec(s), lambda r, m: curve.append((r, loglik(m.topics, ev, s.seed))))
+        federate(parts, _spec(s), lambda r, m: curve.append((r, loglik(m.topics, ev, s.seed))),
+                 algorithm=algorithm_of(s))
         out[f"iftm {label}"] = curve
     parts = ratio_label_split(train, RATIOS_3, s.seed)
     rounds = s.rounds * s.local_iterations
@@ -175,8 +195,8 @@ def classification(train: Corpus, test: Corpus, s: IFTMSettings, status: Status)
         return {"skipped": "the dataset has no labels"}
     parts, spec = ratio_label_split(train, RATIOS_3, s.seed), _spec(s)
     status("iFTM and each party alone")
-    model, _ = federate(parts, spec)
-    solos = alone(parts, spec)
+    model, _ = federate(parts, spec, algorithm=algorithm_of(s))
+    solos = alone(parts, spec, algorithm=algorithm_of(s))
 
     def bow(c: Corpus) -> np.ndarray:
         x = np.zeros((c.n_docs, c.n_words))
