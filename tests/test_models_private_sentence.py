@@ -61,14 +61,18 @@ def test_sentence_chain_has_eq_13_as_stationary_distribution():
 def test_private_sentence_mh_recovers_ground_truth_topics(eps):
     corpus, phi = synthetic_sentence_lda(n_docs=150, sentences=6, sentence_len=8, n_words=40, n_topics=4, seed=7,
                                          alpha=0.3, beta=0.05)
-    model = PrivateMHSentenceLDA(4, alpha=0.3, beta=0.05, epsilon=eps, tau=0.2, seed=3, debias=not math.isinf(eps))
-    model.initialize(corpus)
-    for _ in range(40):
-        model.sweep()
-    starts, ends = corpus.sent_ptr[:-1], corpus.sent_ptr[1:] - 1
-    assert np.array_equal(model.z[starts], model.z[ends])  # one topic per sentence
-    assert model.n_dk.sum() == corpus.n_sentences
-    assert topic_l1_error(phi, model.phi()) < (0.25 if math.isinf(eps) else 0.6)
+    errors = []
+    for seed in (3, 4, 5):  # an MH chain can sit in a mode with two topics merged: judge the median of three
+        model = PrivateMHSentenceLDA(4, alpha=0.3, beta=0.05, epsilon=eps, tau=0.2, seed=seed,
+                                     debias=not math.isinf(eps))
+        model.initialize(corpus)
+        for _ in range(40):
+            model.sweep()
+        starts, ends = corpus.sent_ptr[:-1], corpus.sent_ptr[1:] - 1
+        assert np.array_equal(model.z[starts], model.z[ends])  # one topic per sentence
+        assert model.n_dk.sum() == corpus.n_sentences
+        errors.append(topic_l1_error(phi, model.phi()))
+    assert np.median(errors) < (0.25 if math.isinf(eps) else 0.3)  # a random Φ is ~1.5 away
 
 
 def test_adopting_a_model_reassigns_whole_sentences():

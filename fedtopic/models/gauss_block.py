@@ -46,71 +46,34 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, types, uint64
-from numba.extending import intrinsic
+from numba import njit, uint64
 
 from fedtopic.errors import ModelError
 from fedtopic.models.rng import GOLDEN, splitmix_output
+from fedtopic.models.simd_math import (
+    INV_2_53,
+    bits_f64,
+    f64_bits,
+    log_open_unit,
+    numpy_log_open_unit,
+    open_unit,
+)
 
 COUNTERS_PER_GROUP = 11  # uniforms behind eight normals
 _M1 = 0xBF58476D1CE4E5B9
 _M2 = 0x94D049BB133111EB
-_INV_2_53 = 1.0 / 9007199254740992.0
-_LN2 = math.log(2.0)
-_SQRT2 = math.sqrt(2.0)
-_MANTISSA = 0x000FFFFFFFFFFFFF
-_ONE_BITS = 0x3FF0000000000000
 _EIGHTH_PI = math.pi / 8.0
 _C1, _S1 = math.cos(math.pi / 16.0), math.sin(math.pi / 16.0)
 _C3, _S3 = math.cos(3.0 * math.pi / 16.0), math.sin(3.0 * math.pi / 16.0)
-_ATANH = tuple(1.0 / (2 * i + 1) for i in range(10))  # 1, 1/3, ..., 1/19
 _SIN = tuple((-1) ** i / math.factorial(2 * i + 1) for i in range(6))  # a, ..., a^11
 _COS = tuple((-1) ** i / math.factorial(2 * i) for i in range(6))  # 1, ..., a^10
 FASTMATH = {"reassoc", "nsz", "arcp", "contract"}  # no nnan/ninf: callers keep clip = inf meaningful
 
 
-@intrinsic
-def _f64_bits(typingctx, x):
-    """The IEEE-754 bits of a float64 as an int64 (a bitcast, no conversion)."""
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.int64))
-    return types.int64(types.float64), codegen
-
-
-@intrinsic
-def _bits_f64(typingctx, x):
-    """The float64 whose IEEE-754 bits are the int64 x."""
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.float64))
-    return types.float64(types.int64), codegen
-
-
-@njit(inline="always", cache=True)
-def _open_unit(r):
-    return (float(np.int64(r >> uint64(11))) + 0.5) * _INV_2_53
-
-
-@njit(inline="always", cache=True)
-def _log_open_unit(u):
-    """ln u for u in (0, 1) (a normal float64)."""
-    b = _f64_bits(u)
-    e = (b >> 52) - 1023
-    m = _bits_f64((b & _MANTISSA) | _ONE_BITS)
-    big = m > _SQRT2
-    m = m * 0.5 if big else m
-    e = e + 1 if big else e
-    s = (m - 1.0) / (m + 1.0)
-    s2 = s * s
-    p = _ATANH[9]
-    for i in range(8, -1, -1):
-        p = p * s2 + _ATANH[i]
-    return 2.0 * s * p + e * _LN2
-
-
 @njit(inline="always", cache=True)
 def _pair(r, radius):
     """radius·(cos φ, sin φ) with the phase φ taken from the uint64 r (see the module docstring)."""
-    a = (float(np.int64(r >> uint64(11))) * _INV_2_53 - 0.5) * _EIGHTH_PI
+    a = (float(np.int64(r >> uint64(11))) * INV_2_53 - 0.5) * _EIGHTH_PI
     a2 = a * a
     sa = _SIN[5]
     ca = _COS[5]
@@ -126,8 +89,8 @@ def _pair(r, radius):
     swap = (r >> uint64(2)) & uint64(1)
     x = s if swap else c
     y = c if swap else s
-    x = _bits_f64(_f64_bits(x) ^ np.int64(r << uint64(63)))
-    y = _bits_f64(_f64_bits(y) ^ np.int64((r >> uint64(1)) << uint64(63)))
+    x = bits_f64(f64_bits(x) ^ np.int64(r << uint64(63)))
+    y = bits_f64(f64_bits(y) ^ np.int64((r >> uint64(1)) << uint64(63)))
     return x, y
 
 
@@ -139,12 +102,12 @@ def fill_normals(key: np.uint64, block: int, out: np.ndarray) -> None:
     start = uint64(key) + uint64(COUNTERS_PER_GROUP * n8) * uint64(block) * g
     for i in range(n8):
         x = start + uint64(COUNTERS_PER_GROUP * i) * g
-        prod = _open_unit(splitmix_output(x)) * _open_unit(splitmix_output(x + g))
-        prod *= _open_unit(splitmix_output(x + uint64(2) * g)) * _open_unit(splitmix_output(x + uint64(3) * g))
-        r2 = -2.0 * _log_open_unit(prod)
-        v1 = _open_unit(splitmix_output(x + uint64(4) * g))
-        v2 = _open_unit(splitmix_output(x + uint64(5) * g))
-        v3 = _open_unit(splitmix_output(x + uint64(6) * g))
+        prod = open_unit(splitmix_output(x)) * open_unit(splitmix_output(x + g))
+        prod *= open_unit(splitmix_output(x + uint64(2) * g)) * open_unit(splitmix_output(x + uint64(3) * g))
+        r2 = -2.0 * log_open_unit(prod)
+        v1 = open_unit(splitmix_output(x + uint64(4) * g))
+        v2 = open_unit(splitmix_output(x + uint64(5) * g))
+        v3 = open_unit(splitmix_output(x + uint64(6) * g))
         lo, hi = min(v1, v2), max(v1, v2)  # a three-comparator sorting network
         mid, top = min(hi, v3), max(hi, v3)
         low, mid = min(lo, mid), max(lo, mid)
@@ -162,23 +125,11 @@ def _np_splitmix_output(x: np.ndarray) -> np.ndarray:
 
 
 def _np_open_unit(r: np.ndarray) -> np.ndarray:
-    return ((r >> np.uint64(11)).astype(np.float64) + 0.5) * _INV_2_53
-
-
-def _np_log_open_unit(u: np.ndarray) -> np.ndarray:
-    mant, expo = np.frexp(u)  # u = mant·2^expo, mant in [½, 1)
-    m, e = 2.0 * mant, expo - 1
-    big = m > _SQRT2
-    m, e = np.where(big, 0.5 * m, m), np.where(big, e + 1, e)
-    s = (m - 1.0) / (m + 1.0)
-    p = np.full_like(s, _ATANH[9])
-    for coef in _ATANH[8::-1]:
-        p = p * (s * s) + coef
-    return 2.0 * s * p + e * _LN2
+    return ((r >> np.uint64(11)).astype(np.float64) + 0.5) * INV_2_53
 
 
 def _np_pair(r: np.ndarray, radius: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    a = ((r >> np.uint64(11)).astype(np.float64) * _INV_2_53 - 0.5) * _EIGHTH_PI
+    a = ((r >> np.uint64(11)).astype(np.float64) * INV_2_53 - 0.5) * _EIGHTH_PI
     sa, ca = np.full_like(a, _SIN[5]), np.full_like(a, _COS[5])
     for cs, cc in zip(_SIN[4::-1], _COS[4::-1]):
         sa, ca = sa * (a * a) + cs, ca * (a * a) + cc
@@ -202,7 +153,7 @@ def numpy_normals(key: int, block: int, n: int) -> np.ndarray:
         c = np.uint64(COUNTERS_PER_GROUP * n8 * block) + np.arange(COUNTERS_PER_GROUP * n8, dtype=np.uint64)
         r = _np_splitmix_output(np.uint64(key) + c * np.uint64(GOLDEN)).reshape(n8, COUNTERS_PER_GROUP)
     u = _np_open_unit(r[:, :7])
-    r2 = -2.0 * _np_log_open_unit((u[:, 0] * u[:, 1]) * (u[:, 2] * u[:, 3]))
+    r2 = -2.0 * numpy_log_open_unit((u[:, 0] * u[:, 1]) * (u[:, 2] * u[:, 3]))
     lo, hi = np.minimum(u[:, 4], u[:, 5]), np.maximum(u[:, 4], u[:, 5])
     mid, top = np.minimum(hi, u[:, 6]), np.maximum(hi, u[:, 6])
     low, mid = np.minimum(lo, mid), np.maximum(lo, mid)

@@ -29,8 +29,8 @@ import math
 import numpy as np
 from numba import njit, uint64
 
-from fedtopic.models.normal import xo_double, xo_next
 from fedtopic.models.rng import GOLDEN, splitmix_output
+from fedtopic.models.simd_math import log_open_unit, open_unit
 
 _GOLDEN = np.uint64(GOLDEN)
 
@@ -42,22 +42,30 @@ def token_stream(key, token):
     return splitmix_output(base + _GOLDEN), splitmix_output(base + uint64(2) * _GOLDEN)
 
 
-@njit(cache=True, nogil=True)
-def privatized_vector(key, token, word, n_words, epsilon, tau, out_words, out_vals):
-    """Write token ``token``'s kept entries (word ids, values) into out_words/out_vals; return how many.
+CHUNK = 64  # other-word entries drawn per vectorised block
 
-    ``word`` is the token's true word. out_* must hold at least ``max_entries(n_words, epsilon, tau)`` + 1
-    entries (a ValueError-free bound is checked by the caller). Entries come in increasing word order except
-    that the true word comes first.
+
+@njit(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc", "nsz", "arcp", "contract"})
+def privatized_vector(key, token, word, n_words, epsilon, tau, out_words, out_vals):
+    """Write token ``token``'s kept entries (word ids, values) into out_words/out_vals; return how many, or −1
+    if they do not fit (the caller sizes the buffers with ``buffer_size``).
+
+    ``word`` is the token's true word. Entries come in increasing word order except that the true word comes
+    first. The token's draws are the counter-based stream ``splitmix_output(base + c·γ)`` with ``base`` from
+    (key, token): draw 0 is the true word's Laplace, then the other words come in blocks of ``CHUNK``, entry t
+    of a block taking the geometric skip from one draw and the exponential value from the next. A block's draws
+    are independent of each other, so they are computed in one vectorised loop (``simd_math``'s logarithm),
+    and a short scalar pass turns the skips into word ids; the draws past the last kept word are unused.
     """
     if not math.isfinite(epsilon):
         out_words[0] = word
         out_vals[0] = 1.0
         return 1
-    s0, s1 = token_stream(key, uint64(token))
+    base, _ = token_stream(key, uint64(token))
+    g = uint64(GOLDEN)
     m = 0
-    u, s0, s1 = xo_double(s0, s1)  # true word: 1 + Laplace(1/ε) by inversion
-    lap = (math.log(2.0 * u) if u < 0.5 else -math.log(2.0 * (1.0 - u))) / epsilon if u > 0.0 else -1e300
+    u = open_unit(splitmix_output(base))  # true word: 1 + Laplace(1/ε) by inversion
+    lap = (math.log(2.0 * u) if u < 0.5 else -math.log(2.0 * (1.0 - u))) / epsilon
     if 1.0 + lap > tau:
         out_words[m] = word
         out_vals[m] = 1.0 + lap
@@ -65,22 +73,27 @@ def privatized_vector(key, token, word, n_words, epsilon, tau, out_words, out_va
     p = 0.5 * math.exp(-epsilon * tau)
     if p <= 0.0:
         return m
-    log_q = math.log1p(-p) if p < 1.0 else -math.inf
-    j = -1  # index among the V − 1 other words
+    inv_log_q = 1.0 / math.log1p(-p)  # P(skip = s) = (1 − p)^s p: skip = ⌊ln U / ln(1 − p)⌋
+    cap = out_words.shape[0]
     others = n_words - 1
+    j = -1  # index among the V − 1 other words
+    counter = uint64(1)
     while True:
-        u, s0, s1 = xo_double(s0, s1)
-        skip = 0 if log_q == -math.inf else int(math.floor(math.log1p(-u) / log_q))
-        j += skip + 1
-        if j >= others:
-            return m
-        if m >= out_words.shape[0]:
-            return -1  # the caller's buffer is too small
-        r, s0, s1 = xo_next(s0, s1)
-        e = -math.log1p(-float(np.int64(r >> uint64(11))) * 1.1102230246251565e-16) / epsilon
-        out_words[m] = j if j < word else j + 1
-        out_vals[m] = tau + e
-        m += 1
+        c = min(CHUNK, cap - m)
+        if c <= 0:
+            return -1
+        for t in range(c):  # vectorised: no state is carried from one entry to the next
+            x = base + (counter + uint64(2 * t)) * g
+            skip = np.floor(log_open_unit(open_unit(splitmix_output(x))) * inv_log_q)
+            out_words[m + t] = np.int64(min(skip, 4.0e18))
+            out_vals[m + t] = tau - log_open_unit(open_unit(splitmix_output(x + g))) / epsilon
+        counter += uint64(2 * c)
+        for t in range(c):
+            j += out_words[m] + 1
+            if j >= others:
+                return m
+            out_words[m] = j if j < word else j + 1
+            m += 1
 
 
 def expected_entries(n_words: int, epsilon: float, tau: float) -> float:
