@@ -103,3 +103,22 @@ def test_a_restart_loads_the_snapshot_and_replays_only_the_tail(tmp_path: Path) 
         assert again.replayed == 0  # the clean stop's snapshot holds everything
     finally:
         again.close()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="PR_SET_PDEATHSIG is Linux's")
+def test_anvil_does_not_outlive_a_killed_chain_up(tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    if not ANVIL_BINARY.exists():
+        pytest.skip("anvil is installed by `npm install` in contracts/")
+    node = start_chain_up(tmp_path / "chain", engine="anvil")
+    children = subprocess.run(["pgrep", "-P", str(node.process.pid)], capture_output=True, text=True).stdout.split()
+    assert len(children) == 1
+    os.kill(node.process.pid, signal.SIGKILL)
+    node.process.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and Path(f"/proc/{children[0]}").exists():
+        time.sleep(0.1)
+    assert not Path(f"/proc/{children[0]}").exists(), "anvil outlived its chain up"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from pathlib import Path
 from types import FrameType
@@ -56,6 +57,14 @@ def up(
         typer.echo("fedtopic chain up: stopped")
 
 
+def _die_with_parent() -> None:
+    """In the anvil child, before exec: SIGTERM it when `chain up` dies, even by SIGKILL (Linux prctl
+    PR_SET_PDEATHSIG), so no orphaned anvil keeps the port; SIGTERM still lets anvil dump its state."""
+    import ctypes
+
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM)
+
+
 def _anvil(host: str, port: int, data: Path | None, dev: bool) -> None:
     """anvil as the chain: state loaded from and dumped to DATA/anvil-state.json (every second and on exit)."""
     import subprocess
@@ -73,7 +82,7 @@ def _anvil(host: str, port: int, data: Path | None, dev: bool) -> None:
     if data is not None:
         data.mkdir(parents=True, exist_ok=True)
         cmd += ["--state", str(data / "anvil-state.json"), "--state-interval", "1"]
-    proc = subprocess.Popen(cmd)
+    proc = subprocess.Popen(cmd, preexec_fn=_die_with_parent if sys.platform == "linux" else None)
     stopping = threading.Event()
 
     def stop(signum: int, frame: FrameType | None) -> None:
