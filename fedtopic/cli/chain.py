@@ -25,11 +25,12 @@ def up(
     read_timeout: float = typer.Option(30.0, min=0.1, help="Seconds a connection may stall mid-request or idle before it is dropped."),
     engine: str = typer.Option("embedded", help="embedded (py-evm, this process) or anvil (the scale path; its state in DATA/anvil-state.json)."),
     snapshot_every: int = typer.Option(500, min=1, help="embedded with --data: snapshot the chain every N journaled transactions (a restart replays only the rest)."),
+    anvil_save_seconds: int = typer.Option(10, min=1, help="anvil with --data: write its whole state every N seconds (a kill -9 loses at most the last N; each write costs time in proportion to the chain)."),
 ) -> None:
     """Serve a chain at http://HOST:PORT until SIGTERM or Ctrl-C: the embedded py-evm chain (standard
     eth_/net_/web3_ methods only, unless --dev), or anvil (--engine anvil, a development engine: needs --dev)."""
     if engine == "anvil":
-        _anvil(host, port, data, dev)
+        _anvil(host, port, data, dev, anvil_save_seconds)
         return
     if engine != "embedded":
         raise LedgerError(f"unknown --engine {engine!r}: choose embedded or anvil")
@@ -65,8 +66,10 @@ def _die_with_parent() -> None:
     ctypes.CDLL(None).prctl(1, signal.SIGTERM)
 
 
-def _anvil(host: str, port: int, data: Path | None, dev: bool) -> None:
-    """anvil as the chain: state loaded from and dumped to DATA/anvil-state.json (every second and on exit)."""
+def _anvil(host: str, port: int, data: Path | None, dev: bool, save_seconds: int) -> None:
+    """anvil as the chain: state loaded from and dumped to DATA/anvil-state.json (every ``save_seconds`` and on
+    exit). anvil writes its whole state each time (326 MB at 10,500 blocks of a 20-party consortium), so a
+    1-second interval kept it busy writing and made reads 40× slower; 10 s is the default."""
     import subprocess
     import time
 
@@ -81,7 +84,7 @@ def _anvil(host: str, port: int, data: Path | None, dev: bool) -> None:
     cmd = [str(ANVIL_BINARY), "--host", host, "--port", str(port), "--silent"]
     if data is not None:
         data.mkdir(parents=True, exist_ok=True)
-        cmd += ["--state", str(data / "anvil-state.json"), "--state-interval", "1"]
+        cmd += ["--state", str(data / "anvil-state.json"), "--state-interval", str(save_seconds)]
     proc = subprocess.Popen(cmd, preexec_fn=_die_with_parent if sys.platform == "linux" else None)
     stopping = threading.Event()
 
