@@ -59,15 +59,44 @@ def _argmax_word(words, vals, m):
 
 
 @njit(inline="always", cache=True)
-def _move(i, k, kp, z, ndk, ckw, ck, buf_w, buf_v, m):
-    """Token i moves from topic k to kp: its document's count and its privatised weights go along."""
+def doc_proposal(members, first, n, k_alpha, n_topics, z, s0, s1):
+    """Eq. 17's doc proposal q(k) ∝ C_dk + α in O(1): with probability n/(n + Kα) the topic z[members[first + j]]
+    of a uniformly chosen member j of the document (a token, or a sentence through its first token), else a
+    uniform topic. Returns (k, s0, s1)."""
+    u, s0, s1 = xo_double(s0, s1)
+    if u * (n + k_alpha) < n:
+        return z[members[first + min(int(u * (n + k_alpha)), n - 1)]], s0, s1
+    u, s0, s1 = xo_double(s0, s1)
+    return min(int(u * n_topics), n_topics - 1), s0, s1
+
+
+@njit(inline="always", cache=True)
+def alias_draw(prob, alt, w, s0, s1):
+    """A topic from word w's Vose table (prob float64[V,K], alt int32[V,K]) with two uniforms: (k, s0, s1)."""
+    n_topics = prob.shape[1]
+    u, s0, s1 = xo_double(s0, s1)
+    slot = min(int(u * n_topics), n_topics - 1)
+    u, s0, s1 = xo_double(s0, s1)
+    return (slot if u < prob[w, slot] else alt[w, slot]), s0, s1
+
+
+@njit(inline="always", cache=True)
+def move_weights(k, kp, ndk, ckw, ck, entry_words, entry_vals, m):
+    """A token (or a sentence) moves from topic k to kp: one document count and its privatised weights (the m
+    entries entry_words/entry_vals) go along."""
     ndk[k] -= 1
     ndk[kp] += 1
     for e in range(m):
-        ckw[k, buf_w[e]] -= buf_v[e]
-        ckw[kp, buf_w[e]] += buf_v[e]
-        ck[k] -= buf_v[e]
-        ck[kp] += buf_v[e]
+        ckw[k, entry_words[e]] -= entry_vals[e]
+        ckw[kp, entry_words[e]] += entry_vals[e]
+        ck[k] -= entry_vals[e]
+        ck[kp] += entry_vals[e]
+
+
+@njit(inline="always", cache=True)
+def _move(i, k, kp, z, ndk, ckw, ck, buf_w, buf_v, m):
+    """Token i moves from topic k to kp."""
+    move_weights(k, kp, ndk, ckw, ck, buf_w, buf_v, m)
     z[i] = kp
 
 
@@ -106,6 +135,7 @@ def mh_sweep(words, doc_ptr, z, n_dk, ckw, ck, log_phi, alpha, key, n_words, eps
     """One private MH sweep in place (z, n_dk, ckw, ck updated); returns the number of accepted moves."""
     n_topics = n_dk.shape[1]
     k_alpha = n_topics * alpha
+    positions = np.arange(words.shape[0])  # a token's member index is its position
     s0, s1 = rng[stream, 0], rng[stream, 1]
     accepted = 0
     for d in range(doc_ptr.shape[0] - 1):
@@ -119,12 +149,7 @@ def mh_sweep(words, doc_ptr, z, n_dk, ckw, ck, log_phi, alpha, key, n_words, eps
             k = z[i]
             ll_k = _loglik(log_phi[k], buf_w, buf_v, m)
             # doc proposal (Eq. 17), acceptance Eq. 19
-            u, s0, s1 = xo_double(s0, s1)
-            if u * (n_d + k_alpha) < n_d:
-                kp = z[start + min(int(u * (n_d + k_alpha)), n_d - 1)]
-            else:
-                u2, s0, s1 = xo_double(s0, s1)
-                kp = min(int(u2 * n_topics), n_topics - 1)
+            kp, s0, s1 = doc_proposal(positions, start, n_d, k_alpha, n_topics, z, s0, s1)
             if kp != k:
                 ll_p = _loglik(log_phi[kp], buf_w, buf_v, m)
                 # π(k′)q(k|k′)/(π(k)q(k′|k)): the reverse move's proposal counts the token at k′, so
@@ -139,10 +164,7 @@ def mh_sweep(words, doc_ptr, z, n_dk, ckw, ck, log_phi, alpha, key, n_words, eps
                 continue
             # word proposal (Eq. 20) from the sweep's tables, acceptance Eq. 22
             wp = _argmax_word(buf_w, buf_v, m)
-            u, s0, s1 = xo_double(s0, s1)
-            slot = min(int(u * n_topics), n_topics - 1)
-            u, s0, s1 = xo_double(s0, s1)
-            kp = slot if u < prob[wp, slot] else alt[wp, slot]
+            kp, s0, s1 = alias_draw(prob, alt, wp, s0, s1)
             if kp != k:
                 ll_p = _loglik(log_phi[kp], buf_w, buf_v, m)
                 log_a = (math.log(ndk[kp] + alpha) - math.log(ndk[k] - 1 + alpha) + ll_p - ll_k
@@ -159,7 +181,6 @@ def mh_sweep(words, doc_ptr, z, n_dk, ckw, ck, log_phi, alpha, key, n_words, eps
 def reassign_from_model(words, z, key, n_words, epsilon, tau, prob, alt, buf_w, buf_v, rng, stream):
     """Alg. 1 lines 9–10: every token's topic drawn from the word-topic alias tables of the new local model
     (for the word whose privatised value is largest)."""
-    n_topics = prob.shape[1]
     s0, s1 = rng[stream, 0], rng[stream, 1]
     for i in range(words.shape[0]):
         m = privatized_vector(key, i, words[i], n_words, epsilon, tau, buf_w, buf_v)
@@ -167,9 +188,5 @@ def reassign_from_model(words, z, key, n_words, epsilon, tau, prob, alt, buf_w, 
             raise ValueError("privatised vector larger than its buffer")
         if m == 0:
             continue
-        wp = _argmax_word(buf_w, buf_v, m)
-        u, s0, s1 = xo_double(s0, s1)
-        slot = min(int(u * n_topics), n_topics - 1)
-        u, s0, s1 = xo_double(s0, s1)
-        z[i] = slot if u < prob[wp, slot] else alt[wp, slot]
+        z[i], s0, s1 = alias_draw(prob, alt, _argmax_word(buf_w, buf_v, m), s0, s1)
     rng[stream, 0], rng[stream, 1] = s0, s1

@@ -32,7 +32,13 @@ import math
 
 from numba import njit
 
-from fedtopic.models._mh_private import _argmax_word, _loglik
+from fedtopic.models._mh_private import (
+    _argmax_word,
+    _loglik,
+    alias_draw,
+    doc_proposal,
+    move_weights,
+)
 from fedtopic.models.normal import xo_double
 from fedtopic.models.privatize import privatized_vector
 
@@ -58,18 +64,6 @@ def sentence_vector(words, a, b, key, n_words, epsilon, tau, buf_w, buf_v, acc, 
         sv[j] = acc[sw[j]]
         acc[sw[j]] = 0.0
     return m
-
-
-@njit(inline="always", cache=True)
-def _move_sentence(k, kp, ndk, ckw, ck, sw, sv, m):
-    """The sentence moves from topic k to kp: one sentence count and its summed weights go along."""
-    ndk[k] -= 1
-    ndk[kp] += 1
-    for e in range(m):
-        ckw[k, sw[e]] -= sv[e]
-        ckw[kp, sw[e]] += sv[e]
-        ck[k] -= sv[e]
-        ck[kp] += sv[e]
 
 
 @njit(cache=True, nogil=True)
@@ -104,17 +98,12 @@ def mh_sentence_sweep(words, doc_sent, sent_ptr, z, n_dk, ckw, ck, log_phi, alph
             k = z[a]
             ll_k = _loglik(log_phi[k], sw, sv, m)
             # doc proposal (Eq. 23): the likelihood ratio decides (the doc-topic factors cancel)
-            u, s0, s1 = xo_double(s0, s1)
-            if u * (n_s + k_alpha) < n_s:
-                kp = z[sent_ptr[first + min(int(u * (n_s + k_alpha)), n_s - 1)]]
-            else:
-                u2, s0, s1 = xo_double(s0, s1)
-                kp = min(int(u2 * n_topics), n_topics - 1)
+            kp, s0, s1 = doc_proposal(sent_ptr, first, n_s, k_alpha, n_topics, z, s0, s1)
             if kp != k:
                 ll_p = _loglik(log_phi[kp], sw, sv, m)
                 u, s0, s1 = xo_double(s0, s1)
                 if ll_p >= ll_k or u < math.exp(ll_p - ll_k):
-                    _move_sentence(k, kp, ndk, ckw, ck, sw, sv, m)
+                    move_weights(k, kp, ndk, ckw, ck, sw, sv, m)
                     k, ll_k = kp, ll_p
                     accepted += 1
             # one word proposal (Eq. 25) per word of the sentence, acceptance Eq. 28 (with the MH orientation)
@@ -122,10 +111,7 @@ def mh_sentence_sweep(words, doc_sent, sent_ptr, z, n_dk, ckw, ck, log_phi, alph
                 wp = argmax[j]
                 if wp < 0:
                     continue
-                u, s0, s1 = xo_double(s0, s1)
-                slot = min(int(u * n_topics), n_topics - 1)
-                u, s0, s1 = xo_double(s0, s1)
-                kp = slot if u < prob[wp, slot] else alt[wp, slot]
+                kp, s0, s1 = alias_draw(prob, alt, wp, s0, s1)
                 if kp == k:
                     continue
                 ll_p = _loglik(log_phi[kp], sw, sv, m)
@@ -133,7 +119,7 @@ def mh_sentence_sweep(words, doc_sent, sent_ptr, z, n_dk, ckw, ck, log_phi, alph
                          + math.log(weight[wp, k]) - math.log(weight[wp, kp]))
                 u, s0, s1 = xo_double(s0, s1)
                 if log_a >= 0.0 or u < math.exp(log_a):
-                    _move_sentence(k, kp, ndk, ckw, ck, sw, sv, m)
+                    move_weights(k, kp, ndk, ckw, ck, sw, sv, m)
                     k, ll_k = kp, ll_p
                     accepted += 1
             for i in range(a, b):
@@ -147,7 +133,6 @@ def reassign_sentences(words, sent_ptr, z, key, n_words, epsilon, tau, prob, alt
                        argmax, rng, stream):
     """Alg. 2 lines 9–10 for sentences: each sentence's topic drawn from the word-topic tables of the new local
     model for one of its tokens chosen uniformly (among those with a non-empty privatised vector)."""
-    n_topics = prob.shape[1]
     s0, s1 = rng[stream, 0], rng[stream, 1]
     for s in range(sent_ptr.shape[0] - 1):
         a, b = sent_ptr[s], sent_ptr[s + 1]
@@ -160,11 +145,7 @@ def reassign_sentences(words, sent_ptr, z, key, n_words, epsilon, tau, prob, alt
         if usable == 0:
             continue
         u, s0, s1 = xo_double(s0, s1)
-        wp = argmax[min(int(u * usable), usable - 1)]
-        u, s0, s1 = xo_double(s0, s1)
-        slot = min(int(u * n_topics), n_topics - 1)
-        u, s0, s1 = xo_double(s0, s1)
-        k = slot if u < prob[wp, slot] else alt[wp, slot]
+        k, s0, s1 = alias_draw(prob, alt, argmax[min(int(u * usable), usable - 1)], s0, s1)
         for i in range(a, b):
             z[i] = k
     rng[stream, 0], rng[stream, 1] = s0, s1

@@ -68,20 +68,31 @@ class PrivateMHLDA:
 
     def initialize(self, corpus: Corpus) -> None:
         """Privatise (implicitly: the key fixes every n̂), assign random topics, count, draw Φ."""
+        self._check(corpus)
+        self.corpus = corpus
+        self._allocate(corpus)
+        self.z = self._initial_topics(corpus)
+        self._recount()
+        self.draw_phi()
+        self.iterations_done = 0
+
+    def _check(self, corpus: Corpus) -> None:
         if corpus.n_tokens == 0:
             raise ModelError("empty corpus: there are no tokens to train on")
-        self.corpus = corpus
+
+    def _allocate(self, corpus: Corpus) -> None:
+        """Scratch for the privatised vectors and the word-proposal tables."""
         v, k = corpus.n_words, self.n_topics
         self._buf_w = np.empty(buffer_size(v, self.epsilon, self.tau), dtype=np.int64)
         self._buf_v = np.empty(self._buf_w.shape[0], dtype=np.float64)
         self._prob = np.empty((v, k), dtype=np.float64)
         self._alt = np.empty((v, k), dtype=np.int32)
         self._weight = np.empty((v, k), dtype=np.float64)
+
+    def _initial_topics(self, corpus: Corpus) -> np.ndarray:
+        """int32[N]: a uniformly random topic per token."""
         gen = np.random.default_rng([self.seed, 0x17F7])
-        self.z = gen.integers(0, k, size=corpus.n_tokens).astype(np.int32)
-        self._recount()
-        self.draw_phi()
-        self.iterations_done = 0
+        return gen.integers(0, self.n_topics, size=corpus.n_tokens).astype(np.int32)
 
     def _recount(self) -> None:
         corpus = self._ready()
@@ -199,31 +210,27 @@ class PrivateMHSentenceLDA(PrivateMHLDA):
     checkpoints are those of ``PrivateMHLDA``; ``theta()`` is over sentences.
     """
 
-    def initialize(self, corpus: Corpus) -> None:
-        """Privatise (implicitly), give every sentence a random topic, count, draw Φ."""
+    def _check(self, corpus: Corpus) -> None:
         if corpus.sent_ptr is None:
             raise ModelError("SentenceLDA needs sentence boundaries: build the corpus from raw text "
                              "(a bag-of-words or synthetic corpus has none)")
-        if corpus.n_tokens == 0:
-            raise ModelError("empty corpus: there are no tokens to train on")
-        self.corpus = corpus
-        v, k = corpus.n_words, self.n_topics
+        super()._check(corpus)
+
+    def _allocate(self, corpus: Corpus) -> None:
+        """Also the scratch of the summed sentence vectors (V words at most) and the per-token proposal words."""
+        super()._allocate(corpus)
+        v = corpus.n_words
         self._doc_sent = corpus.doc_sentences()
-        self._buf_w = np.empty(buffer_size(v, self.epsilon, self.tau), dtype=np.int64)
-        self._buf_v = np.empty(self._buf_w.shape[0], dtype=np.float64)
         self._acc = np.zeros(v, dtype=np.float64)
         self._sw = np.empty(v, dtype=np.int64)
         self._sv = np.empty(v, dtype=np.float64)
-        self._argmax = np.empty(int(np.diff(corpus.sent_ptr).max()), dtype=np.int64)
-        self._prob = np.empty((v, k), dtype=np.float64)
-        self._alt = np.empty((v, k), dtype=np.int32)
-        self._weight = np.empty((v, k), dtype=np.float64)
+        self._argmax = np.empty(int(np.diff(corpus.sent_ptr).max()), dtype=np.int64)  # type: ignore[arg-type]
+
+    def _initial_topics(self, corpus: Corpus) -> np.ndarray:
+        """int32[N]: a uniformly random topic per sentence, carried by each of its tokens."""
         gen = np.random.default_rng([self.seed, 0x5E17])
-        sentence_topics = gen.integers(0, k, size=corpus.n_sentences).astype(np.int32)
-        self.z = np.repeat(sentence_topics, np.diff(corpus.sent_ptr)).astype(np.int32)
-        self._recount()
-        self.draw_phi()
-        self.iterations_done = 0
+        sentence_topics = gen.integers(0, self.n_topics, size=corpus.n_sentences).astype(np.int32)
+        return np.repeat(sentence_topics, np.diff(corpus.sent_ptr)).astype(np.int32)  # type: ignore[arg-type]
 
     def _recount(self) -> None:
         corpus = self._ready()
