@@ -38,7 +38,7 @@ def experiment(
     name: Annotated[str, typer.Argument(help=f"CSFed/DAFed paper: {', '.join(EXPERIMENTS)}, timing (Table 4); SUB-LDA paper: "
                                              "sub-lda-efficiency, sub-lda-speedup, sub-lda-perplexity, sub-lda-convergence, "
                                              "sub-lda-adaptive; iFTM paper: iftm-scarcity, iftm-privacy, "
-                                             "iftm-communication, iftm-classification; FedNMF+MI paper: fednmf-tables, fednmf-communication, fednmf-heterogeneity; gFedNTM paper: gfedntm-synthetic")],
+                                             "iftm-communication, iftm-classification; FedNMF+MI paper: fednmf-tables, fednmf-communication, fednmf-heterogeneity; gFedNTM paper: gfedntm-synthetic, gfedntm-real")],
     dataset: Annotated[Optional[str], typer.Option(help="dataset (default 20newsgroups; bbc-news with --quick; timing always uses synthetic data at its own scale)")] = None,
     out: Annotated[Path, typer.Option(help="folder for summary.json and plots")] = Path("runs/experiment"),
     quick: Annotated[bool, typer.Option(help="a small grid (5 parties, 40 sweeps) for a smoke run")] = False,
@@ -63,7 +63,7 @@ def experiment(
         from fedtopic.cli.experiment_gfedntm import run_gfedntm_experiment
 
         run_gfedntm_experiment(name, out=out, quick=quick, seed=seed, overwrite=overwrite, iterations=iterations,
-                               fmt=fmt)
+                               fmt=fmt, dataset=dataset)
         return
     if name.startswith("fednmf-"):
         from fedtopic.cli.experiment_fednmf import run_fednmf_experiment

@@ -13,6 +13,7 @@ difference is small, on long ones the model truncates at 256 word pieces either 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -59,11 +60,17 @@ def model_folder(cache_dir: Path | None = None) -> Path:
     return folder
 
 
+@functools.cache
 def _encoder(cache_dir: Path | None):
+    """The MiniLM encoder, loaded once per process (quietly: no per-load progress bars on stderr)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing may be fetched from the hub at run time
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     try:
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
     except ImportError:
         raise ConfigError("CombinedTM needs the neural extra (sentence-transformers): pip install 'fedtopic[neural]'") \
             from None
