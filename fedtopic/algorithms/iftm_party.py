@@ -18,36 +18,40 @@ from fedtopic.errors import ModelError
 from fedtopic.models.private_mh import PrivateMHLDA, PrivateMHSentenceLDA
 
 
-def _model(spec: TrainSpec, topics: int, seed: int, secret: bytes | None = None, *,
+def _model(spec: TrainSpec, topics: int, seed: int, corpus: Corpus, secret: bytes | None = None, *,
            sentences: bool = False) -> PrivateMHLDA:
+    """The party's local model, initialised on ``corpus``; its ModelErrors say "iftm:"."""
     o = spec.options
     model = PrivateMHSentenceLDA if sentences else PrivateMHLDA
     key = None
     if secret is not None:
         key = int.from_bytes(hashlib.sha256(b"iftm-privatisation\x00" + secret).digest()[:8], "big")
     try:
-        return model(topics, alpha=o.get("alpha"), beta=float(o["beta"]),  # type: ignore[arg-type]
-                     epsilon=float(o["epsilon"]), tau=float(o["tau"]), seed=seed,  # type: ignore[arg-type]
-                     privacy_key=key, debias=bool(o.get("debias", False)))
+        built = model(topics, alpha=o.get("alpha"), beta=float(o["beta"]),  # type: ignore[arg-type]
+                      epsilon=float(o["epsilon"]), tau=float(o["tau"]), seed=seed,  # type: ignore[arg-type]
+                      privacy_key=key, debias=bool(o.get("debias", False)))
+        built.initialize(corpus)
     except ModelError as exc:
         raise ModelError(f"iftm: {exc}") from None
+    return built
+
+
+def algorithm_name(sentences: bool) -> str:
+    """The registry name of the iFTM algorithm over SentenceLDA (``sentences``) or LDA."""
+    return "iftm-sentencelda" if sentences else "iftm-lda"
 
 
 def fit_alone(parts: Sequence[Corpus], spec: TrainSpec, callback: IterationCallback | None = None, *,
               sentences: bool = False) -> Fitted:
     """`fedtopic train --algorithm iftm-lda|iftm-sentencelda`: one party's private MH on its (pooled) documents."""
     corpus = merge_corpora(parts)
-    model = _model(spec, spec.topics, spec.seed, sentences=sentences)
-    try:
-        model.initialize(corpus)
-    except ModelError as exc:
-        raise ModelError(f"iftm: {exc}") from None
+    model = _model(spec, spec.topics, spec.seed, corpus, sentences=sentences)
     for it in range(1, spec.iterations + 1):
         model.sweep()
         if callback is not None:
             callback(0, it, model)
-    name = "iftm-sentencelda" if sentences else "iftm-lda"
-    return Fitted(TopicModel(model.phi(), model.alpha, model.beta, corpus.vocab, algorithm=name), model.theta(),
+    return Fitted(TopicModel(model.phi(), model.alpha, model.beta, corpus.vocab, algorithm=algorithm_name(sentences)),
+                  model.theta(),
                   {"epsilon": float(spec.options["epsilon"]), "tau": float(spec.options["tau"])})  # type: ignore[arg-type]
 
 
@@ -58,13 +62,9 @@ class IFTMParty:
     def __init__(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
                  secret: bytes | None = None, sentences: bool = False) -> None:
         self.party_id, self.index, self.corpus, self.spec = party_id, index, corpus, spec
-        self.algorithm = "iftm-sentencelda" if sentences else "iftm-lda"
+        self.algorithm = algorithm_name(sentences)
         self.topics = topics_of(spec.options, spec.topics, index)
-        self.model = _model(spec, self.topics, spec.seed + index, secret, sentences=sentences)
-        try:
-            self.model.initialize(corpus)
-        except ModelError as exc:
-            raise ModelError(f"iftm: {exc}") from None
+        self.model = _model(spec, self.topics, spec.seed + index, corpus, secret, sentences=sentences)
         self.local_iterations = int(spec.options["local_iterations"])  # type: ignore[arg-type]
         self.xi, self.top = float(spec.options["xi"]), int(spec.options["top_words"])  # type: ignore[arg-type]
         self.sweeps = 0

@@ -96,8 +96,8 @@ def settings_ab(s: SyntheticSettings, say: Callable[[str], None]) -> dict[str, A
 @dataclass(frozen=True)
 class RealSettings:
     """§4.2 (Fig. 4) with what the registry has: the paper's five Semantic Scholar disciplines are not available,
-    so the labels of a text dataset, sorted and cut into ``nodes`` contiguous blocks, stand in for them (on
-    20newsgroups: alt+comp, comp+misc+rec, rec+sci, sci+soc, talk). CombinedTM everywhere, as in the paper."""
+    so a text dataset's label categories, dealt whole to the nodes (partition scheme c), stand in for them.
+    CombinedTM everywhere, as in the paper."""
 
     dataset: str = "20newsgroups"
     nodes: int = 5
@@ -113,17 +113,14 @@ class RealSettings:
         return cls(dataset="bbc-news", node_topics=4, federated_topics=(4, 8), epochs=3, max_docs=60)
 
 
-def label_blocks(corpus, nodes: int, max_docs: int | None, seed: int) -> list:
-    """The documents of each node: sorted label names cut into ``nodes`` contiguous blocks."""
-    if corpus.labels is None or len(corpus.label_names) < nodes:
-        raise ValueError(f"need a labelled dataset with at least {nodes} labels")
-    order = np.argsort(np.asarray(corpus.label_names))
-    block_of_label = np.empty(len(order), dtype=np.int64)
-    block_of_label[order] = np.arange(len(order)) * nodes // len(order)
+def node_corpora(corpus, nodes: int, max_docs: int | None, seed: int) -> list:
+    """Each node's documents: whole label categories per node (the corpus layer's scheme c), at most
+    ``max_docs`` of them drawn at random (smoke runs)."""
+    from fedtopic.corpus.partition import partition_documents
+
     rng = np.random.default_rng(seed)
     parts = []
-    for node in range(nodes):
-        docs = np.flatnonzero(block_of_label[corpus.labels] == node)
+    for docs in partition_documents(corpus, nodes, "c", seed=seed):
         if max_docs is not None and len(docs) > max_docs:
             docs = np.sort(rng.choice(docs, max_docs, replace=False))
         parts.append(corpus.subset(docs))
@@ -139,7 +136,7 @@ def real_amwmd(train, s: RealSettings, say: Callable[[str], None]) -> dict[str, 
     from fedtopic.eval.topics import top_words
     from fedtopic.eval.wmd import amwmd
 
-    parts = label_blocks(train, s.nodes, s.max_docs, s.seed)
+    parts = node_corpora(train, s.nodes, s.max_docs, s.seed)
     algo = get_algorithm("combinedtm")
     vectors = load_glove()
 

@@ -23,7 +23,7 @@ from web3 import Web3
 from fedtopic.ledger.contracts import CHANNEL, REGISTRY
 from fedtopic.ledger.errors import MissingChunk, TamperedPayload, WrongRound
 from fedtopic.ledger.limits import MAX_CHUNK_BYTES, publish_gas_limit
-from fedtopic.ledger.rpc import Signer, contract_at, with_retries
+from fedtopic.ledger.rpc import Signer, batch_calls, contract_at, with_retries
 
 PUBLISHED_TOPIC = "0x" + keccak(text="Published(uint64,uint16,uint16,uint32,bytes32,bytes)").hex()
 _PUBLISHED_DATA = ["uint16", "uint16", "uint32", "bytes32", "bytes"]
@@ -105,25 +105,11 @@ def publish_chunks(signer: Signer, channel: str, round: int, epoch: int, chunks:
     return receipts
 
 
-SENDER_BATCH = 200  # transactions per JSON-RPC batch (a response carries their calldata)
-
-
 def transaction_senders(w3: Web3, tx_hashes: Sequence[str]) -> dict[str, str]:
-    """tx hash → checksummed sender, fetched in JSON-RPC batches (one round trip per ``SENDER_BATCH``)."""
+    """tx hash → checksummed sender, read in JSON-RPC batches (``rpc.batch_calls``)."""
     unique = list(dict.fromkeys(tx_hashes))
-    out: dict[str, str] = {}
-    for start in range(0, len(unique), SENDER_BATCH):
-        part = unique[start:start + SENDER_BATCH]
-
-        def fetch(part: Sequence[str] = part) -> list:
-            with w3.batch_requests() as batch:
-                for h in part:
-                    batch.add(w3.eth.get_transaction(h))
-                return batch.execute()
-
-        for h, tx in zip(part, with_retries(fetch, what="reading the senders of published chunks")):
-            out[h] = Web3.to_checksum_address(tx["from"])
-    return out
+    txs = batch_calls(w3, unique, what="reading the senders of published chunks", request=w3.eth.get_transaction)
+    return {h: Web3.to_checksum_address(tx["from"]) for h, tx in zip(unique, txs)}
 
 
 def _heads(rows: Sequence[Sequence]) -> list[ChannelHead]:

@@ -70,19 +70,23 @@ def with_retries(call: Callable[[], T], *, what: str, attempts: int = 5, first_d
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-CALL_BATCH = 200  # eth_calls per JSON-RPC batch
+CALL_BATCH = 200  # requests per JSON-RPC batch (a transaction's answer carries its calldata)
 
 
-def batch_calls(w3: Web3, functions: Sequence[Any], *, what: str) -> list[Any]:
-    """The results of many contract view calls, one JSON-RPC batch (round trip) per ``CALL_BATCH`` of them."""
+def batch_calls(w3: Web3, items: Sequence[Any], *, what: str,
+                request: Callable[[Any], Any] = lambda item: item) -> list[Any]:
+    """The answers to many read requests, one JSON-RPC batch (round trip) per ``CALL_BATCH`` of them, with retries.
+
+    ``items`` are contract view calls (``contract.functions.f(args)``), or anything ``request`` turns into a
+    batchable request inside the batch (``request=w3.eth.get_transaction`` with transaction hashes)."""
     out: list[Any] = []
-    for start in range(0, len(functions), CALL_BATCH):
-        part = functions[start:start + CALL_BATCH]
+    for start in range(0, len(items), CALL_BATCH):
+        part = items[start:start + CALL_BATCH]
 
         def run(part: Sequence[Any] = part) -> list[Any]:
             with w3.batch_requests() as batch:
-                for fn in part:
-                    batch.add(fn)
+                for item in part:
+                    batch.add(request(item))
                 return list(batch.execute())
 
         out += with_retries(run, what=what)

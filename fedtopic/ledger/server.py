@@ -79,6 +79,11 @@ def to_json_rpc(value: Any, key: str = "") -> Any:
     return value
 
 
+def _journal_path(data_dir: Path, first: int) -> Path:
+    """The journal file whose first entry is number ``first``."""
+    return data_dir / f"journal-{first:012d}.jsonl"
+
+
 def _journal_files(data_dir: Path) -> list[tuple[int, Path]]:
     """(first entry, path) of every journal file, oldest first."""
     found = [(0, data_dir / LEGACY_JOURNAL)] if (data_dir / LEGACY_JOURNAL).exists() else []
@@ -154,14 +159,14 @@ class ChainService:
         if self._journal is not None:
             self._journal.close()
             old = _journal_files(self._data_dir)
-            self._journal = (self._data_dir / f"journal-{self.journal_entries:012d}.jsonl").open("a", encoding="utf-8")
+            self._journal = _journal_path(self._data_dir, self.journal_entries).open("a", encoding="utf-8")
             for _, path in old:
                 path.unlink(missing_ok=True)
 
     def _journal_file(self, data_dir: Path) -> Path:
         """The journal file new entries go to: the newest one, or a fresh one after the snapshot's entries."""
         files = _journal_files(data_dir)
-        return files[-1][1] if files else data_dir / f"journal-{self.journal_entries:012d}.jsonl"
+        return files[-1][1] if files else _journal_path(data_dir, self.journal_entries)
 
     def _replay(self, data_dir: Path, skip: int = 0) -> int:
         """Apply the journal entries after the first ``skip`` (those the snapshot holds); how many were applied."""

@@ -59,15 +59,15 @@ def _argmax_word(words, vals, m):
 
 
 @njit(inline="always", cache=True)
-def doc_proposal(members, first, n, k_alpha, n_topics, z, s0, s1):
-    """Eq. 17's doc proposal q(k) ∝ C_dk + α in O(1): with probability n/(n + Kα) the topic z[members[first + j]]
-    of a uniformly chosen member j of the document (a token, or a sentence through its first token), else a
-    uniform topic. Returns (k, s0, s1)."""
+def doc_proposal(n, k_alpha, n_topics, s0, s1):
+    """Eq. 17's doc proposal q(k) ∝ C_dk + α in O(1): with probability n/(n + Kα) take the topic of a uniformly
+    chosen member j of the document's n (tokens, or sentences), else a uniform topic k. Returns (j, k, s0, s1)
+    with j = −1 for a uniform topic; the caller reads the member's topic."""
     u, s0, s1 = xo_double(s0, s1)
     if u * (n + k_alpha) < n:
-        return z[members[first + min(int(u * (n + k_alpha)), n - 1)]], s0, s1
+        return min(int(u * (n + k_alpha)), n - 1), 0, s0, s1
     u, s0, s1 = xo_double(s0, s1)
-    return min(int(u * n_topics), n_topics - 1), s0, s1
+    return -1, min(int(u * n_topics), n_topics - 1), s0, s1
 
 
 @njit(inline="always", cache=True)
@@ -135,7 +135,6 @@ def mh_sweep(words, doc_ptr, z, n_dk, ckw, ck, log_phi, alpha, key, n_words, eps
     """One private MH sweep in place (z, n_dk, ckw, ck updated); returns the number of accepted moves."""
     n_topics = n_dk.shape[1]
     k_alpha = n_topics * alpha
-    positions = np.arange(words.shape[0])  # a token's member index is its position
     s0, s1 = rng[stream, 0], rng[stream, 1]
     accepted = 0
     for d in range(doc_ptr.shape[0] - 1):
@@ -149,7 +148,9 @@ def mh_sweep(words, doc_ptr, z, n_dk, ckw, ck, log_phi, alpha, key, n_words, eps
             k = z[i]
             ll_k = _loglik(log_phi[k], buf_w, buf_v, m)
             # doc proposal (Eq. 17), acceptance Eq. 19
-            kp, s0, s1 = doc_proposal(positions, start, n_d, k_alpha, n_topics, z, s0, s1)
+            j, kp, s0, s1 = doc_proposal(n_d, k_alpha, n_topics, s0, s1)
+            if j >= 0:
+                kp = z[start + j]
             if kp != k:
                 ll_p = _loglik(log_phi[kp], buf_w, buf_v, m)
                 # π(k′)q(k|k′)/(π(k)q(k′|k)): the reverse move's proposal counts the token at k′, so

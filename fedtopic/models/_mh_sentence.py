@@ -98,7 +98,9 @@ def mh_sentence_sweep(words, doc_sent, sent_ptr, z, n_dk, ckw, ck, log_phi, alph
             k = z[a]
             ll_k = _loglik(log_phi[k], sw, sv, m)
             # doc proposal (Eq. 23): the likelihood ratio decides (the doc-topic factors cancel)
-            kp, s0, s1 = doc_proposal(sent_ptr, first, n_s, k_alpha, n_topics, z, s0, s1)
+            j, kp, s0, s1 = doc_proposal(n_s, k_alpha, n_topics, s0, s1)
+            if j >= 0:
+                kp = z[sent_ptr[first + j]]
             if kp != k:
                 ll_p = _loglik(log_phi[kp], sw, sv, m)
                 u, s0, s1 = xo_double(s0, s1)

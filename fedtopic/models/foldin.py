@@ -30,26 +30,17 @@ import numpy as np
 from numba import njit
 
 from fedtopic.errors import ModelError
+from fedtopic.models.rng import GOLDEN, splitmix_output
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
+_GOLDEN = np.uint64(GOLDEN)
 _INV_2_53 = 1.0 / 9007199254740992.0
-
-
-@njit(cache=True, inline="always")
-def _mix64(z: np.uint64) -> np.uint64:
-    """splitmix64 finaliser: a bijective scramble of 64 bits."""
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    return z ^ (z >> np.uint64(31))
 
 
 @njit(cache=True, inline="always")
 def _next_uniform(state: np.ndarray) -> float:
     """Advance splitmix64 state (uint64[1]) and return a double in [0, 1)."""
     state[0] += _GOLDEN
-    return float(_mix64(state[0]) >> np.uint64(11)) * _INV_2_53
+    return float(splitmix_output(state[0]) >> np.uint64(11)) * _INV_2_53
 
 
 @njit(cache=True, inline="always")
@@ -88,7 +79,7 @@ def _fold_in_kernel(
     cum = np.empty(k_topics)
     n_dk = np.zeros(k_topics, dtype=np.int64)
     acc = np.zeros(k_topics)
-    seed_mix = _mix64(seed)
+    seed_mix = splitmix_output(seed)
     kept = iterations - burn_in
     for d in range(n_docs):
         start, end = doc_ptr[d], doc_ptr[d + 1]
@@ -96,7 +87,7 @@ def _fold_in_kernel(
         if length == 0:
             theta[d, :] = 1.0 / k_topics
             continue
-        state[0] = _mix64(seed_mix + np.uint64(d))
+        state[0] = splitmix_output(seed_mix + np.uint64(d))
         n_dk[:] = 0
         acc[:] = 0.0
         z = np.empty(length, dtype=np.int64)

@@ -49,19 +49,18 @@ import numpy as np
 from numba import njit, uint64
 
 from fedtopic.errors import ModelError
-from fedtopic.models.rng import GOLDEN, splitmix_output
+from fedtopic.models.rng import GOLDEN, numpy_splitmix_output, splitmix_output
 from fedtopic.models.simd_math import (
     INV_2_53,
     bits_f64,
     f64_bits,
     log_open_unit,
     numpy_log_open_unit,
+    numpy_open_unit,
     open_unit,
 )
 
 COUNTERS_PER_GROUP = 11  # uniforms behind eight normals
-_M1 = 0xBF58476D1CE4E5B9
-_M2 = 0x94D049BB133111EB
 _EIGHTH_PI = math.pi / 8.0
 _C1, _S1 = math.cos(math.pi / 16.0), math.sin(math.pi / 16.0)
 _C3, _S3 = math.cos(3.0 * math.pi / 16.0), math.sin(3.0 * math.pi / 16.0)
@@ -117,17 +116,6 @@ def fill_normals(key: np.uint64, block: int, out: np.ndarray) -> None:
         out[i + 6 * n8], out[i + 7 * n8] = _pair(splitmix_output(x + uint64(10) * g), math.sqrt(r2 * (1.0 - top)))
 
 
-def _np_splitmix_output(x: np.ndarray) -> np.ndarray:
-    """numpy twin of ``rng.splitmix_output`` (uint64 arrays, wrapping)."""
-    z = (x ^ (x >> np.uint64(30))) * np.uint64(_M1)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(_M2)
-    return z ^ (z >> np.uint64(31))
-
-
-def _np_open_unit(r: np.ndarray) -> np.ndarray:
-    return ((r >> np.uint64(11)).astype(np.float64) + 0.5) * INV_2_53
-
-
 def _np_pair(r: np.ndarray, radius: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     a = ((r >> np.uint64(11)).astype(np.float64) * INV_2_53 - 0.5) * _EIGHTH_PI
     sa, ca = np.full_like(a, _SIN[5]), np.full_like(a, _COS[5])
@@ -151,8 +139,8 @@ def numpy_normals(key: int, block: int, n: int) -> np.ndarray:
     n8 = n // 8
     with np.errstate(over="ignore"):
         c = np.uint64(COUNTERS_PER_GROUP * n8 * block) + np.arange(COUNTERS_PER_GROUP * n8, dtype=np.uint64)
-        r = _np_splitmix_output(np.uint64(key) + c * np.uint64(GOLDEN)).reshape(n8, COUNTERS_PER_GROUP)
-    u = _np_open_unit(r[:, :7])
+        r = numpy_splitmix_output(np.uint64(key) + c * np.uint64(GOLDEN)).reshape(n8, COUNTERS_PER_GROUP)
+    u = numpy_open_unit(r[:, :7])
     r2 = -2.0 * numpy_log_open_unit((u[:, 0] * u[:, 1]) * (u[:, 2] * u[:, 3]))
     lo, hi = np.minimum(u[:, 4], u[:, 5]), np.maximum(u[:, 4], u[:, 5])
     mid, top = np.minimum(hi, u[:, 6]), np.maximum(hi, u[:, 6])

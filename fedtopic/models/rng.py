@@ -21,14 +21,16 @@ from fedtopic.errors import ModelError
 _MASK = (1 << 64) - 1
 _JUMP = (0xDF900294D8F554A5, 0x170865DF4B3201FC)
 _INV_2_53 = 1.0 / 9007199254740992.0  # 2**-53
+GOLDEN = 0x9E3779B97F4A7C15  # SplitMix64's Weyl increment γ
+_SPLITMIX_M1, _SPLITMIX_M2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB  # its output function's multipliers
 
 
 def _splitmix64(x: int) -> tuple[int, int]:
     """One SplitMix64 step on a Python int: (new state, output)."""
-    x = (x + 0x9E3779B97F4A7C15) & _MASK
+    x = (x + GOLDEN) & _MASK
     z = x
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    z = ((z ^ (z >> 30)) * _SPLITMIX_M1) & _MASK
+    z = ((z ^ (z >> 27)) * _SPLITMIX_M2) & _MASK
     return x, z ^ (z >> 31)
 
 
@@ -98,16 +100,20 @@ def make_rng_states(seed: int, n_streams: int) -> np.ndarray:
     return out
 
 
-GOLDEN = 0x9E3779B97F4A7C15  # SplitMix64's Weyl increment γ
-
-
 @njit(inline="always", cache=True)
 def splitmix_output(x):
     """SplitMix64's output function (Steele, Lea & Flood 2014) at Weyl point x: a bijective 64-bit mixer, so
     ``splitmix_output(key + c·γ)`` is a counter-based stream (draw c computable without the ones before it)."""
-    z = (x ^ (x >> uint64(30))) * uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> uint64(27))) * uint64(0x94D049BB133111EB)
+    z = (x ^ (x >> uint64(30))) * uint64(_SPLITMIX_M1)
+    z = (z ^ (z >> uint64(27))) * uint64(_SPLITMIX_M2)
     return z ^ (z >> uint64(31))
+
+
+def numpy_splitmix_output(x: np.ndarray) -> np.ndarray:
+    """numpy twin of ``splitmix_output`` (uint64 arrays, wrapping)."""
+    z = (x ^ (x >> np.uint64(30))) * np.uint64(_SPLITMIX_M1)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(_SPLITMIX_M2)
+    return z ^ (z >> np.uint64(31))
 
 
 @njit(inline="always", cache=True)

@@ -62,6 +62,11 @@ def log_open_unit(u):
     return 2.0 * s * p + e * LN2
 
 
+def numpy_open_unit(r: np.ndarray) -> np.ndarray:
+    """numpy twin of ``open_unit`` (uint64 array in, float64 array out)."""
+    return ((r >> np.uint64(11)).astype(np.float64) + 0.5) * INV_2_53
+
+
 def numpy_log_open_unit(u: np.ndarray) -> np.ndarray:
     """numpy twin of ``log_open_unit`` (same formula, same order)."""
     mant, expo = np.frexp(u)  # u = mant·2^expo, mant in [½, 1)

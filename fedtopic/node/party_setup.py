@@ -62,9 +62,9 @@ def prepare_party(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
     state_dir.mkdir(parents=True, exist_ok=True)
     data = load_party_data(cfg, party_id, corpus=corpus, vocab=vocab)
     index = cfg.party_ids.index(party_id)
-    get_algorithm(cfg.algorithm.name).check_data([data.train])
-    party = get_algorithm(cfg.algorithm.name).party(party_id, index, data.train, cfg.algorithm.spec(),
-                                                    secret=keys.noise_secret)
+    algorithm = get_algorithm(cfg.algorithm.name)
+    algorithm.check_data([data.train])
+    party = algorithm.party(party_id, index, data.train, cfg.algorithm.spec(), secret=keys.noise_secret)
     return PreparedParty(keys=keys, data=data, party=party, index=index, state_dir=state_dir)
 
 
