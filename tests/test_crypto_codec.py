@@ -200,5 +200,13 @@ def test_random_corruption_is_refused_or_visible(seed, data):
         out = decode_counts(bytes(blob), expected_shape=(50, 8))
     except CodecError:
         return
-    ignorable = (HEADER.size + 1, len(blob) - 5)  # zlib's FLEVEL bits, the final deflate byte's padding bits
-    assert pos in ignorable or not np.array_equal(out, arr)
+    assert _deflate_ignores(encode_counts(arr), bytes(blob)) or not np.array_equal(out, arr)
+
+
+def _deflate_ignores(original: bytes, corrupted: bytes) -> bool:
+    """Whether zlib itself inflates the corrupted stream to the original body: a flip in bits deflate never reads
+    (zlib's FLEVEL bits, the final byte's padding, code lengths of symbols a dynamic block does not use)."""
+    try:
+        return zlib.decompress(corrupted[HEADER.size:]) == zlib.decompress(original[HEADER.size:])
+    except zlib.error:
+        return False
