@@ -45,6 +45,30 @@ def test_one_full_batch_epoch_matches_the_numpy_step() -> None:
     np.testing.assert_allclose(client.h, np.maximum(h0 - step_h[:, None] * d, 0.0), rtol=1e-12, atol=1e-15)
 
 
+def test_one_full_batch_step_with_mi_matches_autograd_of_eq3() -> None:
+    """The closed-form reconstruction gradients plus autograd through SMILE only = autograd of all of Eq. 3."""
+    a = random_counts(10, 15, 7)
+    k, lr, lam, tau = 3, 0.02, 0.3, 5.0
+    client = NMFClient(a, k, index=0, seed=3)
+    w0, h0 = init_w(15, k, np.random.default_rng(5)), client.h.copy()
+    theta0 = init_critic(15, k, np.random.default_rng(6))
+    w1, theta1 = client.client_update(w0, theta0, SGDSettings(lr, batch=10, mi_weight=lam, tau=tau), epochs=1)
+    critic = Critic(theta0, 15, k)
+    at = torch.tensor(a.toarray())
+    w, h = torch.tensor(w0, requires_grad=True), torch.tensor(h0, requires_grad=True)
+    mi = smile_lower_bound(critic.pair_scores(at, h), tau)
+    loss = ((at - h @ w.T) ** 2).sum() / 10 - lam * mi  # Eq. 3
+    grad_w, grad_h = (g.numpy() for g in torch.autograd.grad(loss, [w, h], retain_graph=True))
+    grads_theta = torch.autograd.grad(mi, critic.params)
+    step_w = min(lr, 10 * np.sum(grad_w ** 2) / (2 * np.sum((h0 @ grad_w.T) ** 2)))
+    d = 10 * grad_h
+    step_h = np.minimum(lr, np.sum(d ** 2, axis=1) / (2 * np.sum((d @ w0.T) ** 2, axis=1)))
+    np.testing.assert_allclose(w1, np.maximum(w0 - step_w * grad_w, 0.0), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(client.h, np.maximum(h0 - step_h[:, None] * d, 0.0), rtol=1e-12, atol=1e-15)
+    want_theta = theta0 + lr * np.concatenate([g.numpy().reshape(-1) for g in grads_theta])
+    np.testing.assert_allclose(theta1, want_theta, rtol=1e-12, atol=1e-15)
+
+
 def test_a_huge_learning_rate_is_capped_instead_of_diverging() -> None:
     a = random_counts(40, 30, 9) * 20  # long repetitive documents
     client = NMFClient(a, 4, index=0, seed=0)

@@ -112,37 +112,37 @@ class NMFClient:
             for start in range(0, self.n_docs, settings.batch):
                 idx = order[start:start + settings.batch]
                 self._step(wt, ht, critic, idx, settings)
+            # a non-finite value never leaves W or H once it is in, so one check per epoch catches every one
+            if not (torch.isfinite(wt).all() and torch.isfinite(ht).all()):
+                raise TrainingError(f"client {self.index}: SGD produced a non-finite W or H (epoch "
+                                    f"{self.epochs_done}); lower --opt lr")
             self.epochs_done += 1
         return wt.numpy().copy(), (critic.flat() if critic is not None else theta)
 
     def _step(self, wt: Any, ht: Any, critic: Critic | None, idx: np.ndarray, s: SGDSettings) -> None:
+        """One simultaneous projected step of W, H_b (and θ) on the batch ``idx``. The reconstruction term's
+        gradients are closed-form (R = A_b − H_b Wᵀ: ∇_W = −(2/B) Rᵀ H_b, ∇_{H_b} = −(2/B) R W); autograd runs
+        only through the SMILE term, which involves H_b and θ but not W."""
+        b = len(idx)
+        rows = torch.from_numpy(idx)
         a = torch.from_numpy(self.counts[idx].toarray())
-        w = wt.clone().requires_grad_(True)
-        h = ht[torch.from_numpy(idx)].clone().requires_grad_(True)
-        loss = ((a - h @ w.T) ** 2).sum() / len(idx)
-        use_mi = critic is not None and len(idx) >= 2
-        if use_mi:
-            assert critic is not None
+        hb = ht[rows]
+        resid = a - hb @ wt.T  # [B, V]
+        grad_w = (-2.0 / b) * (resid.T @ hb)  # [V, k]
+        d = -2.0 * (resid @ wt)  # each h_j's own-term gradient, B·∇_{h_j}L  [B, k]
+        if critic is not None and b >= 2:
+            h = hb.clone().requires_grad_(True)
             mi = smile_lower_bound(critic.pair_scores(a, h), s.tau)
-            loss = loss - s.mi_weight * mi
-        grad_w, grad_h = torch.autograd.grad(loss, [w, h], retain_graph=use_mi)
-        if use_mi:
-            assert critic is not None
-            grads = torch.autograd.grad(mi, critic.params)
+            grad_h_mi, *grads = torch.autograd.grad(mi, [h, *critic.params])
+            d = d - (b * s.mi_weight) * grad_h_mi  # L = … − λ·Î
             with torch.no_grad():
                 for p, g in zip(critic.params, grads):
                     p.add_(s.lr * g)  # θ ascends Î (Alg. 1 line 7)
         with torch.no_grad():
-            b = len(idx)
-            hb, wb = h.detach(), w.detach()
             # step caps: the exact minimiser along the gradient of each block's reconstruction quadratic
-            d = b * grad_h  # each h_j's own-term gradient, B·∇_{h_j}L
-            wd = d @ wb.T  # [B, V]
+            wd = d @ wt.T  # [B, V]
             s_h = (d * d).sum(dim=1) / torch.clamp(2.0 * (wd * wd).sum(dim=1), min=1e-300)
-            hg = hb @ grad_w.T  # [B, V]
+            hg = (-2.0 / b) * ((hb @ hb.T) @ resid)  # = H_b ∇_Wᵀ [B, V], through the B×B Gram matrix
             s_w = b * float((grad_w * grad_w).sum()) / max(2.0 * float((hg * hg).sum()), 1e-300)
+            ht[rows] = torch.clamp(hb - torch.clamp(s_h, max=s.lr)[:, None] * d, min=0.0)
             wt.sub_(min(s.lr, s_w) * grad_w).clamp_(min=0.0)
-            ht[torch.from_numpy(idx)] = torch.clamp(hb - torch.clamp(s_h, max=s.lr)[:, None] * d, min=0.0)
-        if not (torch.isfinite(wt).all() and torch.isfinite(ht[torch.from_numpy(idx)]).all()):
-            raise TrainingError(f"client {self.index}: SGD produced a non-finite W or H (epoch {self.epochs_done}); "
-                                "lower --opt lr")
