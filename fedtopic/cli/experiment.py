@@ -49,6 +49,8 @@ def experiment(
     overwrite: Annotated[bool, typer.Option(help="replace an existing result in --out")] = False,
     debias: Annotated[bool, typer.Option(help="iftm-…: subtract the privatisation's noise floor from what models report (not in the paper)")] = False,
     model: Annotated[str, typer.Option(help="iftm-…: the topic model, lda or sentencelda (Algs. 1 and 2)")] = "lda",
+    combine: Annotated[Optional[str], typer.Option(help="fednmf-tables: average earlier runs that split the k grid "
+                                                      "(their --out folders, comma-separated) instead of training")] = None,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
     """Reproduce one of the papers' experiments and write summary.json and PNG plots."""
@@ -68,9 +70,17 @@ def experiment(
     if name.startswith("fednmf-"):
         from fedtopic.cli.experiment_fednmf import run_fednmf_experiment
 
+        if combine:
+            from fedtopic.cli.experiment_fednmf import combine_fednmf_tables
+
+            combine_fednmf_tables(name, [Path(d) for d in combine.split(",") if d], out=out, overwrite=overwrite,
+                                  fmt=fmt)
+            return
         run_fednmf_experiment(name, dataset=dataset, out=out, quick=quick, seed=seed, overwrite=overwrite,
                               topics=_topics(topics) if topics else None, iterations=iterations, fmt=fmt)
         return
+    if combine:
+        raise ConfigError("--combine is for fednmf-tables only")
     if name.startswith("sub-lda-"):
         from fedtopic.cli.experiment_sub_lda import run_sub_lda_experiment
 

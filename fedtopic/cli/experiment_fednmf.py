@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -18,6 +19,9 @@ FEDNMF_EXPERIMENTS = {
     "fednmf-heterogeneity": "Fig. 4: FedAvg/FedAdam ± MI do better as α grows and worse as the number of clients K "
                             "grows",
 }
+
+NOTE = ("one setting for every method (the paper tuned E, B, η, λ per method); GloVe 50-d, the paper's 200-d is in "
+        "no registry package")
 
 
 def run_fednmf_experiment(name: str, *, dataset: str | None, out: Path, quick: bool, seed: int, overwrite: bool,
@@ -46,10 +50,39 @@ def run_fednmf_experiment(name: str, *, dataset: str | None, out: Path, quick: b
             k = topics[0] if topics else (20 if quick else 100)
             alphas, clients = ((0.1, 1.0), (1, 10)) if quick else ((0.1, 0.5, 1.0, 5.0, 10.0), (1, 10, 30, 50))
             result = paper.heterogeneity(dataset, settings, k, alphas, clients, say)
-    summary = {"experiment": name, "paper": FEDNMF_EXPERIMENTS[name], "settings": vars(settings),
-               "note": "one setting for every method (the paper tuned E, B, η, λ per method); GloVe 50-d, "
-                       "the paper's 200-d is in no registry package", "wall_seconds": time.perf_counter() - started,
-               **result}
+    summary = {"experiment": name, "paper": FEDNMF_EXPERIMENTS[name], "settings": vars(settings), "note": NOTE,
+               "wall_seconds": time.perf_counter() - started, **result}
+    _write(name, summary, result, run_dir, fmt)
+
+
+def combine_fednmf_tables(name: str, folders: list[Path], *, out: Path, overwrite: bool, fmt: OutputFormat) -> None:
+    """Write one Tables III/IV folder from fednmf-tables runs that split the k grid, without training."""
+    from fedtopic.experiments import fednmf_paper as paper
+
+    if name != "fednmf-tables":
+        raise ConfigError("--combine is for fednmf-tables only")
+    summaries = []
+    for folder in folders:
+        path = folder / "summary.json"
+        try:
+            summaries.append(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError) as e:
+            raise ConfigError(f"--combine: cannot read {path}: {e}") from None
+    try:
+        settings, result = paper.combine_tables(summaries)
+    except (KeyError, TypeError) as e:
+        raise ConfigError(f"--combine: a summary.json is not a fednmf-tables result (missing {e})") from None
+    except ValueError as e:
+        raise ConfigError(f"--combine: {e}") from None
+    run_dir = prepare_run_dir(out, overwrite=overwrite)
+    summary = {"experiment": name, "paper": FEDNMF_EXPERIMENTS[name], "settings": settings, "note": NOTE,
+               "combined_from": [str(f) for f in folders],
+               "wall_seconds": sum(float(s.get("wall_seconds", 0.0)) for s in summaries), **result}
+    _write(name, summary, result, run_dir, fmt)
+
+
+def _write(name: str, summary: dict, result: dict, run_dir: Path, fmt: OutputFormat) -> None:
+    dataset = result["dataset"]
     write_json(run_dir / "summary.json", summary)
     plots = _plots(name, result, run_dir)
     if name == "fednmf-tables":
@@ -68,8 +101,10 @@ def _plots(name: str, r: dict, out: Path) -> list[Path]:
 
     if name == "fednmf-tables":
         fed = [m for m in r["means"] if m.startswith("Fed") and m != "FedLDA"]
-        series = {m: ([row["topics"] for row in r["rows"] if row["method"] == m],
-                      [row["accuracy"] for row in r["rows"] if row["method"] == m]) for m in fed}
+        series = {}
+        for m in fed:
+            points = sorted((row["topics"], row["accuracy"]) for row in r["rows"] if row["method"] == m)
+            series[m] = ([k for k, _ in points], [a for _, a in points])
         return [plot_curves(out / "fig2_accuracy_vs_k.png", series, xlabel="topics k", ylabel="SVM accuracy",
                             title=f"Fig. 2: accuracy against k ({r['dataset']})")]
     if name == "fednmf-communication":

@@ -114,15 +114,44 @@ def tables(dataset: str, s: TableSettings, say: Callable[[str], None]) -> dict[s
                 scores = _score(algorithm, spec, data, Path(tmp))
             rows.append({"method": name, "algorithm": algorithm, "topics": k, "options": options,
                          "iterations": iterations, "seconds": time.perf_counter() - started, **scores})
-    means = {}
-    for name, *_ in methods(s):
+    return {"dataset": dataset, "rows": rows, "means": table_means(dataset, rows)}
+
+
+def table_means(dataset: str, rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each method's scores averaged over the k of its rows (the paper's averaging), with the paper's numbers
+    beside them; methods in the order of their first row."""
+    means: dict[str, dict[str, Any]] = {}
+    for name in dict.fromkeys(r["method"] for r in rows):
         mine = [r for r in rows if r["method"] == name]
         means[name] = {m: float(np.mean([r[m] for r in mine if m in r])) for m in ("we_coherence", "macro_f1",
                                                                                   "accuracy", "npmi")}
         if dataset in PAPER:
             we, f1, acc = PAPER[dataset][name]
             means[name]["paper"] = {"we_coherence": we, "macro_f1": f1, "accuracy": acc}
-    return {"dataset": dataset, "rows": rows, "means": means}
+    return means
+
+
+def combine_tables(summaries: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One Tables III/IV result from fednmf-tables runs that split the k grid (each run's ``summary.json``,
+    e.g. one k per machine): (settings with the union of the k, result). ValueError unless every run is on
+    the same dataset with the same settings apart from k, and no k is in two runs."""
+    if not summaries:
+        raise ValueError("nothing to combine")
+    first = summaries[0]
+    if any(s.get("experiment") != "fednmf-tables" for s in summaries):
+        raise ValueError("only fednmf-tables runs can be combined")
+    rest = {k: v for k, v in first["settings"].items() if k != "topics"}
+    for s in summaries[1:]:
+        if s["dataset"] != first["dataset"]:
+            raise ValueError(f"the runs are on different datasets ({first['dataset']}, {s['dataset']})")
+        if {k: v for k, v in s["settings"].items() if k != "topics"} != rest:
+            raise ValueError("the runs differ in settings other than the topic counts")
+    ks = [k for s in summaries for k in s["settings"]["topics"]]
+    if len(set(ks)) != len(ks):
+        raise ValueError(f"a topic count is in two runs ({sorted(ks)})")
+    rows = [r for s in summaries for r in s["rows"]]
+    settings = rest | {"topics": sorted(ks)}
+    return settings, {"dataset": first["dataset"], "rows": rows, "means": table_means(first["dataset"], rows)}
 
 
 FIGURE_METHODS = tuple((RULE_NAMES[r] + suffix, r, mi) for r in RULES for suffix, mi in (("", False), ("+MI", True)))
