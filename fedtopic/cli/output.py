@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from enum import Enum
 from typing import Annotated, Any
@@ -17,6 +16,8 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+
+from fedtopic.runs.json_text import dumps
 
 stderr_console = Console(stderr=True)
 stdout_console = Console(width=None if sys.stdout.isatty() else 200, soft_wrap=not sys.stdout.isatty())
@@ -35,7 +36,7 @@ FormatOption = Annotated[
 
 def print_json(data: Any) -> None:
     """Machine-readable result on stdout, nothing else."""
-    typer.echo(json.dumps(data, indent=2, default=str))
+    typer.echo(dumps(data, default=str))
 
 
 def emit(result: dict[str, Any], fmt: OutputFormat, text_lines: list[str]) -> None:

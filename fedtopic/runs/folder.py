@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from fedtopic.errors import ConfigError, ModelError
+from fedtopic.runs.json_text import dumps
 
 SUMMARY_KEYS = (
     "algorithm",
@@ -58,19 +59,9 @@ def prepare_run_dir(path: Path, *, overwrite: bool = False) -> Path:
 def write_json(path: Path, data: Any) -> Path:
     """Write pretty JSON atomically (temp file, then rename) so a crash never leaves half a file."""
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=False, default=_json_default) + "\n", encoding="utf-8")
+    tmp.write_text(dumps(data) + "\n", encoding="utf-8")
     tmp.replace(path)
     return path
-
-
-def _json_default(obj: Any) -> Any:
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, Path):
-        return str(obj)
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
 
 
 def write_summary(run_dir: Path, summary: dict[str, Any]) -> Path:
