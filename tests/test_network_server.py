@@ -184,6 +184,36 @@ def test_straggler_deadline_closes_the_round_and_says_so(server, consortium) -> 
         c.close()
 
 
+def test_submit_and_wait_answers_with_the_aggregate_in_one_request(server, consortium) -> None:
+    """``submit_and_fetch``: the last submitter gets the aggregate at once, earlier ones when the round closes
+    within their wait (one request per party per round), a short wait gets the receipt instead."""
+    from fedtopic.network.client import AggregateResult
+    from fedtopic.network.schemas import UpdateReceipt
+
+    clients = {p: AggregatorClient(server.url, consortium.keys[p], "one-request") for p in PIDS}
+    clients["p1"].open_session(PIDS, combiner="none", meta={"shape": list(SHAPE)})
+    want = sum(counts(p, 0) for p in PIDS)
+    # round 0: p1 waits on the line while p2 and p3 submit; p3 completes the round
+    got: dict[str, object] = {}
+    waiter = threading.Thread(target=lambda: got.update(p1=clients["p1"].submit_and_fetch(
+        0, encode_counts(counts("p1", 0)), 20.0)))
+    waiter.start()
+    short = clients["p2"].submit_and_fetch(0, encode_counts(counts("p2", 0)), 0.05)  # p3 is not in yet
+    assert isinstance(short, UpdateReceipt) and not short.round_closed
+    last = clients["p3"].submit_and_fetch(0, encode_counts(counts("p3", 0)), 20.0)
+    waiter.join(timeout=30)
+    for result in (got["p1"], last):
+        assert isinstance(result, AggregateResult) and result.contributors == tuple(PIDS)
+        np.testing.assert_array_equal(decode_counts(result.payload), want)
+    assert clients["p2"].fetch_aggregate(0, timeout=5).payload == last.payload
+    # the same update resent after a lost answer is idempotent: the receipt, then the aggregate as usual
+    again = clients["p3"].submit_and_fetch(0, encode_counts(counts("p3", 0)), 5.0)
+    assert isinstance(again, UpdateReceipt) and again.round_closed
+    _rejected(lambda: clients["p3"].submit_and_fetch(0, encode_counts(counts("p1", 0)), 5.0), 409, "duplicate_update")
+    for c in clients.values():
+        c.close()
+
+
 def test_kill_9_mid_round_loses_no_accepted_update(consortium, tmp_path) -> None:
     data = tmp_path / "data"
     proc = AggregatorProcess(consortium.config, data, tmp_path / "server.log")

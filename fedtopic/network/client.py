@@ -63,6 +63,11 @@ class AggregateResult:
     close_reason: str
 
 
+def _aggregate_result(round: int, resp: httpx.Response) -> AggregateResult:
+    return AggregateResult(round, resp.content, _split(resp.headers.get(H_CONTRIBUTORS)),
+                           _split(resp.headers.get(H_MISSING)), resp.headers.get(H_CLOSE_REASON, ""))
+
+
 def _split(header: str | None) -> tuple[str, ...]:
     return tuple(p for p in (header or "").split(",") if p)
 
@@ -187,8 +192,20 @@ class AggregatorClient:
     # rounds -------------------------------------------------------------------------
     def submit(self, round: int, payload: bytes) -> UpdateReceipt:
         """Send this party's update for ``round``; the receipt comes after the aggregator has committed it."""
+        out = self.submit_and_fetch(round, payload, 0.0)
+        assert isinstance(out, UpdateReceipt)
+        return out
+
+    def submit_and_fetch(self, round: int, payload: bytes, wait: float) -> UpdateReceipt | AggregateResult:
+        """Send this party's update and, with ``wait`` > 0, stay on the line up to ``wait`` s for the round's
+        aggregate (one request where a synchronous round otherwise takes two): the aggregate if the round
+        closed in time, else the receipt (then ``fetch_aggregate`` as usual; it also handles recovery)."""
         path = f"/v1/sessions/{self.session}/rounds/{round}/updates"
-        resp = self._send("POST", path, body=payload, update_round=round)
+        wait = max(0.0, min(wait, 25.0))
+        resp = self._send("POST", path, body=payload, update_round=round,
+                          params={"wait": f"{wait:.3f}"} if wait else None, timeout=wait + self.timeout)
+        if resp.status_code == 200 and wait:
+            return _aggregate_result(round, resp)
         if resp.status_code == 202:
             return UpdateReceipt.model_validate(resp.json())
         err = self._rejected(resp)
@@ -222,8 +239,7 @@ class AggregatorClient:
             wait = max(0.0, min(until - time.monotonic(), 25.0))
             resp = self._send("GET", path, params={"wait": f"{wait:.3f}"}, timeout=wait + self.timeout)
             if resp.status_code == 200:
-                return AggregateResult(round, resp.content, _split(resp.headers.get(H_CONTRIBUTORS)),
-                                       _split(resp.headers.get(H_MISSING)), resp.headers.get(H_CLOSE_REASON, ""))
+                return _aggregate_result(round, resp)
             if resp.status_code != 425:
                 raise self._rejected(resp)
             problem = resp.json() if resp.headers.get("content-type", "").startswith("application/json") else {}

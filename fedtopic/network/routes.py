@@ -31,7 +31,9 @@ from fedtopic.network.schemas import (
     VocabularyIn,
     VocabularyOut,
 )
-from fedtopic.network.signal import wait_for
+from fedtopic.network.service import Aggregator
+from fedtopic.network.signal import RoundSignal, wait_for
+from fedtopic.network.store import AggregateRow
 from fedtopic.network.wire import (
     H_CLOSE_REASON,
     H_CONTRIBUTORS,
@@ -98,11 +100,25 @@ def get_round(session_id: SessionId, round: RoundNumber, party: RequestParty, ag
 
 
 @v1.post("/sessions/{session_id}/rounds/{round}/updates", status_code=status.HTTP_202_ACCEPTED,
-         openapi_extra={"requestBody": {"required": True, "content": _BINARY}})
-def submit_update(session_id: SessionId, round: RoundNumber, body: RawBody, party: UpdateParty,
-                  aggregator: AggregatorDep) -> UpdateReceipt:
-    """Data receiver: this party's one update for the open round, signed over session, round and sha256(body)."""
-    return aggregator.submit(session_id, round, party, body)
+         response_model=UpdateReceipt,
+         openapi_extra={"requestBody": {"required": True, "content": _BINARY}},
+         responses={200: {"content": _BINARY, "description": "with wait > 0: the round closed within wait "
+                                                              "seconds; its aggregate, contributors in headers"}})
+async def submit_update(session_id: SessionId, round: RoundNumber, body: RawBody, party: UpdateParty,
+                        aggregator: AggregatorDep, settings: SettingsDep, signal: RoundSignalDep,
+                        wait: Annotated[float, Query(ge=0, le=600, description="then long-poll the aggregate "
+                                                                               "for this many seconds")] = 0.0
+                        ) -> Response | UpdateReceipt:
+    """Data receiver: this party's one update for the open round, signed over session, round and sha256(body).
+    202 with the receipt; with ``wait`` > 0 the answer is the round's aggregate (200, as the aggregate route
+    gives it) if the round closes within ``wait`` seconds, which saves a synchronous round its second request.
+    The receipt (202) still comes if it does not, or if the round waits for a mask recovery message."""
+    receipt = await anyio.to_thread.run_sync(aggregator.submit, session_id, round, party, body)
+    if wait <= 0 or not receipt.round_closed and not await _await_close(
+            aggregator, signal, session_id, round, party, min(wait, settings.max_wait_seconds)):
+        return receipt
+    row = await anyio.to_thread.run_sync(aggregator.aggregate, session_id, round, party)
+    return receipt if row is None else _aggregate_response(row)
 
 
 @v1.post("/sessions/{session_id}/rounds/{round}/recoveries",
@@ -132,7 +148,7 @@ async def get_aggregate(session_id: SessionId, round: RoundNumber, party: Reques
     while True:
         row = await anyio.to_thread.run_sync(aggregator.aggregate, session_id, round, party)
         if row is not None:
-            break
+            return _aggregate_response(row)
         wanted = await anyio.to_thread.run_sync(aggregator.recovery_wanted, session_id, round, party)
         if wanted is not None:
             return _not_ready("recovery_needed", f"round {round} lost {', '.join(wanted[0])}: send your recovery",
@@ -140,14 +156,23 @@ async def get_aggregate(session_id: SessionId, round: RoundNumber, party: Reques
         remaining = until - time.monotonic()
         if remaining <= 0:
             return _not_ready("not_ready", f"round {round} is still open")
-        deadline = time.monotonic() + remaining
-        while True:
-            event = signal.current()  # before the checks: a close in between still sets it
-            if aggregator.is_closed(session_id, round) or time.monotonic() >= deadline:
-                break
-            if aggregator.recovery_wanted(session_id, round, party) is not None:
-                break
-            await wait_for(event, min(MAX_SLEEP_SECONDS, deadline - time.monotonic()))
+        await _await_close(aggregator, signal, session_id, round, party, remaining)
+
+
+async def _await_close(aggregator: Aggregator, signal: RoundSignal, session_id: str, round: int, party: str,
+                       seconds: float) -> bool:
+    """Sleep until ``round`` closes, ``party`` owes a recovery message, or ``seconds`` pass; whether it closed."""
+    deadline = time.monotonic() + seconds
+    while True:
+        event = signal.current()  # before the checks: a close in between still sets it
+        if aggregator.is_closed(session_id, round):
+            return True
+        if time.monotonic() >= deadline or aggregator.recovery_wanted(session_id, round, party) is not None:
+            return False
+        await wait_for(event, min(MAX_SLEEP_SECONDS, deadline - time.monotonic()))
+
+
+def _aggregate_response(row: AggregateRow) -> Response:
     headers = {H_CONTRIBUTORS: ",".join(row.contributors), H_MISSING: ",".join(row.missing),
                H_CLOSE_REASON: row.close_reason, H_SHA256: row.sha256}
     return Response(content=row.payload, media_type=PAYLOAD_MEDIA_TYPE, headers=headers)

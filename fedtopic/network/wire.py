@@ -105,11 +105,12 @@ def recover_signer(text: str, signature: str) -> str | None:
 
 def update_headers(keys: SigningKeys, session: str, round: int, payload: bytes) -> dict[str, str]:
     """Headers that authenticate ``payload`` as ``keys.party_id``'s update for ``round``."""
-    text = update_message(session, round, keys.party_id, sha256_hex(payload))
+    digest = sha256_hex(payload)
+    text = update_message(session, round, keys.party_id, digest)
     return {
         H_PARTY: keys.party_id,
         H_SIGNATURE: sign_text(text, keys.eth_private_key),
-        H_CONTENT_SHA256: sha256_hex(payload),
+        H_CONTENT_SHA256: digest,
         "Content-Type": PAYLOAD_MEDIA_TYPE,
     }
 

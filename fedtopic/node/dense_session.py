@@ -65,8 +65,8 @@ class DenseSession:
     def exchange(self, u: np.ndarray, round: int, timeout: float) -> tuple[np.ndarray, AggregateResult, int]:
         """Submit ``u`` for ``round``; (the decoded sum, the aggregate, bytes sent)."""
         payload = self.encode(u, round)
-        self.client.submit(round, payload)
-        result = self.fetch(round, timeout)
+        out = self.client.submit_and_fetch(round, payload, timeout)  # one request when the round closes in time
+        result = out if isinstance(out, AggregateResult) else self.fetch(round, timeout)
         return self.decode(result.payload, round, len(result.contributors)), result, len(payload)
 
 
