@@ -119,26 +119,61 @@ def test_a_node_with_an_empty_vocabulary_is_refused():
         get_algorithm("gfedntm-prodlda").party("p1", 0, empty, spec)
 
 
-def test_gfedntm_node_processes_under_mask(tmp_path):
-    """Three `fedtopic node run` nodes under mask through a real aggregator end with one model."""
+def test_a_node_restored_mid_epoch_continues_with_the_same_bits():
+    """``FederatedNode.state`` taken after step 3 of epoch 2, restored into a fresh node, trains on to the same W,
+    Adam state, running statistics and history as the node that never stopped (one node: the sum is itself)."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(3)
+    counts = sp.csr_matrix(rng.poisson(0.4, (90, 30)).astype(np.float64))
+    settings = NTMSettings(batch=16, epochs=3, tolerance=0.0)
+    ident = lambda phase, step, v: v  # noqa: E731 - the sum over one node
+    saved: dict = {}
+    whole = FederatedNode(0, counts, None, 4, settings, seed=2)
+    for _ in range(3):
+        whole.train_epoch([90], ident, lambda: saved.setdefault("s", whole.state()) if whole.step == 9 else None)
+    resumed = FederatedNode(0, counts, None, 4, settings, seed=2)
+    resumed.restore({k: np.array(v, copy=True) for k, v in saved["s"].items()})
+    assert (resumed.epoch, resumed.pos, resumed.step) == (1, 3, 9)
+    while resumed.epoch < 3:
+        resumed.train_epoch([90], ident)
+    for key, value in whole.state().items():
+        np.testing.assert_array_equal(resumed.state()[key], value, err_msg=key)
+    with pytest.raises(ValueError, match="parameters"):
+        FederatedNode(0, counts[:, :20], None, 4, settings, seed=2).restore(saved["s"])
+
+
+def test_gfedntm_node_processes_under_mask_resume_after_kill(tmp_path):
+    """Three `fedtopic node run` nodes under mask through a real aggregator end with one model; a node killed -9
+    mid-epoch resumes from its checkpoint, replays the steps after it, and every node ends with the bits of a
+    run without the kill."""
     from _csfed_setup import make_consortium
     from _node_procs import run_node_processes
 
     from fedtopic.consortium.config import load_consortium, save_consortium
     from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
-    config, cfg = make_consortium(tmp_path / "c", protection="mask", iterations=2)
-    cfg = cfg.model_copy(update={"algorithm": cfg.algorithm.model_copy(update={
-        "name": "gfedntm-prodlda", "topics": 4, "options": {"batch": 128, "tolerance": 0.0}})})
-    save_consortium(cfg, config)
-    cfg = load_consortium(config)
-    logs = {p: tmp_path / f"{p}.log" for p in cfg.party_ids}
-    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as agg:
-        outs = run_node_processes(config, cfg.party_ids, agg.url, logs)
-    summaries = {p: json.loads(out) for p, out in outs.items()}
-    assert all(s["epochs"] == 2 and s["protection"] == "mask" and s["steps"] > 0 for s in summaries.values())
-    flats = [np.load(config.parent / "state" / p / "model" / "model.npz")["net_flat"] for p in cfg.party_ids]
-    assert all(np.array_equal(flats[0], f) for f in flats[1:])
+    results = {}
+    for label, kill in (("clean", False), ("killed", True)):
+        config, cfg = make_consortium(tmp_path / label, protection="mask", iterations=1)
+        cfg = cfg.model_copy(update={"algorithm": cfg.algorithm.model_copy(update={
+            "name": "gfedntm-prodlda", "topics": 4, "options": {"batch": 64, "tolerance": 0.0}})})
+        save_consortium(cfg, config)
+        cfg = load_consortium(config)
+        logs = {p: tmp_path / f"{label}-{p}.log" for p in cfg.party_ids}
+        with AggregatorProcess(config, tmp_path / f"{label}-agg", tmp_path / f"{label}-agg.log") as agg:
+            outs = run_node_processes(config, cfg.party_ids, agg.url, logs, kill="p2" if kill else None,
+                                      after="p2: checkpoint at step 8")
+        summaries = {p: json.loads(out) for p, out in outs.items()}
+        assert all(s["epochs"] == 1 and s["protection"] == "mask" and s["steps"] > 8 for s in summaries.values())
+        flats = [np.load(config.parent / "state" / p / "model" / "model.npz")["net_flat"] for p in cfg.party_ids]
+        assert all(np.array_equal(flats[0], f) for f in flats[1:])
+        results[label] = flats[0]
+        if kill:
+            log = logs["p2"].read_text()
+            assert "p2: resumed at epoch 1, step 8" in log or "p2: resumed at epoch 1, step 16" in log, log[-2000:]
+            assert f"p2 epoch 1: {summaries['p2']['steps']} steps" in log, log[-2000:]  # the whole epoch's
+    assert np.array_equal(results["clean"], results["killed"])
 
 
 def test_gfedntm_combinedtm_through_the_aggregator_and_its_deterministic_theta(tmp_path):

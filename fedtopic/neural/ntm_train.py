@@ -129,7 +129,10 @@ def train_centralised(counts: sp.csr_matrix, ctx: np.ndarray | None, topics: int
 
 
 class FederatedNode:
-    """Node ℓ of a gFedNTM consortium: its documents, the replicated W, Adam state and running statistics."""
+    """Node ℓ of a gFedNTM consortium: its documents, the replicated W, Adam state and running statistics.
+
+    Its position is (epoch, pos): ``pos`` steps of the current epoch are done (a checkpoint can fall mid-epoch,
+    see ``state``), ``step`` counts steps over the whole run and names the aggregator rounds."""
 
     PHASES = ("enc", "dec", "gdec", "genc", "grad")
 
@@ -141,21 +144,27 @@ class FederatedNode:
         self.adam, self.running = Adam(self.shapes.size, settings.lr), initial_running(self.shapes)
         self.step = 0
         self.epoch = 0
+        self.pos = 0
+        self.epoch_start = self.flat.copy()  # W when the current epoch began (for its relative change)
+        self.epoch_first_step = 0  # ``step`` when the current (or last finished) epoch began
         self.history: list[dict[str, float]] = []
 
     def steps_per_epoch(self, sizes: list[int]) -> int:
         """Steps of one epoch: until the largest node has used all its documents."""
         return max(-(-n // self.settings.batch) for n in sizes)
 
-    def train_epoch(self, sizes: list[int], total: SumFn) -> float:
-        """One epoch of Sync-Opt steps; returns ‖ΔW‖ / ‖W‖ over it. ``sizes``: every node's document count."""
-        before = self.flat.copy()
+    def train_epoch(self, sizes: list[int], total: SumFn, after_step: Callable[[], None] | None = None) -> float:
+        """The current epoch's remaining Sync-Opt steps; returns ‖ΔW‖ / ‖W‖ over the epoch. ``sizes``: every
+        node's document count; ``after_step`` runs after every step (checkpoints)."""
+        if self.pos == 0:
+            self.epoch_start, self.epoch_first_step = self.flat.copy(), self.step
         perm = np.random.default_rng([self.seed, self.index, self.epoch]).permutation(self.counts.shape[0])
         b = self.settings.batch
-        for s in range(self.steps_per_epoch(sizes)):
+        for s in range(self.pos, self.steps_per_epoch(sizes)):
             idx = perm[s * b:(s + 1) * b]
             takes = [max(0, min(b, n - s * b)) for n in sizes]
             union, offset = sum(takes), sum(takes[:self.index])
+            self.pos = s + 1
             if union < 2:  # BatchNorm needs two documents; every node sees the same sizes and skips alike
                 continue
             noise = draw_noise(np.random.default_rng([self.seed, 1, self.step]), union, self.shapes.topics)
@@ -169,10 +178,39 @@ class FederatedNode:
             self.flat = self.adam.step(self.flat, grad)
             self.running = update_running(self.running, node.batch_stats(), union)
             self.step += 1
-        self.epoch += 1
+            if after_step is not None:
+                after_step()
+        before = self.epoch_start
+        self.epoch, self.pos = self.epoch + 1, 0
         change = float(np.linalg.norm(self.flat - before) / max(np.linalg.norm(before), 1e-300))
         self.history.append({"epoch": self.epoch, "relative_change": change})
         return change
+
+    def state(self) -> dict[str, np.ndarray]:
+        """Everything a resumed node needs, as arrays: W, Adam's moments and count, the running statistics, the
+        position (epoch, pos, step, the epoch's first step), W at the epoch's start and the history."""
+        stats = {f"running_{layer}_{i}": getattr(self.running, layer)[i].numpy()
+                 for layer in ("mu", "lv", "dec") for i in range(2)}
+        return {"flat": self.flat, "adam_m": self.adam.m, "adam_v": self.adam.v, "adam_t": np.array(self.adam.t),
+                "epoch_start": self.epoch_start, "position": np.array([self.epoch, self.pos, self.step, self.epoch_first_step]),
+                "history": np.array([[h["epoch"], h["relative_change"]] for h in self.history]).reshape(-1, 2),
+                **stats}
+
+    def restore(self, arrays: dict[str, np.ndarray]) -> None:
+        """Back to ``state()``'s arrays; ValueError if they do not fit this node."""
+        n = self.shapes.size
+        if any(arrays[k].shape != (n,) for k in ("flat", "adam_m", "adam_v", "epoch_start")):
+            raise ValueError(f"the checkpoint's weights do not have this node's {n} parameters")
+        running = {(layer, i): torch.from_numpy(arrays[f"running_{layer}_{i}"].copy())
+                   for layer in ("mu", "lv", "dec") for i in range(2)}
+        for (layer, i), t in running.items():
+            if t.shape != getattr(self.running, layer)[i].shape:
+                raise ValueError(f"the checkpoint's {layer} statistics do not fit this node")
+        self.flat, self.epoch_start = arrays["flat"].copy(), arrays["epoch_start"].copy()
+        self.adam.m, self.adam.v, self.adam.t = arrays["adam_m"].copy(), arrays["adam_v"].copy(), int(arrays["adam_t"])
+        self.running = Stats(*((running[(layer, 0)], running[(layer, 1)]) for layer in ("mu", "lv", "dec")))
+        self.epoch, self.pos, self.step, self.epoch_first_step = (int(x) for x in arrays["position"])
+        self.history = [{"epoch": int(e), "relative_change": float(c)} for e, c in arrays["history"]]
 
     def model(self) -> NTMModel:
         return NTMModel(self.shapes, self.flat.copy(), self.running, list(self.history))

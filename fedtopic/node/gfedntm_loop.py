@@ -5,19 +5,31 @@ Sessions (one per message kind, so each has a fixed length): ``<base>-size`` (ev
 ``mask`` the aggregator learns none of them, not even the sums; the nodes learn the sums, i.e. the union
 batch's BatchNorm statistics and gradient, which is what a centralised trainer would see. Stopping: the epoch
 budget or a relative weight change below ``tolerance`` (every node computes the same number, no message).
+
+Checkpoints (with a ``state_dir``): every ``CHECKPOINT_EVERY`` steps and at each epoch's end the node writes its
+whole state (``FederatedNode.state``) atomically. A killed node resumes there and replays the steps after it:
+each step's vectors are a deterministic function of that state (seeded batches and noise, keyed masks), so it
+resends exactly the bytes it sent before, which the aggregator takes as the updates it already holds, and reads
+back the closed rounds' aggregates. The aggregator keeps the last ``KEEP_AGGREGATES`` aggregates of a session,
+so checkpoints come more often than that.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
 from fedtopic.crypto.keys import PartyKeys
+from fedtopic.errors import TrainingError
 from fedtopic.network.client import AggregatorClient
+from fedtopic.network.store import KEEP_AGGREGATES
 from fedtopic.node.dense_session import DenseSession, open_dense_session
 
 
@@ -34,11 +46,16 @@ class EpochRecord:
 
 def run_gfedntm_node(node, url: str, keys: PartyKeys, ids: Sequence[str], publics: Sequence[bytes], *,
                      session: str, protection: str, params: dict, patience: float = 600.0,
-                     round_timeout: float = 3600.0, on_epoch: Callable[[EpochRecord], None] | None = None
-                     ) -> list[EpochRecord]:
+                     round_timeout: float = 3600.0, state_dir: Path | None = None,
+                     on_epoch: Callable[[EpochRecord], None] | None = None,
+                     say: Callable[[str], None] = lambda _: None) -> list[EpochRecord]:
     """Train ``node`` (a ``FederatedNode``) to the end; its final W is in ``node.flat``."""
     sizes_of = {"size": len(ids), **node.phase_sizes()}
     sent = [0]
+    records: list[EpochRecord] = []
+    if state_dir is not None and (state_dir / CHECKPOINT).exists():
+        records = load_gfedntm_checkpoint(state_dir, node)
+        say(f"{keys.party_id}: resumed at epoch {node.epoch + 1}, step {node.step}")
     with ExitStack() as stack:
         sessions: dict[str, DenseSession] = {}
         for phase, n in sizes_of.items():
@@ -55,14 +72,49 @@ def run_gfedntm_node(node, url: str, keys: PartyKeys, ids: Sequence[str], public
             sent[0] += n_bytes
             return out
 
-        records = []
-        for _ in range(node.settings.epochs):
-            t0, steps0, bytes0 = time.perf_counter(), node.step, sent[0]
-            change = node.train_epoch(sizes, total)
-            rec = EpochRecord(node.epoch, node.step - steps0, change, time.perf_counter() - t0, sent[0] - bytes0)
+        def after_step() -> None:
+            if state_dir is not None and node.step % CHECKPOINT_EVERY == 0:
+                save_gfedntm_checkpoint(state_dir, node, records)
+                say(f"{keys.party_id}: checkpoint at step {node.step}")
+
+        done = bool(records) and records[-1].relative_change < node.settings.tolerance
+        while not done and node.epoch < node.settings.epochs:
+            t0, bytes0 = time.perf_counter(), sent[0]
+            change = node.train_epoch(sizes, total, after_step)
+            rec = EpochRecord(node.epoch, node.step - node.epoch_first_step, change, time.perf_counter() - t0,
+                              sent[0] - bytes0)  # seconds and bytes: this process's share after a resume
             records.append(rec)
+            if state_dir is not None:
+                save_gfedntm_checkpoint(state_dir, node, records)
             if on_epoch is not None:
                 on_epoch(rec)
-            if change < node.settings.tolerance:
-                break
+            done = change < node.settings.tolerance
     return records
+
+
+CHECKPOINT = "gfedntm-checkpoint.npz"
+CHECKPOINT_EVERY = 8
+assert CHECKPOINT_EVERY < KEEP_AGGREGATES  # a resumed node must still find every aggregate it replays
+
+
+def save_gfedntm_checkpoint(state_dir: Path, node, records: Sequence[EpochRecord]) -> None:
+    """Atomically: the node's state and its epoch records."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    tmp = state_dir / (CHECKPOINT + ".tmp")
+    with open(tmp, "wb") as fh:
+        np.savez(fh, **node.state(), records=np.array(json.dumps([asdict(r) for r in records])))
+        fh.flush()
+        os.fsync(fh.fileno())
+    tmp.replace(state_dir / CHECKPOINT)
+
+
+def load_gfedntm_checkpoint(state_dir: Path, node) -> list[EpochRecord]:
+    """Restore ``node``; its epoch records so far. TrainingError if the checkpoint does not fit."""
+    try:
+        with np.load(state_dir / CHECKPOINT, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+        node.restore(arrays)
+        return [EpochRecord(**row) for row in json.loads(str(arrays["records"]))]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise TrainingError(f"gFedNTM checkpoint in {state_dir} is unusable ({exc}); move it away to start "
+                            "over") from None

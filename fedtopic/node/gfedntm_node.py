@@ -1,6 +1,7 @@
 """One gFedNTM node as its own process (``fedtopic node run`` with algorithm gfedntm-prodlda), through the
 aggregator: its documents, Sync-Opt to the end, then ``state/<party>/model`` with the federated model (every
-node holds the same), θ of its own documents (theta.npy, which stays with it) and a summary."""
+node holds the same), θ of its own documents (theta.npy, which stays with it) and a summary. A killed node
+resumes from ``state/<party>/gfedntm-checkpoint.npz`` (``gfedntm_loop``)."""
 
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ def run_gfedntm_process(cfg: ConsortiumConfig, config_path: Path, party_id: str,
               "vocabulary": data.train.n_words, **{f"opt_{k}": v for k, v in spec.options.items()}}
     records = run_gfedntm_node(node, url or cfg.aggregator.url, prepared.keys, cfg.party_ids,
                                [p.x25519_public_bytes for p in cfg.parties], session=sid, protection=protection,
-                               params=params, patience=patience, round_timeout=round_timeout, on_epoch=on_epoch)
+                               params=params, patience=patience, round_timeout=round_timeout,
+                               state_dir=prepared.state_dir, on_epoch=on_epoch, say=say)
     out = prepared.state_dir / "model"
     out.mkdir(parents=True, exist_ok=True)
     ntm = node.model()
