@@ -4,7 +4,6 @@ to fixed-point precision; prodlda and gfedntm-prodlda from the CLI; one-line err
 from __future__ import annotations
 
 import json
-import threading
 
 import numpy as np
 import pytest
@@ -39,33 +38,12 @@ def small_corpus(n_docs: int = 90, v: int = 40, seed: int = 0) -> Corpus:
 def in_process(data, spec) -> np.ndarray:
     """The same Sync-Opt with plain sums in node order (what the aggregator's dense-sum computes)."""
     from fedtopic.models.nnls import counts_matrix
+    from fedtopic.neural.sync_local import train_in_process
 
     settings = NTMSettings(batch=int(spec.options["batch"]), epochs=spec.iterations, tolerance=0.0)
     nodes = [FederatedNode(i, counts_matrix(c), None, spec.topics, settings, spec.seed)
              for i, c in enumerate(data.parties)]
-    sizes = [n.counts.shape[0] for n in nodes]
-    pending: dict = {}
-    barrier = threading.Barrier(len(nodes))
-    lock = threading.Lock()
-
-    def make(i):
-        def total(phase, step, vector):  # every node's vector, then their sum in node order
-            with lock:
-                pending.setdefault((phase, step), [None] * len(nodes))[i] = vector
-            barrier.wait()
-            out = np.zeros_like(vector)
-            for v in pending[(phase, step)]:
-                out = out + v
-            barrier.wait()
-            return out
-        return total
-
-    for _ in range(spec.iterations):
-        threads = [threading.Thread(target=nodes[i].train_epoch, args=(sizes, make(i))) for i in range(len(nodes))]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+    train_in_process(nodes, spec.iterations)
     return nodes[0].flat
 
 

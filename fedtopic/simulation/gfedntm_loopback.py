@@ -73,5 +73,6 @@ def simulate_gfedntm(data: TrainingData, spec: TrainSpec, run_dir: Path, *, algo
              "train_wall_seconds": wall, "bytes_sent": int(sum(r.bytes_sent for rec in records for r in rec)),
              "bytes_per_node_step": int(sum(r.bytes_sent for r in records[0]) / max(nodes[0].step, 1)),
              "seconds_per_step": wall / max(nodes[0].step, 1),
-             "relative_change": [r.relative_change for r in records[0]]}
+             "relative_change": [r.relative_change for r in records[0]],
+             "epoch_seconds": [r.seconds for r in records[0]]}  # training only: sessions opened before
     return write_ntm_run(run_dir, data, algorithm, spec, Fitted(model, theta_train), wall_seconds=wall, extra=extra)

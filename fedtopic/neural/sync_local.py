@@ -1,0 +1,46 @@
+"""Sync-Opt with every node in this process: one thread per node, each phase's vectors summed in node order.
+
+The sum is what the aggregator's dense-sum session computes (same order, same float64 additions), so this is
+the reference the aggregator's run is compared with (tests) and the transport-free cost of a federated step
+(benchmarks).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from fedtopic.neural.ntm_train import FederatedNode
+
+
+def train_in_process(nodes: Sequence[FederatedNode], epochs: int) -> None:
+    """``epochs`` epochs of every node (their W, Adam state and statistics end identical)."""
+    sizes = [n.counts.shape[0] for n in nodes]
+    pending: dict[tuple[str, int], list[Any]] = {}
+    barrier = threading.Barrier(len(nodes))
+    lock = threading.Lock()
+
+    def total_for(i: int):
+        def total(phase: str, step: int, vector: np.ndarray) -> np.ndarray:
+            with lock:
+                pending.setdefault((phase, step), [None] * len(nodes))[i] = vector
+            barrier.wait()  # every node's vector is in
+            out = np.zeros_like(vector)
+            for v in pending[(phase, step)]:
+                out = out + v
+            barrier.wait()  # every node has read them
+            if i == 0:
+                del pending[(phase, step)]
+            return out
+        return total
+
+    for _ in range(epochs):
+        threads = [threading.Thread(target=node.train_epoch, args=(sizes, total_for(i)))
+                   for i, node in enumerate(nodes)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
