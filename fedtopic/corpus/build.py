@@ -38,7 +38,7 @@ def corpus_from_texts(
         vocabulary = Vocabulary.build(token_docs, min_df=min_df, max_df=max_df, max_size=max_size)
     return corpus_from_tokens(
         token_docs, vocabulary, labels, names=names, drop_empty=drop_empty, label_names=label_names,
-        sentence_starts=[starts for _, starts in split],
+        sentence_starts=[starts for _, starts in split], texts=texts,
     )
 
 
@@ -51,6 +51,7 @@ def corpus_from_tokens(
     drop_empty: bool = True,
     label_names: Sequence[str] | None = None,
     sentence_starts: Sequence[Sequence[int]] | None = None,
+    texts: Sequence[str] | None = None,
 ) -> Corpus:
     """Encode already tokenised documents with ``vocabulary``.
 
@@ -58,13 +59,16 @@ def corpus_from_tokens(
     corpus agree), else by the sorted distinct labels. ``names`` default to the
     documents' positions in the input, so dropped empty documents stay traceable.
     ``sentence_starts[d]``: where document d's sentences start in ``token_docs[d]``; the corpus then keeps
-    ``sent_ptr`` (a sentence left without in-vocabulary words disappears).
+    ``sent_ptr`` (a sentence left without in-vocabulary words disappears). ``texts``: the documents' raw text,
+    kept for the documents kept.
     """
     n = len(token_docs)
     if labels is not None and len(labels) != n:
         raise CorpusError(f"got {len(labels)} labels for {n} documents")
     if names is not None and len(names) != n:
         raise CorpusError(f"got {len(names)} names for {n} documents")
+    if texts is not None and len(texts) != n:
+        raise CorpusError(f"got {len(texts)} texts for {n} documents")
     if sentence_starts is not None and len(sentence_starts) != n:
         raise CorpusError(f"got sentence starts for {len(sentence_starts)} of {n} documents")
     if sentence_starts is None:
@@ -105,6 +109,7 @@ def corpus_from_tokens(
         label_names=tuple(label_names or ()),
         doc_names=names_out,
         sent_ptr=sent_ptr,
+        texts=tuple(str(texts[i]) for i in keep) if texts is not None else (),
     )
 
 

@@ -48,7 +48,7 @@ from fedtopic.corpus.types import Corpus
 from fedtopic.corpus.vocabulary import Vocabulary
 from fedtopic.errors import DatasetError
 
-PROCESSING_VERSION = 2  # 2: corpora keep sentence boundaries
+PROCESSING_VERSION = 3  # 2: corpora keep sentence boundaries; 3: and their raw texts
 TEST_FRACTION = 0.25  # held-out share where the source has no split
 SPLIT_SEED = 0
 
@@ -315,9 +315,11 @@ def _build_cache(spec: _Spec, tokenizer: Tokenizer, folder: Path, bar: Progress,
     label_names = sorted(set(train_labels) | set(test_labels))
     starts_or_none = starts if spec.sentences else None
     train = corpus_from_tokens(token_docs[:n_train], vocab, train_labels, names=train_names, label_names=label_names,
-                               sentence_starts=None if starts_or_none is None else starts_or_none[:n_train])
+                               sentence_starts=None if starts_or_none is None else starts_or_none[:n_train],
+                               texts=train_texts)
     test = corpus_from_tokens(token_docs[n_train:], vocab, test_labels, names=test_names, label_names=label_names,
-                              sentence_starts=None if starts_or_none is None else starts_or_none[n_train:])
+                              sentence_starts=None if starts_or_none is None else starts_or_none[n_train:],
+                              texts=test_texts)
     tmp = folder.with_name(f".{folder.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)

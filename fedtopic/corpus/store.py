@@ -26,6 +26,10 @@ def save_corpus(corpus: Corpus, path: str | Path) -> None:
         arrays["labels"] = corpus.labels
     if corpus.sent_ptr is not None:
         arrays["sent_ptr"] = corpus.sent_ptr
+    if corpus.texts:  # one UTF-8 blob and offsets: a fixed-width str array would pad every text to the longest
+        encoded = [t.encode("utf-8") for t in corpus.texts]
+        arrays["texts_utf8"] = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+        arrays["texts_ptr"] = np.concatenate([[0], np.cumsum([len(b) for b in encoded])]).astype(np.int64)
     with open(tmp, "wb") as fh:
         np.savez(fh, **arrays)
     os.replace(tmp, path)
@@ -44,8 +48,14 @@ def load_corpus(path: str | Path) -> Corpus:
                 label_names=tuple(data["label_names"].tolist()),
                 doc_names=tuple(data["doc_names"].tolist()),
                 sent_ptr=data["sent_ptr"] if "sent_ptr" in data.files else None,
+                texts=_texts(data) if "texts_ptr" in data.files else (),
             )
     except FileNotFoundError:
         raise CorpusError(f"no such corpus file: {path}") from None
     except (OSError, ValueError, KeyError) as exc:
         raise CorpusError(f"{path} is not a saved fedtopic corpus ({exc})") from None
+
+
+def _texts(data) -> tuple[str, ...]:
+    blob, ptr = data["texts_utf8"].tobytes(), data["texts_ptr"]
+    return tuple(blob[a:b].decode("utf-8") for a, b in zip(ptr[:-1].tolist(), ptr[1:].tolist()))

@@ -22,6 +22,8 @@ class Corpus:
     sent_ptr:   int64[S+1] or None: tokens of sentence s are words[sent_ptr[s]:sent_ptr[s+1]]; every
                 document boundary is a sentence boundary, no sentence is empty. Corpora built from raw
                 text have them (SentenceLDA needs them); synthetic and bag-of-words corpora do not.
+    texts:      optional raw text of every document, length D (corpora read from text keep it: CombinedTM
+                embeds it; bag-of-words corpora have none). It never leaves its party.
     """
 
     words: np.ndarray
@@ -31,6 +33,7 @@ class Corpus:
     label_names: tuple[str, ...] = ()
     doc_names: tuple[str, ...] = field(default=())
     sent_ptr: np.ndarray | None = None
+    texts: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
         if self.words.dtype != np.int32 or self.doc_ptr.dtype != np.int64:
@@ -43,6 +46,8 @@ class Corpus:
             raise CorpusError("word index out of vocabulary range")
         if self.labels is not None and len(self.labels) != self.n_docs:
             raise CorpusError("labels must have one entry per document")
+        if self.texts and len(self.texts) != self.n_docs:
+            raise CorpusError("texts must have one entry per document")
         if self.sent_ptr is not None:
             sp = self.sent_ptr
             if sp.dtype != np.int64 or sp.ndim != 1 or len(sp) < 1 or sp[0] != 0 or sp[-1] != len(self.words):
@@ -87,7 +92,7 @@ class Corpus:
             sent_ptr = np.union1d(sent_ptr, before[self.doc_ptr]).astype(np.int64)
         return Corpus(words=new[kept].astype(np.int32), doc_ptr=before[self.doc_ptr],
                       vocab=tuple(self.vocab[w] for w in keep), labels=self.labels, label_names=self.label_names,
-                      doc_names=self.doc_names, sent_ptr=sent_ptr)
+                      doc_names=self.doc_names, sent_ptr=sent_ptr, texts=self.texts)
 
     def doc_lengths(self) -> np.ndarray:
         """int64[D] tokens per document."""
@@ -121,4 +126,5 @@ class Corpus:
             label_names=self.label_names,
             doc_names=tuple(self.doc_names[d] for d in docs) if self.doc_names else (),
             sent_ptr=sent_ptr,
+            texts=tuple(self.texts[d] for d in docs) if self.texts else (),
         )

@@ -102,7 +102,7 @@ class RealSettings:
     a bag of words over the ``vocabulary`` most frequent words (contextualized-topic-models' preprocessing keeps
     2,000). Here that cut is gFedNTM's vocabulary consensus with pooled frequencies (``merge_counts``, what
     ``vocab align --with-counts --max-size`` computes through the aggregator); each node embeds its documents'
-    full token text before the cut."""
+    raw text (or, for a corpus without texts, all their tokens from before the cut)."""
 
     dataset: str = "20newsgroups"
     nodes: int = 5

