@@ -119,18 +119,18 @@ class RealSettings:
         return cls(dataset="bbc-news", node_topics=4, federated_topics=(4, 8), epochs=3, vocabulary=500, max_docs=60)
 
 
-def node_corpora(corpus, nodes: int, max_docs: int | None, seed: int) -> list:
-    """Each node's documents: whole label categories per node (the corpus layer's scheme c), at most
+def node_documents(corpus, nodes: int, max_docs: int | None, seed: int) -> list[np.ndarray]:
+    """Each node's document indices: whole label categories per node (the corpus layer's scheme c), at most
     ``max_docs`` of them drawn at random (smoke runs)."""
     from fedtopic.corpus.partition import partition_documents
 
     rng = np.random.default_rng(seed)
-    parts = []
+    out = []
     for docs in partition_documents(corpus, nodes, "c", seed=seed):
         if max_docs is not None and len(docs) > max_docs:
             docs = np.sort(rng.choice(docs, max_docs, replace=False))
-        parts.append(corpus.subset(docs))
-    return parts
+        out.append(np.asarray(docs, dtype=np.int64))
+    return out
 
 
 def consensus_vocabulary(parts: list, size: int) -> list:
@@ -156,11 +156,14 @@ def real_amwmd(train, s: RealSettings, say: Callable[[str], None]) -> dict[str, 
     from fedtopic.neural.prodlda import topics
     from fedtopic.neural.sentence_embeddings import embed_corpus
 
-    full = node_corpora(train, s.nodes, s.max_docs, s.seed)
-    contexts = []
-    for i, c in enumerate(full):
-        say(f"node {i + 1}: embedding {c.n_docs:,} documents (all-MiniLM-L6-v2)")
-        contexts.append(embed_corpus(c).astype(np.float64))
+    docs = node_documents(train, s.nodes, s.max_docs, s.seed)
+    full = [train.subset(d) for d in docs]
+    # every document's embedding is a function of its own text: one pass over the nodes' documents (and the
+    # corpus cache) gives each node exactly what it would compute alone
+    used = np.sort(np.concatenate(docs))
+    say(f"embedding {len(used):,} documents (all-MiniLM-L6-v2)")
+    vectors_of = embed_corpus(train if len(used) == train.n_docs else train.subset(used)).astype(np.float64)
+    contexts = [vectors_of[np.searchsorted(used, d)] for d in docs]
     parts = consensus_vocabulary(full, s.vocabulary)
     vocab = parts[0].vocab
     vectors = load_glove()
