@@ -7,20 +7,22 @@ sum (``FedNMFParty.apply``).
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
 
 from fedtopic.algorithms.fednmf_party import FedNMFParty
 from fedtopic.crypto.keys import PartyKeys
 from fedtopic.errors import ConfigError, TrainingError
 from fedtopic.network.client import AggregatorClient
 from fedtopic.node.dense_session import PROTECTIONS, DenseSession, open_dense_session
+from fedtopic.node.state_file import (
+    read_arrays,
+    records_array,
+    records_from,
+    write_arrays,
+)
 
 
 @dataclass
@@ -93,22 +95,15 @@ CHECKPOINT = "fednmf-checkpoint.npz"
 
 def save_fednmf_checkpoint(state_dir: Path, party: FedNMFParty, records: Sequence[FedNMFRecord]) -> None:
     """Atomically: the client's state after its last applied round, and its records."""
-    state_dir.mkdir(parents=True, exist_ok=True)
-    tmp = state_dir / (CHECKPOINT + ".tmp")
-    with open(tmp, "wb") as fh:
-        np.savez(fh, **party.state(), records=np.array(json.dumps([asdict(r) for r in records])))
-        fh.flush()
-        os.fsync(fh.fileno())
-    tmp.replace(state_dir / CHECKPOINT)
+    write_arrays(state_dir / CHECKPOINT, party.state() | {"records": records_array(records)})
 
 
 def load_fednmf_checkpoint(state_dir: Path, party: FedNMFParty) -> list[FedNMFRecord]:
     """Restore ``party``; its records so far. TrainingError if the checkpoint does not fit."""
     try:
-        with np.load(state_dir / CHECKPOINT, allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
+        arrays = read_arrays(state_dir / CHECKPOINT)
         party.restore(arrays)
-        return [FedNMFRecord(**row) for row in json.loads(str(arrays["records"]))]
+        return records_from(arrays["records"], FedNMFRecord)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise TrainingError(f"FedNMF checkpoint in {state_dir} is unusable ({exc}); move it away to start over") \
             from None

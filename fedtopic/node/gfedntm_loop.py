@@ -16,12 +16,10 @@ so checkpoints come more often than that.
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +29,12 @@ from fedtopic.errors import TrainingError
 from fedtopic.network.client import AggregatorClient
 from fedtopic.network.store import KEEP_AGGREGATES
 from fedtopic.node.dense_session import DenseSession, open_dense_session
+from fedtopic.node.state_file import (
+    read_arrays,
+    records_array,
+    records_from,
+    write_arrays,
+)
 
 
 @dataclass
@@ -99,22 +103,15 @@ assert CHECKPOINT_EVERY < KEEP_AGGREGATES  # a resumed node must still find ever
 
 def save_gfedntm_checkpoint(state_dir: Path, node, records: Sequence[EpochRecord]) -> None:
     """Atomically: the node's state and its epoch records."""
-    state_dir.mkdir(parents=True, exist_ok=True)
-    tmp = state_dir / (CHECKPOINT + ".tmp")
-    with open(tmp, "wb") as fh:
-        np.savez(fh, **node.state(), records=np.array(json.dumps([asdict(r) for r in records])))
-        fh.flush()
-        os.fsync(fh.fileno())
-    tmp.replace(state_dir / CHECKPOINT)
+    write_arrays(state_dir / CHECKPOINT, node.state() | {"records": records_array(records)})
 
 
 def load_gfedntm_checkpoint(state_dir: Path, node) -> list[EpochRecord]:
     """Restore ``node``; its epoch records so far. TrainingError if the checkpoint does not fit."""
     try:
-        with np.load(state_dir / CHECKPOINT, allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
+        arrays = read_arrays(state_dir / CHECKPOINT)
         node.restore(arrays)
-        return [EpochRecord(**row) for row in json.loads(str(arrays["records"]))]
+        return records_from(arrays["records"], EpochRecord)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise TrainingError(f"gFedNTM checkpoint in {state_dir} is unusable ({exc}); move it away to start "
                             "over") from None

@@ -9,10 +9,8 @@ Alg. 4 composes for it. What the aggregator learns: every M̂_p and n_p.
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +21,12 @@ from fedtopic.algorithms.iftm_party import IFTMParty
 from fedtopic.errors import ModelError, TrainingError
 from fedtopic.network.client import AggregatorClient
 from fedtopic.network.topic_merge import decode_global, encode_update
+from fedtopic.node.state_file import (
+    read_arrays,
+    records_array,
+    records_from,
+    write_arrays,
+)
 
 
 @dataclass
@@ -84,26 +88,19 @@ CHECKPOINT = "iftm-checkpoint.npz"
 def save_iftm_checkpoint(state_dir: Path, party: IFTMParty, round: int, pending: bytes | None,
                          records: Sequence[IFTMRecord]) -> None:
     """Atomically: the model state, the round to do next, the update already computed for it (if any)."""
-    state_dir.mkdir(parents=True, exist_ok=True)
     arrays = party.model.state() | {
         "round": np.array(round), "sweeps": np.array(party.sweeps),
         "pending": np.frombuffer(pending or b"", dtype=np.uint8), "has_pending": np.array(pending is not None),
-        "records": np.array(json.dumps([asdict(rec) for rec in records]))}
+        "records": records_array(records)}
     if party.global_model is not None:
         arrays |= {"global_topics": party.global_model.topics, "global_weights": party.global_model.weights}
-    tmp = state_dir / (CHECKPOINT + ".tmp")
-    with open(tmp, "wb") as fh:
-        np.savez(fh, **arrays)
-        fh.flush()
-        os.fsync(fh.fileno())
-    tmp.replace(state_dir / CHECKPOINT)
+    write_arrays(state_dir / CHECKPOINT, arrays)
 
 
 def load_iftm_checkpoint(state_dir: Path, party: IFTMParty) -> tuple[int, bytes | None, list[IFTMRecord]]:
     """(round to do next, the update to resend or None, the records so far); TrainingError if unreadable."""
     try:
-        with np.load(state_dir / CHECKPOINT, allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
+        arrays = read_arrays(state_dir / CHECKPOINT)
         party.model.restore(arrays)
     except (OSError, ValueError, KeyError, ModelError) as exc:
         raise TrainingError(f"iFTM checkpoint in {state_dir} is unusable ({exc}); move it away to start over") \
@@ -112,5 +109,5 @@ def load_iftm_checkpoint(state_dir: Path, party: IFTMParty) -> tuple[int, bytes 
     if "global_topics" in arrays:
         party.global_model = GlobalModel(arrays["global_topics"], arrays["global_weights"])
     pending = arrays["pending"].tobytes() if bool(arrays["has_pending"]) else None
-    records = [IFTMRecord(**row) for row in json.loads(str(arrays["records"]))]
+    records = records_from(arrays["records"], IFTMRecord)
     return int(arrays["round"]), pending, records
