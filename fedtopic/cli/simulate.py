@@ -30,6 +30,7 @@ def simulate(
     parties: Annotated[int, typer.Option(min=1, help="number of parties P")] = 5,
     scheme: Annotated[str, typer.Option(help="partition: a even, b unbalanced, c by label, dirichlet")] = "a",
     dirichlet_alpha: Annotated[float, typer.Option(min=1e-6, help="scheme dirichlet: label proportions q ~ Dir(α·p) per party (small α: one label each; FedNMF paper §IV-D uses 1)")] = 0.5,
+    max_vocabulary: Annotated[Optional[int], typer.Option(min=1, help="keep the N words of highest document frequency pooled over the parties, everywhere (gFedNTM's vocabulary consensus; contextualized-topic-models keeps 2,000)")] = None,
     topics: Annotated[int, typer.Option("--topics", "-k", min=2, help="number of topics K")] = 20,
     iterations: Annotated[int, typer.Option(min=1, help="training iterations (for dafed-lda: until the fastest party has done this many sweeps)")] = 100,
     seed: Annotated[int, typer.Option(help="random seed")] = 0,
@@ -87,7 +88,7 @@ def simulate(
                       key_bits=key_bits, compare_centralized=compare_centralized)
     run_dir = prepare_run_dir(out, overwrite=overwrite)
     data = load_training_data(dataset=dataset, corpus=corpus, n_parties=len(ids), scheme=scheme, seed=seed,
-                              dirichlet_alpha=dirichlet_alpha)
+                              dirichlet_alpha=dirichlet_alpha, max_vocabulary=max_vocabulary)
     algo.check_data(data.parties)
     if Mode.sync in algo.modes:
         with stderr_console.status(f"{algorithm} on {data.name}: {len(ids)} parties, {protection}") as status:

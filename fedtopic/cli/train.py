@@ -26,6 +26,7 @@ def train(
     seed: Annotated[int, typer.Option(help="random seed; same seed, same result")] = 0,
     parties: Annotated[int, typer.Option(min=1, help="number of parties the training data is split among")] = 1,
     scheme: Annotated[str, typer.Option(help="partition: a even, b unbalanced, c by label, dirichlet")] = "a",
+    max_vocabulary: Annotated[Optional[int], typer.Option(min=1, help="keep the N words of highest document frequency pooled over the parties, everywhere (gFedNTM's vocabulary consensus; contextualized-topic-models keeps 2,000)")] = None,
     opt: OptOption = [],  # noqa: B006
     eval_every: Annotated[int, typer.Option(min=1, help="held-out perplexity every N iterations (curve)")] = 10,
     out: Annotated[Path, typer.Option(help="run folder to write")] = Path("runs/train"),
@@ -44,7 +45,8 @@ def train(
     if dataset is None and corpus is None:
         dataset = "bbc-news"
     run_dir = prepare_run_dir(out, overwrite=overwrite)
-    data = load_training_data(dataset=dataset, corpus=corpus, n_parties=parties, scheme=scheme, seed=seed)
+    data = load_training_data(dataset=dataset, corpus=corpus, n_parties=parties, scheme=scheme, seed=seed,
+                              max_vocabulary=max_vocabulary)
     get_algorithm(algorithm).check_data(data.parties)
     n_models = parties if algorithm == "local-lda" else 1
     with progress_bar() as bar:

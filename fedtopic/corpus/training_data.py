@@ -33,8 +33,10 @@ def load_training_data(
     seed: int,
     progress: bool = True,
     dirichlet_alpha: float = 0.5,
+    max_vocabulary: int | None = None,
 ) -> TrainingData:
-    """Load ``dataset`` (built-in) or ``corpus`` (a path), then split the training part among ``n_parties``."""
+    """Load ``dataset`` (built-in) or ``corpus`` (a path), then split the training part among ``n_parties``;
+    with ``max_vocabulary``, every corpus keeps only the parties' consensus words (``cut_vocabulary``)."""
     if (dataset is None) == (corpus is None):
         raise ConfigError("give exactly one of --dataset NAME or --corpus PATH")
     if n_parties < 1:
@@ -43,11 +45,24 @@ def load_training_data(
         data = load_dataset(dataset, progress=progress)
         name, train, test, tokenizer = data.name, data.train, data.test, dict(data.tokenizer)
     else:
-        return split_corpus(str(corpus), read_corpus(corpus), n_parties=n_parties, scheme=scheme, seed=seed,
+        data = split_corpus(str(corpus), read_corpus(corpus), n_parties=n_parties, scheme=scheme, seed=seed,
                             dirichlet_alpha=dirichlet_alpha)
+        return data if max_vocabulary is None else cut_vocabulary(data, max_vocabulary)
     parts = [train.subset(idx) for idx in partition_documents(train, n_parties, scheme, seed=seed,
                                                               dirichlet_alpha=dirichlet_alpha)]
-    return TrainingData(name=name, train=train, test=test, parties=parts, tokenizer=tokenizer)
+    data = TrainingData(name=name, train=train, test=test, parties=parts, tokenizer=tokenizer)
+    return data if max_vocabulary is None else cut_vocabulary(data, max_vocabulary)
+
+
+def cut_vocabulary(data: TrainingData, size: int) -> TrainingData:
+    """``data`` over the ``size`` words of highest document frequency pooled over the parties (gFedNTM's
+    vocabulary consensus; contextualized-topic-models keeps 2,000): other tokens are dropped everywhere, the
+    held-out corpus included, documents stay (possibly empty)."""
+    from fedtopic.corpus.vocab_counts import consensus_words
+
+    keep = consensus_words(data.parties, size)
+    cut = [c.restrict_vocabulary(keep) for c in (data.train, data.test, *data.parties)]
+    return TrainingData(name=data.name, train=cut[0], test=cut[1], parties=cut[2:], tokenizer=data.tokenizer)
 
 
 def split_corpus(name: str, full: Corpus, *, n_parties: int, scheme: str, seed: int,

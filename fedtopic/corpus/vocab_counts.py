@@ -108,3 +108,14 @@ def merge_counts(parts: Sequence[VocabularyCounts], *, min_df: int = 2, max_df: 
     words = vocab.words
     return VocabularyCounts(words, np.array([df[w] for w in words], dtype=np.int64),
                             np.array([tf[w] for w in words], dtype=np.int64), n_docs)
+
+
+def consensus_words(parts: Sequence[Corpus], size: int) -> np.ndarray:
+    """int64 ids (in the parts' shared vocabulary) of the ``size`` words of highest pooled document frequency
+    over ``parts``, in the merged vocabulary's order: the vocabulary consensus with frequencies that
+    ``vocab align --with-counts --max-size`` computes through the aggregator, here on corpora at hand."""
+    if size < 1:
+        raise CorpusError(f"a vocabulary needs at least one word, got a cut of {size}")
+    merged = merge_counts([VocabularyCounts.from_corpus(p) for p in parts], min_df=1, max_df=1.0, max_size=size)
+    ids = {w: i for i, w in enumerate(parts[0].vocab)}
+    return np.array([ids[w] for w in merged.words], dtype=np.int64)

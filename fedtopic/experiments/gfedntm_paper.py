@@ -134,14 +134,12 @@ def node_documents(corpus, nodes: int, max_docs: int | None, seed: int) -> list[
 
 
 def consensus_vocabulary(parts: list, size: int) -> list:
-    """The nodes' corpora over their consensus vocabulary: the ``size`` words of highest pooled document frequency
-    (the corpus layer's ranking, ties alphabetical; contextualized-topic-models ranks by term frequency, which
-    differs only in the tail of the cut)."""
-    from fedtopic.corpus.vocab_counts import VocabularyCounts, merge_counts
+    """The nodes' corpora over their consensus vocabulary (``consensus_words``: the ``size`` words of highest
+    pooled document frequency; contextualized-topic-models ranks by term frequency, which differs only in the
+    tail of the cut)."""
+    from fedtopic.corpus.vocab_counts import consensus_words
 
-    merged = merge_counts([VocabularyCounts.from_corpus(p) for p in parts], min_df=1, max_df=1.0, max_size=size)
-    ids = {w: i for i, w in enumerate(parts[0].vocab)}
-    keep = np.array([ids[w] for w in merged.words], dtype=np.int64)
+    keep = consensus_words(parts, size)
     return [p.restrict_vocabulary(keep) for p in parts]
 
 
