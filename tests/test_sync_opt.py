@@ -83,6 +83,23 @@ def test_one_hundred_adam_steps_stay_within_1e_5(context):
         np.testing.assert_allclose(a[1].numpy(), b[1].numpy(), atol=1e-8)
 
 
+def test_adam_kernel_equals_the_numpy_formulas_bit_for_bit():
+    """The one-pass kernel against the eight-pass numpy reference (what Adam.step computed before it)."""
+    rng = np.random.default_rng(5)
+    n, lr, b1, b2, eps = 10_001, 2e-3, 0.99, 0.99, 1e-8
+    w = rng.standard_normal(n)
+    m_ref, v_ref = np.zeros(n), np.zeros(n)
+    ours = Adam(n)
+    w_ref = w.copy()
+    for t in range(1, 8):
+        g = rng.standard_normal(n) * 10.0 ** rng.integers(-12, 3, n)  # gradients over 15 orders of magnitude
+        m_ref = b1 * m_ref + (1 - b1) * g
+        v_ref = b2 * v_ref + (1 - b2) * g * g
+        w_ref = w_ref - lr * (m_ref / (1 - b1 ** t)) / (np.sqrt(v_ref / (1 - b2 ** t)) + eps)
+        w = ours.step(w, g)
+        assert np.array_equal(w, w_ref) and np.array_equal(ours.m, m_ref) and np.array_equal(ours.v, v_ref)
+
+
 def test_adam_matches_torch_optim_adam():
     rng = np.random.default_rng(0)
     w = rng.standard_normal(7)

@@ -133,9 +133,10 @@ class Adam:
         self.m, self.v, self.t = np.zeros(size), np.zeros(size), 0
 
     def step(self, w: np.ndarray, grad: np.ndarray) -> np.ndarray:
+        """W after one step on ∇ (both float64[n]); the moments are updated in place."""
+        from fedtopic.neural.adam_kernel import adam_update
+
         self.t += 1
-        self.m = self.b1 * self.m + (1 - self.b1) * grad
-        self.v = self.b2 * self.v + (1 - self.b2) * grad * grad
-        m_hat = self.m / (1 - self.b1 ** self.t)
-        v_hat = self.v / (1 - self.b2 ** self.t)
-        return w - self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
+        return adam_update(np.ascontiguousarray(w, dtype=np.float64), np.ascontiguousarray(grad, dtype=np.float64),
+                           self.m, self.v, self.lr, self.b1, self.b2, self.eps, 1 - self.b1 ** self.t,
+                           1 - self.b2 ** self.t)

@@ -1,0 +1,29 @@
+"""Adam's elementwise update in one numba pass (no I/O, no torch).
+
+numpy's version makes a temporary per operation, eight passes over |W| floats (10 ms of a 36 ms CombinedTM step
+at 1.24 M parameters); this is one. Same operations in the same order as ``tests/test_sync_opt.py``'s numpy
+reference, no fast-math, so the bits are the same and federated and centralised training stay equal.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def adam_update(w: np.ndarray, grad: np.ndarray, m: np.ndarray, v: np.ndarray, lr: float, b1: float, b2: float,
+                eps: float, c1: float, c2: float) -> np.ndarray:
+    """New W float64[n] from W, ∇ (float64[n]); m and v updated in place; c1 = 1 − β₁^t, c2 = 1 − β₂^t."""
+    out = np.empty_like(w)
+    a1, a2 = 1.0 - b1, 1.0 - b2
+    for i in range(w.size):
+        g = grad[i]
+        mi = b1 * m[i] + a1 * g
+        vi = b2 * v[i] + a2 * g * g
+        m[i] = mi
+        v[i] = vi
+        out[i] = w[i] - lr * (mi / c1) / (math.sqrt(vi / c2) + eps)
+    return out
