@@ -191,8 +191,10 @@ class FederatedNode:
         position (epoch, pos, step, the epoch's first step), W at the epoch's start and the history."""
         stats = {f"running_{layer}_{i}": getattr(self.running, layer)[i].numpy()
                  for layer in ("mu", "lv", "dec") for i in range(2)}
-        return {"flat": self.flat.copy(), "adam_m": self.adam.m.copy(), "adam_v": self.adam.v.copy(),  # a snapshot:
-                "adam_t": np.array(self.adam.t), "epoch_start": self.epoch_start.copy(),  # Adam updates in place "position": np.array([self.epoch, self.pos, self.step, self.epoch_first_step]),
+        # copies: a snapshot, since Adam updates its moments in place
+        return {"flat": self.flat.copy(), "adam_m": self.adam.m.copy(), "adam_v": self.adam.v.copy(),
+                "adam_t": np.array(self.adam.t), "epoch_start": self.epoch_start.copy(),
+                "position": np.array([self.epoch, self.pos, self.step, self.epoch_first_step]),
                 "history": np.array([[h["epoch"], h["relative_change"]] for h in self.history]).reshape(-1, 2),
                 **stats}
 
