@@ -29,14 +29,9 @@ from fedtopic.crypto.codec import MAX_CELLS, MAX_COUNT, decode_counts, encode_co
 from fedtopic.crypto.protect import PROTECTIONS, CombinerAdapter
 from fedtopic.crypto.protect.sizes import codec_bound
 from fedtopic.errors import CryptoError
-from fedtopic.network.dense import (
-    DENSE_HEADER_MAX,
-    DTYPES,
-    MAX_ELEMENTS,
-    decode_dense,
-    encode_dense,
-)
+from fedtopic.network.dense import DENSE_HEADER_MAX, DTYPES, MAX_ELEMENTS
 from fedtopic.network.errors import InvalidMeta, InvalidPayload
+from fedtopic.network.sparse import decode_array, encode_array
 
 
 @dataclass(frozen=True)
@@ -130,7 +125,8 @@ class CountSumCombiner:
 
 
 class DenseSumCombiner:
-    """``dense-sum``: element-wise sum of dense NPY arrays (see ``dense``), for real-valued or signed updates.
+    """``dense-sum``: element-wise sum of arrays (NPY or their nonzero entries, see ``sparse``), for
+    real-valued or signed updates; the aggregate goes back in the smaller form.
 
     meta = {"shape": [...] (1-4 dims), "dtype": "float64" | "float32" | "int64",
     "nonnegative": bool (default false)}. NaN and infinities are always refused;
@@ -161,7 +157,7 @@ class DenseSumCombiner:
     def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
                  session: str | None = None) -> None:
         shape, dtype, nonnegative = self._spec(meta)
-        arr = decode_dense(payload, shape, dtype)
+        arr = decode_array(payload, shape, dtype)
         if nonnegative and arr.size and arr.min() < 0:
             where = np.unravel_index(int(np.argmin(arr)), shape)
             raise InvalidPayload(f"negative value {arr.min()} at index {tuple(int(i) for i in where)}")
@@ -172,7 +168,7 @@ class DenseSumCombiner:
         total = np.zeros(shape, dtype=acc_dtype)
         bound = 0  # sum of per-payload max |value|, exact in Python ints: int64 adds would wrap silently
         for payload in payloads:
-            arr = decode_dense(payload, shape, dtype)
+            arr = decode_array(payload, shape, dtype)
             if dtype == "int64" and arr.size:
                 bound += max(abs(int(arr.max())), abs(int(arr.min())))
                 if bound > np.iinfo(np.int64).max:
@@ -180,7 +176,7 @@ class DenseSumCombiner:
             total += arr
         if dtype == "float32" and total.size and np.abs(total).max() > np.finfo(np.float32).max:
             raise InvalidPayload("float32 sum overflows")
-        return encode_dense(total.astype(dtype))
+        return encode_array(total.astype(dtype))
 
 
 def _protected() -> list[Combiner]:

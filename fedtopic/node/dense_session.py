@@ -1,11 +1,14 @@
 """A party's side of a summing session for real-valued vectors: open or join it, encode, sum round trips.
 
-Protection ``none``: a ``dense-sum`` session of float64[n] vectors (the aggregator sees every vector).
+Protection ``none``: a ``dense-sum`` session of float64[n] vectors (the aggregator sees every vector), each sent
+as NPY or, when that is smaller, as a bitmap and its nonzeros (``network.sparse``; gFedNTM's first-layer
+gradient).
 Protection ``mask``: the vector in fixed point (``fedtopic.crypto.fixedpoint``: 2^−60 resolution, bound
-±2^20, two cells per value) carried by the ``mask`` scheme as a 2n × 1 matrix, so the aggregator sees uniform residues and learns
-neither a vector nor the sum; the first party of ``ids`` seals a fresh consortium mask secret for every party
-in the session params (the aggregator stores only ciphertexts), the others open it and check the session's
-meta and params are the ones they derive. Used by FedNMF (one session) and gFedNTM (one per message kind).
+±2^20, two cells per value) carried by the ``mask`` scheme as a 2n × 1 matrix, so the aggregator sees uniform
+residues and learns neither a vector nor the sum (masked residues are dense: no bitmap form there); the first
+party of ``ids`` seals a fresh consortium mask secret for every party in the session params (the aggregator
+stores only ciphertexts), the others open it and check the session's meta and params are the ones they derive.
+Used by FedNMF (one session) and gFedNTM (one per message kind).
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ from fedtopic.crypto.keys import PartyKeys
 from fedtopic.crypto.protect import ProtectionContext
 from fedtopic.errors import ConfigError, TrainingError
 from fedtopic.network.client import AggregateResult, AggregatorClient
-from fedtopic.network.dense import decode_dense, encode_dense
 from fedtopic.network.errors import AggregatorRejected, RecoveryRequested
+from fedtopic.network.sparse import decode_array, encode_array
 from fedtopic.node.csfed_protection import (
     PartyProtection,
     new_secrets,
@@ -44,12 +47,12 @@ class DenseSession:
         if u.shape != (self.n,):
             raise ValueError(f"vector of shape {u.shape} for a session of {self.n} values")
         if self.prot is None:
-            return encode_dense(np.ascontiguousarray(u, dtype=np.float64))
+            return encode_array(np.ascontiguousarray(u, dtype=np.float64))
         return self.prot.encode(FIXED_POINT.encode(u).reshape(-1, 1), round)
 
     def decode(self, blob: bytes, round: int, contributors: int) -> np.ndarray:
         if self.prot is None:
-            return decode_dense(blob, (self.n,), "float64").astype(np.float64)
+            return decode_array(blob, (self.n,), "float64").astype(np.float64)
         return FIXED_POINT.decode_sum(self.prot.decode(blob, round).reshape(-1), contributors)
 
     def fetch(self, round: int, timeout: float) -> AggregateResult:

@@ -1,0 +1,96 @@
+"""The sparse wire form of ``dense-sum`` vectors: round trips, the choice of form, sums and hostile payloads."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from fedtopic.network.combiners import RoundContext, get_combiner
+from fedtopic.network.dense import encode_dense
+from fedtopic.network.errors import InvalidPayload
+from fedtopic.network.sparse import (
+    HEADER,
+    MAGIC,
+    decode_array,
+    encode_array,
+    encode_sparse,
+)
+
+META = {"shape": [4, 5], "dtype": "float64"}
+
+
+def _ctx(n: int) -> RoundContext:
+    parties = tuple(f"p{i}" for i in range(n))
+    return RoundContext("s", 0, META, parties, parties)
+
+
+def _mostly_zero(rng: np.random.Generator, shape: tuple[int, ...], keep: float) -> np.ndarray:
+    return rng.normal(size=shape) * (rng.random(shape) < keep)
+
+
+@settings(max_examples=60, deadline=None)
+@given(arrays(st.sampled_from([np.float64, np.float32, np.int64]), st.tuples(st.integers(1, 6), st.integers(1, 9)),
+              elements={"allow_nan": False, "allow_infinity": False, "min_value": -1e6, "max_value": 1e6}))
+def test_both_forms_round_trip(arr: np.ndarray) -> None:
+    for blob in (encode_sparse(arr), encode_array(arr), encode_dense(arr)):
+        out = decode_array(blob, arr.shape, arr.dtype.name)
+        np.testing.assert_array_equal(out, arr)
+        assert out.dtype == arr.dtype
+
+
+def test_the_smaller_form_is_chosen() -> None:
+    rng = np.random.default_rng(0)
+    sparse = _mostly_zero(rng, (100, 50), 0.1)
+    dense = rng.normal(size=(100, 50))
+    assert encode_array(sparse).startswith(MAGIC)
+    assert len(encode_array(sparse)) < len(encode_dense(sparse)) / 4
+    assert encode_array(dense) == encode_dense(dense)
+
+
+def test_sum_of_mixed_forms_equals_the_dense_sum_bit_for_bit() -> None:
+    rng = np.random.default_rng(1)
+    arrs = [_mostly_zero(rng, (4, 5), p) for p in (0.05, 0.2, 1.0)]
+    combiner = get_combiner("dense-sum")
+    blobs = [encode_array(a) for a in arrs]
+    assert blobs[0].startswith(MAGIC) and not blobs[2].startswith(MAGIC)
+    for b in blobs:
+        combiner.validate(b, META)
+    got = decode_array(combiner.combine(blobs, _ctx(3)), (4, 5), "float64")
+    want = np.zeros((4, 5))
+    for a in arrs:
+        want = want + a
+    assert (got == want).all()
+
+
+def _crafted(bits: list[int], values: list[float], *, n: int = 20, code: int = 0) -> bytes:
+    head = HEADER.pack(MAGIC, code, n)
+    mask = np.zeros(-(-n // 8) * 8, dtype=bool)
+    mask[bits] = True
+    return head + np.packbits(mask, bitorder="little").tobytes() + np.array(values, "<f8").tobytes()
+
+
+@pytest.mark.parametrize(("blob", "message"), [
+    (_crafted([3, 4], [1.0]), "2 entries needs"),
+    (_crafted([3], [1.0, 2.0]), "1 entries needs"),
+    (_crafted([21], [1.0]), "padding bit"),
+    (_crafted([1], [float("nan")]), "NaN or infinite value at index 1"),
+    (_crafted([1, 7], [1.0, float("-inf")]), "NaN or infinite value at index 7"),
+    (_crafted([1], [1.0], n=21), "21 elements"),
+    (_crafted([1], [1.0], code=1), "dtype code"),
+    (_crafted([1], [1.0], code=99), "dtype code"),
+    (_crafted([1], [1.0]) + b"\x00", "bytes"),
+    (_crafted([1], [1.0])[:HEADER.size + 2], "shorter than its 20-element bitmap"),
+    (MAGIC + b"\x00", "shorter than its header"),
+])
+def test_hostile_sparse_payloads_are_refused(blob: bytes, message: str) -> None:
+    with pytest.raises(InvalidPayload, match=message):
+        get_combiner("dense-sum").validate(blob, META)
+
+
+def test_nonnegative_sessions_check_sparse_values() -> None:
+    blob = encode_sparse(np.array([0.0, 0.0, -2.0, 0.0]))
+    with pytest.raises(InvalidPayload, match="negative value"):
+        get_combiner("dense-sum").validate(blob, {"shape": [4], "dtype": "float64", "nonnegative": True})
