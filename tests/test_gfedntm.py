@@ -252,3 +252,20 @@ def test_experiment_synthetic_settings_a_and_b_quick(tmp_path, capsys):
         assert 0 < row["tss_alone"] <= row["tss_perfect"] and 0 <= row["dss_collaborative"] <= 1
         assert row["runs"] == 1 and "tss_baseline_std" in row
     assert all((out / f"fig3_{x}_{m}.png").is_file() for x in "AB" for m in ("tss", "dss"))
+
+
+def test_experiment_synthetic_in_worker_processes_gives_the_same_numbers(tmp_path, capsys):
+    summaries = []
+    for jobs in ("1", "2"):
+        assert main(["experiment", "gfedntm-synthetic", "--quick", "--iterations", "2", "--runs", "2", "--docs", "30",
+                     "--jobs", jobs, "--out", str(tmp_path / jobs), "--format", "json"]) == 0
+        summaries.append(json.loads(capsys.readouterr().out))
+    assert summaries[0]["settings"]["train_docs"] == 30 and summaries[0]["settings"]["validation_docs"] == 3
+    assert summaries[0]["A"] == summaries[1]["A"] and summaries[0]["B"] == summaries[1]["B"]
+    assert all(r["runs"] == 2 and r["tss_alone_std"] >= 0 for r in summaries[0]["A"])
+
+
+def test_synthetic_scale_options_are_refused_elsewhere(capsys):
+    for name in ("gfedntm-real", "fednmf-tables", "iftm-privacy"):
+        assert main(["experiment", name, "--quick", "--jobs", "2"]) != 0
+        assert "for gfedntm-synthetic only" in capsys.readouterr().err

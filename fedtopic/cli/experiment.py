@@ -51,9 +51,16 @@ def experiment(
     model: Annotated[str, typer.Option(help="iftm-…: the topic model, lda or sentencelda (Algs. 1 and 2)")] = "lda",
     combine: Annotated[Optional[str], typer.Option(help="fednmf-tables: average earlier runs that split the k grid "
                                                       "(their --out folders, comma-separated) instead of training")] = None,
+    runs: Annotated[Optional[int], typer.Option(min=1, help="gfedntm-synthetic: draws per setting (the paper's 10)")] = None,
+    docs: Annotated[Optional[int], typer.Option(min=10, help="gfedntm-synthetic: training documents per node (the "
+                                                         "paper's 10,000; validation a tenth of it)")] = None,
+    jobs: Annotated[int, typer.Option(min=1, help="gfedntm-synthetic: worker processes, one torch thread each (same "
+                                                  "numbers for any count)")] = 1,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
     """Reproduce one of the papers' experiments and write summary.json and PNG plots."""
+    if name != "gfedntm-synthetic" and (runs is not None or docs is not None or jobs != 1):
+        raise ConfigError("--runs, --docs and --jobs are for gfedntm-synthetic only")
     if name.startswith("iftm-"):
         from fedtopic.cli.experiment_iftm import run_iftm_experiment
 
@@ -65,7 +72,7 @@ def experiment(
         from fedtopic.cli.experiment_gfedntm import run_gfedntm_experiment
 
         run_gfedntm_experiment(name, out=out, quick=quick, seed=seed, overwrite=overwrite, iterations=iterations,
-                               fmt=fmt, dataset=dataset)
+                               fmt=fmt, dataset=dataset, runs=runs, docs=docs, jobs=jobs)
         return
     if name.startswith("fednmf-"):
         from fedtopic.cli.experiment_fednmf import run_fednmf_experiment
@@ -95,7 +102,7 @@ def experiment(
         raise ConfigError(f"unknown experiment {name!r}; choose one of: {', '.join(EXPERIMENTS)}, timing, "
                           "sub-lda-efficiency, sub-lda-speedup, sub-lda-perplexity, sub-lda-convergence, sub-lda-adaptive, "
                           "iftm-scarcity, iftm-privacy, iftm-communication, iftm-classification, fednmf-tables, "
-                          "fednmf-communication, fednmf-heterogeneity, gfedntm-synthetic")
+                          "fednmf-communication, fednmf-heterogeneity, gfedntm-synthetic, gfedntm-real")
     settings = ExperimentSettings.quick() if quick else ExperimentSettings()
     overrides = {"seed": seed} | ({"iterations": iterations} if iterations else {}) | ({"parties": parties} if parties else {})
     if topics:

@@ -20,8 +20,9 @@ GFEDNTM_EXPERIMENTS = {
 
 
 def run_gfedntm_experiment(name: str, *, out: Path, quick: bool, seed: int, overwrite: bool,
-                           iterations: int | None, fmt: OutputFormat, dataset: str | None = None) -> None:
-    """Run one gFedNTM experiment and write its folder."""
+                           iterations: int | None, fmt: OutputFormat, dataset: str | None = None,
+                           runs: int | None = None, docs: int | None = None, jobs: int = 1) -> None:
+    """Run one gFedNTM experiment and write its folder (``runs``, ``docs``, ``jobs``: gfedntm-synthetic's scale)."""
     from fedtopic.eval.plots import plot_curves
     from fedtopic.experiments import gfedntm_paper as paper
 
@@ -32,11 +33,13 @@ def run_gfedntm_experiment(name: str, *, out: Path, quick: bool, seed: int, over
                   dataset=dataset)
         return
     settings = paper.SyntheticSettings.quick() if quick else paper.SyntheticSettings()
-    settings = replace(settings, seed=seed, **({"epochs": iterations} if iterations else {}))
+    scale = ({"epochs": iterations} if iterations else {}) | ({"runs": runs} if runs else {}) | (
+        {"train_docs": docs, "validation_docs": max(1, docs // 10)} if docs else {})
+    settings = replace(settings, seed=seed, **scale)
     run_dir = prepare_run_dir(out, overwrite=overwrite)
     started = time.perf_counter()
     with stderr_console.status(name) as status:
-        result = paper.settings_ab(settings, lambda msg: status.update(f"{name}: {msg}"))
+        result = paper.settings_ab(settings, lambda msg: status.update(f"{name}: {msg}"), jobs=jobs)
     summary = {"experiment": name, "paper": GFEDNTM_EXPERIMENTS[name], "settings": vars(settings),
                "wall_seconds": time.perf_counter() - started, **result}
     write_json(run_dir / "summary.json", summary)

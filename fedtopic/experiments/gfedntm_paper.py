@@ -11,7 +11,9 @@ Setting A varies K′ at η = 0.01, setting B varies η at K′ = 10.
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,19 +78,41 @@ def one_setting(s: SyntheticSettings, shared: int, eta: float, run: int) -> dict
             "tss_baseline": tss(data.phi, other.phi), "tss_perfect": float(s.topics)}
 
 
-def settings_ab(s: SyntheticSettings, say: Callable[[str], None]) -> dict[str, Any]:
-    """Setting A (K′ at η = 0.01) and setting B (η at K′ = shared_b), each over ``runs`` draws (mean, std)."""
-    out: dict[str, Any] = {"A": [], "B": []}
+def _single_thread() -> None:
+    """Worker initialiser: one torch thread per process, so ``jobs`` processes share the cores evenly."""
+    from fedtopic.neural.require import require_torch
+
+    require_torch("gFedNTM").set_num_threads(1)
+
+
+def settings_ab(s: SyntheticSettings, say: Callable[[str], None], jobs: int = 1) -> dict[str, Any]:
+    """Setting A (K′ at η = 0.01) and setting B (η at K′ = shared_b), each over ``runs`` draws (mean, std).
+
+    Every (setting, run) is seeded by itself alone, so ``jobs`` worker processes give the same numbers as one."""
     grids = [("A", [(k, 0.01) for k in s.shared_a]), ("B", [(s.shared_b, e) for e in s.etas_b])]
+    tasks = [(name, shared, eta, run) for name, grid in grids for shared, eta in grid for run in range(s.runs)]
+    draws: dict[tuple[str, int, float, int], dict[str, float]] = {}
+    if jobs <= 1:
+        for n, (name, shared, eta, run) in enumerate(tasks):
+            say(f"setting {name}: K′ = {shared}, η = {eta:g}, run {run + 1}/{s.runs} ({n + 1} of {len(tasks)})")
+            draws[(name, shared, eta, run)] = one_setting(s, shared, eta, run)
+    else:
+        say(f"{len(tasks)} trainings in {jobs} processes")
+        context = multiprocessing.get_context("spawn")  # torch in forked children is unsafe
+        with ProcessPoolExecutor(jobs, mp_context=context, initializer=_single_thread) as pool:
+            futures = {pool.submit(one_setting, s, shared, eta, run): (name, shared, eta, run)
+                       for name, shared, eta, run in tasks}
+            for n, future in enumerate(as_completed(futures)):
+                draws[futures[future]] = future.result()
+                name, shared, eta, run = futures[future]
+                say(f"{n + 1} of {len(tasks)} done (setting {name}: K′ = {shared}, η = {eta:g}, run {run + 1})")
+    out: dict[str, Any] = {"A": [], "B": []}
     for name, grid in grids:
         for shared, eta in grid:
-            draws = []
-            for run in range(s.runs):
-                say(f"setting {name}: K′ = {shared}, η = {eta:g}, run {run + 1}/{s.runs}")
-                draws.append(one_setting(s, shared, eta, run))
+            runs = [draws[(name, shared, eta, run)] for run in range(s.runs)]
             row: dict[str, Any] = {"shared": shared, "eta": eta, "runs": s.runs}
-            for key in draws[0]:
-                values = [d[key] for d in draws]
+            for key in runs[0]:
+                values = [d[key] for d in runs]
                 row[key], row[f"{key}_std"] = float(np.mean(values)), float(np.std(values))
             out[name].append(row)
     return out
