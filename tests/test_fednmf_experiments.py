@@ -11,7 +11,7 @@ from fedtopic.cli.main import main
 
 pytest.importorskip("torch")
 
-from fedtopic.experiments.fednmf_paper import combine_tables  # noqa: E402
+from fedtopic.experiments.fednmf_paper import combine_tables, figure4_series  # noqa: E402
 
 
 def _summary(k: int, f1: float, *, dataset: str = "sms-spam", seed: int = 0) -> dict:
@@ -86,6 +86,9 @@ def test_heterogeneity_quick_covers_the_alpha_and_client_grid(tmp_path, capsys):
     assert grid == {(0.1, 10), (1.0, 10), (1.0, 1)}
     assert {r["method"] for r in s["rows"]} == {"FedAvg", "FedAvg+MI", "FedAdam", "FedAdam+MI"}
     assert (out / "fig4_f1_vs_alpha.png").stat().st_size > 0 and (out / "fig4_f1_vs_clients.png").stat().st_size > 0
+    by_clients = figure4_series(s, "clients")  # the K sweep at α = 1, not at the α sweep's first α
+    assert by_clients["FedAvg"][0] == [1, 10]
+    assert figure4_series(s, "alpha")["FedAdam"][0] == [0.1, 1.0]
 
 
 def test_combine_is_refused_for_other_experiments(tmp_path, capsys):

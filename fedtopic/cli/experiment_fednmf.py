@@ -111,16 +111,11 @@ def _plots(name: str, r: dict, out: Path) -> list[Path]:
         series = {m: ([p["round"] for p in pts], [p["macro_f1"] for p in pts]) for m, pts in r["curves"].items()}
         return [plot_curves(out / "fig3_f1_vs_rounds.png", series, xlabel="communication rounds",
                             ylabel="macro-F1", title=f"Fig. 3: F1 against rounds ({r['dataset']}, k = {r['topics']})")]
+    from fedtopic.experiments.fednmf_paper import figure4_series
+
     paths = []
     for key, label in (("alpha", "Dirichlet α"), ("clients", "clients K")):
-        fixed = "clients" if key == "alpha" else "alpha"
-        base = r["rows"][0][fixed]
-        series = {}
-        for row in r["rows"]:
-            if row[fixed] == base:
-                xs, ys = series.setdefault(row["method"], ([], []))
-                xs.append(row[key])
-                ys.append(row["macro_f1"])
+        series = figure4_series(r, key)
         paths.append(plot_curves(out / f"fig4_f1_vs_{key}.png", series, xlabel=label, ylabel="macro-F1",
                                  title=f"Fig. 4: F1 against {label} ({r['dataset']}, k = {r['topics']})"))
     return paths

@@ -227,4 +227,19 @@ def heterogeneity(dataset: str, s: TableSettings, k: int, alphas: tuple[float, .
             out = _scores(*train_in_process(data, _fed_spec(s, k, s.rounds, rule, mi)), train, s.seed)
             rows.append({"method": name, "alpha": alpha, "clients": n, "macro_f1": out["macro_f1"],
                          "accuracy": out["accuracy"], "we_coherence": out["we_coherence"]})
-    return {"dataset": dataset, "topics": k, "rows": rows}
+    return {"dataset": dataset, "topics": k, "rows": rows, "alpha_sweep_clients": s.clients,
+            "clients_sweep_alpha": s.dirichlet_alpha}
+
+
+def figure4_series(result: dict[str, Any], key: str) -> dict[str, tuple[list[float], list[float]]]:
+    """{method: (x, macro-F1)} of one Fig. 4 panel: ``key`` "alpha" (at K = the α sweep's clients) or "clients"
+    (at α = the K sweep's α), x ascending."""
+    fixed, at = (("clients", result["alpha_sweep_clients"]) if key == "alpha"
+                 else ("alpha", result["clients_sweep_alpha"]))
+    series: dict[str, tuple[list[float], list[float]]] = {}
+    for row in sorted(result["rows"], key=lambda r: r[key]):
+        if row[fixed] == at:
+            xs, ys = series.setdefault(row["method"], ([], []))
+            xs.append(row[key])
+            ys.append(row["macro_f1"])
+    return series
