@@ -73,10 +73,11 @@ def test_gfedntm_real_quick_form_writes_the_amwmd_matrix(tmp_path, capsys):
     pytest.importorskip("torch")
     from fedtopic.cli.main import main
 
-    assert main(["experiment", "gfedntm-real", "--quick", "--out", str(tmp_path / "r"), "--format", "json"]) == 0
+    assert main(["experiment", "gfedntm-real", "--quick", "--max-vocabulary", "400", "--out", str(tmp_path / "r"),
+                 "--format", "json"]) == 0
     s = json.loads(capsys.readouterr().out)
     matrix = s["amwmd"]
-    assert s["vocabulary"] == 500  # the consensus cut (quick form; 2,000 as contextualized-topic-models)
+    assert s["vocabulary"] == 400  # the consensus cut (quick form 500, default 2,000 as contextualized-topic-models)
     assert list(matrix) == [f"node {i}" for i in range(1, 6)]
     assert all(set(row) == {*matrix, "federated K=4", "federated K=8"} for row in matrix.values())
     assert all(matrix[n][n] == 0.0 and all(v >= 0 for v in matrix[n].values()) for n in matrix)

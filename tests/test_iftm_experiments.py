@@ -68,3 +68,26 @@ def test_an_unknown_model_is_one_line(tmp_path, capsys):
     assert main(["experiment", "iftm-scarcity", "--quick", "--model", "plsa", "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err.strip()
     assert "lda or sentencelda" in err and "\n" not in err
+
+
+def test_cut_vocabulary_keeps_the_most_widespread_training_words(data):
+    train, test = data
+    small, small_test = paper.cut_vocabulary(train, test, 10)
+    df = np.array([len({d for d in range(train.n_docs) if w in set(train.words[train.doc_ptr[d]:train.doc_ptr[d + 1]])})
+                   for w in range(train.n_words)])
+    assert small.n_words == small_test.n_words == 10 and small.vocab == small_test.vocab
+    assert min(df[train.vocab.index(w)] for w in small.vocab) >= np.sort(df)[-10]
+    assert small.n_docs == train.n_docs and small.n_tokens < train.n_tokens
+
+
+def test_max_vocabulary_cuts_the_quick_corpus_and_is_refused_elsewhere(tmp_path, capsys):
+    import json
+
+    from fedtopic.cli.main import main
+
+    assert main(["experiment", "iftm-scarcity", "--quick", "--max-vocabulary", "120", "--out", str(tmp_path / "r"),
+                 "--format", "json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["corpus"]["vocabulary"] == 120 and s["corpus"]["max_vocabulary"] == 120
+    assert main(["experiment", "fednmf-tables", "--quick", "--max-vocabulary", "50", "--out", str(tmp_path / "x")]) == 2
+    assert "--max-vocabulary is for the iftm-" in capsys.readouterr().err

@@ -51,6 +51,9 @@ def experiment(
     model: Annotated[str, typer.Option(help="iftm-…: the topic model, lda or sentencelda (Algs. 1 and 2)")] = "lda",
     combine: Annotated[Optional[str], typer.Option(help="fednmf-tables: average earlier runs that split the k grid "
                                                       "(their --out folders, comma-separated) instead of training")] = None,
+    max_vocabulary: Annotated[Optional[int], typer.Option(min=2, help="iftm-…, gfedntm-real: keep the N words of "
+                                                          "highest document frequency (iFTM's privatisation costs "
+                                                          "O(V) per token; gfedntm-real keeps 2,000 by default)")] = None,
     runs: Annotated[Optional[int], typer.Option(min=1, help="gfedntm-synthetic: draws per setting (the paper's 10)")] = None,
     docs: Annotated[Optional[int], typer.Option(min=10, help="gfedntm-synthetic: training documents per node (the "
                                                          "paper's 10,000; validation a tenth of it)")] = None,
@@ -61,18 +64,21 @@ def experiment(
     """Reproduce one of the papers' experiments and write summary.json and PNG plots."""
     if name != "gfedntm-synthetic" and (runs is not None or docs is not None or jobs != 1):
         raise ConfigError("--runs, --docs and --jobs are for gfedntm-synthetic only")
+    if max_vocabulary is not None and not (name.startswith("iftm-") or name == "gfedntm-real"):
+        raise ConfigError("--max-vocabulary is for the iftm-… experiments and gfedntm-real only")
     if name.startswith("iftm-"):
         from fedtopic.cli.experiment_iftm import run_iftm_experiment
 
         run_iftm_experiment(name, dataset=dataset, out=out, quick=quick, seed=seed, overwrite=overwrite,
                             topics=_topics(topics) if topics else None, iterations=iterations, fmt=fmt,
-                            debias=debias, model=model)
+                            debias=debias, model=model, max_vocabulary=max_vocabulary)
         return
     if name.startswith("gfedntm-"):
         from fedtopic.cli.experiment_gfedntm import run_gfedntm_experiment
 
         run_gfedntm_experiment(name, out=out, quick=quick, seed=seed, overwrite=overwrite, iterations=iterations,
-                               fmt=fmt, dataset=dataset, runs=runs, docs=docs, jobs=jobs)
+                               fmt=fmt, dataset=dataset, runs=runs, docs=docs, jobs=jobs,
+                               max_vocabulary=max_vocabulary)
         return
     if name.startswith("fednmf-"):
         from fedtopic.cli.experiment_fednmf import run_fednmf_experiment

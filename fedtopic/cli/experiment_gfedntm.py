@@ -21,8 +21,10 @@ GFEDNTM_EXPERIMENTS = {
 
 def run_gfedntm_experiment(name: str, *, out: Path, quick: bool, seed: int, overwrite: bool,
                            iterations: int | None, fmt: OutputFormat, dataset: str | None = None,
-                           runs: int | None = None, docs: int | None = None, jobs: int = 1) -> None:
-    """Run one gFedNTM experiment and write its folder (``runs``, ``docs``, ``jobs``: gfedntm-synthetic's scale)."""
+                           runs: int | None = None, docs: int | None = None, jobs: int = 1,
+                           max_vocabulary: int | None = None) -> None:
+    """Run one gFedNTM experiment and write its folder (``runs``, ``docs``, ``jobs``: gfedntm-synthetic's scale;
+    ``max_vocabulary``: gfedntm-real's consensus vocabulary)."""
     from fedtopic.eval.plots import plot_curves
     from fedtopic.experiments import gfedntm_paper as paper
 
@@ -30,7 +32,7 @@ def run_gfedntm_experiment(name: str, *, out: Path, quick: bool, seed: int, over
         raise ConfigError(f"unknown experiment {name!r}; the gFedNTM ones are: {', '.join(GFEDNTM_EXPERIMENTS)}")
     if name == "gfedntm-real":
         _run_real(name, out=out, quick=quick, seed=seed, overwrite=overwrite, iterations=iterations, fmt=fmt,
-                  dataset=dataset)
+                  dataset=dataset, vocabulary=max_vocabulary)
         return
     settings = paper.SyntheticSettings.quick() if quick else paper.SyntheticSettings()
     scale = ({"epochs": iterations} if iterations else {}) | ({"runs": runs} if runs else {}) | (
@@ -60,14 +62,15 @@ def run_gfedntm_experiment(name: str, *, out: Path, quick: bool, seed: int, over
 
 
 def _run_real(name: str, *, out: Path, quick: bool, seed: int, overwrite: bool, iterations: int | None,
-              fmt: OutputFormat, dataset: str | None) -> None:
+              fmt: OutputFormat, dataset: str | None, vocabulary: int | None) -> None:
     from fedtopic.corpus.datasets import load_dataset
     from fedtopic.eval.plots import plot_grouped_bars
     from fedtopic.experiments import gfedntm_paper as paper
 
     settings = paper.RealSettings.quick() if quick else paper.RealSettings()
     settings = replace(settings, seed=seed, **({"epochs": iterations} if iterations else {}),
-                       **({"dataset": dataset} if dataset else {}))
+                       **({"dataset": dataset} if dataset else {}),
+                       **({"vocabulary": vocabulary} if vocabulary else {}))
     run_dir = prepare_run_dir(out, overwrite=overwrite)
     data = load_dataset(settings.dataset, progress=fmt is OutputFormat.text)
     started = time.perf_counter()

@@ -25,8 +25,9 @@ QUICK_DOCS, QUICK_WORDS = 400, 300  # --quick: a smoke run's corpus (paper.shrin
 
 def run_iftm_experiment(name: str, *, dataset: str | None, out: Path, quick: bool, seed: int, overwrite: bool,
                         topics: tuple[int, ...] | None, iterations: int | None, fmt: OutputFormat,
-                        debias: bool = False, model: str = "lda") -> None:
-    """Run one iFTM experiment and write its run folder."""
+                        debias: bool = False, model: str = "lda", max_vocabulary: int | None = None) -> None:
+    """Run one iFTM experiment and write its run folder (``max_vocabulary``: keep that many words, those of
+    highest document frequency in the training corpus, a stated departure from the paper's full vocabulary)."""
     from fedtopic.corpus.datasets import load_dataset
 
     if name not in IFTM_EXPERIMENTS:
@@ -45,13 +46,16 @@ def run_iftm_experiment(name: str, *, dataset: str | None, out: Path, quick: boo
     train, test = data.train, data.test
     if quick:
         train, test = paper.shrink(train, test, docs=QUICK_DOCS, words=QUICK_WORDS, seed=seed)
+    if max_vocabulary is not None and max_vocabulary < train.n_words:
+        train, test = paper.cut_vocabulary(train, test, max_vocabulary)
     started = time.perf_counter()
     fn = {"iftm-scarcity": paper.scarcity, "iftm-privacy": paper.privacy, "iftm-communication": paper.communication,
           "iftm-classification": paper.classification}[name]
     with stderr_console.status(name) as status:
         result = fn(train, test, settings, lambda msg: status.update(f"{name}: {msg}"))
     summary = {"experiment": name, "algorithm": paper.algorithm_of(settings), "dataset": dataset,
-               "corpus": {"train_documents": train.n_docs, "test_documents": test.n_docs, "vocabulary": train.n_words},
+               "corpus": {"train_documents": train.n_docs, "test_documents": test.n_docs, "vocabulary": train.n_words,
+                          "max_vocabulary": max_vocabulary},
                "paper": IFTM_EXPERIMENTS[name], "datasets_note": DATA_NOTE,
                "settings": vars(settings), "wall_seconds": time.perf_counter() - started, **result}
     write_json(run_dir / "summary.json", summary)
