@@ -41,8 +41,10 @@ def test_scarcity_privacy_communication_classification(data):
     p = paper.privacy(train, test, SETTINGS, say)
     assert [(r["epsilon"], r["tau"]) for r in p["rows"]] == [(8.0, 0.2), (11.0, 0.2)]
     c = paper.communication(train, test, SETTINGS, say)
-    assert set(c["curves"]) == {"iftm 3 parties", "iftm 4 parties", "csfed-lda 3 parties"}
-    assert [r for r, _ in c["curves"]["iftm 3 parties"]] == [1, 2]
+    assert set(c["curves"]) == {"iftm 3 parties, ε = 8", "iftm 3 parties, ε = 11", "iftm 4 parties, ε = 11",
+                                "csfed-lda 3 parties"}
+    assert [r for r, _ in c["curves"]["iftm 3 parties, ε = 8"]] == [1, 2]
+    assert [r for r, _ in c["curves"]["csfed-lda 3 parties"]] == [1, 2, 3, 6, 12, 18]  # out to 3× iFTM's 6 sweeps
     t = paper.classification(train, test, SETTINGS, say)
     assert len(t["rows"]) == 3 and {"words only", "+ θ alone", "+ θ iFTM"} <= set(t["rows"][2])
 

@@ -85,7 +85,7 @@ def _plots(name: str, r: dict, out: Path, model: str) -> list[Path]:
     if name == "iftm-communication":
         curves = {k: ([x for x, _ in v], [y for _, y in v]) for k, v in r["curves"].items()}
         return [plot_curves(out / "fig7_communication.png", curves, xlabel="communication rounds", ylabel=ylabel,
-                            title=f"Fig. 7 ({model}): likelihood against communication")]
+                            title=f"Fig. 7 ({model}): likelihood against communication", logx=True)]
     if "rows" not in r:
         return []
     groups = [row["party"] for row in r["rows"]]

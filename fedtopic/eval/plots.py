@@ -19,6 +19,7 @@ def plot_curves(
     ylabel: str,
     title: str,
     logy: bool = False,
+    logx: bool = False,
 ) -> Path:
     """Draw one line per named (xs, ys) series and save it as a PNG at ``path``."""
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
@@ -29,6 +30,8 @@ def plot_curves(
     ax.set_title(title)
     if logy:
         ax.set_yscale("log")
+    if logx:
+        ax.set_xscale("log")
     ax.grid(True, alpha=0.3)
     if len(series) > 1:
         ax.legend()
