@@ -46,7 +46,12 @@ def test_scarcity_privacy_communication_classification(data):
     assert [r for r, _ in c["curves"]["iftm 3 parties, ε = 8"]] == [1, 2]
     assert [r for r, _ in c["curves"]["csfed-lda 3 parties"]] == [1, 2, 3, 6, 12, 18]  # out to 3× iFTM's 6 sweeps
     t = paper.classification(train, test, SETTINGS, say)
-    assert len(t["rows"]) == 3 and {"words only", "+ θ alone", "+ θ iFTM"} <= set(t["rows"][2])
+    assert [r["features"] for r in t["rows"]] == ["words only", "+ θ p1 alone", "+ θ p2 alone", "+ θ p3 alone", "+ θ iFTM"]
+    assert t["classifier_documents"] == {"train": 200, "test": 40}  # fixed: the whole tiny corpus, every label
+    smallest_party = paper.ratio_label_split(train, paper.RATIOS_3, SETTINGS.seed)[0]
+    assert t["labels"] == len(set(train.labels.tolist())) > len(set(smallest_party.labels.tolist()))
+    assert all(0.0 <= r["precision"] <= 1.0 and 0.0 <= r["macro_f1"] <= 1.0 for r in t["rows"])
+    assert t["rows"][0]["topics"] == 0 and t["rows"][-1]["topics"] >= 1
 
 
 @pytest.mark.parametrize("model", ["lda", "sentencelda"])
