@@ -98,3 +98,10 @@ def test_max_vocabulary_cuts_the_quick_corpus_and_is_refused_elsewhere(tmp_path,
     assert s["corpus"]["vocabulary"] == 120 and s["corpus"]["max_vocabulary"] == 120
     assert main(["experiment", "fednmf-tables", "--quick", "--max-vocabulary", "50", "--out", str(tmp_path / "x")]) == 2
     assert "--max-vocabulary is for the iftm-" in capsys.readouterr().err
+
+
+def test_classification_skips_a_corpus_with_one_label(data):
+    train, test = data
+    one = Corpus(words=train.words, doc_ptr=train.doc_ptr, vocab=train.vocab,
+                 labels=np.zeros(train.n_docs, dtype=np.int32), label_names=("a",))
+    assert "single label" in paper.classification(one, test, SETTINGS, lambda _: None)["skipped"]

@@ -215,6 +215,8 @@ def classification(train: Corpus, test: Corpus, s: IFTMSettings, status: Status)
 
     if train.labels is None or test.labels is None:
         return {"skipped": "the dataset has no labels"}
+    if len(set(train.labels.tolist())) < 2:
+        return {"skipped": "the training documents hold a single label: there is nothing to classify"}
     parts, spec = ratio_label_split(train, RATIOS_3, s.seed), _spec(s)
     status("iFTM (3 parties)")
     model, _ = federate(parts, spec, algorithm=algorithm_of(s))
