@@ -215,16 +215,16 @@ def classification(train: Corpus, test: Corpus, s: IFTMSettings, status: Status)
 
     if train.labels is None or test.labels is None:
         return {"skipped": "the dataset has no labels"}
-    if len(set(train.labels.tolist())) < 2:
-        return {"skipped": "the training documents hold a single label: there is nothing to classify"}
+    rng = np.random.default_rng(s.seed)
+    fit = train.subset(np.sort(rng.choice(train.n_docs, min(CLASSIFIER_DOCS, train.n_docs), replace=False)))
+    held = test.subset(np.sort(rng.choice(test.n_docs, min(CLASSIFIER_TEST_DOCS, test.n_docs), replace=False)))
+    if len(set(fit.labels.tolist())) < 2:  # type: ignore[union-attr]
+        return {"skipped": "the classifier's training documents hold a single label: there is nothing to classify"}
     parts, spec = ratio_label_split(train, RATIOS_3, s.seed), _spec(s)
     status("iFTM (3 parties)")
     model, _ = federate(parts, spec, algorithm=algorithm_of(s))
     status("each party alone")
     solos = alone(parts, spec, algorithm=algorithm_of(s))
-    rng = np.random.default_rng(s.seed)
-    fit = train.subset(np.sort(rng.choice(train.n_docs, min(CLASSIFIER_DOCS, train.n_docs), replace=False)))
-    held = test.subset(np.sort(rng.choice(test.n_docs, min(CLASSIFIER_TEST_DOCS, test.n_docs), replace=False)))
 
     def bow(c: Corpus) -> np.ndarray:
         """float64[D, V]: each document's word counts over its length."""
