@@ -119,3 +119,12 @@ def test_split_train_test():
         split_train_test(corpus, 1.0)
     with pytest.raises(CorpusError, match="cannot split 1 document"):
         split_train_test(_corpus(1, 2), 0.5)
+
+
+def test_sample_documents_is_seeded_ordered_and_whole_when_small():
+    c = Corpus(words=np.arange(20, dtype=np.int32) % 5, doc_ptr=np.arange(0, 21, 2, dtype=np.int64),
+               vocab=tuple("abcde"), labels=np.arange(10, dtype=np.int32))
+    a, b = c.sample_documents(4, seed=3), c.sample_documents(4, seed=3)
+    assert a.n_docs == 4 and np.array_equal(a.labels, b.labels)
+    assert np.all(np.diff(a.labels) > 0)  # corpus order, no repeats
+    assert c.sample_documents(10, seed=3) is c and c.sample_documents(50, seed=0) is c

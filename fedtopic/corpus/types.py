@@ -102,6 +102,13 @@ class Corpus:
         """int32[N] document index of every token."""
         return np.repeat(np.arange(self.n_docs, dtype=np.int32), self.doc_lengths())
 
+    def sample_documents(self, n: int, seed: int) -> "Corpus":
+        """At most ``n`` documents drawn without replacement with ``seed``, in corpus order (the corpus itself
+        when it has no more): the held-out slice experiments score on."""
+        if self.n_docs <= n:
+            return self
+        return self.subset(np.sort(np.random.default_rng(seed).choice(self.n_docs, n, replace=False)))
+
     def subset(self, docs: np.ndarray) -> "Corpus":
         """The corpus restricted to the given document indices (same vocabulary)."""
         docs = np.asarray(docs, dtype=np.int64)

@@ -6,8 +6,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from fedtopic.corpus.types import Corpus
 
 Progress = Callable[[str], None]
@@ -53,9 +51,6 @@ class Point:
 
 def held_out_subset(test: Corpus, settings: ExperimentSettings) -> Corpus:
     """At most ``settings.test_docs`` held-out documents, drawn with the experiment's seed."""
-    if test.n_docs <= settings.test_docs:
-        return test
-    rng = np.random.default_rng(settings.seed)
-    return test.subset(np.sort(rng.choice(test.n_docs, settings.test_docs, replace=False)))
+    return test.sample_documents(settings.test_docs, settings.seed)
 
 

@@ -100,12 +100,6 @@ def algorithm_of(s: IFTMSettings) -> str:
     return f"iftm-{s.model}"
 
 
-def _eval(test: Corpus, s: IFTMSettings) -> Corpus:
-    if test.n_docs <= s.eval_docs:
-        return test
-    return test.subset(np.sort(np.random.default_rng(s.seed).choice(test.n_docs, s.eval_docs, replace=False)))
-
-
 def loglik(phi: np.ndarray, test: Corpus, seed: int) -> float:
     """Held-out completion log-likelihood per scored token under Φ (α = 50/K)."""
     return -math.log(completion_perplexity(phi, test, 50.0 / phi.shape[0], iterations=30, seed=seed))
@@ -143,7 +137,7 @@ def alone(parts: Sequence[Corpus], spec, *, algorithm: str = "iftm-lda") -> list
 def scarcity(train: Corpus, test: Corpus, s: IFTMSettings, status: Status) -> dict:
     """Fig. 5: held-out log-likelihood of iFTM's global model against each party trained alone (3 parties,
     sizes in the paper's ratio, non-IID by label)."""
-    parts, spec, ev = ratio_label_split(train, RATIOS_3, s.seed), _spec(s), _eval(test, s)
+    parts, spec, ev = ratio_label_split(train, RATIOS_3, s.seed), _spec(s), test.sample_documents(s.eval_docs, s.seed)
     status("iFTM (3 parties)")
     model, _ = federate(parts, spec, algorithm=algorithm_of(s))
     status("each party alone")
@@ -155,7 +149,7 @@ def scarcity(train: Corpus, test: Corpus, s: IFTMSettings, status: Status) -> di
 
 def privacy(train: Corpus, test: Corpus, s: IFTMSettings, status: Status) -> dict:
     """Fig. 6: iFTM's held-out log-likelihood for every ε × τ."""
-    parts, ev = ratio_label_split(train, RATIOS_3, s.seed), _eval(test, s)
+    parts, ev = ratio_label_split(train, RATIOS_3, s.seed), test.sample_documents(s.eval_docs, s.seed)
     rows = []
     for eps in s.epsilons:
         for tau in s.taus:
@@ -174,7 +168,7 @@ def communication(train: Corpus, test: Corpus, s: IFTMSettings, status: Status) 
     SentenceLDA here) run out to 3× iFTM's sweep budget, since the paper's baseline needs "more than 300 rounds"."""
     from fedtopic.simulation.lockstep import run_lockstep_simulation
 
-    ev = _eval(test, s)
+    ev = test.sample_documents(s.eval_docs, s.seed)
     out: dict = {}
     runs = [("3 parties", RATIOS_3, eps) for eps in sorted({*s.epsilons, s.epsilon})]
     runs.append(("4 parties", RATIOS_4, s.epsilon))

@@ -89,12 +89,6 @@ def _model(k: int, rate: float, s: SubLDASettings, *, adaptive: tuple[float, flo
     return DPGibbsLDA(k, alpha=50.0 / k, beta=s.beta, rate=rate, sigma=s.sigma, adaptive=adaptive, seed=s.seed)
 
 
-def _eval_subset(test: Corpus, s: SubLDASettings) -> Corpus:
-    if test.n_docs <= s.eval_docs:
-        return test
-    rng = np.random.default_rng(s.seed)
-    return test.subset(np.sort(rng.choice(test.n_docs, s.eval_docs, replace=False)))
-
 
 def efficiency(s: SubLDASettings, status: Status) -> dict:
     """Fig. 1: I(γ) = γ·e^{(α−1)ε_sub(α)} (Eq. 6) for several α and σ, and γ₀ of Lemma 4.1."""
@@ -151,7 +145,7 @@ def _train_curve(train: Corpus, test: Corpus, curve_test: Corpus, k: int, rate: 
 def perplexity(train: Corpus, test: Corpus, s: SubLDASettings, status: Status) -> dict:
     """Fig. 3: perplexity ratio |per_sub − per_hdp| / per_hdp (Eq. 8) after ITER sweeps, per γ and K; Fig. 4:
     held-out perplexity per iteration at the largest K for every γ."""
-    curve_test = _eval_subset(test, s)
+    curve_test = test.sample_documents(s.eval_docs, s.seed)
     rows, curves = [], {}
     for k in s.topics:
         results = {}
@@ -201,7 +195,7 @@ def adaptive(train: Corpus, test: Corpus, s: SubLDASettings, status: Status) -> 
     several η = 1/(vq), next to uniform subsampling at the same γ; Lemma 5.1's (ε, δ) per η."""
     from fedtopic.privacy.efficiency import adaptive_subsampling_dp
 
-    curve_test = _eval_subset(test, s)
+    curve_test = test.sample_documents(s.eval_docs, s.seed)
     k, rate = s.adaptive_topics, s.adaptive_rate
     status(f"uniform γ={rate:g}")
     base, _, base_seconds = _train_curve(train, test, curve_test, k, rate, s)

@@ -18,7 +18,6 @@ from fedtopic.algorithms.base import Mode, TrainSpec
 from fedtopic.algorithms.lda_family import merge_corpora
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.training_data import TrainingData
-from fedtopic.corpus.types import Corpus
 from fedtopic.eval.perplexity import completion_perplexity
 from fedtopic.eval.plots import plot_curves
 from fedtopic.eval.report import evaluate_model
@@ -35,13 +34,6 @@ ProgressFn = Callable[[int, int, dict[str, float]], None]
 
 CURVE_TEST_DOCS = 500
 """The per-iteration perplexity curve folds in at most this many test documents (the final figure uses all)."""
-
-
-def _curve_corpus(test: Corpus, seed: int) -> Corpus:
-    if test.n_docs <= CURVE_TEST_DOCS:
-        return test
-    rng = np.random.default_rng(seed)
-    return test.subset(np.sort(rng.choice(test.n_docs, CURVE_TEST_DOCS, replace=False)))
 
 
 def run_baseline(
@@ -64,7 +56,7 @@ def run_baseline(
     if algo.family != "lda":  # NMF and neural models: no comparable likelihood, their own evaluation
         return _run_other_family(data, algorithm, spec, out, progress)
     alpha = algo.evaluation_alpha(spec)
-    curve_test = _curve_corpus(data.test, spec.seed)
+    curve_test = data.test.sample_documents(CURVE_TEST_DOCS, spec.seed)
     curve: dict[int, list[tuple[int, float]]] = {}
     loglik: dict[int, list[tuple[int, float]]] = {}
 
