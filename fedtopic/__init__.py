@@ -6,7 +6,9 @@
 
 from typing import Any
 
-__version__ = "0.1.0"
+from fedtopic.version import __version__
+
+__all__ = ["__version__", "train", "simulate", "load", "TopicModel", "SimulationRun"]
 
 _API = ("train", "simulate", "load", "TopicModel", "SimulationRun")
 

@@ -154,7 +154,10 @@ def test_a_zlib_bomb_is_refused(world):
 
 def test_tampered_replayed_and_foreign_requests_are_4xx(world):
     proc, keys, _ = world
-    path = "/v1/sessions/bounded"
+    for session in ("tampered", "elsewhere"):  # its own sessions: no test relies on another's
+        with AggregatorClient(proc.url, keys["p1"], session) as c:
+            c.open_session(["p1", "p2"], combiner="none", meta={"shape": [4, 3]})
+    path = "/v1/sessions/tampered"
     headers = request_headers(keys["p1"], "GET", path)
     assert httpx.get(proc.url + path, headers=headers).status_code == 200
     replay = httpx.get(proc.url + path, headers=headers)
@@ -162,10 +165,10 @@ def test_tampered_replayed_and_foreign_requests_are_4xx(world):
     outsider = request_headers(keys["p3"], "GET", path)  # a member of the consortium, not of the session
     assert httpx.get(proc.url + path, headers=outsider).status_code == 403
     payload = encode_counts(np.ones((4, 3), dtype=np.int64))
-    upd = update_headers(keys["p2"], "bounded", 0, payload)
+    upd = update_headers(keys["p2"], "tampered", 0, payload)
     tampered = httpx.post(proc.url + path + "/rounds/0/updates", content=payload[:-1] + b"\x07", headers=upd)
     assert tampered.status_code == 401 and tampered.json()["code"] == "bad_signature"
-    moved = httpx.post(proc.url + "/v1/sessions/bomb/rounds/0/updates", content=payload, headers=upd)
+    moved = httpx.post(proc.url + "/v1/sessions/elsewhere/rounds/0/updates", content=payload, headers=upd)
     assert moved.status_code == 401  # signed for another session
     for bad_path in ("/v1/sessions/..%2F..%2Fetc", "/v1/sessions/a%00b", "/v1/sessions/" + "x" * 300):
         h = request_headers(keys["p1"], "GET", bad_path)

@@ -21,7 +21,7 @@ try:  # typer ≥ 0.25 carries its own copy of click; older releases use click i
 except ImportError:  # pragma: no cover - depends on the installed typer
     from click import exceptions as click_errors  # type: ignore[no-redef]
 
-from fedtopic import __version__
+from fedtopic.version import __version__
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("fedtopic.cli.demo:demo", "The main job: DAFed-LDA on an embedded chain beside centralized and stand-alone LDA."),

@@ -18,7 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from fedtopic import __version__
+from fedtopic.version import __version__
 from fedtopic.network.auth import NonceGuard
 from fedtopic.network.errors import Rejection
 from fedtopic.network.gate import AuthGate

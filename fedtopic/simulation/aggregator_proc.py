@@ -17,11 +17,10 @@ from pathlib import Path
 
 import httpx
 
-import fedtopic
 from fedtopic.errors import NetworkError
 from fedtopic.ledger.local_nodes import free_port
 
-_PACKAGE_ROOT = Path(fedtopic.__file__).resolve().parent.parent
+_PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding fedtopic/
 
 
 class AggregatorProcess:
