@@ -38,7 +38,7 @@ from fedtopic.neural.ntm_train import FederatedNode, NTMSettings  # noqa: E402
 from fedtopic.neural.prodlda import Shapes, batch_loss, draw_noise, init_params  # noqa: E402
 from fedtopic.neural.sync_local import train_in_process  # noqa: E402
 from fedtopic.neural.sync_opt import Adam  # noqa: E402
-from fedtopic.simulation.gfedntm_loopback import simulate_gfedntm  # noqa: E402
+from fedtopic.simulation.sync_run import simulate_sync  # noqa: E402
 
 BATCH = 64
 
@@ -104,7 +104,8 @@ def main() -> None:
                                                      {"batch": str(BATCH), "tolerance": "0"})
         for protection in ("none", "mask"):
             with tempfile.TemporaryDirectory() as tmp:
-                s = simulate_gfedntm(data, spec, Path(tmp) / "run", protection=protection, say=lambda _: None)
+                s = simulate_sync(data, "gfedntm-prodlda", spec, Path(tmp) / "run", protection=protection,
+                                  say=lambda _: None)
             record(f"federated, aggregator ({protection})", sum(s["epoch_seconds"]), s["steps"],
                    s["bytes_per_node_step"])  # the epoch's steps, not the sessions' opening
 

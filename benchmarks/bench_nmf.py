@@ -35,7 +35,7 @@ from fedtopic.algorithms.registry import get_algorithm  # noqa: E402
 from fedtopic.corpus.training_data import load_training_data  # noqa: E402
 from fedtopic.models.nnls import counts_matrix  # noqa: E402
 from fedtopic.neural.nmf_sgd import NMFClient, SGDSettings, reconstruction_loss  # noqa: E402
-from fedtopic.simulation.fednmf_loopback import simulate_fednmf  # noqa: E402
+from fedtopic.simulation.sync_run import simulate_sync  # noqa: E402
 
 
 def part1(k: int, epochs: int) -> dict:
@@ -116,7 +116,8 @@ def fed_run(k: int, rounds: int, protection: str, mi: float, epochs: int) -> tup
                 per_round.append(now - last[0])
                 last[0] = now
 
-        s = simulate_fednmf(data, spec, Path(tmp), protection=protection, say=lambda _: None, on_round=on_round)
+        s = simulate_sync(data, "fednmf", spec, Path(tmp), protection=protection, say=lambda _: None,
+                          on_round=on_round)
         with np.load(Path(tmp) / "model.npz") as npz:
             w = npz["factors"]
     return {"protection": protection, "mi_weight": mi, "rounds": rounds,

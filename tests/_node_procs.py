@@ -13,7 +13,8 @@ from pathlib import Path
 
 def node_process(config: Path, party: str, url: str, log: Path) -> subprocess.Popen:
     """One node (JSON summary on stdout, its log appended to ``log``)."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    path = [str(Path(__file__).resolve().parent.parent)] + [p for p in [os.environ.get("PYTHONPATH")] if p]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}  # a test's own PYTHONPATH (plugins) kept
     return subprocess.Popen([sys.executable, "-m", "fedtopic.cli.main", "node", "run", "--config", str(config),
                              "--party", party, "--url", url, "--format", "json"], stdout=subprocess.PIPE,
                             stderr=open(log, "a"), text=True, env=env)

@@ -16,8 +16,9 @@ from _csfed_setup import lockstep_phi, make_consortium, model_phi, run_parties
 from fedtopic.consortium.init import key_file_path
 from fedtopic.crypto.keys import load_party_keys
 from fedtopic.network.client import AggregatorClient
-from fedtopic.node.csfed_node import default_session, run_csfed_node
+from fedtopic.node.csfed_node import run_csfed_node
 from fedtopic.node.party_data import load_party_data
+from fedtopic.node.session_names import default_session
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
 pytestmark = pytest.mark.xdist_group("csfed-aggregator")

@@ -17,7 +17,7 @@ from fedtopic.corpus.types import Corpus  # noqa: E402
 from fedtopic.errors import ConfigError  # noqa: E402
 from fedtopic.models.nnls import counts_matrix  # noqa: E402
 from fedtopic.neural.ntm_train import FederatedNode, NTMSettings  # noqa: E402
-from fedtopic.simulation.gfedntm_loopback import simulate_gfedntm  # noqa: E402
+from fedtopic.simulation.sync_run import simulate_sync  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("csfed-aggregator")
 
@@ -52,8 +52,8 @@ def test_aggregator_run_equals_in_process_sync_opt_and_mask_is_within_fixed_poin
     # the gradient travels in the bitmap form (network.sparse) and the sums must still be the in-process ones
     data = split_corpus("small", small_corpus(v=300), n_parties=3, scheme="a", seed=0)
     spec = get_algorithm("gfedntm-prodlda").spec(3, 2, seed=1, options={"batch": "8", "tolerance": "0"})
-    plain = simulate_gfedntm(data, spec, tmp_path / "plain", say=lambda _: None)
-    masked = simulate_gfedntm(data, spec, tmp_path / "masked", protection="mask", say=lambda _: None)
+    plain = simulate_sync(data, "gfedntm-prodlda", spec, tmp_path / "plain", say=lambda _: None)
+    masked = simulate_sync(data, "gfedntm-prodlda", spec, tmp_path / "masked", protection="mask", say=lambda _: None)
     w = {name: np.load(tmp_path / name / "model.npz")["net_flat"] for name in ("plain", "masked")}
     assert np.array_equal(w["plain"], in_process(data, spec))  # the aggregator only sums, in node order
     assert np.abs(w["masked"] - w["plain"]).max() < 1e-5
@@ -134,6 +134,7 @@ def test_gfedntm_node_processes_under_mask_resume_after_kill(tmp_path):
     from _node_procs import run_node_processes
 
     from fedtopic.consortium.config import load_consortium, save_consortium
+    from fedtopic.runs.history import read_history
     from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
     results = {}
@@ -146,7 +147,7 @@ def test_gfedntm_node_processes_under_mask_resume_after_kill(tmp_path):
         logs = {p: tmp_path / f"{label}-{p}.log" for p in cfg.party_ids}
         with AggregatorProcess(config, tmp_path / f"{label}-agg", tmp_path / f"{label}-agg.log") as agg:
             outs = run_node_processes(config, cfg.party_ids, agg.url, logs, kill="p2" if kill else None,
-                                      after="p2: checkpoint at step 8")
+                                      after="p2: checkpoint during round 0")
         summaries = {p: json.loads(out) for p, out in outs.items()}
         assert all(s["epochs"] == 1 and s["protection"] == "mask" and s["steps"] > 8 for s in summaries.values())
         flats = [np.load(config.parent / "state" / p / "model" / "model.npz")["net_flat"] for p in cfg.party_ids]
@@ -154,8 +155,9 @@ def test_gfedntm_node_processes_under_mask_resume_after_kill(tmp_path):
         results[label] = flats[0]
         if kill:
             log = logs["p2"].read_text()
-            assert "p2: resumed at epoch 1, step 8" in log or "p2: resumed at epoch 1, step 16" in log, log[-2000:]
-            assert f"p2 epoch 1: {summaries['p2']['steps']} steps" in log, log[-2000:]  # the whole epoch's
+            assert "p2: resumed at round 0" in log, log[-2000:]
+            history = read_history(config.parent / "state" / "p2" / "history.jsonl")
+            assert history[-1]["resumed"] and history[-1]["extra"]["steps"] == summaries["p2"]["steps"]  # the epoch's
     assert np.array_equal(results["clean"], results["killed"])
 
 
@@ -164,7 +166,7 @@ def test_gfedntm_combinedtm_through_the_aggregator_and_its_deterministic_theta(t
     them, and θ of a document (which needs its embedding) is the same every time."""
     data = split_corpus("small", small_corpus(60), n_parties=2, scheme="a", seed=0)
     spec = get_algorithm("gfedntm-combinedtm").spec(3, 1, seed=1, options={"batch": "16", "tolerance": "0"})
-    s = simulate_gfedntm(data, spec, tmp_path / "run", algorithm="gfedntm-combinedtm", say=lambda _: None)
+    s = simulate_sync(data, "gfedntm-combinedtm", spec, tmp_path / "run", say=lambda _: None)
     assert s["algorithm"] == "gfedntm-combinedtm" and s["steps"] > 0
     from fedtopic.algorithms.model import TopicModel
 

@@ -32,6 +32,7 @@ from fedtopic.ledger.errors import (
 )
 from fedtopic.ledger.keys import channel_label
 from fedtopic.ledger.local_nodes import ANVIL_BINARY, start_anvil, start_chain_up
+from fedtopic.ledger.raw import heads_of
 from fedtopic.ledger.rpc import Signer, connect, contract_at
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -82,6 +83,7 @@ class Fig5:
         self.deployment = ensure_consortium(self.admin, self.specs, FIG5_CP)
         self.registry = self.deployment.registry
         self.channels = {p: ChainChannel(self.w3, self.registry, k, shape=SHAPE) for p, k in self.keys.items()}
+        self.base = 1
 
     def apply_cp(self, cp: dict[str, list[str]]) -> list[str]:
         return ensure_consortium(self.admin, self.specs, cp, self.registry).actions
@@ -94,8 +96,11 @@ def fig5(chain: Chain) -> Fig5:
 
 @pytest.fixture()
 def consortium(fig5: Fig5) -> Iterator[Fig5]:
-    """Fig. 5 with its CP as drawn, restored after each test."""
+    """Fig. 5 with its CP as drawn, restored after each test; ``base``: a round above every channel's head, so that
+    a test's publications never depend on which tests ran before it on the shared chain."""
     fig5.apply_cp(FIG5_CP)
+    heads = heads_of(fig5.w3, fig5.registry, [k.address for k in fig5.keys.values()])
+    fig5.base = 1 + max((h.round for h in heads if h.published), default=0)
     yield fig5
     fig5.apply_cp(FIG5_CP)
 
@@ -112,20 +117,19 @@ def test_deployment_is_idempotent(consortium: Fig5) -> None:
 
 
 def test_fig5_each_party_decrypts_exactly_the_channels_cp_grants(consortium: Fig5) -> None:
-    counts = _publish_all(consortium, 1)
+    counts = _publish_all(consortium, consortium.base)
     for p, ch in consortium.channels.items():
         got = {s.party: s for s in ch.read_latest()}
         assert set(got) == set(FIG5_CP[p]), p
         for q, snap in got.items():
-            assert snap.round == 1 and np.array_equal(snap.n_wk, counts[q])
+            assert snap.round == consortium.base and np.array_equal(snap.n_wk, counts[q])
         for q in set(PARTIES) - set(FIG5_CP[p]) - {p}:
             with pytest.raises(NotAReader):
                 ch.read_channel_bytes(consortium.keys[q].address)
 
 
 def test_non_member_with_full_chain_access_recovers_no_counts(consortium: Fig5) -> None:
-    round = 7
-    counts = _publish_all(consortium, round)
+    counts = _publish_all(consortium, consortium.base)
     w3 = consortium.w3
     seen = bytearray()
     lo = w3.eth.get_block("latest")["number"] - 40
@@ -157,41 +161,43 @@ def test_non_member_with_full_chain_access_recovers_no_counts(consortium: Fig5) 
 
 def test_non_owner_publish_reverts_and_suspended_owner_cannot_publish(consortium: Fig5) -> None:
     p1, p2 = consortium.channels["p1"], consortium.channels["p2"]
-    p2.publish(20, counts_for("p2", 20, SHAPE))
+    r = consortium.base
+    p2.publish(r, counts_for("p2", r, SHAPE))
     before = p1.readable_heads()
     for intruder in (Signer(consortium.w3, consortium.keys["p1"].eth_private_key), consortium.admin):
         with pytest.raises(TransactionRejected, match=r"NotOwner\(\)"):
-            intruder.transact(contract_at(consortium.w3, CHANNEL, p2.channel).functions.publish(21, 0, 1, 1, b"forged"))
+            intruder.transact(contract_at(consortium.w3, CHANNEL, p2.channel).functions.publish(r + 1, 0, 1, 1, b"forged"))
     assert p1.readable_heads() == before
     reg = contract_at(consortium.w3, REGISTRY, consortium.registry).functions
     consortium.admin.transact(reg.setSuspended(p2.address, True))
     try:
         with pytest.raises(TransactionRejected, match=r"OwnerSuspended\(\)"):
-            p2.publish(21, counts_for("p2", 21, SHAPE))
+            p2.publish(r + 1, counts_for("p2", r + 1, SHAPE))
     finally:
         consortium.admin.transact(reg.setSuspended(p2.address, False))
-    with pytest.raises(TransactionRejected, match=r"StaleRound\(20, 20\)"):
-        p2.publish(20, counts_for("p2", 20, SHAPE))
+    with pytest.raises(TransactionRejected, match=rf"StaleRound\({r}, {r}\)"):
+        p2.publish(r, counts_for("p2", r, SHAPE))
 
 
 def test_revoked_reader_cannot_decrypt_payloads_after_revocation(consortium: Fig5) -> None:
     p4, p5 = consortium.channels["p4"], consortium.channels["p5"]
-    p4.publish(30, counts_for("p4", 30, SHAPE))
+    r = consortium.base
+    p4.publish(r, counts_for("p4", r, SHAPE))
     assert [s.party for s in p5.read_latest()] == ["p4"]
     assert consortium.apply_cp({**FIG5_CP, "p4": []}) == ["revoked p5 read access to p4"]
-    p4.publish(31, counts_for("p4", 31, SHAPE))  # publishing rotates the key: p5 gets no copy of the new one
+    p4.publish(r + 1, counts_for("p4", r + 1, SHAPE))  # publishing rotates the key: p5 gets no copy of the new one
     assert p5.read_latest() == []
     with pytest.raises(NotAReader):
         p5.read_channel_bytes(p4.address)
     own = p4.read_latest_bytes(include_own=True)["p4"]
-    assert own.round == 31 and own.epoch >= 2
+    assert own.round == r + 1 and own.epoch >= 2
     # the contract itself refuses a payload sealed under the key p5 still holds
     stale = Signer(consortium.w3, consortium.keys["p4"].eth_private_key)
     with pytest.raises(TransactionRejected, match=r"StaleKeyEpoch"):
-        stale.transact(contract_at(consortium.w3, CHANNEL, p4.channel).functions.publish(32, 0, 1, own.epoch - 1, b"x"))
+        stale.transact(contract_at(consortium.w3, CHANNEL, p4.channel).functions.publish(r + 2, 0, 1, own.epoch - 1, b"x"))
     consortium.apply_cp(FIG5_CP)  # p5 back in CP: publishing under the current key is refused until p4 rotates
     with pytest.raises(TransactionRejected, match=r"KeyBehindCP"):
-        stale.transact(contract_at(consortium.w3, CHANNEL, p4.channel).functions.publish(32, 0, 1, own.epoch, b"x"))
+        stale.transact(contract_at(consortium.w3, CHANNEL, p4.channel).functions.publish(r + 2, 0, 1, own.epoch, b"x"))
 
 
 def _tampering(method: str, mutate) -> type[Web3Middleware]:  # noqa: ANN001 - a callable on the result list
@@ -216,7 +222,9 @@ def _flip_last_payload_byte(logs: list) -> list:
 def test_tampered_or_missing_payload_is_rejected(consortium: Fig5) -> None:
     c = consortium
     writer = ChainChannel(c.w3, c.registry, c.keys["p1"], shape=SHAPE, max_chunk=100)
-    assert writer.publish_bytes(40, encode_counts(counts_for("p1", 40, SHAPE))).n_chunks >= 3
+    r = c.base
+    # the counts of round 40 whatever the round: their chunks' sizes are what the byte flip below relies on
+    assert writer.publish_bytes(r, encode_counts(counts_for("p1", 40, SHAPE))).n_chunks >= 3
     for mutate, error in ((_flip_last_payload_byte, TamperedPayload), (lambda logs: logs[:-1], MissingChunk)):
         w3 = c.chain.web3()
         w3.middleware_onion.add(_tampering("eth_getLogs", mutate))

@@ -37,6 +37,9 @@ import numpy as np
 from fedtopic.errors import ConfigError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from fedtopic.algorithms.federated import ConsortiumRun, FederatedParty, PartyRun
     from fedtopic.algorithms.model import TopicModel
     from fedtopic.corpus.types import Corpus
 
@@ -232,8 +235,11 @@ class Algorithm(ABC):
     def check_data(self, parts: Sequence[Corpus]) -> None:
         """ConfigError if this algorithm cannot train on these corpora (checked before any work starts)."""
 
-    def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *, secret: bytes | None = None) -> Any:
-        """Federated modes: party ``index``'s local state and training (see the algorithm's party class).
+    def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
+              secret: bytes | None = None) -> FederatedParty | Any:
+        """Federated modes: party ``index``'s local state and training. Synchronous algorithms return a
+        ``FederatedParty`` (``algorithms.federated``), which the one party runtime drives; the asynchronous
+        LDA family returns its ``LDAParty``.
 
         ``secret``: bytes only this party knows (a node passes ``PartyKeys.noise_secret``); they key the randomness
         of its privacy mechanisms (DP releases, iFTM's privatisation), which must stay unpredictable to peers who
@@ -241,6 +247,16 @@ class Algorithm(ABC):
         Algorithms without such a mechanism ignore it.
         """
         raise ConfigError(f"{self.name} has no federated mode")
+
+    def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:
+        """Synchronous mode, ``fedtopic simulate``: evaluate the consortium's model and write the run folder
+        ``out`` (model, topics.json, summary.json with the stable keys); the summary."""
+        raise ConfigError(f"{self.name} has no synchronous mode")
+
+    def write_party(self, out: Path, run: PartyRun) -> dict[str, Any]:
+        """Synchronous mode, ``fedtopic node run``: evaluate the party's model on its own documents and write
+        ``out`` (its θ stays there); the summary."""
+        raise ConfigError(f"{self.name} has no synchronous mode")
 
     # aggregation (pure) ------------------------------------------------------------------------
     @staticmethod

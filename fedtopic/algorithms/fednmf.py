@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from fedtopic.algorithms.base import Algorithm, Mode, TrainSpec, UpdateSpec
+import numpy as np
+
+from fedtopic.algorithms.base import Algorithm, Fitted, Mode, TrainSpec, UpdateSpec
+from fedtopic.algorithms.federated import ConsortiumRun, PartyRun, history_totals
 from fedtopic.algorithms.nmf_options import FEDERATED_OPTIONS, SGD_OPTIONS
 from fedtopic.corpus.types import Corpus
+from fedtopic.errors import TrainingError
 
 
 class FedNMF(Algorithm):
@@ -23,7 +28,63 @@ class FedNMF(Algorithm):
 
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
               secret: bytes | None = None) -> Any:
-        """The client; its number of peers comes from the session's party list (``run_fednmf_party``)."""
+        """The client (``FedNMFParty``); its number of peers comes from the consortium (``channels``)."""
         from fedtopic.algorithms.fednmf_party import FedNMFParty
 
         return FedNMFParty(party_id, index, None, corpus, spec)
+
+    def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:
+        """The global W (every client must hold the same) and every client's H_i, scored as the paper does
+        (§IV-B, §IV-D)."""
+        from fedtopic.algorithms.nmf_model import nmf_topic_model
+        from fedtopic.algorithms.nmf_run import write_nmf_run
+
+        parties, data = run.parties, run.data
+        w = parties[0].w
+        disagree = max(float(np.max(np.abs(p.w - w))) for p in parties)
+        if disagree != 0.0:
+            raise TrainingError(f"clients ended with different global W (max difference {disagree:g})")
+        theta = np.vstack([p.topic_weights() for p in parties])
+        fitted = Fitted(nmf_topic_model(w, data.train.vocab, self.name, data.tokenizer), theta)
+        sent = [row["bytes_up"] for rows in run.histories for row in rows]
+        first = run.histories[0]
+        extra = {
+            "protection": run.protection, "rounds": len(first), "train_wall_seconds": run.wall_seconds,
+            "bytes_sent": int(sum(sent)), "bytes_per_client_round": int(np.median(sent)) if sent else 0,
+            "selected_per_round": [sum(bool(rows[r]["extra"]["selected"]) for rows in run.histories)
+                                   for r in range(len(first))],
+            "client_documents": [p.client.n_docs for p in parties],
+        }
+        return write_nmf_run(out, data, self.name, run.spec, fitted, wall_seconds=run.wall_seconds, extra=extra)
+
+    def write_party(self, out: Path, run: PartyRun) -> dict[str, Any]:
+        """The global model (model.npz with W, topics.json), this client's H_i (theta.npy, which never leaves
+        it) and the paper's scores on its own documents."""
+        from fedtopic.algorithms.nmf_model import nmf_topic_model
+        from fedtopic.eval.nmf_report import evaluate_nmf
+        from fedtopic.eval.topics import top_words
+        from fedtopic.runs.folder import (
+            TopicModelFile,
+            save_topic_model,
+            write_summary,
+            write_topics,
+        )
+
+        party, spec = run.party, run.spec
+        out.mkdir(parents=True, exist_ok=True)
+        model = nmf_topic_model(party.w, run.train.vocab, self.name, dict(run.tokenizer))
+        np.save(out / "theta.npy", party.topic_weights())
+        write_topics(out, top_words(model.phi, run.train.vocab, 10))
+        save_topic_model(out, TopicModelFile(phi=model.phi, alpha=0.0, beta=0.0, vocab=run.train.vocab,
+                                             tokenizer=dict(run.tokenizer), algorithm=self.name,
+                                             factors=model.factors))
+        scores = evaluate_nmf(model.phi, party.topic_weights(), run.train, seed=spec.seed)
+        totals = history_totals(run.history)
+        summary = {"algorithm": self.name, "dataset": run.dataset, "parties": run.n_parties,
+                   "party": party.party_id, "topics": spec.topics, "iterations": spec.iterations, "seed": spec.seed,
+                   "rounds_selected": sum(bool(r["extra"].get("selected")) for r in run.history),
+                   "protection": run.protection, "perplexity": float("nan"), **totals,
+                   **scores,
+                   "scores_on": "this client's own documents (H_i); WE coherence and NPMI of the global topics"}
+        write_summary(out, summary)
+        return summary | {"run": str(out)}

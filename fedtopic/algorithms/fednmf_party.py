@@ -14,9 +14,12 @@ step need not. H_i never leaves the client.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from fedtopic.algorithms.base import TrainSpec
+from fedtopic.algorithms.federated import Channel, Exchange, StepRecord
 from fedtopic.algorithms.nmf_options import sgd_settings
 from fedtopic.algorithms.server_rules import (
     RuleState,
@@ -26,6 +29,7 @@ from fedtopic.algorithms.server_rules import (
     weighted_delta,
 )
 from fedtopic.corpus.types import Corpus
+from fedtopic.errors import TrainingError
 from fedtopic.models.nnls import counts_matrix
 
 
@@ -81,7 +85,7 @@ class FedNMFParty:
                "round": np.array(self.round), "epochs_done": np.array(self.client.epochs_done)}
         return out | ({} if self.theta is None else {"theta": self.theta})
 
-    def restore(self, arrays: dict[str, np.ndarray]) -> None:
+    def restore(self, arrays: Mapping[str, np.ndarray]) -> None:
         """Back to ``state()``'s arrays; ValueError if they do not fit this client."""
         if arrays["w"].shape != self.w.shape or arrays["h"].shape != self.client.h.shape or \
                 ("theta" in arrays) != (self.theta is not None):
@@ -115,3 +119,36 @@ class FedNMFParty:
     def topic_weights(self) -> np.ndarray:
         """H_i float64[N_i,k] (stays here)."""
         return self.client.h
+
+    # the party protocol (algorithms.federated) ----------------------------------------------------
+    def channels(self, n_parties: int) -> list[Channel]:
+        """One dense channel: u_i, float64[n + 1]."""
+        self.n_clients = n_parties
+        return [Channel("update", "dense", self.size + 1)]
+
+    def setup(self, exchange: Exchange) -> None:
+        """Nothing to agree on beyond the session's params."""
+
+    def step(self, round: int, exchange: Exchange) -> StepRecord:
+        """Server round ``round`` of Alg. 1: ClientUpdate if selected, the sum, the server rule."""
+        if round != self.round:
+            raise TrainingError(f"client {self.party_id} is at round {self.round}, asked for {round}")
+        selected = self.selected(round)
+        total = exchange.sum("update", round, self.local_update()).value
+        if total[-1] <= 0:
+            raise TrainingError(f"round {round}: no selected client contributed (the sum of N_i is {total[-1]:g})")
+        self.apply(total)
+        return StepRecord(quality=self.loss(), quality_name="loss", extra={"selected": selected})
+
+    def done(self) -> bool:
+        return self.round >= self.spec.iterations
+
+    def loss(self) -> float:
+        """‖A_i − H_i Wᵀ‖²_F / N_i (Eq. 1 per document) of this client's documents under the current global W."""
+        from fedtopic.neural.nmf_sgd import reconstruction_loss
+
+        return reconstruction_loss(self.client.counts, self.w, self.client.h) / max(self.client.n_docs, 1)
+
+    def top_words_ids(self, n: int) -> np.ndarray:
+        """int[k, n]: every topic's n heaviest words in W."""
+        return np.argsort(-self.w.T, axis=1, kind="stable")[:, :n]

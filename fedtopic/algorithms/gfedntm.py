@@ -3,9 +3,11 @@ aggregation (Alg. 1 stage 2, Eqs. 1-3) through the aggregator, exact under Batch
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from fedtopic.algorithms.base import Algorithm, Mode, TrainSpec, UpdateSpec
+from fedtopic.algorithms.federated import ConsortiumRun, PartyRun
 from fedtopic.algorithms.ntm_options import FEDERATED_OPTIONS
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ConfigError
@@ -25,15 +27,29 @@ class GFedNTMProdLDA(Algorithm):
 
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
               secret: bytes | None = None) -> Any:
-        """The node (``neural.ntm_train.FederatedNode``)."""
+        """The node (``GFedNTMParty`` over ``neural.ntm_train.FederatedNode``)."""
+        from fedtopic.algorithms.gfedntm_party import GFedNTMParty
         from fedtopic.algorithms.ntm_options import ntm_settings
         from fedtopic.models.nnls import counts_matrix
         from fedtopic.neural.ntm_train import FederatedNode
 
         if corpus.n_words < 1:
             raise ConfigError(f"node {party_id} has an empty vocabulary")
-        return FederatedNode(index, counts_matrix(corpus), self.embeddings(corpus), spec.topics,
-                             ntm_settings(spec.options, spec.iterations), spec.seed)
+        return GFedNTMParty(party_id, FederatedNode(index, counts_matrix(corpus), self.embeddings(corpus),
+                                                    spec.topics, ntm_settings(spec.options, spec.iterations),
+                                                    spec.seed))
+
+    def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:
+        """The federated model (every node must hold the same weights), evaluated as the centralised one."""
+        from fedtopic.algorithms.gfedntm_report import write_gfedntm_simulation
+
+        return write_gfedntm_simulation(out, run, self.name)
+
+    def write_party(self, out: Path, run: PartyRun) -> dict[str, Any]:
+        """The federated model, θ of the node's own documents (theta.npy, which stays with it), NPMI on them."""
+        from fedtopic.algorithms.gfedntm_report import write_gfedntm_party
+
+        return write_gfedntm_party(out, run, self.name)
 
     def embeddings(self, corpus: Corpus) -> Any:
         """The encoder's extra input per document (None: ProdLDA's bag of words only)."""

@@ -20,6 +20,8 @@ the aggregator, whose ``topic-merge`` combiner is the master.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 from fedtopic.algorithms.base import (
     Algorithm,
@@ -30,6 +32,7 @@ from fedtopic.algorithms.base import (
     TrainSpec,
     UpdateSpec,
 )
+from fedtopic.algorithms.federated import ConsortiumRun, PartyRun
 from fedtopic.algorithms.iftm_options import IFTM_OPTIONS, parse_party_topics
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ConfigError
@@ -66,6 +69,18 @@ class IFTMLDA(Algorithm):
         from fedtopic.algorithms.iftm_party import IFTMParty
 
         return IFTMParty(party_id, index, corpus, spec, secret=secret, sentences=self.sentences)
+
+    def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:
+        """M* and each party alone (the paper's Fig. 5 baseline), evaluated on the held-out documents."""
+        from fedtopic.algorithms.iftm_report import write_iftm_simulation
+
+        return write_iftm_simulation(out, run, self)
+
+    def write_party(self, out: Path, run: PartyRun) -> dict[str, Any]:
+        """M*, the party's own θ, and the held-out log-likelihood of M* and of its own model."""
+        from fedtopic.algorithms.iftm_report import write_iftm_party
+
+        return write_iftm_party(out, run, self.name)
 
 
 class IFTMSentenceLDA(IFTMLDA):

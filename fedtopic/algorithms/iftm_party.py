@@ -4,13 +4,18 @@ of the model the master composes for it (Alg. 4)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from fedtopic.algorithms.base import Fitted, IterationCallback, TrainSpec
+from fedtopic.algorithms.federated import Channel, Exchange, StepRecord, TopicsUpdate
 from fedtopic.algorithms.iftm_master import GlobalModel, compose
-from fedtopic.algorithms.iftm_options import topics_of
+from fedtopic.algorithms.iftm_options import (
+    global_rounds,
+    party_topic_counts,
+    topics_of,
+)
 from fedtopic.algorithms.lda_family import merge_corpora
 from fedtopic.algorithms.model import TopicModel
 from fedtopic.corpus.types import Corpus
@@ -68,6 +73,7 @@ class IFTMParty:
         self.local_iterations = int(spec.options["local_iterations"])  # type: ignore[arg-type]
         self.xi, self.top = float(spec.options["xi"]), int(spec.options["top_words"])  # type: ignore[arg-type]
         self.sweeps = 0
+        self.round = 0  # exchanges with the master done
         self.global_model: GlobalModel | None = None
 
     @property
@@ -92,3 +98,54 @@ class IFTMParty:
         self.global_model = global_model
         if not last:
             self.model.adopt(compose(global_model, self.normalized_model(), xi=self.xi, top=self.top))
+
+    # the party protocol (algorithms.federated) ----------------------------------------------------
+    def channels(self, n_parties: int) -> list[Channel]:
+        """One ``topics`` channel; its meta (the master's settings) is what every party derives alike."""
+        max_topics = max(party_topic_counts(self.spec.options, self.spec.topics, n_parties))
+        meta = {"vocabulary": self.corpus.n_words, "xi": self.xi, "top_words": self.top, "max_topics": max_topics}
+        return [Channel("topics", "topics", self.corpus.n_words, meta)]
+
+    def setup(self, exchange: Exchange) -> None:
+        """Nothing before the first round."""
+
+    def step(self, round: int, exchange: Exchange) -> StepRecord:
+        """Alg. 5 round ``round``: local sweeps, M̂_p and n_p up, M* down, adopt M′_p unless it is the last."""
+        rounds = global_rounds(self.spec)
+        update = TopicsUpdate(self.local_round(self.spec.iterations), self.amount)
+        model: GlobalModel = exchange.sum("topics", round, update).value
+        self.adopt(model, last=round == rounds - 1)
+        self.round = round + 1
+        return StepRecord(quality=self.log_likelihood(), quality_name="loglik_per_token",
+                          extra={"global_topics": int(model.topics.shape[0]), "sweeps": self.sweeps})
+
+    def done(self) -> bool:
+        return self.round >= global_rounds(self.spec)
+
+    def log_likelihood(self) -> float:
+        """Log-likelihood per token of this party's documents under its local model (Φ, θ)."""
+        from fedtopic.eval.likelihood import token_log_likelihood
+
+        return token_log_likelihood(self.model.phi(), self.model.theta(), self.corpus.words, self.corpus.doc_ptr)
+
+    def state(self) -> dict[str, np.ndarray]:
+        """The local model's state, the sweeps and rounds done, and the last M* (if any)."""
+        arrays = self.model.state() | {"sweeps": np.array(self.sweeps), "round": np.array(self.round)}
+        if self.global_model is not None:
+            arrays |= {"global_topics": self.global_model.topics, "global_weights": self.global_model.weights}
+        return arrays
+
+    def restore(self, arrays: Mapping[str, np.ndarray]) -> None:
+        """Back to ``state()``; ValueError if it does not fit this party's model."""
+        try:
+            self.model.restore(dict(arrays))
+        except ModelError as exc:
+            raise ValueError(str(exc)) from None
+        self.sweeps, self.round = int(arrays["sweeps"]), int(arrays["round"])
+        self.global_model = GlobalModel(arrays["global_topics"], arrays["global_weights"]) \
+            if "global_topics" in arrays else None
+
+    def top_words_ids(self, n: int) -> np.ndarray:
+        """int[K, n]: the top words of M* (after the first round) or of the local model."""
+        phi = self.global_model.topics if self.global_model is not None else self.model.phi()
+        return np.argsort(-phi, axis=1, kind="stable")[:, :n]

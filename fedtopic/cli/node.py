@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from fedtopic.algorithms.lda_party import RoundReport
     from fedtopic.node.async_loop import PartyLog
     from fedtopic.node.csfed_loop import RoundRecord
+    from fedtopic.runs.history import HistoryLine
 
 app = typer.Typer(help="Run one party of a consortium.", no_args_is_help=True)
 
@@ -57,31 +58,11 @@ def run_command(
 
     common = {"key_file": key, "corpus": corpus, "vocab": vocab, "url": url, "state_dir": state, "session": session,
               "round_timeout": round_timeout, "patience": patience, "say": say}
-    if Mode.sync in algorithm.modes and algorithm.update is not None and algorithm.update.kind == "topics":
-        from fedtopic.node.iftm_node import (
-            run_iftm_node,  # the master merges topics (iFTM)
-        )
+    if Mode.sync in algorithm.modes and algorithm.update is not None and algorithm.update.kind != "counts":
+        from fedtopic.node.sync_node import run_sync_node
 
-        summary = run_iftm_node(cfg, config, party, **common, on_round=lambda rec: say(
-            f"{party} round {rec.round}: global model of {rec.global_topics} topics from {', '.join(rec.contributors)}"))
-        _finish(summary, fmt, f"party {party}: {summary['rounds']} rounds, global model of "
-                              f"{summary['global_topics']} topics, held-out perplexity {summary['perplexity']:.1f}")
-        return
-    if Mode.sync in algorithm.modes and algorithm.family == "ntm":
-        from fedtopic.node.gfedntm_node import run_gfedntm_process
-
-        summary = run_gfedntm_process(cfg, config, party, **common, on_epoch=lambda rec: say(
-            f"{party} epoch {rec.epoch}: {rec.steps} steps, relative change {rec.relative_change:.2e}"))
-        _finish(summary, fmt, f"node {party}: {summary['epochs']} epochs, NPMI {summary['npmi']:.3f}")
-        return
-    if Mode.sync in algorithm.modes and algorithm.family == "nmf":
-        from fedtopic.node.fednmf_node import run_fednmf_node
-
-        summary = run_fednmf_node(cfg, config, party, **common, on_round=lambda rec: say(
-            f"{party} round {rec.round}: {'trained' if rec.selected else 'not selected'}, aggregate of "
-            f"{len(rec.contributors)} updates"))
-        _finish(summary, fmt, f"client {party}: {summary['rounds']} rounds ({summary['rounds_selected']} trained), "
-                              f"WE coherence {summary['we_coherence']:.3f}")
+        summary = run_sync_node(cfg, config, party, **common, on_round=lambda line: say(round_line(line)))
+        _finish(summary, fmt, f"party {party}: {summary['rounds']} rounds through the aggregator")
         return
     if Mode.sync in algorithm.modes:
         from fedtopic.node.csfed_node import run_csfed_node
@@ -124,3 +105,13 @@ def _report(summary: dict, party: str, fmt: OutputFormat) -> None:
     stopped = f" ({summary['stopped_by']})" if "stopped_by" in summary else ""
     stdout_console.print(f"party {party}: {summary['rounds']} rounds{stopped}, held-out perplexity "
                          f"{summary['perplexity']:.1f}; its θ and the consortium's Φ in {summary['run']}")
+
+
+def round_line(line: HistoryLine) -> str:
+    """One status line for a finished round of a synchronous party."""
+    quality = "" if line.quality is None else f", {line.quality_name} {line.quality:.4g}"
+    spent = "" if line.epsilon is None else f", ε spent {line.epsilon:.4g}"
+    who = "" if line.contributors is None else f", aggregate of {', '.join(line.contributors)}"
+    seconds = line.compute_s + line.exchange_s + line.wait_s
+    return (f"{line.party} round {line.round}: {seconds:.1f} s (computing {line.compute_s:.1f}, waiting "
+            f"{line.wait_s:.1f}){quality}{who}{spent}")

@@ -43,3 +43,20 @@ def log_likelihood_per_token(n_wk: np.ndarray, n_dk: np.ndarray, alpha: float, b
         gammaln(n_dk + alpha).sum() - gammaln(n_dk.sum(axis=1) + n_topics * alpha).sum()
     )
     return float((log_p_w_given_z + log_p_z) / n_tokens)
+
+
+def token_log_likelihood(phi: np.ndarray, theta: np.ndarray, words: np.ndarray, doc_ptr: np.ndarray,
+                         chunk: int = 1 << 18) -> float:
+    """Mean over tokens of log Σ_k θ_dk φ_kw: the training-data log-likelihood per token of a fitted model, for
+    phi float64[K,V] (rows sum to 1), theta float64[D,K] and a corpus's tokens (``Corpus.words``/``doc_ptr``).
+    Computed in chunks of tokens (memory O(chunk·K))."""
+    words, doc_ptr = np.asarray(words), np.asarray(doc_ptr)
+    if words.size == 0:
+        raise EvalError("log-likelihood: the corpus holds no tokens")
+    docs = np.repeat(np.arange(len(doc_ptr) - 1), np.diff(doc_ptr))
+    total = 0.0
+    for start in range(0, words.size, chunk):
+        w, d = words[start:start + chunk], docs[start:start + chunk]
+        p = np.einsum("nk,kn->n", theta[d], phi[:, w])
+        total += float(np.log(np.maximum(p, 1e-300)).sum())
+    return total / words.size

@@ -92,9 +92,9 @@ def _score(algorithm: str, spec: TrainSpec, data: TrainingData, work: Path) -> d
         theta = model.transform(train, iterations=50, seed=spec.seed)
         return evaluate_nmf(model.phi, theta, train, seed=spec.seed)
     if algorithm == "fednmf":
-        from fedtopic.simulation.fednmf_loopback import simulate_fednmf
+        from fedtopic.simulation.sync_run import simulate_sync
 
-        s = simulate_fednmf(data, spec, work, say=lambda _: None)
+        s = simulate_sync(data, "fednmf", spec, work, say=lambda _: None)
         return {k: s[k] for k in ("we_coherence", "npmi", "topic_diversity", "macro_f1", "accuracy") if k in s}
     (fitted,) = algo.fit(data.parties, spec) if algo.family == "nmf" else algo.fit([train], spec)
     return evaluate_nmf(fitted.model.phi, fitted.theta, train, seed=spec.seed)

@@ -43,11 +43,8 @@ from fedtopic.models.lda import GibbsLDA
 from fedtopic.node.csfed_loop import RoundRecord
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 from fedtopic.simulation.chain_setup import embedded_consortium
-from fedtopic.simulation.csfed_loopback import (
-    local_consortium,
-    make_participants,
-    run_all,
-)
+from fedtopic.simulation.csfed_loopback import make_participants, run_all
+from fedtopic.simulation.local_consortium import local_consortium
 from fedtopic.simulation.threads import run_simulation
 
 PAPER = {"HE": 1385.69, "IPHE": 15.55, "IPHE multi-step": 9.07, "DAFed": 10.15}

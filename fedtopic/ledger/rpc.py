@@ -17,6 +17,7 @@ import requests
 from eth_abi import decode
 from eth_account import Account
 from eth_utils import keccak
+from eth_utils.exceptions import ValidationError as EthValidationError
 from web3 import Web3
 from web3.contract.contract import ContractFunction
 from web3.exceptions import ContractLogicError, ProviderConnectionError, Web3RPCError
@@ -187,7 +188,7 @@ class Signer:
             try:
                 tx_hash = with_retries(lambda: eth.send_raw_transaction(raw), what=what)
                 break
-            except (Web3RPCError, ValueError) as exc:
+            except (Web3RPCError, ValueError, EthValidationError) as exc:  # the last: the embedded chain's
                 self._nonce = with_retries(lambda: eth.get_transaction_count(self.address, "pending"), what=what)
                 self._base_fee = None
                 if attempt == 2 or "nonce" not in str(exc).lower():

@@ -18,7 +18,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from fedtopic.version import __version__
 from fedtopic.network.auth import NonceGuard
 from fedtopic.network.errors import Rejection
 from fedtopic.network.gate import AuthGate
@@ -28,6 +27,7 @@ from fedtopic.network.service import Aggregator
 from fedtopic.network.settings import AggregatorSettings
 from fedtopic.network.signal import RoundSignal
 from fedtopic.network.store import Store
+from fedtopic.version import __version__
 
 TICK_SECONDS = 0.2
 log = logging.getLogger("fedtopic.aggregator")

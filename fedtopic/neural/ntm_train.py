@@ -75,7 +75,7 @@ def _tensor(counts: sp.csr_matrix, idx: np.ndarray) -> Any:
     return torch.from_numpy(counts[idx].toarray())
 
 
-def _eval_loss(flat: np.ndarray, shapes: Shapes, counts: sp.csr_matrix, ctx: np.ndarray | None,
+def eval_loss(flat: np.ndarray, shapes: Shapes, counts: sp.csr_matrix, ctx: np.ndarray | None,
                running: Stats, chunk: int = 2048) -> float:
     """Mean per-document loss in evaluation mode, in chunks of documents."""
     w, total = torch.from_numpy(flat), 0.0
@@ -116,7 +116,7 @@ def train_centralised(counts: sp.csr_matrix, ctx: np.ndarray | None, topics: int
             flat = adam.step(flat, grad.numpy())
             running = update_running(running, stats, len(idx))
             step += 1
-        val = _eval_loss(flat, shapes, counts[val_idx], None if ctx is None else ctx[val_idx], running)
+        val = eval_loss(flat, shapes, counts[val_idx], None if ctx is None else ctx[val_idx], running)
         model.history.append({"epoch": epoch + 1, "validation_loss": val})
         if on_epoch is not None:
             on_epoch(epoch + 1, val)

@@ -9,7 +9,6 @@ never sent) and Φ_Σ as a run folder in ``state/model``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,15 +16,7 @@ from typing import Any
 from fedtopic.consortium.config import ConsortiumConfig
 from fedtopic.node.csfed_loop import CSFedParticipant, CSFedSettings, RoundRecord
 from fedtopic.node.party_setup import prepare_party, write_party_model
-
-
-def default_session(cfg: ConsortiumConfig) -> str:
-    """The training session id every party derives from the config (letters, digits, '-', '_'; ≤ 48 chars)."""
-    name = re.sub(r"[^A-Za-z0-9_-]+", "-", cfg.name).strip("-_") or "consortium"
-    if not name[0].isalpha():
-        name = "c" + name
-    a = cfg.algorithm
-    return f"{name[:20]}-csfed-{cfg.aggregator.protection}-k{a.topics}-s{a.seed}"[:48]
+from fedtopic.node.session_names import default_session
 
 
 def csfed_settings(cfg: ConsortiumConfig, session: str | None = None, round_timeout: float = 3600.0,

@@ -65,11 +65,15 @@ class DenseSession:
                 assert self.prot is not None
                 self.client.post_recovery(round, self.prot.recovery([self.ids.index(p) for p in req.dropped], round))
 
+    def send(self, payload: bytes, round: int, timeout: float) -> AggregateResult:
+        """Submit an encoded update for ``round``; the round's aggregate (one request when it closes in time)."""
+        out = self.client.submit_and_fetch(round, payload, timeout)
+        return out if isinstance(out, AggregateResult) else self.fetch(round, timeout)
+
     def exchange(self, u: np.ndarray, round: int, timeout: float) -> tuple[np.ndarray, AggregateResult, int]:
         """Submit ``u`` for ``round``; (the decoded sum, the aggregate, bytes sent)."""
         payload = self.encode(u, round)
-        out = self.client.submit_and_fetch(round, payload, timeout)  # one request when the round closes in time
-        result = out if isinstance(out, AggregateResult) else self.fetch(round, timeout)
+        result = self.send(payload, round, timeout)
         return self.decode(result.payload, round, len(result.contributors)), result, len(payload)
 
 

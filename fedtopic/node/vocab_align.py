@@ -26,8 +26,8 @@ from fedtopic.corpus.vocabulary import Vocabulary
 from fedtopic.errors import ConfigError
 from fedtopic.network.client import AggregatorClient
 from fedtopic.network.errors import AggregatorRejected
-from fedtopic.node.csfed_node import default_session
 from fedtopic.node.party_setup import load_own_keys
+from fedtopic.node.session_names import default_session
 
 VOCABULARY_PURPOSE = "vocabulary-alignment"
 

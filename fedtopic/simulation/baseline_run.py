@@ -132,8 +132,8 @@ def run_baseline(
 def _run_other_family(data: TrainingData, algorithm: str, spec: TrainSpec, out: Path,
                       progress: ProgressFn | None) -> dict[str, Any]:
     """``train`` for the NMF and neural families: fit on the pooled parties, then the family's run writer."""
-    from fedtopic.simulation.nmf_run import write_nmf_run
-    from fedtopic.simulation.ntm_run import write_ntm_run
+    from fedtopic.algorithms.nmf_run import write_nmf_run
+    from fedtopic.algorithms.ntm_run import write_ntm_run
 
     algo = get_algorithm(algorithm)
     write = {"nmf": write_nmf_run, "ntm": write_ntm_run}[algo.family]

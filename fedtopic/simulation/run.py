@@ -3,8 +3,9 @@
 Asynchronous algorithms run their parties as threads over an in-memory board
 or encrypted channels on an embedded chain (``threads``); synchronous ones run
 a real aggregator child process on loopback with the parties as threads over
-HTTP (``csfed_loopback``). ``fedtopic simulate`` and ``fedtopic.api.simulate``
-both come here.
+HTTP, each driven by the one party runtime (``sync_run``; CSFed-LDA's count
+updates still by their own protocol, ``csfed_loopback``, until they move onto
+the runtime). ``fedtopic simulate`` and ``fedtopic.api.simulate`` both come here.
 """
 
 from __future__ import annotations
@@ -47,20 +48,11 @@ def simulate_run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: P
     ids = list(harness.ids or party_ids(len(data.parties)))
     if len(ids) != len(data.parties):
         raise ConfigError(f"{len(ids)} party ids for {len(data.parties)} parties' data")
-    if Mode.sync in algo.modes and algo.update is not None and algo.update.kind == "topics":
-        from fedtopic.simulation.iftm_loopback import (
-            simulate_iftm,  # the master merges topics, not counts
-        )
+    if Mode.sync in algo.modes and algo.update is not None and algo.update.kind != "counts":
+        from fedtopic.simulation.sync_run import simulate_sync
 
-        return simulate_iftm(data, spec, run_dir, algorithm=algorithm, say=say)
-    if Mode.sync in algo.modes and algo.family == "ntm":
-        from fedtopic.simulation.gfedntm_loopback import simulate_gfedntm
-
-        return simulate_gfedntm(data, spec, run_dir, algorithm=algorithm, protection=harness.protection, say=say)
-    if Mode.sync in algo.modes and algo.family == "nmf":
-        from fedtopic.simulation.fednmf_loopback import simulate_fednmf
-
-        return simulate_fednmf(data, spec, run_dir, protection=harness.protection, say=say)
+        protection = "none" if algo.update.kind == "topics" else harness.protection  # no protection carries topics
+        return simulate_sync(data, algorithm, spec, run_dir, protection=protection, say=say)
     if Mode.sync in algo.modes:
         if harness.protection not in PROTECTIONS:
             raise ConfigError(f"unknown protection {harness.protection!r}: choose one of {', '.join(PROTECTIONS)}")

@@ -1,0 +1,168 @@
+"""The one protocol every synchronous federated party implements, and what it hands the runtime.
+
+A party only computes. The runtime (``fedtopic.node.sync_runtime``) owns the loop: it opens the party's
+channels on the aggregator under the consortium's protection, restores the party from its checkpoint, calls
+``step`` until ``done``, checkpoints after every step and appends one history line per step. Inside ``step`` the
+party calls ``exchange.sum(channel, seq, update)`` as often as its algorithm needs (FedNMF once per round,
+gFedNTM five times per mini-batch step); each call is one request to the aggregator (submit and fetch), and
+the runtime persists the encoded bytes before sending so that a restarted party resends exactly them.
+
+Determinism is the contract that makes crash recovery exact: from the same ``state()``, ``step`` must send
+the same updates (seeded randomness, keyed privacy noise). The runtime checks this: a recomputed update whose
+digest differs from the one persisted before a crash stops the run with one line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from fedtopic.algorithms.base import TrainSpec
+    from fedtopic.corpus.training_data import TrainingData
+    from fedtopic.corpus.types import Corpus
+
+CHANNEL_KINDS = ("dense", "topics")
+
+
+@dataclass(frozen=True)
+class Channel:
+    """One stream of summed (``dense``: float64[size]) or merged (``topics``: normalised topic sets over a
+    vocabulary of ``size`` words) updates; each has its own aggregator session and round numbers (``seq``).
+
+    ``meta``: what the combiner must know beyond the size (``topics``: the merge settings every party derives
+    alike)."""
+
+    name: str
+    kind: str
+    size: int
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kind not in CHANNEL_KINDS:
+            raise ValueError(f"channel {self.name!r}: kind must be one of {CHANNEL_KINDS}, got {self.kind!r}")
+        if not self.name.replace("-", "").isalnum() or len(self.name) > 8:
+            raise ValueError(f"channel name {self.name!r}: letters, digits and '-', at most 8 characters")
+        if self.size < 1:
+            raise ValueError(f"channel {self.name!r}: size must be ≥ 1, got {self.size}")
+
+
+@dataclass(frozen=True)
+class TopicsUpdate:
+    """A ``topics`` channel's update: topics float64[K_p, V], every row summing to 1, and the data amount n_p."""
+
+    topics: np.ndarray
+    amount: float
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """What one exchange returned: the decoded aggregate (``dense``: float64[size], the sum; ``topics``: the
+    master's model) and the parties whose updates are in it."""
+
+    value: Any
+    contributors: tuple[str, ...]
+
+
+class Exchange(Protocol):
+    """The runtime's side of a step: one call, one update up and its round's aggregate down."""
+
+    def sum(self, channel: str, seq: int, update: np.ndarray | TopicsUpdate) -> Aggregate:
+        """Send this party's ``update`` for round ``seq`` of ``channel``; the round's aggregate."""
+        ...
+
+    def checkpoint(self) -> None:
+        """Persist the party's state now (a long step may ask for this between its exchanges)."""
+        ...
+
+
+@dataclass
+class StepRecord:
+    """What a party says of one step, beside what the runtime measures (times, bytes, contributors).
+
+    ``quality``: the training-quality figure the algorithm defines (``quality_name``: e.g. log-likelihood per
+    token for the LDA family, the loss for NMF and neural models), None when a step has none; ``epsilon``: the
+    privacy spent so far (DP); ``extra``: the algorithm's own per-step figures (JSON values)."""
+
+    quality: float | None = None
+    quality_name: str | None = None
+    epsilon: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class FederatedParty(Protocol):
+    """One party of a synchronous federated algorithm (``Algorithm.party`` returns one)."""
+
+    party_id: str
+
+    def channels(self, n_parties: int) -> Sequence[Channel]:
+        """The channels this party exchanges on, in a consortium of ``n_parties``."""
+        ...
+
+    def setup(self, exchange: Exchange) -> None:
+        """Exchanges before the first step (e.g. every party's data size), redone identically after a restart."""
+        ...
+
+    def step(self, round: int, exchange: Exchange) -> StepRecord:
+        """Round ``round`` (from 0): local training and its exchanges."""
+        ...
+
+    def done(self) -> bool:
+        """Whether the party has finished (budget spent or a stopping rule met)."""
+        ...
+
+    def state(self) -> dict[str, np.ndarray]:
+        """Everything a restarted party needs, as arrays (no pickles)."""
+        ...
+
+    def restore(self, arrays: Mapping[str, np.ndarray]) -> None:
+        """Back to ``state()``'s arrays; ValueError if they do not fit this party."""
+        ...
+
+    def top_words_ids(self, n: int) -> np.ndarray | None:
+        """int[K, n]: the current model's top word ids per topic (for the history), or None."""
+        ...
+
+
+@dataclass(frozen=True)
+class ConsortiumRun:
+    """A finished one-process simulation (``fedtopic simulate``), for ``Algorithm.write_simulation``:
+    the parties in consortium order and every party's history rows (``fedtopic.runs.history``, one per round)."""
+
+    data: TrainingData
+    spec: TrainSpec
+    parties: Sequence[Any]
+    histories: Sequence[Sequence[Mapping[str, Any]]]
+    protection: str
+    wall_seconds: float
+
+
+@dataclass(frozen=True)
+class PartyRun:
+    """A finished node (``fedtopic node run``), for ``Algorithm.write_party``: its party, its own documents
+    (train and held-out), and its history rows over the whole run (restarts included)."""
+
+    party: Any
+    spec: TrainSpec
+    train: Corpus
+    test: Corpus
+    tokenizer: Mapping[str, Any]
+    dataset: str
+    n_parties: int
+    protection: str
+    history: Sequence[Mapping[str, Any]]
+
+
+def history_totals(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Totals over one party's history rows for summary.json: rounds, bytes, seconds (``wall_seconds``: their
+    sum, the party's time in rounds)."""
+    seconds = sum(r["compute_s"] + r["exchange_s"] + r["wait_s"] for r in rows)
+    return {"rounds": len(rows), "wall_seconds": float(seconds), "bytes_sent": int(sum(r["bytes_up"] for r in rows)),
+            "bytes_received": int(sum(r["bytes_down"] for r in rows)),
+            "compute_seconds": float(sum(r["compute_s"] for r in rows)),
+            "exchange_seconds": float(sum(r["exchange_s"] for r in rows)),
+            "wait_seconds": float(sum(r["wait_s"] for r in rows))}

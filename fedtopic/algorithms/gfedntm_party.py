@@ -1,0 +1,84 @@
+"""One gFedNTM node as a ``FederatedParty``: its document count once, then per mini-batch step five sums.
+
+Channels (one aggregator session each, so each has a fixed length): ``size`` (every node's N_ℓ, at its index)
+and ``enc``, ``dec``, ``gdec``, ``genc``, ``grad`` (``neural.sync_opt``'s phases; round = the step over the
+whole run). A round of the runtime is one epoch. Under ``mask`` the aggregator learns none of them, not even
+the sums; the nodes learn the sums, i.e. the union batch's BatchNorm statistics and gradient, which is what a
+centralised trainer would see. Stopping: the epoch budget or a relative weight change below ``tolerance``
+(every node computes the same number, no message).
+
+Checkpoints: the runtime's after every epoch, and one every ``CHECKPOINT_EVERY`` steps within it (the node's
+state carries its position in the epoch). The aggregator keeps the last ``KEEP_AGGREGATES`` aggregates of a
+session, so a resumed node still finds every aggregate of the steps it replays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from fedtopic.algorithms.federated import Channel, Exchange, StepRecord
+
+CHECKPOINT_EVERY = 8
+KEEP_AGGREGATES = 16  # the aggregator's (network.store.KEEP_AGGREGATES; a test checks they agree)
+assert CHECKPOINT_EVERY < KEEP_AGGREGATES  # a resumed node must still find every aggregate it replays
+
+
+class GFedNTMParty:
+    """Node ``index`` (``neural.ntm_train.FederatedNode``) behind the party protocol."""
+
+    def __init__(self, party_id: str, node: Any) -> None:
+        self.party_id, self.node = party_id, node
+        self.sizes: list[int] = []
+
+    def channels(self, n_parties: int) -> list[Channel]:
+        self.n_parties = n_parties
+        return [Channel("size", "dense", n_parties)] + [
+            Channel(phase, "dense", n) for phase, n in self.node.phase_sizes().items()]
+
+    def setup(self, exchange: Exchange) -> None:
+        """Every node's document count (the union batch's composition at every step)."""
+        own = np.zeros(self.n_parties)
+        own[self.node.index] = self.node.counts.shape[0]
+        self.sizes = [int(round(x)) for x in exchange.sum("size", 0, own).value]
+
+    def step(self, round: int, exchange: Exchange) -> StepRecord:
+        """One epoch of Sync-Opt steps (the rest of it after a mid-epoch restart)."""
+        node = self.node
+
+        def total(phase: str, step: int, vector: np.ndarray) -> np.ndarray:
+            return exchange.sum(phase, step, vector).value
+
+        def after_step() -> None:
+            if node.step % CHECKPOINT_EVERY == 0:
+                exchange.checkpoint()
+
+        first = node.step if node.pos == 0 else node.epoch_first_step
+        change = node.train_epoch(self.sizes, total, after_step)
+        return StepRecord(quality=self.loss(), quality_name="loss",
+                          extra={"relative_change": change, "steps": node.step - first, "epoch": node.epoch})
+
+    def done(self) -> bool:
+        node = self.node
+        stopped = bool(node.history) and node.history[-1]["relative_change"] < node.settings.tolerance
+        return stopped or node.epoch >= node.settings.epochs
+
+    def loss(self) -> float:
+        """Mean loss per document of this node's documents under the current model (evaluation mode)."""
+        from fedtopic.neural.ntm_train import eval_loss
+
+        node = self.node
+        return eval_loss(node.flat, node.shapes, node.counts, node.ctx, node.running)
+
+    def state(self) -> dict[str, np.ndarray]:
+        return self.node.state()
+
+    def restore(self, arrays: Mapping[str, np.ndarray]) -> None:
+        self.node.restore(dict(arrays))
+
+    def top_words_ids(self, n: int) -> np.ndarray:
+        from fedtopic.neural.prodlda import topics
+
+        return np.argsort(-topics(self.node.flat, self.node.shapes), axis=1, kind="stable")[:, :n]

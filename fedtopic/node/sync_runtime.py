@@ -1,0 +1,247 @@
+"""The synchronous party runtime: one loop for every ``FederatedParty``, in ``node run`` and in ``simulate``.
+
+For a party it opens every channel the party declares (one aggregator session each, ``channels``), restores
+the party from its checkpoint, redoes ``setup``, then calls ``step`` until ``done``. Around the party's
+exchanges it encodes under the protection, persists the encoded bytes before sending (``pending/``), makes one
+request per exchange (submit and fetch), sends mask recovery messages when asked, decodes, and measures times
+and bytes. After every step it checkpoints (party state + the next round, atomically) and appends one line to
+the party's history (``fedtopic.runs.history``).
+
+Crash recovery: the checkpoint is the state after the last finished step (or a mid-step one the party asked
+for). A restarted party redoes the steps after it; every update it recomputes must have the digest of the one
+persisted before the crash, and the persisted bytes are what is sent again, which the aggregator takes as the
+update it already holds (or as a new one if the crash came before it arrived). So a killed and restarted
+party ends bit-identical to one never killed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fedtopic.algorithms.federated import Aggregate, FederatedParty, TopicsUpdate
+from fedtopic.crypto.keys import PartyKeys
+from fedtopic.errors import TrainingError
+from fedtopic.network.client import AggregatorClient
+from fedtopic.node.channels import ChannelSession, open_channel, update_digest
+from fedtopic.node.state_file import read_arrays, write_arrays
+from fedtopic.runs.history import TOP_WORDS_EVERY, HistoryLine, HistoryWriter
+
+CHECKPOINT = "party-checkpoint.npz"
+_FORMAT = "fedtopic-sync-checkpoint/1"
+_RUNTIME_KEY = "__runtime__"
+
+
+@dataclass(frozen=True)
+class Connection:
+    """Where and how a party exchanges: the aggregator, its identity, the consortium's parties (in order) and
+    their X25519 keys, the protection, the base session id (a channel's session is ``<session>-<channel>``) and
+    the params every party must agree on (algorithm, K, seed, vocabulary digest, options)."""
+
+    url: str
+    keys: PartyKeys
+    ids: Sequence[str]
+    publics: Sequence[bytes]
+    protection: str
+    session: str
+    params: Mapping[str, Any]
+    patience: float = 600.0
+    round_timeout: float = 3600.0
+
+
+@dataclass
+class _Meter:
+    """Seconds and bytes of the exchanges of the current step."""
+
+    exchange_s: float = 0.0
+    wait_s: float = 0.0
+    bytes_up: int = 0
+    bytes_down: int = 0
+    contributors: tuple[str, ...] | None = None
+
+    def take(self) -> _Meter:
+        out = _Meter(self.exchange_s, self.wait_s, self.bytes_up, self.bytes_down, self.contributors)
+        self.exchange_s = self.wait_s = 0.0
+        self.bytes_up = self.bytes_down = 0
+        self.contributors = None
+        return out
+
+
+@dataclass
+class _Pending:
+    """Encoded updates persisted before sending, until the checkpoint that covers them."""
+
+    folder: Path | None
+    index: dict[str, str] = field(default_factory=dict)  # "<channel>-<seq>" -> digest (this process)
+
+    def payload(self, channel: str, seq: int, digest: str, encode: Callable[[], bytes]) -> bytes:
+        if self.folder is None:
+            return encode()
+        base = self.folder / f"{channel}-{seq}"
+        meta, blob = base.with_suffix(".json"), base.with_suffix(".bin")
+        if meta.is_file() and blob.is_file():
+            try:
+                info = json.loads(meta.read_text())
+                payload = blob.read_bytes()
+            except (OSError, ValueError):
+                info, payload = None, b""
+            if info is not None:
+                if info.get("digest") != digest:
+                    raise TrainingError(
+                        f"the update of {channel} round {seq} differs from the one sent before the restart (the "
+                        "party's state or data changed since): move the state folder away to start afresh")
+                return payload
+        payload = encode()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for path, data in ((blob, payload), (meta, json.dumps({"digest": digest}).encode())):
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_bytes(data)
+            tmp.replace(path)
+        return payload
+
+    def clear(self) -> None:
+        if self.folder is not None and self.folder.is_dir():
+            for path in self.folder.iterdir():
+                path.unlink(missing_ok=True)
+
+
+class _Exchange:
+    """The runtime's ``Exchange``: what ``FederatedParty.step`` calls."""
+
+    def __init__(self, channels: Mapping[str, ChannelSession], pending: _Pending, meter: _Meter, timeout: float,
+                 checkpoint: Callable[[], None]) -> None:
+        self.channels, self.pending, self.meter, self.timeout = channels, pending, meter, timeout
+        self._checkpoint = checkpoint
+
+    def sum(self, channel: str, seq: int, update: np.ndarray | TopicsUpdate) -> Aggregate:
+        try:
+            ch = self.channels[channel]
+        except KeyError:
+            raise TrainingError(f"the party exchanges on channel {channel!r}, which it did not declare") from None
+        t0 = time.perf_counter()
+        payload = self.pending.payload(channel, seq, update_digest(update), lambda: ch.encode(update, seq))
+        t1 = time.perf_counter()
+        result = ch.send(payload, seq, self.timeout)
+        t2 = time.perf_counter()
+        aggregate = ch.decode(result, seq)
+        m = self.meter
+        m.exchange_s += (t1 - t0) + (time.perf_counter() - t2)
+        m.wait_s += t2 - t1
+        m.bytes_up += len(payload)
+        m.bytes_down += len(result.payload)
+        m.contributors = aggregate.contributors
+        return aggregate
+
+    def checkpoint(self) -> None:
+        self._checkpoint()
+
+
+def _runtime_meta(party_id: str, algorithm: str, params: Mapping[str, Any], next_round: int) -> np.ndarray:
+    return np.array(json.dumps({"format": _FORMAT, "party": party_id, "algorithm": algorithm,
+                                "params": dict(params), "round": next_round}, sort_keys=True, default=str))
+
+
+def _restore(path: Path, party: FederatedParty, algorithm: str, params: Mapping[str, Any]) -> int:
+    """Restore ``party`` from ``path``; the round to do next. One-line TrainingError when it does not fit."""
+    try:
+        arrays = read_arrays(path)
+        meta = json.loads(str(arrays.pop(_RUNTIME_KEY)))
+    except (OSError, ValueError, KeyError) as exc:
+        raise TrainingError(f"checkpoint {path} is unreadable ({exc}); move it away to start afresh") from None
+    made_for = {"format": meta.get("format"), "party": meta.get("party"), "algorithm": meta.get("algorithm")}
+    this = {"format": _FORMAT, "party": party.party_id, "algorithm": algorithm}
+    changed = [f"{k} {made_for[k]!r} → {v!r}" for k, v in this.items() if made_for[k] != v]
+    old_params = json.loads(json.dumps(meta.get("params", {}), default=str))
+    new_params = json.loads(json.dumps(dict(params), default=str))
+    changed += [f"{k} {old_params.get(k)!r} → {new_params.get(k)!r}" for k in sorted(set(old_params) | set(new_params))
+                if old_params.get(k) != new_params.get(k)]
+    if changed:
+        raise TrainingError(f"checkpoint {path} was made for another run ({'; '.join(changed)}); move the state "
+                            "folder away to start afresh")
+    try:
+        party.restore(arrays)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise TrainingError(f"checkpoint {path} does not fit this party ({exc}); move it away to start afresh") \
+            from None
+    return int(meta["round"])
+
+
+def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, state_dir: Path | None = None,
+                   history: Path | None = None, vocab: Sequence[str] | None = None,
+                   on_round: Callable[[HistoryLine], None] | None = None,
+                   say: Callable[[str], None] = lambda _: None) -> list[HistoryLine]:
+    """Run ``party`` to the end through the aggregator of ``conn``; the history lines this process wrote.
+
+    ``state_dir``: checkpoints and persisted updates (None: no crash recovery, as in a one-process simulation);
+    ``history``: the JSON-lines file to append to; ``vocab``: the words, for the history's top words."""
+    if conn.keys.party_id != party.party_id:
+        raise TrainingError(f"the key file is {conn.keys.party_id}'s, the party is {party.party_id}")
+    channels_of = party.channels(len(conn.ids))
+    names = [c.name for c in channels_of]
+    if len(set(names)) != len(names):
+        raise TrainingError(f"{algorithm}: channel names must differ, got {names}")
+    ckpt = None if state_dir is None else state_dir / CHECKPOINT
+    start, resumed = 0, ckpt is not None and ckpt.exists()
+    if resumed:
+        start = _restore(ckpt, party, algorithm, conn.params)
+        say(f"{party.party_id}: resumed at round {start}")
+    pending = _Pending(None if state_dir is None else state_dir / "pending")
+    writer = None if history is None else HistoryWriter(history, resumed=resumed)
+    lines: list[HistoryLine] = []
+    meter = _Meter()
+    round_box = [start]
+
+    def checkpoint() -> None:
+        if ckpt is not None:
+            write_arrays(ckpt, party.state() | {_RUNTIME_KEY: _runtime_meta(party.party_id, algorithm, conn.params,
+                                                                             round_box[0])})
+            pending.clear()
+
+    def checkpoint_mid_round() -> None:
+        if ckpt is not None:
+            checkpoint()
+            say(f"{party.party_id}: checkpoint during round {round_box[0]}")
+
+    with ExitStack() as stack:
+        sessions: dict[str, ChannelSession] = {}
+        for channel in channels_of:
+            client = stack.enter_context(AggregatorClient(conn.url, conn.keys, f"{conn.session}-{channel.name}",
+                                                          patience=conn.patience))
+            sessions[channel.name] = open_channel(client, channel, conn.ids, conn.keys, conn.publics,
+                                                  protection=conn.protection, params=conn.params,
+                                                  timeout=conn.round_timeout)
+        exchange = _Exchange(sessions, pending, meter, conn.round_timeout, checkpoint_mid_round)
+        party.setup(exchange)
+        meter.take()
+        r = start
+        while not party.done():
+            t0 = time.perf_counter()
+            record = party.step(r, exchange)
+            seconds = time.perf_counter() - t0
+            m = meter.take()
+            r += 1
+            round_box[0] = r
+            checkpoint()
+            top = None
+            if vocab is not None and (r % TOP_WORDS_EVERY == 0 or party.done()):
+                ids = party.top_words_ids(10)
+                top = None if ids is None else [[vocab[i] for i in row] for row in ids]
+            line = HistoryLine(party=party.party_id, algorithm=algorithm, round=r - 1, time=time.time(),
+                               compute_s=max(0.0, seconds - m.exchange_s - m.wait_s), exchange_s=m.exchange_s,
+                               wait_s=m.wait_s, bytes_up=m.bytes_up, bytes_down=m.bytes_down,
+                               contributors=None if m.contributors is None else list(m.contributors),
+                               epsilon=record.epsilon, quality=record.quality, quality_name=record.quality_name,
+                               top_words=top, extra=dict(record.extra))
+            if writer is not None:
+                writer.append(line)
+            lines.append(line)
+            if on_round is not None:
+                on_round(line)
+    return lines

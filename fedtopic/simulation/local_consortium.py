@@ -1,0 +1,32 @@
+"""A throwaway consortium for a loopback simulation: consortium.toml and seeded key files (never a deployment)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fedtopic.algorithms.base import TrainSpec
+from fedtopic.algorithms.registry import get_algorithm
+from fedtopic.consortium.config import (
+    ConsortiumConfig,
+    load_consortium,
+    save_consortium,
+)
+from fedtopic.consortium.init import init_consortium
+
+
+def local_consortium(work: Path, n_parties: int, spec: TrainSpec, *, algorithm: str = "csfed-lda",
+                     protection: str, delta: float = 0.005, key_bits: int = 2048,
+                     seed: int = 0) -> tuple[Path, ConsortiumConfig]:
+    """A fresh consortium.toml + seeded key files in ``work`` for a loopback run of ``algorithm``."""
+    init = init_consortium(n_parties, work, seed=seed, name="loopback")
+    cfg = load_consortium(init.config_path)
+    defaults = {o.name: o.default for o in get_algorithm(algorithm).options}
+    cfg = cfg.model_copy(update={
+        "algorithm": cfg.algorithm.model_copy(update={
+            "name": algorithm, "topics": spec.topics, "iterations": spec.iterations, "seed": spec.seed,
+            "options": {k: v for k, v in spec.options.items() if v is not None and v != defaults.get(k)}}),
+        "aggregator": cfg.aggregator.model_copy(update={"protection": protection, "delta": delta,
+                                                        "key_bits": key_bits}),
+    })
+    save_consortium(cfg, init.config_path)
+    return init.config_path, load_consortium(init.config_path)

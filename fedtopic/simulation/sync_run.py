@@ -1,0 +1,69 @@
+"""``fedtopic simulate`` of any synchronous algorithm whose party is a ``FederatedParty``: a real aggregator child
+process on loopback and one thread per party over HTTP, each driven by the one party runtime; then the
+algorithm evaluates and writes the run folder (``Algorithm.write_simulation``). Every party's history is in
+``<run>/history/<party>.jsonl``.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from fedtopic.algorithms.base import TrainSpec
+from fedtopic.algorithms.federated import ConsortiumRun
+from fedtopic.algorithms.registry import get_algorithm
+from fedtopic.consortium.init import key_file_path
+from fedtopic.corpus.training_data import TrainingData
+from fedtopic.crypto.keys import load_party_keys
+from fedtopic.errors import ConfigError
+from fedtopic.node.session_params import session_params
+from fedtopic.node.sync_runtime import Connection, run_sync_party
+from fedtopic.runs.history import HistoryLine
+from fedtopic.simulation.aggregator_proc import AggregatorProcess
+from fedtopic.simulation.local_consortium import local_consortium
+from fedtopic.simulation.party_threads import PATIENCE, run_party_threads
+
+
+def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, *, protection: str = "none",
+                  say: Callable[[str], None] = print,
+                  on_round: Callable[[int, HistoryLine], None] | None = None) -> dict[str, Any]:
+    """Train one party per ``data.parties`` through a real aggregator; the algorithm writes ``run_dir``."""
+    algo = get_algorithm(algorithm)
+    if algo.update is None or protection not in _protections(algo.update.protections):
+        allowed = " or ".join(_protections(algo.update.protections if algo.update else ()))
+        raise ConfigError(f"{algorithm} takes protection {allowed}, got {protection!r}")
+    algo.check_data(data.parties)
+    n = len(data.parties)
+    with tempfile.TemporaryDirectory(prefix=f"{algorithm}-") as tmp:
+        work = Path(tmp)
+        config, cfg = local_consortium(work / "consortium", n, spec, algorithm=algorithm, protection=protection,
+                                       seed=spec.seed)
+        parties = [algo.party(pid, i, corpus, spec) for i, (pid, corpus) in enumerate(zip(cfg.party_ids, data.parties))]
+        publics = [p.x25519_public_bytes for p in cfg.parties]
+        params = session_params(algorithm, spec, data.train.vocab)
+        with AggregatorProcess(config, work / "aggregator", run_dir / "aggregator.log") as agg:
+            say(f"aggregator {agg.url} (pid {agg.proc.pid}); {n} parties, K = {spec.topics}, protection {protection}")
+            started = time.perf_counter()
+
+            def one(i: int) -> list[HistoryLine]:
+                pid = cfg.party_ids[i]
+                conn = Connection(agg.url, load_party_keys(key_file_path(config.parent, pid)), cfg.party_ids, publics,
+                                  protection, f"{algorithm[:24]}-s{spec.seed}", params, patience=PATIENCE)
+                report = None if on_round is None else (lambda line: on_round(i, line))
+                return run_sync_party(parties[i], conn, algorithm=algorithm, history=run_dir / "history" / f"{pid}.jsonl",
+                                      vocab=data.train.vocab, on_round=report)
+
+            histories = run_party_threads([f"party {pid}" for pid in cfg.party_ids], one)
+            wall = time.perf_counter() - started
+    run = ConsortiumRun(data, spec, parties, [[asdict(line) for line in h] for h in histories], protection, wall)
+    return algo.write_simulation(run_dir, run)
+
+
+def _protections(carried_by: tuple[str, ...]) -> tuple[str, ...]:
+    """The consortium protections that an update carried by these combiners can take."""
+    names = {"dense-sum": "none", "mask": "mask", "topic-merge": "none"}
+    return tuple(dict.fromkeys(names.get(c, c) for c in carried_by))

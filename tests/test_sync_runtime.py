@@ -1,0 +1,163 @@
+"""The one synchronous party runtime: an algorithm defined in the test suite (``plugins/fedavg_vector.py``) runs
+through ``fedtopic simulate`` and through three ``fedtopic node run`` processes with a kill -9, without a line of
+fedtopic naming it; the history it writes; what a restart refuses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _texts import theme_texts, write_jsonl
+
+from fedtopic.cli.main import main
+from fedtopic.runs.history import (
+    SCHEMA,
+    HistoryLine,
+    HistoryWriter,
+    latest_per_round,
+    read_history,
+)
+
+TESTS = Path(__file__).resolve().parent
+PLUGIN = "fedavg-vector=plugins.fedavg_vector:FedAvgVector"
+
+
+@pytest.fixture()
+def plugin(monkeypatch):
+    monkeypatch.setenv("FEDTOPIC_ALGORITHMS", PLUGIN)
+    monkeypatch.setenv("PYTHONPATH", str(TESTS))  # the aggregator and node children import the plugin too
+
+
+def expected(parties: list, rate: float, rounds: int) -> np.ndarray:
+    """x after ``rounds`` steps from uniform towards the document-weighted mean m: m + (1 − η)^T (x⁰ − m)."""
+    from plugins.fedavg_vector import VectorParty
+
+    from fedtopic.algorithms.base import TrainSpec
+
+    ps = [VectorParty(f"p{i}", c, TrainSpec(2, rounds, 0, {"rate": rate})) for i, c in enumerate(parties)]
+    m = sum(p.n * p.f for p in ps) / sum(p.n for p in ps)
+    return m + (1 - rate) ** rounds * (ps[0].x - m)
+
+
+@pytest.mark.parametrize("protection", ["none", "mask"])
+def test_a_plugin_algorithm_through_simulate(tmp_path, capsys, plugin, protection):
+    from fedtopic.corpus.training_data import load_training_data
+
+    corpus = write_jsonl(tmp_path / "docs.jsonl", theme_texts(90, seed=1))
+    out = tmp_path / "run"
+    assert main(["simulate", "--algorithm", "fedavg-vector", "--corpus", str(corpus), "--parties", "3", "-k", "2",
+                 "--iterations", "6", "--opt", "rate=0.4", "--protection", protection, "--out", str(out),
+                 "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["rounds"] == 6 and summary["parties_hold_same_x"] and summary["protection"] == protection
+    data = load_training_data(dataset=None, corpus=corpus, n_parties=3, scheme="a", seed=0, progress=False)
+    with np.load(out / "model.npz") as npz:
+        x = npz["phi"][0]
+    np.testing.assert_allclose(x, expected(data.parties, 0.4, 6), rtol=0, atol=1e-12)
+    for pid in ("p1", "p2", "p3"):
+        rows = read_history(out / "history" / f"{pid}.jsonl")
+        assert [r["round"] for r in rows] == list(range(6)) and {r["schema"] for r in rows} == {SCHEMA}
+        assert all(r["contributors"] == ["p1", "p2", "p3"] and r["bytes_up"] > 0 and r["bytes_down"] > 0
+                   and r["quality_name"] == "l1_to_own" for r in rows)
+        assert rows[-1]["top_words"] is not None and rows[0]["top_words"] is None
+
+
+def test_a_plugin_algorithm_through_node_processes_with_a_kill(tmp_path, plugin):
+    """Three nodes under mask; p2 killed -9 after round 1 resumes from its checkpoint and every party ends with
+    the bits of a run without the kill."""
+    from _csfed_setup import make_consortium
+    from _node_procs import run_node_processes
+
+    from fedtopic.consortium.config import load_consortium, save_consortium
+    from fedtopic.simulation.aggregator_proc import AggregatorProcess
+
+    results = {}
+    for label, kill in (("clean", False), ("killed", True)):
+        config, cfg = make_consortium(tmp_path / label, protection="mask", iterations=8)
+        cfg = cfg.model_copy(update={"algorithm": cfg.algorithm.model_copy(update={
+            "name": "fedavg-vector", "topics": 2, "options": {"rate": 0.3}})})
+        save_consortium(cfg, config)
+        cfg = load_consortium(config)
+        logs = {p: tmp_path / f"{label}-{p}.log" for p in cfg.party_ids}
+        with AggregatorProcess(config, tmp_path / f"{label}-agg", tmp_path / f"{label}-agg.log") as agg:
+            outs = run_node_processes(config, cfg.party_ids, agg.url, logs, kill="p2" if kill else None,
+                                      after="p2 round 1:")
+        summaries = {p: json.loads(out) for p, out in outs.items()}
+        assert all(s["rounds"] == 8 and s["protection"] == "mask" for s in summaries.values())
+        xs = [np.load(config.parent / "state" / p / "model" / "model.npz")["phi"] for p in cfg.party_ids]
+        assert all(np.array_equal(xs[0], x) for x in xs[1:])
+        results[label] = xs[0]
+        if kill:
+            assert "p2: resumed at round 2" in logs["p2"].read_text()
+            rows = read_history(config.parent / "state" / "p2" / "history.jsonl")
+            assert [r["round"] for r in latest_per_round(rows)] == list(range(8))
+            assert sum(r["resumed"] for r in rows) == 1
+    assert np.array_equal(results["clean"], results["killed"])
+
+
+def test_a_checkpoint_of_another_run_is_refused_in_one_line(tmp_path, plugin):
+    from plugins.fedavg_vector import VectorParty
+
+    from fedtopic.algorithms.base import TrainSpec
+    from fedtopic.corpus.types import Corpus
+    from fedtopic.errors import TrainingError
+    from fedtopic.node.state_file import write_arrays
+    from fedtopic.node.sync_runtime import CHECKPOINT, _restore, _runtime_meta
+
+    corpus = Corpus(np.array([0, 1, 2, 1], dtype=np.int32), np.array([0, 2, 4]), ("a", "b", "c"))
+    party = VectorParty("p1", corpus, TrainSpec(2, 3, 0, {"rate": 0.5}))
+    write_arrays(tmp_path / CHECKPOINT, party.state() | {
+        "__runtime__": _runtime_meta("p1", "fedavg-vector", {"seed": 0, "vocab_sha256": "aa"}, 2)})
+    with pytest.raises(TrainingError, match=r"made for another run \(vocab_sha256 'aa' → 'bb'\); move the state"):
+        _restore(tmp_path / CHECKPOINT, party, "fedavg-vector", {"seed": 0, "vocab_sha256": "bb"})
+    with pytest.raises(TrainingError, match=r"algorithm 'fedavg-vector' → 'fednmf'"):
+        _restore(tmp_path / CHECKPOINT, party, "fednmf", {"seed": 0, "vocab_sha256": "aa"})
+    assert _restore(tmp_path / CHECKPOINT, party, "fedavg-vector", {"seed": 0, "vocab_sha256": "aa"}) == 2
+
+
+def test_a_recomputed_update_that_differs_from_the_one_sent_is_refused(tmp_path):
+    from fedtopic.errors import TrainingError
+    from fedtopic.node.sync_runtime import _Pending
+
+    pending = _Pending(tmp_path)
+    assert pending.payload("mean", 3, "d1", lambda: b"sent") == b"sent"
+    assert pending.payload("mean", 3, "d1", lambda: b"other bytes, same update") == b"sent"  # resent as persisted
+    with pytest.raises(TrainingError, match="differs from the one sent before the restart"):
+        pending.payload("mean", 3, "d2", lambda: b"x")
+    pending.clear()
+    assert pending.payload("mean", 3, "d2", lambda: b"x") == b"x"
+
+
+def test_history_appends_skips_torn_lines_and_keeps_the_last_line_per_round(tmp_path):
+    path = tmp_path / "h.jsonl"
+    writer = HistoryWriter(path)
+    for r in range(3):
+        writer.append(HistoryLine(party="p1", algorithm="a", round=r, time=float(r), quality=float("nan")))
+    with open(path, "a") as fh:
+        fh.write('{"schema": "fedtopic-history/1", "party": "p1", "rou')  # a crash mid-line
+    again = HistoryWriter(path, resumed=True)
+    again.append(HistoryLine(party="p1", algorithm="a", round=2, time=9.0, quality=1.5))
+    rows = read_history(path)
+    assert [r["round"] for r in rows] == [0, 1, 2, 2] and rows[0]["quality"] is None
+    assert [r["time"] for r in latest_per_round(rows)] == [0.0, 1.0, 9.0] and rows[-1]["resumed"]
+
+
+def test_gfedntm_checkpoints_come_more_often_than_the_aggregator_forgets():
+    from fedtopic.algorithms.gfedntm_party import CHECKPOINT_EVERY, KEEP_AGGREGATES
+    from fedtopic.network.store import KEEP_AGGREGATES as STORE_KEEPS
+
+    assert KEEP_AGGREGATES == STORE_KEEPS and CHECKPOINT_EVERY < STORE_KEEPS
+
+
+def test_a_plugin_may_not_replace_a_builtin(monkeypatch):
+    from fedtopic.algorithms.registry import get_algorithm
+    from fedtopic.errors import ConfigError
+
+    monkeypatch.setenv("FEDTOPIC_ALGORITHMS", "fednmf=plugins.fedavg_vector:FedAvgVector")
+    with pytest.raises(ConfigError, match="built-in algorithm"):
+        get_algorithm("fednmf")
+    monkeypatch.setenv("FEDTOPIC_ALGORITHMS", "broken")
+    with pytest.raises(ConfigError, match="not name=module:Class"):
+        get_algorithm("fednmf")
