@@ -90,7 +90,7 @@ def test_a_plugin_algorithm_through_node_processes_with_a_kill(tmp_path, plugin)
         assert all(np.array_equal(xs[0], x) for x in xs[1:])
         results[label] = xs[0]
         if kill:
-            assert "p2: resumed at round 2" in logs["p2"].read_text()
+            assert "p2: resumed at round " in logs["p2"].read_text()  # wherever the kill landed (rounds are fast)
             rows = read_history(config.parent / "state" / "p2" / "history.jsonl")
             assert [r["round"] for r in latest_per_round(rows)] == list(range(8))
             assert sum(r["resumed"] for r in rows) == 1
@@ -161,3 +161,24 @@ def test_a_plugin_may_not_replace_a_builtin(monkeypatch):
     monkeypatch.setenv("FEDTOPIC_ALGORITHMS", "broken")
     with pytest.raises(ConfigError, match="not name=module:Class"):
         get_algorithm("fednmf")
+
+
+@pytest.mark.parametrize(("algorithm", "extra"), [("csfed-lda", ["--opt", "dp.noise_multiplier=2"]),
+                                                  ("dafed-lda", ["--transport", "memory"])])
+def test_lda_family_simulations_write_the_history_and_its_pngs(tmp_path, capsys, algorithm, extra):
+    out = tmp_path / "run"
+    assert main(["simulate", "--algorithm", algorithm, "--dataset", "synthetic", "--parties", "3", "-k", "4",
+                 "--iterations", "11", "--out", str(out), "--format", "json", *extra]) == 0
+    capsys.readouterr()
+    for pid in ("p1", "p2", "p3"):
+        rows = latest_per_round(read_history(out / "history" / f"{pid}.jsonl"))
+        assert rows and all(r["algorithm"] == algorithm and r["quality_name"] == "loglik_per_token"
+                            and r["quality"] < 0 for r in rows)
+        assert any(r["top_words"] for r in rows)
+        if algorithm == "csfed-lda":
+            assert [r["round"] for r in rows] == list(range(12)) and all(r["epsilon"] > 0 for r in rows[1:])
+            assert all(r["contributors"] == ["p1", "p2", "p3"] for r in rows)
+        else:
+            assert all(set(r["staleness"]) == {"p1", "p2", "p3"} - {pid} for r in rows)
+    pngs = {"quality.png", "round_time.png"} | ({"epsilon.png"} if algorithm == "csfed-lda" else set())
+    assert pngs <= {p.name for p in out.glob("*.png")}

@@ -248,6 +248,14 @@ class Algorithm(ABC):
         """
         raise ConfigError(f"{self.name} has no federated mode")
 
+    def rounds(self, spec: TrainSpec) -> int:
+        """How many rounds (history lines per party) a federated run of ``spec`` takes at most: progress and ETA."""
+        return spec.iterations
+
+    def headline(self, summary: Mapping[str, Any]) -> str:
+        """The run's quality in a few words for the command's last line."""
+        return f"perplexity {summary['perplexity']:.1f}"
+
     def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:
         """Synchronous mode, ``fedtopic simulate``: evaluate the consortium's model and write the run folder
         ``out`` (model, topics.json, summary.json with the stable keys); the summary."""

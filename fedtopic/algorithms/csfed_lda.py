@@ -10,7 +10,9 @@ itself (sessions, secrets, word ranking, crash safety) is the node's
 
 from __future__ import annotations
 
-from fedtopic.algorithms.base import Mode, UpdateSpec
+import math
+
+from fedtopic.algorithms.base import Mode, TrainSpec, UpdateSpec
 from fedtopic.algorithms.dp_options import FEDERATED_DP_OPTIONS
 from fedtopic.algorithms.federated_lda import FederatedLDA
 from fedtopic.algorithms.lda_options import LDA_OPTIONS, STEPS_OPTION
@@ -26,3 +28,7 @@ class CSFedLDA(FederatedLDA):
     options = LDA_OPTIONS + (STEPS_OPTION,) + FEDERATED_DP_OPTIONS
     update = UpdateSpec("counts", COUNT_PROTECTIONS,
                         "N_p int32[V,K] word-topic counts, summed (Eq. 8)")
+
+    def rounds(self, spec: TrainSpec) -> int:
+        """Aggregator rounds: the genesis counts, then one per ``steps`` sweeps."""
+        return math.ceil(spec.iterations / int(spec.options["steps"])) + 1  # type: ignore[arg-type]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,12 @@ class FedNMF(Algorithm):
         from fedtopic.algorithms.fednmf_party import FedNMFParty
 
         return FedNMFParty(party_id, index, None, corpus, spec)
+
+    def headline(self, summary: Mapping[str, Any]) -> str:
+        """WE coherence and NPMI, and the SVM's macro-F1 and accuracy where the corpus has labels."""
+        return (f"WE coherence {summary['we_coherence']:.3f}, NPMI {summary['npmi']:.3f}"
+                + (f", macro-F1 {summary['macro_f1']:.3f}, accuracy {summary['accuracy']:.3f}"
+                   if "macro_f1" in summary else ""))
 
     def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:
         """The global W (every client must hold the same) and every client's H_i, scored as the paper does

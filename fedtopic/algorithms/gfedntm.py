@@ -3,6 +3,7 @@ aggregation (Alg. 1 stage 2, Eqs. 1-3) through the aggregator, exact under Batch
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,13 @@ class GFedNTMProdLDA(Algorithm):
         return GFedNTMParty(party_id, FederatedNode(index, counts_matrix(corpus), self.embeddings(corpus),
                                                     spec.topics, ntm_settings(spec.options, spec.iterations),
                                                     spec.seed))
+
+    def headline(self, summary: Mapping[str, Any]) -> str:
+        """NPMI, diversity, and TSS/DSS (synthetic data) or macro-F1 (labelled corpora)."""
+        return (f"NPMI {summary['npmi']:.3f}, diversity {summary['topic_diversity']:.2f}"
+                + (f", TSS {summary['tss']:.2f} of {summary['tss_perfect']:.0f}, DSS {summary['dss']:.4f}"
+                   if "tss" in summary else "")
+                + (f", macro-F1 {summary['macro_f1']:.3f}" if "macro_f1" in summary else ""))
 
     def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:
         """The federated model (every node must hold the same weights), evaluated as the centralised one."""

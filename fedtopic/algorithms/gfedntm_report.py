@@ -45,7 +45,7 @@ def write_gfedntm_simulation(out: Path, run: ConsortiumRun, algorithm: str) -> d
     theta_train = np.vstack([ntm.theta(node.counts, node.ctx) for node in nodes])
     first = run.histories[0]
     steps = max(nodes[0].step, 1)
-    extra = {"protection": run.protection, "epochs": len(first), "steps": nodes[0].step,
+    extra = {"protection": run.protection, "epochs": len(first), "rounds": len(first), "steps": nodes[0].step,
              "train_wall_seconds": run.wall_seconds,
              "bytes_sent": int(sum(r["bytes_up"] for rows in run.histories for r in rows)),
              "bytes_per_node_step": int(sum(r["bytes_up"] for r in first) / steps),

@@ -70,6 +70,12 @@ class IFTMLDA(Algorithm):
 
         return IFTMParty(party_id, index, corpus, spec, secret=secret, sentences=self.sentences)
 
+    def rounds(self, spec: TrainSpec) -> int:
+        """Exchanges with the master: ⌈iterations / local_iterations⌉."""
+        from fedtopic.algorithms.iftm_options import global_rounds
+
+        return global_rounds(spec)
+
     def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:
         """M* and each party alone (the paper's Fig. 5 baseline), evaluated on the held-out documents."""
         from fedtopic.algorithms.iftm_report import write_iftm_simulation

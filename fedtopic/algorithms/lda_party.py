@@ -174,3 +174,14 @@ class LDAParty:
     def theta(self) -> np.ndarray:
         """θ_p (Eq. 6), float64[D_p,K]; stays with the party."""
         return self.model.theta()
+
+    def log_likelihood(self) -> float:
+        """Log-likelihood per token of this party's documents under Φ_Σ (its own counts live, its peers' as last
+        read) and its θ_p: the history's quality figure for the LDA family."""
+        from fedtopic.eval.likelihood import token_log_likelihood
+
+        return token_log_likelihood(self.phi(), self.theta(), self.corpus.words, self.corpus.doc_ptr)
+
+    def top_words_ids(self, n: int) -> np.ndarray:
+        """int[K, n]: the top words of Φ_Σ."""
+        return np.argsort(-self.phi(), axis=1, kind="stable")[:, :n]

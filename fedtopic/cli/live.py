@@ -21,7 +21,9 @@ class PartyBoard:
         self._max = max_sweeps
         self._title = title
         self._lock = threading.Lock()
-        self._live = Live(self._table(), console=stderr_console, refresh_per_second=4, transient=False)
+        self._terminal = stderr_console.is_terminal  # redirected: one plain line per round, not a last frame
+        self._live = Live(self._table(), console=stderr_console, refresh_per_second=4, transient=False) \
+            if self._terminal else None
 
     def _table(self) -> Table:
         table = Table("party", "round", f"sweeps / {self._max}", "staleness (last round)", "mean staleness",
@@ -36,11 +38,18 @@ class PartyBoard:
         with self._lock:
             spent = "-" if report.epsilon is None else f"{report.epsilon:.4g}"
             self._rows[party_id] = (str(report.round), str(report.sweeps), last, f"{mean:.2f}", spent)
-            self._live.update(self._table())
+            if self._live is not None:
+                self._live.update(self._table())
+            else:
+                stderr_console.print(f"{party_id} round {report.round} ({report.sweeps}/{self._max} sweeps), "
+                                     f"staleness {last}, mean {mean:.2f}, ε spent {spent}", highlight=False,
+                                     soft_wrap=True)
 
     def __enter__(self) -> "PartyBoard":
-        self._live.__enter__()
+        if self._live is not None:
+            self._live.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._live.__exit__(*exc)  # type: ignore[arg-type]
+        if self._live is not None:
+            self._live.__exit__(*exc)  # type: ignore[arg-type]

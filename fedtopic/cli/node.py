@@ -54,14 +54,15 @@ def run_command(
                           f"{', '.join(algorithms_for(Mode.sync) + algorithms_for(Mode.async_))}")
 
     def say(msg: str) -> None:
-        stderr_console.print(msg, highlight=False)
+        stderr_console.print(msg, highlight=False, soft_wrap=True)  # one line per message, also in a log file
 
     common = {"key_file": key, "corpus": corpus, "vocab": vocab, "url": url, "state_dir": state, "session": session,
               "round_timeout": round_timeout, "patience": patience, "say": say}
     if Mode.sync in algorithm.modes and algorithm.update is not None and algorithm.update.kind != "counts":
         from fedtopic.node.sync_node import run_sync_node
 
-        summary = run_sync_node(cfg, config, party, **common, on_round=lambda line: say(round_line(line)))
+        total = algorithm.rounds(cfg.algorithm.spec())
+        summary = run_sync_node(cfg, config, party, **common, on_round=lambda line: say(round_line(line, total)))
         _finish(summary, fmt, f"party {party}: {summary['rounds']} rounds through the aggregator")
         return
     if Mode.sync in algorithm.modes:
@@ -90,8 +91,19 @@ def run_command(
     _report(summary, party, fmt)
 
 
+def _plots(summary: dict) -> None:
+    """The party's history PNGs beside its model (``state/<party>/model``; the history is one folder up)."""
+    from fedtopic.eval.history_plots import plot_history
+    from fedtopic.runs.history import FILE_NAME, latest_per_round, read_history
+
+    model = Path(summary["run"])
+    rows = latest_per_round(read_history(model.parent / FILE_NAME))
+    plot_history(model, {str(summary.get("party", "party")): rows}, title=str(summary.get("algorithm", "")))
+
+
 def _finish(summary: dict, fmt: OutputFormat, line: str) -> None:
     """The node's summary as JSON, or ``line`` and where the model is."""
+    _plots(summary)
     if fmt is OutputFormat.json:
         print_json(summary)
     else:
@@ -99,6 +111,7 @@ def _finish(summary: dict, fmt: OutputFormat, line: str) -> None:
 
 
 def _report(summary: dict, party: str, fmt: OutputFormat) -> None:
+    _plots(summary)
     if fmt is OutputFormat.json:
         print_json(summary)
         return
@@ -107,11 +120,11 @@ def _report(summary: dict, party: str, fmt: OutputFormat) -> None:
                          f"{summary['perplexity']:.1f}; its θ and the consortium's Φ in {summary['run']}")
 
 
-def round_line(line: HistoryLine) -> str:
-    """One status line for a finished round of a synchronous party."""
+def round_line(line: HistoryLine, total: int) -> str:
+    """One status line for a finished round of a synchronous party (``total``: the rounds of the whole run)."""
     quality = "" if line.quality is None else f", {line.quality_name} {line.quality:.4g}"
     spent = "" if line.epsilon is None else f", ε spent {line.epsilon:.4g}"
     who = "" if line.contributors is None else f", aggregate of {', '.join(line.contributors)}"
     seconds = line.compute_s + line.exchange_s + line.wait_s
     return (f"{line.party} round {line.round}: {seconds:.1f} s (computing {line.compute_s:.1f}, waiting "
-            f"{line.wait_s:.1f}){quality}{who}{spent}")
+            f"{line.wait_s:.1f}){quality}{who}{spent}; {line.round + 1}/{total} rounds")

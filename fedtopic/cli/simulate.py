@@ -17,7 +17,6 @@ from fedtopic.cli.output import (
     FormatOption,
     OutputFormat,
     print_json,
-    stderr_console,
     stdout_console,
 )
 
@@ -91,25 +90,16 @@ def simulate(
                               dirichlet_alpha=dirichlet_alpha, max_vocabulary=max_vocabulary)
     algo.check_data(data.parties)
     if Mode.sync in algo.modes:
-        with stderr_console.status(f"{algorithm} on {data.name}: {len(ids)} parties, {protection}") as status:
-            summary = simulate_run(data, algorithm, spec, run_dir, harness, say=lambda msg: status.update(msg))
+        from fedtopic.cli.progress import RoundProgress
+
+        title = f"{algorithm} ({protection}) on {data.name}, {len(ids)} parties"
+        with RoundProgress(title, algo.rounds(spec), ids) as progress:
+            summary = simulate_run(data, algorithm, spec, run_dir, harness, say=progress.say,
+                                   on_round=progress.on_line)
         gap = (f"; centralized {summary['centralized_perplexity']:.1f} "
                f"({100 * summary['perplexity_gap_vs_centralized']:+.2f} %)") if compare_centralized else ""
-        if algo.family == "nmf":
-            quality = (f"WE coherence {summary['we_coherence']:.3f}, NPMI {summary['npmi']:.3f}"
-                       + (f", macro-F1 {summary['macro_f1']:.3f}, accuracy {summary['accuracy']:.3f}"
-                          if "macro_f1" in summary else ""))
-        elif algo.family == "ntm":
-            quality = (f"NPMI {summary['npmi']:.3f}, diversity {summary['topic_diversity']:.2f}"
-                       + (f", TSS {summary['tss']:.2f} of {summary['tss_perfect']:.0f}, DSS {summary['dss']:.4f}"
-                          if "tss" in summary else "")
-                       + (f", macro-F1 {summary['macro_f1']:.3f}" if "macro_f1" in summary else ""))
-            summary["rounds"] = summary["epochs"]
-        else:
-            quality = f"perplexity {summary['perplexity']:.1f}{gap}"
-        unit = "epochs" if algo.family == "ntm" else "rounds"
-        line = (f"[bold]{algorithm}[/] ({protection}) on {data.name}: {quality}, {summary['rounds']} {unit}, "
-                f"{summary['wall_seconds']:.1f} s")
+        line = (f"[bold]{algorithm}[/] ({protection}) on {data.name}: {algo.headline(summary)}{gap}, "
+                f"{summary['rounds']} rounds, {summary['wall_seconds']:.1f} s")
     else:
         from fedtopic.cli.live import PartyBoard
 

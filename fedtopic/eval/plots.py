@@ -9,6 +9,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (backend must be chosen first)
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 
 def plot_curves(
@@ -49,6 +50,8 @@ def plot_histogram(path: Path, values: Sequence[int], *, xlabel: str, title: str
     keys = sorted(counts)
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
     ax.bar(keys, [counts[k] for k in keys])
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # integer values: no tick at −1.5
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel(xlabel)
     ax.set_ylabel("count")
     ax.set_title(title)
@@ -79,6 +82,8 @@ def plot_grouped_bars(path: Path, groups: Sequence[str], series: Mapping[str, Se
     ax.set_xticks(range(len(groups)), list(groups), rotation=35 if wide else 0, ha="right" if wide else "center")
     if logy:
         ax.set_yscale("log")
+    elif all(float(v).is_integer() for values in series.values() for v in values):
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts (rounds completed): no tick at 17.5
     ax.set_ylabel(ylabel + (" (log scale)" if logy else ""))
     ax.set_title(title)
     if len(series) > 1:

@@ -18,6 +18,7 @@ from fedtopic.algorithms.lda_party import RoundReport
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.init import cp_from_consortia, party_ids
 from fedtopic.corpus.training_data import TrainingData
+from fedtopic.eval.history_plots import histories_in, plot_history
 from fedtopic.eval.plots import plot_model_comparison
 from fedtopic.node.async_loop import PartyLog
 from fedtopic.runs.folder import write_json
@@ -57,7 +58,9 @@ def run_demo(
     on_stage("deploying the registry and one channel contract per party on the embedded chain")
     chain = embedded_consortium(ids, cp, (data.train.n_words, opts.topics), seed=opts.seed)
     on_stage("training DAFed-LDA: parties read each other's channels and publish asynchronously")
-    sim = run_simulation(data.parties, dafed_spec, chain.channels, cp, max_delay=opts.max_delay, on_round=on_round)
+    sim = run_simulation(data.parties, dafed_spec, chain.channels, cp, max_delay=opts.max_delay, on_round=on_round,
+                         history_dir=out / "history")
+    plot_history(out, histories_in(out / "history"), title="DAFed-LDA")
     usage = chain_usage(chain.w3, chain.first_block)
     chain_facts = {"transport": "embedded-chain", "registry": chain.deployment.registry, "chain_transactions": usage.transactions,
                    "chain_calldata_bytes": usage.calldata_bytes, "chain_gas_used": usage.gas_used, "chain_blocks": usage.blocks}

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +62,9 @@ class AggregateResult:
     missing: tuple[str, ...]
     close_reason: str
 
+
+WAIT_REPORT_SECONDS = 10.0
+"""How often a party waiting for a round's aggregate is told who is missing (``fetch_aggregate(on_wait=)``)."""
 
 def _aggregate_result(round: int, resp: httpx.Response) -> AggregateResult:
     return AggregateResult(round, resp.content, _split(resp.headers.get(H_CONTRIBUTORS)),
@@ -229,14 +232,19 @@ class AggregatorClient:
         """One round's clock state."""
         return RoundOut.model_validate(self._json("GET", f"/v1/sessions/{self.session}/rounds/{round}"))
 
-    def fetch_aggregate(self, round: int, timeout: float) -> AggregateResult:
+    def fetch_aggregate(self, round: int, timeout: float,
+                        on_wait: Callable[[int, list[str], float], None] | None = None) -> AggregateResult:
         """Long-poll until ``round`` closes and return its aggregate; AggregateTimeout after ``timeout`` s.
 
-        RecoveryRequested if the round lost parties and waits for this party's mask recovery message."""
+        RecoveryRequested if the round lost parties and waits for this party's mask recovery message.
+        ``on_wait(round, missing, seconds)``: called every ``WAIT_REPORT_SECONDS`` while the round is open, with
+        the parties whose updates it still lacks (so a waiting node can say for whom it waits)."""
         path = f"/v1/sessions/{self.session}/rounds/{round}/aggregate"
-        until = time.monotonic() + timeout
+        started = time.monotonic()
+        until = started + timeout
+        chunk = WAIT_REPORT_SECONDS if on_wait is not None else 25.0
         while True:
-            wait = max(0.0, min(until - time.monotonic(), 25.0))
+            wait = max(0.0, min(until - time.monotonic(), chunk))
             resp = self._send("GET", path, params={"wait": f"{wait:.3f}"}, timeout=wait + self.timeout)
             if resp.status_code == 200:
                 return _aggregate_result(round, resp)
@@ -247,6 +255,8 @@ class AggregatorClient:
                 raise RecoveryRequested(round, list(problem.get("dropped", [])), list(problem.get("survivors", [])))
             if time.monotonic() >= until:
                 raise AggregateTimeout(f"round {round} of session {self.session!r} still open after {timeout:.1f} s")
+            if on_wait is not None:
+                on_wait(round, list(self.round(round).missing), time.monotonic() - started)
 
     def wait_aggregate(self, round: int, timeout: float) -> bytes:
         """The aggregate payload of ``round`` (see ``fetch_aggregate``)."""

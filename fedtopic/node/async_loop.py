@@ -24,6 +24,7 @@ from fedtopic.algorithms.lda_party import LDAParty, RoundReport
 from fedtopic.errors import TrainingError
 from fedtopic.node.checkpoint import load_checkpoint, save_checkpoint
 from fedtopic.node.transport import ChannelTransport
+from fedtopic.runs.history import TOP_WORDS_EVERY, HistoryLine, HistoryWriter
 
 
 @dataclass
@@ -70,6 +71,8 @@ def run_party(
     genesis_timeout: float = 120.0,
     converge_tol: float | None = None,
     checkpoint: Path | None = None,
+    history: Path | None = None,
+    algorithm: str = "dafed-lda",
     say: Callable[[str], None] = lambda _: None,
 ) -> PartyLog:
     """Run party ``party`` until it or any party it reads reaches ``max_sweeps`` (or ``stop`` aborts it).
@@ -79,7 +82,8 @@ def run_party(
     party when the fraction of its tokens whose counts changed drops below it.
     ``checkpoint``: an .npz path; if it exists the party resumes from it, and it
     is rewritten around every publication so that a crash never publishes a
-    round twice nor skips one.
+    round twice nor skips one. ``history``: the party's history file (one line
+    per round, ``fedtopic.runs.history``; ``algorithm`` names the run there).
     """
     log = PartyLog(party.party_id)
     budget = max_sweeps
@@ -100,6 +104,8 @@ def run_party(
         if checkpoint is not None:
             save_checkpoint(checkpoint, party, published=True, totals=totals())
 
+    resumed = checkpoint is not None and checkpoint.exists()
+    writer = None if history is None else HistoryWriter(history, resumed=resumed)
     if checkpoint is not None and checkpoint.exists():
         info = load_checkpoint(checkpoint, party)
         log.rounds, log.sweeps = info.round, info.sweeps
@@ -119,6 +125,7 @@ def run_party(
         publish(0, party.genesis())
     wait_for_genesis(transport, readable - {party.party_id}, timeout=genesis_timeout)
     previous = party.own_counts()
+    reads_before = transport.bytes_received()
     while not stop.is_set() and party.sweeps < max_sweeps:
         t0 = time.perf_counter()
         others = transport.read_latest()
@@ -131,8 +138,20 @@ def run_party(
         if pause > 0:
             stop.wait(pause)
         t3 = time.perf_counter()
+        sent_before, received_before_round = log.bytes_sent, transport.bytes_received()
         publish(report.round, report.n_wk)
         t4 = time.perf_counter()
+        if writer is not None:
+            top = None
+            if report.round % TOP_WORDS_EVERY == 0:
+                top = [[party.corpus.vocab[w] for w in row] for row in party.top_words_ids(10)]
+            writer.append(HistoryLine(
+                party=party.party_id, algorithm=algorithm, round=report.round, time=time.time(),
+                compute_s=t2 - t1, exchange_s=(t1 - t0) + (t4 - t3), wait_s=t3 - t2,
+                bytes_up=log.bytes_sent - sent_before, bytes_down=received_before_round - reads_before,
+                staleness=dict(report.staleness), epsilon=report.epsilon, quality=party.log_likelihood(),
+                quality_name="loglik_per_token", top_words=top, extra={"sweeps": report.sweeps}))
+        reads_before = transport.bytes_received()
         log.rounds, log.sweeps = report.round, report.sweeps
         log.staleness.extend(report.staleness.values())
         log.read_from.update(report.staleness)

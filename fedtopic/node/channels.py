@@ -17,9 +17,13 @@ import numpy as np
 from fedtopic.algorithms.federated import Aggregate, Channel, TopicsUpdate
 from fedtopic.crypto.keys import PartyKeys
 from fedtopic.errors import ConfigError
-from fedtopic.network.client import AggregateResult, AggregatorClient
+from fedtopic.network.client import (
+    WAIT_REPORT_SECONDS,
+    AggregateResult,
+    AggregatorClient,
+)
 from fedtopic.network.topic_merge import decode_global, encode_update
-from fedtopic.node.dense_session import DenseSession, open_dense_session
+from fedtopic.node.dense_session import DenseSession, WaitReport, open_dense_session
 
 
 class ChannelSession(Protocol):
@@ -30,7 +34,7 @@ class ChannelSession(Protocol):
 
     def encode(self, update: Any, seq: int) -> bytes: ...
 
-    def send(self, payload: bytes, seq: int, timeout: float) -> AggregateResult: ...
+    def send(self, payload: bytes, seq: int, timeout: float, on_wait: WaitReport | None = None) -> AggregateResult: ...
 
     def decode(self, result: AggregateResult, seq: int) -> Aggregate: ...
 
@@ -57,8 +61,8 @@ class DenseChannel:
             raise TypeError(f"channel {self.channel.name!r} is dense: send a float64[{self.channel.size}] array")
         return self.session.encode(update, seq)
 
-    def send(self, payload: bytes, seq: int, timeout: float) -> AggregateResult:
-        return self.session.send(payload, seq, timeout)
+    def send(self, payload: bytes, seq: int, timeout: float, on_wait: WaitReport | None = None) -> AggregateResult:
+        return self.session.send(payload, seq, timeout, on_wait)
 
     def decode(self, result: AggregateResult, seq: int) -> Aggregate:
         value = self.session.decode(result.payload, seq, len(result.contributors))
@@ -76,9 +80,9 @@ class TopicsChannel:
             raise TypeError(f"channel {self.channel.name!r} carries topics: send a TopicsUpdate")
         return encode_update(update.topics, update.amount)
 
-    def send(self, payload: bytes, seq: int, timeout: float) -> AggregateResult:
-        out = self.client.submit_and_fetch(seq, payload, timeout)
-        return out if isinstance(out, AggregateResult) else self.client.fetch_aggregate(seq, timeout)
+    def send(self, payload: bytes, seq: int, timeout: float, on_wait: WaitReport | None = None) -> AggregateResult:
+        out = self.client.submit_and_fetch(seq, payload, timeout if on_wait is None else min(timeout, WAIT_REPORT_SECONDS))
+        return out if isinstance(out, AggregateResult) else self.client.fetch_aggregate(seq, timeout, on_wait)
 
     def decode(self, result: AggregateResult, seq: int) -> Aggregate:
         return Aggregate(decode_global(result.payload, self.channel.size), tuple(result.contributors))

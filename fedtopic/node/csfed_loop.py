@@ -52,6 +52,7 @@ from fedtopic.node.csfed_protection import (
     sealed_params,
     setup_protection,
 )
+from fedtopic.runs.history import TOP_WORDS_EVERY, HistoryLine, HistoryWriter
 
 
 @dataclass(frozen=True)
@@ -104,13 +105,15 @@ class CSFedParticipant:
 
     def __init__(self, party: LDAParty, keys: PartyKeys, url: str, party_ids: Sequence[str],
                  publics: Sequence[bytes], settings: CSFedSettings, state_dir: Path,
-                 say: Callable[[str], None] = print) -> None:
+                 say: Callable[[str], None] = print, history: Path | None = None) -> None:
         self.party, self.keys, self.url, self.settings = party, keys, url, settings
         self.ids = list(party_ids)
         self.index = self.ids.index(keys.party_id)
         self.publics = tuple(publics)
         self.state_dir = state_dir
         self.say = say
+        self.history = None if history is None else HistoryWriter(
+            history, resumed=(state_dir / "checkpoint.npz").exists())
         self.records: list[RoundRecord] = []
         self.final_sum: np.ndarray | None = None
         self.protection: PartyProtection | None = None
@@ -229,7 +232,7 @@ class CSFedParticipant:
         until = time.monotonic() + self.settings.round_timeout
         while True:
             try:
-                res = client.fetch_aggregate(round, max(1.0, until - time.monotonic()))
+                res = client.fetch_aggregate(round, max(1.0, until - time.monotonic()), self._waiting)
                 break
             except RecoveryRequested as req:
                 dropped = [self.ids.index(p) for p in req.dropped]
@@ -244,6 +247,10 @@ class CSFedParticipant:
             record.bytes_received, record.contributors = len(res.payload), list(res.contributors)
             record.aggregate_tokens = int(total.sum())
         return total, res
+
+    def _waiting(self, round: int, missing: list[str], seconds: float) -> None:
+        self.say(f"{self.keys.party_id}: aggregator round {round} waits for {', '.join(missing) or 'the aggregator'} "
+                 f"({seconds:.0f} s)")
 
     # training -------------------------------------------------------------------------------
     def _pending(self, train_round: int) -> Path:
@@ -344,7 +351,8 @@ class CSFedParticipant:
             return
         self.records = [RoundRecord(**row) for row in rows if row.get("train_round", 0) < train_round]
 
-    def run(self, on_round: Callable[[RoundRecord], None] | None = None) -> None:
+    def run(self, on_round: Callable[[RoundRecord], None] | None = None,
+            on_line: Callable[[HistoryLine], None] | None = None) -> None:
         """The whole protocol: setup, genesis or resume, rounds until ``iterations`` sweeps."""
         try:
             self.setup()
@@ -352,6 +360,9 @@ class CSFedParticipant:
             while True:
                 self.submit()
                 more = self.collect()
+                line = self._write_history(self.records[-1])
+                if on_line is not None and line is not None:
+                    on_line(line)
                 if on_round is not None:
                     on_round(self.records[-1])
                 if not more:
@@ -359,6 +370,23 @@ class CSFedParticipant:
                     return
         finally:
             self.close()
+
+    def _write_history(self, rec: RoundRecord) -> HistoryLine | None:
+        """The history line of the aggregator round ``rec`` (its sweeps are those trained after it)."""
+        if self.history is None:
+            return None
+        top = None
+        if rec.round % TOP_WORDS_EVERY == 0:
+            top = [[self.party.corpus.vocab[w] for w in row] for row in self.party.top_words_ids(10)]
+        line = HistoryLine(
+            party=self.keys.party_id, algorithm=self.settings.algorithm, round=rec.round, time=time.time(),
+            compute_s=rec.sweep_seconds, exchange_s=rec.encode_seconds + rec.decode_seconds,
+            wait_s=rec.submit_seconds + rec.fetch_seconds, bytes_up=rec.bytes_sent, bytes_down=rec.bytes_received,
+            contributors=list(rec.contributors), epsilon=rec.epsilon, quality=self.party.log_likelihood(),
+            quality_name="loglik_per_token", top_words=top,
+            extra={"train_round": rec.train_round, "accepted": rec.accepted, "recovery_sent": rec.recovery_sent})
+        self.history.append(line)
+        return line
 
     def close(self) -> None:
         """Release the HTTP connections and the obfuscator workers."""

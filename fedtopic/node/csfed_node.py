@@ -17,6 +17,7 @@ from fedtopic.consortium.config import ConsortiumConfig
 from fedtopic.node.csfed_loop import CSFedParticipant, CSFedSettings, RoundRecord
 from fedtopic.node.party_setup import prepare_party, write_party_model
 from fedtopic.node.session_names import default_session
+from fedtopic.runs.history import FILE_NAME
 
 
 def csfed_settings(cfg: ConsortiumConfig, session: str | None = None, round_timeout: float = 3600.0,
@@ -50,7 +51,8 @@ def run_csfed_node(
     data, party, keys, state_dir = prepared.data, prepared.party, prepared.keys, prepared.state_dir
     settings = csfed_settings(cfg, session, round_timeout, patience)
     participant = CSFedParticipant(party, keys, url or cfg.aggregator.url, cfg.party_ids,
-                                   [p.x25519_public_bytes for p in cfg.parties], settings, state_dir, say=say)
+                                   [p.x25519_public_bytes for p in cfg.parties], settings, state_dir, say=say,
+                                   history=state_dir / FILE_NAME)
     say(f"party {party_id}: {data.train.n_docs:,} documents, {data.train.n_tokens:,} tokens from {data.source}; "
         f"aggregator {participant.url}, session {settings.session}, protection {settings.protection}; "
         f"state in {state_dir}")

@@ -23,6 +23,7 @@ from fedtopic.node.async_loop import PartyLog, run_party
 from fedtopic.node.party_setup import prepare_party, write_party_model
 from fedtopic.node.retrying import RetryingTransport
 from fedtopic.node.roster import delay_rng
+from fedtopic.runs.history import FILE_NAME
 
 
 def run_dafed_node(
@@ -59,6 +60,8 @@ def run_dafed_node(
         on_round=on_round,
         genesis_timeout=genesis_timeout,
         checkpoint=state_dir / "checkpoint.npz",
+        history=state_dir / FILE_NAME,
+        algorithm=cfg.algorithm.name,
         say=say,
         converge_tol=cfg.algorithm.spec().options["converge_tol"],
     )

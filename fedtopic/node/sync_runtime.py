@@ -116,9 +116,10 @@ class _Exchange:
     """The runtime's ``Exchange``: what ``FederatedParty.step`` calls."""
 
     def __init__(self, channels: Mapping[str, ChannelSession], pending: _Pending, meter: _Meter, timeout: float,
-                 checkpoint: Callable[[], None]) -> None:
+                 checkpoint: Callable[[], None],
+                 on_wait: Callable[[str, list[str], float], None] | None = None) -> None:
         self.channels, self.pending, self.meter, self.timeout = channels, pending, meter, timeout
-        self._checkpoint = checkpoint
+        self._checkpoint, self._on_wait = checkpoint, on_wait
 
     def sum(self, channel: str, seq: int, update: np.ndarray | TopicsUpdate) -> Aggregate:
         try:
@@ -128,7 +129,8 @@ class _Exchange:
         t0 = time.perf_counter()
         payload = self.pending.payload(channel, seq, update_digest(update), lambda: ch.encode(update, seq))
         t1 = time.perf_counter()
-        result = ch.send(payload, seq, self.timeout)
+        result = ch.send(payload, seq, self.timeout,
+                         None if self._on_wait is None else lambda r, missing, s: self._on_wait(channel, missing, s))
         t2 = time.perf_counter()
         aggregate = ch.decode(result, seq)
         m = self.meter
@@ -217,7 +219,11 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
             sessions[channel.name] = open_channel(client, channel, conn.ids, conn.keys, conn.publics,
                                                   protection=conn.protection, params=conn.params,
                                                   timeout=conn.round_timeout)
-        exchange = _Exchange(sessions, pending, meter, conn.round_timeout, checkpoint_mid_round)
+        def waiting(channel: str, missing: list[str], seconds: float) -> None:
+            say(f"{party.party_id}: round {round_box[0]} waits for {', '.join(missing) or 'the aggregator'} "
+                f"({seconds:.0f} s, channel {channel})")
+
+        exchange = _Exchange(sessions, pending, meter, conn.round_timeout, checkpoint_mid_round, waiting)
         party.setup(exchange)
         meter.take()
         r = start

@@ -36,12 +36,13 @@ from fedtopic.runs.folder import (
     write_summary,
     write_topics,
 )
+from fedtopic.runs.history import HistoryLine
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 from fedtopic.simulation.local_consortium import local_consortium
 
 
 def make_participants(config: Path, cfg: ConsortiumConfig, corpora: Sequence[Corpus], url: str,
-                      say: Callable[[str], None]) -> list[CSFedParticipant]:
+                      say: Callable[[str], None], history_dir: Path | None = None) -> list[CSFedParticipant]:
     """One participant per party, built by the config's algorithm (party i seeded ``seed + i``, as lock-step)."""
     settings = csfed_settings(cfg)
     publics = [p.x25519_public_bytes for p in cfg.parties]
@@ -51,7 +52,8 @@ def make_participants(config: Path, cfg: ConsortiumConfig, corpora: Sequence[Cor
         party = algorithm.party(pid, i, corpus, spec)
         keys = load_party_keys(key_file_path(config.parent, pid))
         out.append(CSFedParticipant(party, keys, url, cfg.party_ids, publics, settings,
-                                    config.parent / "state" / pid, say=say))
+                                    config.parent / "state" / pid, say=say,
+                                    history=None if history_dir is None else history_dir / f"{pid}.jsonl"))
     return out
 
 
@@ -109,7 +111,8 @@ def write_csfed_run(out: Path, data: TrainingData, spec: TrainSpec, participants
 
 def simulate_csfed(data: TrainingData, spec: TrainSpec, run_dir: Path, *, algorithm: str = "csfed-lda",
                    protection: str, delta: float = 0.005, key_bits: int = 2048, seed: int = 0,
-                   compare_centralized: bool = False, say: Callable[[str], None] = print) -> dict[str, Any]:
+                   compare_centralized: bool = False, say: Callable[[str], None] = print,
+                   on_line: Callable[[str, HistoryLine], None] | None = None) -> dict[str, Any]:
     """Aggregator child + one thread per party on loopback; writes ``run_dir`` (the aggregator's log too)."""
     with tempfile.TemporaryDirectory(prefix="csfed-") as tmp:
         work = Path(tmp)
@@ -117,9 +120,10 @@ def simulate_csfed(data: TrainingData, spec: TrainSpec, run_dir: Path, *, algori
                                        protection=protection, delta=delta, key_bits=key_bits, seed=seed)
         with AggregatorProcess(config, work / "aggregator", run_dir / "aggregator.log") as agg:
             say(f"aggregator {agg.url} (pid {agg.proc.pid}); {len(data.parties)} parties, protection {protection}")
-            participants = make_participants(config, cfg, data.parties, agg.url, say)
+            participants = make_participants(config, cfg, data.parties, agg.url, say, run_dir / "history")
             started = time.perf_counter()
-            run_all(participants, lambda p: p.run())
+            run_all(participants, lambda p: p.run(on_line=None if on_line is None else
+                                                  (lambda line, pid=p.keys.party_id: on_line(pid, line))))
             wall = time.perf_counter() - started
     return write_csfed_run(run_dir, data, spec, participants, protection=protection, wall_seconds=wall,
                            compare_centralized=compare_centralized)

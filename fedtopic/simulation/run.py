@@ -41,7 +41,18 @@ class Harness:
 def simulate_run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, harness: Harness = Harness(), *,
                  on_round: Callable[..., None] | None = None,
                  say: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
-    """Train ``algorithm`` with one party per ``data.parties``; writes ``run_dir`` and returns its summary."""
+    """Train ``algorithm`` with one party per ``data.parties``; writes ``run_dir`` (with the parties' histories
+    in ``history/`` and the PNGs drawn from them) and returns its summary."""
+    from fedtopic.eval.history_plots import histories_in, plot_history
+
+    summary = _run(data, algorithm, spec, run_dir, harness, on_round=on_round, say=say)
+    if (run_dir / "history").is_dir():
+        plot_history(run_dir, histories_in(run_dir / "history"), title=algorithm)
+    return summary
+
+
+def _run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, harness: Harness, *,
+         on_round: Callable[..., None] | None, say: Callable[[str], None]) -> dict[str, Any]:
     from fedtopic.consortium.config import PROTECTIONS
 
     algo = get_algorithm(algorithm)
@@ -52,7 +63,7 @@ def simulate_run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: P
         from fedtopic.simulation.sync_run import simulate_sync
 
         protection = "none" if algo.update.kind == "topics" else harness.protection  # no protection carries topics
-        return simulate_sync(data, algorithm, spec, run_dir, protection=protection, say=say)
+        return simulate_sync(data, algorithm, spec, run_dir, protection=protection, say=say, on_round=on_round)
     if Mode.sync in algo.modes:
         if harness.protection not in PROTECTIONS:
             raise ConfigError(f"unknown protection {harness.protection!r}: choose one of {', '.join(PROTECTIONS)}")
@@ -60,7 +71,7 @@ def simulate_run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: P
 
         return simulate_csfed(data, spec, run_dir, algorithm=algorithm, protection=harness.protection,
                               delta=harness.delta, key_bits=harness.key_bits, seed=spec.seed,
-                              compare_centralized=harness.compare_centralized, say=say)
+                              compare_centralized=harness.compare_centralized, say=say, on_line=on_round)
     algo.require(Mode.async_, "a simulation")
     if harness.transport not in TRANSPORTS:
         raise ConfigError(f"unknown transport {harness.transport!r}: choose {' or '.join(TRANSPORTS)}")
@@ -79,7 +90,7 @@ def simulate_run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: P
         board = InMemoryBoard(cp)
         transports = [board.channel(pid, shape) for pid in ids]
     sim = run_simulation(data.parties, spec, transports, cp, algorithm=algorithm, max_delay=harness.max_delay,
-                         on_round=on_round)
+                         on_round=on_round, history_dir=run_dir / "history")
     if harness.transport == "chain":
         usage = chain_usage(chain.w3, chain.first_block)
         extra |= {"chain_transactions": usage.transactions, "chain_calldata_bytes": usage.calldata_bytes,

@@ -30,7 +30,7 @@ from fedtopic.simulation.party_threads import PATIENCE, run_party_threads
 
 def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, *, protection: str = "none",
                   say: Callable[[str], None] = print,
-                  on_round: Callable[[int, HistoryLine], None] | None = None) -> dict[str, Any]:
+                  on_round: Callable[[str, HistoryLine], None] | None = None) -> dict[str, Any]:
     """Train one party per ``data.parties`` through a real aggregator; the algorithm writes ``run_dir``."""
     algo = get_algorithm(algorithm)
     if algo.update is None or protection not in _protections(algo.update.protections):
@@ -53,9 +53,9 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
                 pid = cfg.party_ids[i]
                 conn = Connection(agg.url, load_party_keys(key_file_path(config.parent, pid)), cfg.party_ids, publics,
                                   protection, f"{algorithm[:24]}-s{spec.seed}", params, patience=PATIENCE)
-                report = None if on_round is None else (lambda line: on_round(i, line))
+                report = None if on_round is None else (lambda line: on_round(pid, line))
                 return run_sync_party(parties[i], conn, algorithm=algorithm, history=run_dir / "history" / f"{pid}.jsonl",
-                                      vocab=data.train.vocab, on_round=report)
+                                      vocab=data.train.vocab, on_round=report, say=say)
 
             histories = run_party_threads([f"party {pid}" for pid in cfg.party_ids], one)
             wall = time.perf_counter() - started

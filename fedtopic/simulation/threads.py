@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from pathlib import Path
 
 from fedtopic.algorithms.base import Mode, TrainSpec
 from fedtopic.algorithms.lda_party import LDAParty, RoundReport
@@ -41,13 +42,15 @@ def run_simulation(
     algorithm: str = "dafed-lda",
     max_delay: float = 0.0,
     on_round: Callable[[str, RoundReport, PartyLog], None] | None = None,
+    history_dir: Path | None = None,
 ) -> SimulationResult:
     """Train all parties of ``algorithm`` (an asynchronous one) concurrently until the fastest reaches
     ``spec.iterations`` sweeps.
 
     ``transports[i]`` belongs to party ``i``; its id must be a CP key. Party i
     uses seed ``spec.seed + i`` for sampling and for its delays. ``cp`` maps a
-    channel owner to the other parties that may read it (consortium.toml's [cp]).
+    channel owner to the other parties that may read it (consortium.toml's [cp]). ``history_dir``: every
+    party's history as ``<dir>/<party>.jsonl``.
     """
     ids = [t.party_id for t in transports]
     readable = readable_channels(ids, cp)
@@ -74,6 +77,8 @@ def run_simulation(
                 delay=delay_for(i),
                 on_round=on_round,
                 converge_tol=None if converge_tol is None else float(converge_tol),
+                history=None if history_dir is None else history_dir / f"{party.party_id}.jsonl",
+                algorithm=algorithm,
             )
             for i, (party, transport) in enumerate(zip(parties, transports))
         ]
