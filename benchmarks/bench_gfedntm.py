@@ -29,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fedtopic.algorithms.lda_family import merge_corpora  # noqa: E402
+from fedtopic.algorithms.lda.family import merge_corpora  # noqa: E402
 from fedtopic.algorithms.registry import get_algorithm  # noqa: E402
 from fedtopic.corpus.synthetic import generate_synthetic  # noqa: E402
 from fedtopic.corpus.training_data import TrainingData  # noqa: E402

@@ -30,7 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fedtopic.algorithms.fednmf_party import initial_global  # noqa: E402
+from fedtopic.algorithms.fednmf.party import initial_global  # noqa: E402
 from fedtopic.algorithms.registry import get_algorithm  # noqa: E402
 from fedtopic.corpus.training_data import load_training_data  # noqa: E402
 from fedtopic.models.nnls import counts_matrix  # noqa: E402

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fedtopic.algorithms.lda_family import train_centralized
-from fedtopic.algorithms.lda_options import LDAHyper
-from fedtopic.algorithms.lda_party import LDAParty, aggregate_others
+from fedtopic.algorithms.lda.family import train_centralized
+from fedtopic.algorithms.lda.options import LDAHyper
+from fedtopic.algorithms.lda.party import LDAParty, aggregate_others
+from fedtopic.algorithms.lda.snapshot import ChannelSnapshot
 from fedtopic.algorithms.registry import get_algorithm
-from fedtopic.algorithms.snapshot import ChannelSnapshot
 from fedtopic.consortium.init import cp_from_consortia
 from fedtopic.corpus.synthetic import generate_synthetic
 from fedtopic.eval.perplexity import completion_perplexity

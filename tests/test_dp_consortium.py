@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from _csfed_setup import make_consortium
 
-from fedtopic.algorithms.dp_party import DPLDAParty, count_release, release_mask
+from fedtopic.algorithms.lda.dp_party import DPLDAParty, count_release, release_mask
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.config import load_consortium, save_consortium
 from fedtopic.consortium.init import init_consortium

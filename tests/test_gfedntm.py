@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+from _texts import theme_texts, write_jsonl
 
 pytest.importorskip("torch")
 
@@ -114,12 +115,12 @@ def test_a_node_restored_mid_epoch_continues_with_the_same_bits():
     saved: dict = {}
     whole = FederatedNode(0, counts, None, 4, settings, seed=2)
     for _ in range(3):
-        whole.train_epoch([90], ident, lambda: saved.setdefault("s", whole.state()) if whole.step == 9 else None)
+        whole.train_epoch([whole.n_train], ident, lambda: saved.setdefault("s", whole.state()) if whole.step == 9 else None)
     resumed = FederatedNode(0, counts, None, 4, settings, seed=2)
     resumed.restore({k: np.array(v, copy=True) for k, v in saved["s"].items()})
-    assert (resumed.epoch, resumed.pos, resumed.step) == (1, 3, 9)
+    assert (resumed.epoch, resumed.pos, resumed.step) == (1, 4, 9)  # 68 training documents: 5 steps an epoch
     while resumed.epoch < 3:
-        resumed.train_epoch([90], ident)
+        resumed.train_epoch([resumed.n_train], ident)
     for key, value in whole.state().items():
         np.testing.assert_array_equal(resumed.state()[key], value, err_msg=key)
     with pytest.raises(ValueError, match="parameters"):
@@ -271,3 +272,31 @@ def test_synthetic_scale_options_are_refused_elsewhere(capsys):
     for name in ("gfedntm-real", "fednmf-tables", "iftm-privacy"):
         assert main(["experiment", name, "--quick", "--jobs", "2"]) != 0
         assert "for gfedntm-synthetic only" in capsys.readouterr().err
+
+
+def test_one_party_through_the_aggregator_is_the_centralised_model_stopping_included(tmp_path, capsys):
+    """A federation of one node is centralised ProdLDA batched as the federation batches: the same validation
+    split, batches, noise and patience, so the same stopping epoch and the same Φ (up to the float rounding of
+    Sync-Opt's phases, which compute the same gradient by another graph)."""
+    corpus = write_jsonl(tmp_path / "docs.jsonl", theme_texts(160, seed=6))
+    common = ["--corpus", str(corpus), "-k", "3", "--iterations", "40", "--seed", "4", "--opt", "batch=16",
+              "--opt", "patience=2", "--format", "json"]
+    assert main(["train", "--algorithm", "prodlda", *common, "--out", str(tmp_path / "central")]) == 0
+    central = json.loads(capsys.readouterr().out)
+    assert main(["simulate", "--algorithm", "gfedntm-prodlda", "--parties", "1", *common,
+                 "--out", str(tmp_path / "fed")]) == 0
+    fed = json.loads(capsys.readouterr().out)
+    assert central["epochs"] < 40  # early stopping decided it, in both
+    assert fed["epochs"] == central["epochs"] and fed["best_epoch"] == central["best_epoch"]
+    phi = {name: np.load(tmp_path / name / "model.npz")["phi"] for name in ("central", "fed")}
+    np.testing.assert_allclose(phi["fed"], phi["central"], rtol=0, atol=1e-9)
+
+
+def test_three_parties_stop_together_on_the_summed_validation_loss(tmp_path, capsys):
+    corpus = write_jsonl(tmp_path / "docs.jsonl", theme_texts(240, seed=7))
+    assert main(["simulate", "--algorithm", "gfedntm-prodlda", "--corpus", str(corpus), "--parties", "3", "-k", "3",
+                 "--iterations", "40", "--opt", "batch=16", "--opt", "patience=2", "--out", str(tmp_path / "run"),
+                 "--format", "json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["epochs"] < 40 and s["epochs"] - s["best_epoch"] == 2
+    assert s["best_epoch"] == 1 + int(np.nanargmin(s["validation_loss"]))

@@ -12,7 +12,7 @@ pytest.importorskip("torch")
 
 import torch  # noqa: E402
 
-from fedtopic.algorithms.fednmf_party import FedNMFParty  # noqa: E402
+from fedtopic.algorithms.fednmf.party import FedNMFParty  # noqa: E402
 from fedtopic.algorithms.registry import get_algorithm  # noqa: E402
 from fedtopic.corpus.types import Corpus  # noqa: E402
 from fedtopic.models.nnls import counts_matrix  # noqa: E402

@@ -6,7 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import nnls
 
-from fedtopic.algorithms.nmf_model import nmf_topic_model
+from fedtopic.algorithms.nmf.model import nmf_topic_model
 from fedtopic.models.nnls import nnls_weights
 
 

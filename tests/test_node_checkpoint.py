@@ -7,8 +7,8 @@ import threading
 import numpy as np
 import pytest
 
-from fedtopic.algorithms.lda_options import LDAHyper
-from fedtopic.algorithms.lda_party import LDAParty
+from fedtopic.algorithms.lda.options import LDAHyper
+from fedtopic.algorithms.lda.party import LDAParty
 from fedtopic.corpus.synthetic import generate_synthetic
 from fedtopic.errors import TrainingError
 from fedtopic.node.async_loop import run_party

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from fedtopic.algorithms.server_rules import (
+from fedtopic.algorithms.fednmf.server_rules import (
     RuleState,
     rule_params,
     select_clients,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from fedtopic.algorithms.registry import get_algorithm
-from fedtopic.algorithms.sub_lda_train import ConvergenceRule
+from fedtopic.algorithms.sub_lda.train import ConvergenceRule
 from fedtopic.cli.main import main
 from fedtopic.privacy.rdp import privacy_report, sigma_for_budget
 

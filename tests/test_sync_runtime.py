@@ -145,7 +145,7 @@ def test_history_appends_skips_torn_lines_and_keeps_the_last_line_per_round(tmp_
 
 
 def test_gfedntm_checkpoints_come_more_often_than_the_aggregator_forgets():
-    from fedtopic.algorithms.gfedntm_party import CHECKPOINT_EVERY, KEEP_AGGREGATES
+    from fedtopic.algorithms.gfedntm.party import CHECKPOINT_EVERY, KEEP_AGGREGATES
     from fedtopic.network.store import KEEP_AGGREGATES as STORE_KEEPS
 
     assert KEEP_AGGREGATES == STORE_KEEPS and CHECKPOINT_EVERY < STORE_KEEPS

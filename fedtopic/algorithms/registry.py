@@ -20,20 +20,20 @@ from fedtopic.algorithms.base import Algorithm, Mode
 from fedtopic.errors import ConfigError
 
 _ENTRIES: dict[str, str] = {
-    "centralized-lda": "fedtopic.algorithms.centralized_lda:CentralizedLDA",
-    "local-lda": "fedtopic.algorithms.local_lda:LocalLDA",
-    "csfed-lda": "fedtopic.algorithms.csfed_lda:CSFedLDA",
-    "dafed-lda": "fedtopic.algorithms.dafed_lda:DAFedLDA",
-    "sub-lda": "fedtopic.algorithms.sub_lda:SubLDA",
-    "iftm-lda": "fedtopic.algorithms.iftm_lda:IFTMLDA",
-    "iftm-sentencelda": "fedtopic.algorithms.iftm_lda:IFTMSentenceLDA",
-    "nmf": "fedtopic.algorithms.nmf:CentralizedNMF",
-    "nmf-sgd": "fedtopic.algorithms.nmf_sgd:NMFSGD",
-    "fednmf": "fedtopic.algorithms.fednmf:FedNMF",
-    "prodlda": "fedtopic.algorithms.prodlda:ProdLDA",
-    "combinedtm": "fedtopic.algorithms.prodlda:CombinedTM",
-    "gfedntm-prodlda": "fedtopic.algorithms.gfedntm:GFedNTMProdLDA",
-    "gfedntm-combinedtm": "fedtopic.algorithms.gfedntm:GFedNTMCombinedTM",
+    "centralized-lda": "fedtopic.algorithms.lda.centralized:CentralizedLDA",
+    "local-lda": "fedtopic.algorithms.lda.local:LocalLDA",
+    "csfed-lda": "fedtopic.algorithms.lda.csfed:CSFedLDA",
+    "dafed-lda": "fedtopic.algorithms.lda.dafed:DAFedLDA",
+    "sub-lda": "fedtopic.algorithms.sub_lda.algorithm:SubLDA",
+    "iftm-lda": "fedtopic.algorithms.iftm.algorithm:IFTMLDA",
+    "iftm-sentencelda": "fedtopic.algorithms.iftm.algorithm:IFTMSentenceLDA",
+    "nmf": "fedtopic.algorithms.nmf.centralized:CentralizedNMF",
+    "nmf-sgd": "fedtopic.algorithms.nmf.sgd:NMFSGD",
+    "fednmf": "fedtopic.algorithms.fednmf.algorithm:FedNMF",
+    "prodlda": "fedtopic.algorithms.ntm.centralized:ProdLDA",
+    "combinedtm": "fedtopic.algorithms.ntm.centralized:CombinedTM",
+    "gfedntm-prodlda": "fedtopic.algorithms.gfedntm.algorithm:GFedNTMProdLDA",
+    "gfedntm-combinedtm": "fedtopic.algorithms.gfedntm.algorithm:GFedNTMCombinedTM",
 }
 
 

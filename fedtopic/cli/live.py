@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from rich.live import Live
 from rich.table import Table
 
-from fedtopic.algorithms.lda_party import RoundReport
+from fedtopic.algorithms.lda.party import RoundReport
 from fedtopic.cli.output import stderr_console
 from fedtopic.node.async_loop import PartyLog
 

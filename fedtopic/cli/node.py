@@ -16,7 +16,7 @@ from fedtopic.cli.output import (
 )
 
 if TYPE_CHECKING:
-    from fedtopic.algorithms.lda_party import RoundReport
+    from fedtopic.algorithms.lda.party import RoundReport
     from fedtopic.node.async_loop import PartyLog
     from fedtopic.node.csfed_loop import RoundRecord
     from fedtopic.runs.history import HistoryLine

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fedtopic.algorithms.lda_party import RoundReport
+from fedtopic.algorithms.lda.party import RoundReport
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.init import cp_from_consortia, party_ids
 from fedtopic.corpus.training_data import TrainingData

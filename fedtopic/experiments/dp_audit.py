@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedtopic.algorithms.dp_options import DPSettings
-from fedtopic.algorithms.dp_party import DPLDAParty
-from fedtopic.algorithms.lda_options import LDAHyper
+from fedtopic.algorithms.lda.dp_options import DPSettings
+from fedtopic.algorithms.lda.dp_party import DPLDAParty
+from fedtopic.algorithms.lda.options import LDAHyper
 from fedtopic.corpus.types import Corpus
 from fedtopic.privacy.audit import AuditResult, run_scores, threshold_audit
 from fedtopic.privacy.rdp import privacy_report

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from fedtopic.algorithms.base import TrainSpec
-from fedtopic.algorithms.lda_family import merge_corpora
+from fedtopic.algorithms.lda.family import merge_corpora
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.training_data import TrainingData, load_training_data
 from fedtopic.corpus.types import Corpus
@@ -163,7 +163,7 @@ def train_in_process(data: TrainingData, spec: TrainSpec, *, every: int = 0,
     """FedNMF's rounds with the clients' updates summed here in party order (what the aggregator's dense-sum
     does), for the figure sweeps; ``evaluate(round, W, H)`` after every ``every``-th round. Returns the final W
     float64[V,k] and the clients' H stacked in party order."""
-    from fedtopic.algorithms.fednmf_party import FedNMFParty
+    from fedtopic.algorithms.fednmf.party import FedNMFParty
 
     parties = [FedNMFParty(f"p{i + 1}", i, len(data.parties), c, spec) for i, c in enumerate(data.parties)]
 
@@ -183,7 +183,7 @@ def train_in_process(data: TrainingData, spec: TrainSpec, *, every: int = 0,
 
 def _scores(w: np.ndarray, h: np.ndarray, train: Corpus, seed: int) -> dict[str, float]:
     """``evaluate_nmf`` of a federated W and the clients' stacked H."""
-    from fedtopic.algorithms.nmf_model import nmf_topic_model
+    from fedtopic.algorithms.nmf.model import nmf_topic_model
 
     return evaluate_nmf(nmf_topic_model(w, train.vocab, "fednmf").phi, h, train, seed=seed)
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fedtopic.algorithms.iftm_master import GlobalModel, integrate_all
-from fedtopic.algorithms.iftm_party import IFTMParty
+from fedtopic.algorithms.iftm.master import GlobalModel, integrate_all
+from fedtopic.algorithms.iftm.party import IFTMParty
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.types import Corpus
 from fedtopic.eval.perplexity import completion_perplexity

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.lda_family import train_centralized
-from fedtopic.algorithms.lda_options import LDAHyper
+from fedtopic.algorithms.lda.family import train_centralized
+from fedtopic.algorithms.lda.options import LDAHyper
 from fedtopic.corpus.types import Corpus
 from fedtopic.eval.attacks.figure import plot_inversion
 from fedtopic.eval.attacks.inversion import (

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from fedtopic.algorithms.base import Mode
-from fedtopic.algorithms.lda_options import hyper_from_spec
+from fedtopic.algorithms.lda.options import hyper_from_spec
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.init import cp_from_consortia, party_ids
 from fedtopic.corpus.partition import partition_documents

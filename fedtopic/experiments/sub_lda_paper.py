@@ -164,7 +164,7 @@ def perplexity(train: Corpus, test: Corpus, s: SubLDASettings, status: Status) -
 def convergence(train: Corpus, s: SubLDASettings, status: Status) -> dict:
     """Table 3: iterations until Eq. 9 holds (|per_i − per_{i−1}| ≤ D̂ for s iterations, training perplexity),
     ε_sub(α) per iteration (Eq. 3), the total Iter·ε_sub(α) in RDP and as (ε, δ) — K = convergence_topics."""
-    from fedtopic.algorithms.sub_lda_train import ConvergenceRule
+    from fedtopic.algorithms.sub_lda.train import ConvergenceRule
 
     rows = []
     for rate in (*s.rates, 1.0):

@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.lda_family import merge_corpora
-from fedtopic.algorithms.lda_options import LDAHyper
+from fedtopic.algorithms.lda.family import merge_corpora
+from fedtopic.algorithms.lda.options import LDAHyper
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.init import cp_from_consortia, party_ids
 from fedtopic.corpus.synthetic import generate_synthetic

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from web3 import Web3
 
-from fedtopic.algorithms.snapshot import ChannelSnapshot
+from fedtopic.algorithms.lda.snapshot import ChannelSnapshot
 from fedtopic.crypto.codec import decode_counts, encode_counts
 from fedtopic.crypto.envelope import SEAL_OVERHEAD_BYTES, open_sealed, seal
 from fedtopic.crypto.keys import PartyKeys

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.iftm_master import (
+from fedtopic.algorithms.iftm.master import (
     GlobalModel,
     check_merge_params,
     integrate_all,

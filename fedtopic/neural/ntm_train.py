@@ -3,7 +3,14 @@
 No I/O: the federated node gets a ``sum`` callable that returns the elementwise sum of every node's vector for
 a (phase, step) — the aggregator over HTTP in production, a plain sum in tests — so the same node code runs
 everywhere. Settings are the contextualized-topic-models defaults gFedNTM used: Adam lr 2e-3, betas 0.99/0.99,
-batch 64, early stopping with patience 5 on a 25 % validation split (centralised).
+batch 64, early stopping with patience 5 on a 25 % validation split.
+
+Stopping is the same rule in both modes (``EarlyStopping``): every node holds out a quarter of its own
+documents (``split``; node 0's split is the centralised one, same seed words, so a federation of one node is
+the centralised run), the consortium's validation loss is Σ_ℓ (sum of node ℓ's validation losses) / Σ_ℓ
+(its validation documents), summed through the aggregator like every other vector, and training stops after
+``patience`` epochs without a better one, keeping the best epoch's weights and statistics. The relative weight
+change below ``tolerance`` (the gFedNTM paper's rule, §3.2) is an optional further stop, off by default.
 
 Batches: epoch e of node ℓ shuffles its documents with a generator seeded (seed, ℓ, e); a federated step takes
 the next B of every node (a node whose epoch ran out contributes none), and ε and the dropout masks of the
@@ -47,8 +54,56 @@ class NTMSettings:
     lr: float = 2e-3
     batch: int = 64
     epochs: int = 100
-    patience: int = 5  # centralised: epochs without a better validation loss
-    tolerance: float = 1e-4  # federated: stop when ‖W_e − W_{e−1}‖ / ‖W_{e−1}‖ falls below it
+    patience: int = 5  # epochs without a better validation loss
+    tolerance: float = 0.0  # also stop when ‖W_e − W_{e−1}‖ / ‖W_{e−1}‖ falls below it (0: never)
+
+
+SPLIT_SEED = 0x50524F44
+
+
+def split(n: int, seed: int, index: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(training, validation) document indices, sorted: a quarter held out (at least one document) when there are
+    4 or more, none below. Seeded (seed, SPLIT_SEED) for node 0, as the centralised trainer, and
+    (seed, SPLIT_SEED, index) for the others."""
+    if n < 4:
+        return np.arange(n), np.zeros(0, dtype=np.int64)
+    order = np.random.default_rng([seed, SPLIT_SEED] + ([index] if index else [])).permutation(n)
+    cut = n - max(1, n // 4)
+    return np.sort(order[:cut]), np.sort(order[cut:])
+
+
+class EarlyStopping:
+    """Keep the best epoch's (weights, statistics) by validation loss; stop after ``patience`` epochs without a
+    better one. The same object decides in the centralised and the federated run."""
+
+    def __init__(self, patience: int) -> None:
+        self.patience = patience
+        self.best_loss, self.best_epoch = np.inf, 0
+        self.best: tuple[np.ndarray, Stats] | None = None
+
+    def update(self, epoch: int, loss: float, flat: np.ndarray, running: Stats) -> bool:
+        """Epoch ``epoch`` (from 1) ended with validation ``loss``; whether to stop now."""
+        if loss < self.best_loss:
+            self.best_loss, self.best_epoch, self.best = loss, epoch, (flat.copy(), running)
+            return False
+        return np.isfinite(self.best_loss) and epoch - self.best_epoch >= self.patience
+
+    def state(self) -> dict[str, np.ndarray]:
+        out = {"stop_best": np.array([self.best_loss, self.best_epoch], dtype=np.float64)}
+        if self.best is not None:
+            out["stop_flat"] = self.best[0]
+            out |= {f"stop_{layer}_{i}": getattr(self.best[1], layer)[i].numpy()
+                    for layer in ("mu", "lv", "dec") for i in range(2)}
+        return out
+
+    def restore(self, arrays: dict[str, np.ndarray]) -> None:
+        self.best_loss, epoch = (float(x) for x in arrays["stop_best"])
+        self.best_epoch = int(epoch)
+        self.best = None
+        if "stop_flat" in arrays:
+            stats = Stats(*((torch.from_numpy(arrays[f"stop_{layer}_0"].copy()),
+                             torch.from_numpy(arrays[f"stop_{layer}_1"].copy())) for layer in ("mu", "lv", "dec")))
+            self.best = (arrays["stop_flat"].copy(), stats)
 
 
 @dataclass
@@ -93,13 +148,10 @@ def train_centralised(counts: sp.csr_matrix, ctx: np.ndarray | None, topics: int
     if n < 4:
         raise ValueError(f"need at least 4 documents to train with a validation split, got {n}")
     shapes = Shapes(counts.shape[1], topics, 0 if ctx is None else ctx.shape[1])
-    rng = np.random.default_rng([seed, 0x50524F44])
-    order = rng.permutation(n)
-    cut = n - max(1, n // 4)
-    train_idx, val_idx = np.sort(order[:cut]), np.sort(order[cut:])
+    train_idx, val_idx = split(n, seed)
     flat = init_params(shapes, np.random.default_rng([seed, 0x57]))
     adam, running = Adam(shapes.size, settings.lr), initial_running(shapes)
-    best = (np.inf, flat, running, 0)
+    stopping = EarlyStopping(settings.patience)
     model = NTMModel(shapes, flat, running)
     step = 0
     for epoch in range(settings.epochs):
@@ -120,11 +172,10 @@ def train_centralised(counts: sp.csr_matrix, ctx: np.ndarray | None, topics: int
         model.history.append({"epoch": epoch + 1, "validation_loss": val})
         if on_epoch is not None:
             on_epoch(epoch + 1, val)
-        if val < best[0]:
-            best = (val, flat.copy(), running, epoch + 1)
-        elif epoch + 1 - best[3] >= settings.patience:
+        if stopping.update(epoch + 1, val, flat, running):
             break
-    model.flat, model.running = best[1], best[2]
+    assert stopping.best is not None
+    model.flat, model.running = stopping.best
     return model
 
 
@@ -148,6 +199,36 @@ class FederatedNode:
         self.epoch_start = self.flat.copy()  # W when the current epoch began (for its relative change)
         self.epoch_first_step = 0  # ``step`` when the current (or last finished) epoch began
         self.history: list[dict[str, float]] = []
+        self.train_idx, self.val_idx = split(counts.shape[0], seed, index)
+        self.stopping = EarlyStopping(settings.patience)
+        self.finished = False  # the stopping rule (or the budget) ended training; W is the best epoch's
+
+    @property
+    def n_train(self) -> int:
+        """Documents this node trains on (its size in the union batches)."""
+        return len(self.train_idx)
+
+    def validation_sum(self) -> tuple[float, int]:
+        """(Σ loss, number of documents) over this node's validation documents in evaluation mode."""
+        n = len(self.val_idx)
+        if n == 0:
+            return 0.0, 0
+        ctx = None if self.ctx is None else self.ctx[self.val_idx]
+        return eval_loss(self.flat, self.shapes, self.counts[self.val_idx], ctx, self.running) * n, n
+
+    def end_epoch(self, validation_loss: float) -> bool:
+        """The consortium's validation loss of the epoch just ended; whether training is over (stopped, or the
+        budget spent). When it is, W and the statistics become the best epoch's."""
+        self.history[-1]["validation_loss"] = validation_loss
+        change = self.history[-1]["relative_change"]
+        stop = self.stopping.update(self.epoch, validation_loss, self.flat, self.running) if np.isfinite(
+            validation_loss) else False
+        stop = stop or change < self.settings.tolerance or self.epoch >= self.settings.epochs
+        if stop:
+            if self.stopping.best is not None:
+                self.flat, self.running = self.stopping.best[0].copy(), self.stopping.best[1]
+            self.finished = True
+        return stop
 
     def steps_per_epoch(self, sizes: list[int]) -> int:
         """Steps of one epoch: until the largest node has used all its documents."""
@@ -158,7 +239,8 @@ class FederatedNode:
         node's document count; ``after_step`` runs after every step (checkpoints)."""
         if self.pos == 0:
             self.epoch_start, self.epoch_first_step = self.flat.copy(), self.step
-        perm = np.random.default_rng([self.seed, self.index, self.epoch]).permutation(self.counts.shape[0])
+        order = np.random.default_rng([self.seed, self.index, self.epoch]).permutation(self.n_train)
+        perm = self.train_idx[order]
         b = self.settings.batch
         for s in range(self.pos, self.steps_per_epoch(sizes)):
             idx = perm[s * b:(s + 1) * b]
@@ -195,8 +277,9 @@ class FederatedNode:
         return {"flat": self.flat.copy(), "adam_m": self.adam.m.copy(), "adam_v": self.adam.v.copy(),
                 "adam_t": np.array(self.adam.t), "epoch_start": self.epoch_start.copy(),
                 "position": np.array([self.epoch, self.pos, self.step, self.epoch_first_step]),
-                "history": np.array([[h["epoch"], h["relative_change"]] for h in self.history]).reshape(-1, 2),
-                **stats}
+                "history": np.array([[h["epoch"], h["relative_change"], h.get("validation_loss", np.nan)]
+                                     for h in self.history]).reshape(-1, 3),
+                "finished": np.array(self.finished), **stats, **self.stopping.state()}
 
     def restore(self, arrays: dict[str, np.ndarray]) -> None:
         """Back to ``state()``'s arrays; ValueError if they do not fit this node."""
@@ -212,7 +295,10 @@ class FederatedNode:
         self.adam.m, self.adam.v, self.adam.t = arrays["adam_m"].copy(), arrays["adam_v"].copy(), int(arrays["adam_t"])
         self.running = Stats(*((running[(layer, 0)], running[(layer, 1)]) for layer in ("mu", "lv", "dec")))
         self.epoch, self.pos, self.step, self.epoch_first_step = (int(x) for x in arrays["position"])
-        self.history = [{"epoch": int(e), "relative_change": float(c)} for e, c in arrays["history"]]
+        self.history = [{"epoch": int(e), "relative_change": float(c), "validation_loss": float(v)}
+                        for e, c, v in arrays["history"]]
+        self.finished = bool(arrays["finished"])
+        self.stopping.restore(arrays)
 
     def model(self) -> NTMModel:
         return NTMModel(self.shapes, self.flat.copy(), self.running, list(self.history))

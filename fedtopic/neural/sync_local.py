@@ -17,8 +17,9 @@ from fedtopic.neural.ntm_train import FederatedNode
 
 
 def train_in_process(nodes: Sequence[FederatedNode], epochs: int) -> None:
-    """``epochs`` epochs of every node (their W, Adam state and statistics end identical)."""
-    sizes = [n.counts.shape[0] for n in nodes]
+    """Up to ``epochs`` epochs of every node, with the federated stopping rule (the consortium's validation loss,
+    summed in node order); their W, Adam state and statistics end identical."""
+    sizes = [n.n_train for n in nodes]
     pending: dict[tuple[str, int], list[Any]] = {}
     barrier = threading.Barrier(len(nodes))
     lock = threading.Lock()
@@ -44,3 +45,9 @@ def train_in_process(nodes: Sequence[FederatedNode], epochs: int) -> None:
             t.start()
         for t in threads:
             t.join()
+        total = np.zeros(2)  # the validation sums, in node order, as the aggregator's ``val`` channel adds them
+        for node in nodes:
+            total = total + np.array(node.validation_sum(), dtype=np.float64)
+        validation = float(total[0] / total[1]) if total[1] > 0 else float("nan")
+        if any([node.end_epoch(validation) for node in nodes]):
+            return

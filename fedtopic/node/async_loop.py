@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fedtopic.algorithms.lda_party import LDAParty, RoundReport
+from fedtopic.algorithms.lda.party import LDAParty, RoundReport
 from fedtopic.errors import TrainingError
 from fedtopic.node.checkpoint import load_checkpoint, save_checkpoint
 from fedtopic.node.transport import ChannelTransport

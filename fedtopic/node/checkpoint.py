@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fedtopic.algorithms.lda_party import LDAParty
+from fedtopic.algorithms.lda.party import LDAParty
 from fedtopic.errors import ModelError, TrainingError
 from fedtopic.models.state import LDAState
 

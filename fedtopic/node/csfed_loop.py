@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fedtopic.algorithms.lda_party import LDAParty
+from fedtopic.algorithms.lda.party import LDAParty
 from fedtopic.crypto.keys import PartyKeys
 from fedtopic.crypto.protect import ProtectionContext, rank_words
 from fedtopic.errors import ConfigError, TrainingError

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.lda_party import RoundReport
+from fedtopic.algorithms.lda.party import RoundReport
 from fedtopic.consortium.config import ConsortiumConfig
 from fedtopic.ledger.channel import ChainChannel
 from fedtopic.ledger.endpoint import chain_for, registry_of

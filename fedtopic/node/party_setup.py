@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.lda_party import LDAParty, privacy_summary
+from fedtopic.algorithms.lda.party import LDAParty, privacy_summary
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.config import ConsortiumConfig
 from fedtopic.consortium.init import key_file_path

@@ -8,7 +8,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from fedtopic.algorithms.snapshot import ChannelSnapshot
+from fedtopic.algorithms.lda.snapshot import ChannelSnapshot
 from fedtopic.ledger.errors import ChainUnreachable
 from fedtopic.node.transport import ChannelTransport
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from fedtopic.algorithms.base import Algorithm, TrainSpec
-from fedtopic.algorithms.lda_party import LDAParty
+from fedtopic.algorithms.lda.party import LDAParty
 from fedtopic.corpus.types import Corpus
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from fedtopic.algorithms.base import Mode, TrainSpec
-from fedtopic.algorithms.lda_family import merge_corpora
+from fedtopic.algorithms.lda.family import merge_corpora
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.eval.perplexity import completion_perplexity
@@ -132,8 +132,8 @@ def run_baseline(
 def _run_other_family(data: TrainingData, algorithm: str, spec: TrainSpec, out: Path,
                       progress: ProgressFn | None) -> dict[str, Any]:
     """``train`` for the NMF and neural families: fit on the pooled parties, then the family's run writer."""
-    from fedtopic.algorithms.nmf_run import write_nmf_run
-    from fedtopic.algorithms.ntm_run import write_ntm_run
+    from fedtopic.algorithms.nmf.run_folder import write_nmf_run
+    from fedtopic.algorithms.ntm.run_folder import write_ntm_run
 
     algo = get_algorithm(algorithm)
     write = {"nmf": write_nmf_run, "ntm": write_ntm_run}[algo.family]

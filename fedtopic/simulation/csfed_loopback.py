@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from fedtopic.algorithms.base import TrainSpec
-from fedtopic.algorithms.lda_party import privacy_summary
+from fedtopic.algorithms.lda.party import privacy_summary
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.config import ConsortiumConfig
 from fedtopic.consortium.init import key_file_path

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from fedtopic.algorithms.base import TrainSpec
-from fedtopic.algorithms.lda_party import privacy_summary
+from fedtopic.algorithms.lda.party import privacy_summary
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.eval.plots import plot_grouped_bars, plot_histogram
 from fedtopic.eval.report import evaluate_model

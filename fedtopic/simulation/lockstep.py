@@ -12,8 +12,8 @@ import time
 from collections.abc import Mapping, Sequence
 
 from fedtopic.algorithms.base import Mode, TrainSpec
+from fedtopic.algorithms.lda.snapshot import ChannelSnapshot
 from fedtopic.algorithms.registry import get_algorithm
-from fedtopic.algorithms.snapshot import ChannelSnapshot
 from fedtopic.corpus.types import Corpus
 from fedtopic.node.async_loop import PartyLog
 from fedtopic.node.roster import build_parties, readable_channels

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fedtopic.algorithms.base import Mode, TrainSpec
-from fedtopic.algorithms.lda_party import LDAParty, RoundReport
+from fedtopic.algorithms.lda.party import LDAParty, RoundReport
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.types import Corpus
 from fedtopic.node.async_loop import PartyLog, run_party

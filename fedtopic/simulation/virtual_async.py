@@ -20,9 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from fedtopic.algorithms.base import Mode, TrainSpec
-from fedtopic.algorithms.lda_party import RoundReport
+from fedtopic.algorithms.lda.party import RoundReport
+from fedtopic.algorithms.lda.snapshot import ChannelSnapshot
 from fedtopic.algorithms.registry import get_algorithm
-from fedtopic.algorithms.snapshot import ChannelSnapshot
 from fedtopic.corpus.types import Corpus
 from fedtopic.crypto.codec import encode_counts
 from fedtopic.node.async_loop import PartyLog

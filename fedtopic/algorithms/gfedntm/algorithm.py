@@ -9,7 +9,7 @@ from typing import Any
 
 from fedtopic.algorithms.base import Algorithm, Mode, TrainSpec, UpdateSpec
 from fedtopic.algorithms.federated import ConsortiumRun, PartyRun
-from fedtopic.algorithms.ntm_options import FEDERATED_OPTIONS
+from fedtopic.algorithms.ntm.options import FEDERATED_OPTIONS
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ConfigError
 
@@ -29,8 +29,8 @@ class GFedNTMProdLDA(Algorithm):
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
               secret: bytes | None = None) -> Any:
         """The node (``GFedNTMParty`` over ``neural.ntm_train.FederatedNode``)."""
-        from fedtopic.algorithms.gfedntm_party import GFedNTMParty
-        from fedtopic.algorithms.ntm_options import ntm_settings
+        from fedtopic.algorithms.gfedntm.party import GFedNTMParty
+        from fedtopic.algorithms.ntm.options import ntm_settings
         from fedtopic.models.nnls import counts_matrix
         from fedtopic.neural.ntm_train import FederatedNode
 
@@ -49,13 +49,13 @@ class GFedNTMProdLDA(Algorithm):
 
     def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:
         """The federated model (every node must hold the same weights), evaluated as the centralised one."""
-        from fedtopic.algorithms.gfedntm_report import write_gfedntm_simulation
+        from fedtopic.algorithms.gfedntm.report import write_gfedntm_simulation
 
         return write_gfedntm_simulation(out, run, self.name)
 
     def write_party(self, out: Path, run: PartyRun) -> dict[str, Any]:
         """The federated model, θ of the node's own documents (theta.npy, which stays with it), NPMI on them."""
-        from fedtopic.algorithms.gfedntm_report import write_gfedntm_party
+        from fedtopic.algorithms.gfedntm.report import write_gfedntm_party
 
         return write_gfedntm_party(out, run, self.name)
 

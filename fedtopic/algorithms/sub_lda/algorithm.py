@@ -26,12 +26,12 @@ from fedtopic.algorithms.base import (
     OptionValue,
     TrainSpec,
 )
-from fedtopic.algorithms.dp_options import (
+from fedtopic.algorithms.lda.dp_options import (
     DP_OPTIONS,
     check_one_step_affordable,
     dp_settings,
 )
-from fedtopic.algorithms.lda_options import LDA_OPTIONS
+from fedtopic.algorithms.lda.options import LDA_OPTIONS
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ConfigError
 
@@ -64,6 +64,6 @@ class SubLDA(Algorithm):
     def fit(self, parts: Sequence[Corpus], spec: TrainSpec,
             callback: IterationCallback | None = None) -> list[Fitted]:
         """One DP chain on the pooled corpora; the callback sees party index 0 and the running trainer."""
-        from fedtopic.algorithms.sub_lda_train import train_sub_lda
+        from fedtopic.algorithms.sub_lda.train import train_sub_lda
 
         return [train_sub_lda(parts, spec, dp_settings(spec.options), callback)]

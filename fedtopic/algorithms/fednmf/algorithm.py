@@ -10,7 +10,7 @@ import numpy as np
 
 from fedtopic.algorithms.base import Algorithm, Fitted, Mode, TrainSpec, UpdateSpec
 from fedtopic.algorithms.federated import ConsortiumRun, PartyRun, history_totals
-from fedtopic.algorithms.nmf_options import FEDERATED_OPTIONS, SGD_OPTIONS
+from fedtopic.algorithms.nmf.options import FEDERATED_OPTIONS, SGD_OPTIONS
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import TrainingError
 
@@ -30,7 +30,7 @@ class FedNMF(Algorithm):
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
               secret: bytes | None = None) -> Any:
         """The client (``FedNMFParty``); its number of peers comes from the consortium (``channels``)."""
-        from fedtopic.algorithms.fednmf_party import FedNMFParty
+        from fedtopic.algorithms.fednmf.party import FedNMFParty
 
         return FedNMFParty(party_id, index, None, corpus, spec)
 
@@ -43,8 +43,8 @@ class FedNMF(Algorithm):
     def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:
         """The global W (every client must hold the same) and every client's H_i, scored as the paper does
         (§IV-B, §IV-D)."""
-        from fedtopic.algorithms.nmf_model import nmf_topic_model
-        from fedtopic.algorithms.nmf_run import write_nmf_run
+        from fedtopic.algorithms.nmf.model import nmf_topic_model
+        from fedtopic.algorithms.nmf.run_folder import write_nmf_run
 
         parties, data = run.parties, run.data
         w = parties[0].w
@@ -67,7 +67,7 @@ class FedNMF(Algorithm):
     def write_party(self, out: Path, run: PartyRun) -> dict[str, Any]:
         """The global model (model.npz with W, topics.json), this client's H_i (theta.npy, which never leaves
         it) and the paper's scores on its own documents."""
-        from fedtopic.algorithms.nmf_model import nmf_topic_model
+        from fedtopic.algorithms.nmf.model import nmf_topic_model
         from fedtopic.eval.nmf_report import evaluate_nmf
         from fedtopic.eval.topics import top_words
         from fedtopic.runs.folder import (

@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from fedtopic.algorithms.base import Algorithm, OptionValue, TrainSpec
-from fedtopic.algorithms.dp_options import federated_dp_settings, switch_dp_on
-from fedtopic.algorithms.lda_options import hyper_from_spec
+from fedtopic.algorithms.lda.dp_options import federated_dp_settings, switch_dp_on
+from fedtopic.algorithms.lda.options import hyper_from_spec
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ConfigError
 
@@ -34,13 +34,13 @@ class FederatedLDA(Algorithm):
               secret: bytes | None = None):  # -> LDAParty
         """Party ``index`` samples with seed ``spec.seed + index`` (every harness and node alike); with DP on,
         ``secret`` keys its releases."""
-        from fedtopic.algorithms.lda_party import LDAParty
+        from fedtopic.algorithms.lda.party import LDAParty
 
         dp = federated_dp_settings(spec.options)
         steps, seed = int(spec.options["steps"]), spec.seed + index  # type: ignore[arg-type]
         if dp is None:
             return LDAParty(party_id, corpus, hyper_from_spec(spec), steps=steps, seed=seed)
-        from fedtopic.algorithms.dp_party import DPLDAParty
+        from fedtopic.algorithms.lda.dp_party import DPLDAParty
 
         return DPLDAParty(party_id, corpus, hyper_from_spec(spec), dp, steps=steps, seed=seed, secret=secret)
 

@@ -34,7 +34,7 @@ def _model(node: Any, vocab: Any, tokenizer: Any, algorithm: str) -> TopicModel:
 
 def write_gfedntm_simulation(out: Path, run: ConsortiumRun, algorithm: str) -> dict[str, Any]:
     """Evaluate the nodes' common model; write ``out``; the summary."""
-    from fedtopic.algorithms.ntm_run import write_ntm_run
+    from fedtopic.algorithms.ntm.run_folder import write_ntm_run
 
     nodes = [p.node for p in run.parties]
     if any(not np.array_equal(node.flat, nodes[0].flat) for node in nodes[1:]):
@@ -51,6 +51,7 @@ def write_gfedntm_simulation(out: Path, run: ConsortiumRun, algorithm: str) -> d
              "bytes_per_node_step": int(sum(r["bytes_up"] for r in first) / steps),
              "seconds_per_step": run.wall_seconds / steps,
              "relative_change": [r["extra"]["relative_change"] for r in first],
+             "validation_loss": [r["quality"] for r in first], "best_epoch": nodes[0].stopping.best_epoch,
              "epoch_seconds": [r["compute_s"] + r["exchange_s"] + r["wait_s"] for r in first]}
     return write_ntm_run(out, data, algorithm, run.spec, Fitted(model, theta_train), wall_seconds=run.wall_seconds,
                          extra=extra)
@@ -73,6 +74,8 @@ def write_gfedntm_party(out: Path, run: PartyRun, algorithm: str) -> dict[str, A
                "steps": node.step, "protection": run.protection, "perplexity": float("nan"),
                "npmi": float(npmi_coherence(top_word_ids(phi, top), run.train, top).mean()),
                "topic_diversity": topic_diversity(phi, min(25, phi.shape[1])), **totals,
-               "relative_change": [h["relative_change"] for h in node.history]}
+               "relative_change": [h["relative_change"] for h in node.history],
+               "validation_loss": [h.get("validation_loss") for h in node.history],
+               "best_epoch": node.stopping.best_epoch}
     write_summary(out, summary)
     return summary | {"run": str(out)}

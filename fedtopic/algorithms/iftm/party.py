@@ -10,13 +10,13 @@ import numpy as np
 
 from fedtopic.algorithms.base import Fitted, IterationCallback, TrainSpec
 from fedtopic.algorithms.federated import Channel, Exchange, StepRecord, TopicsUpdate
-from fedtopic.algorithms.iftm_master import GlobalModel, compose
-from fedtopic.algorithms.iftm_options import (
+from fedtopic.algorithms.iftm.master import GlobalModel, compose
+from fedtopic.algorithms.iftm.options import (
     global_rounds,
     party_topic_counts,
     topics_of,
 )
-from fedtopic.algorithms.lda_family import merge_corpora
+from fedtopic.algorithms.lda.family import merge_corpora
 from fedtopic.algorithms.model import TopicModel
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ModelError

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fedtopic.algorithms.lda_options import LDAHyper
-from fedtopic.algorithms.snapshot import ChannelSnapshot
+from fedtopic.algorithms.lda.options import LDAHyper
+from fedtopic.algorithms.lda.snapshot import ChannelSnapshot
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ModelError, TrainingError
 from fedtopic.models.distributions import phi_from_counts

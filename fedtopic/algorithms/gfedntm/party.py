@@ -4,8 +4,10 @@ Channels (one aggregator session each, so each has a fixed length): ``size`` (ev
 and ``enc``, ``dec``, ``gdec``, ``genc``, ``grad`` (``neural.sync_opt``'s phases; round = the step over the
 whole run). A round of the runtime is one epoch. Under ``mask`` the aggregator learns none of them, not even
 the sums; the nodes learn the sums, i.e. the union batch's BatchNorm statistics and gradient, which is what a
-centralised trainer would see. Stopping: the epoch budget or a relative weight change below ``tolerance``
-(every node computes the same number, no message).
+centralised trainer would see. Stopping: the centralised trainer's rule, federated (``neural.ntm_train``):
+each node's validation quarter gives [Σ loss, count] on the ``val`` channel once per epoch, and every node
+applies the same patience to the consortium's mean and ends with the best epoch's weights; or the epoch budget,
+or (optional) a relative weight change below ``tolerance``.
 
 Checkpoints: the runtime's after every epoch, and one every ``CHECKPOINT_EVERY`` steps within it (the node's
 state carries its position in the epoch). The aggregator keeps the last ``KEEP_AGGREGATES`` aggregates of a
@@ -35,13 +37,13 @@ class GFedNTMParty:
 
     def channels(self, n_parties: int) -> list[Channel]:
         self.n_parties = n_parties
-        return [Channel("size", "dense", n_parties)] + [
+        return [Channel("size", "dense", n_parties), Channel("val", "dense", 2)] + [
             Channel(phase, "dense", n) for phase, n in self.node.phase_sizes().items()]
 
     def setup(self, exchange: Exchange) -> None:
         """Every node's document count (the union batch's composition at every step)."""
         own = np.zeros(self.n_parties)
-        own[self.node.index] = self.node.counts.shape[0]
+        own[self.node.index] = self.node.n_train
         self.sizes = [int(round(x)) for x in exchange.sum("size", 0, own).value]
 
     def step(self, round: int, exchange: Exchange) -> StepRecord:
@@ -57,20 +59,15 @@ class GFedNTMParty:
 
         first = node.step if node.pos == 0 else node.epoch_first_step
         change = node.train_epoch(self.sizes, total, after_step)
-        return StepRecord(quality=self.loss(), quality_name="loss",
-                          extra={"relative_change": change, "steps": node.step - first, "epoch": node.epoch})
+        loss_sum, count = exchange.sum("val", round, np.array(node.validation_sum(), dtype=np.float64)).value
+        validation = float(loss_sum / count) if count > 0 else float("nan")  # the consortium's, every node alike
+        node.end_epoch(validation)
+        return StepRecord(quality=validation, quality_name="validation_loss",
+                          extra={"relative_change": change, "steps": node.step - first, "epoch": node.epoch,
+                                 "best_epoch": node.stopping.best_epoch})
 
     def done(self) -> bool:
-        node = self.node
-        stopped = bool(node.history) and node.history[-1]["relative_change"] < node.settings.tolerance
-        return stopped or node.epoch >= node.settings.epochs
-
-    def loss(self) -> float:
-        """Mean loss per document of this node's documents under the current model (evaluation mode)."""
-        from fedtopic.neural.ntm_train import eval_loss
-
-        node = self.node
-        return eval_loss(node.flat, node.shapes, node.counts, node.ctx, node.running)
+        return self.node.finished
 
     def state(self) -> dict[str, np.ndarray]:
         return self.node.state()

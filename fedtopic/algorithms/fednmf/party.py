@@ -20,14 +20,14 @@ import numpy as np
 
 from fedtopic.algorithms.base import TrainSpec
 from fedtopic.algorithms.federated import Channel, Exchange, StepRecord
-from fedtopic.algorithms.nmf_options import sgd_settings
-from fedtopic.algorithms.server_rules import (
+from fedtopic.algorithms.fednmf.server_rules import (
     RuleState,
     rule_params,
     select_clients,
     server_update,
     weighted_delta,
 )
+from fedtopic.algorithms.nmf.options import sgd_settings
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import TrainingError
 from fedtopic.models.nnls import counts_matrix

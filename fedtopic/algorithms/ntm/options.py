@@ -10,12 +10,13 @@ NTM_OPTIONS: tuple[Option, ...] = (
     Option("lr", float, 2e-3, "Adam's learning rate (betas 0.99/0.99)", minimum=0.0, exclusive_minimum=True),
     Option("batch", int, 64, "mini-batch size (per node in gfedntm)", minimum=2),
 )
-CENTRAL_OPTIONS: tuple[Option, ...] = NTM_OPTIONS + (
-    Option("patience", int, 5, "early stopping: epochs without a better validation loss (25 % split)", minimum=1),
-)
+PATIENCE = Option("patience", int, 5, "early stopping: epochs without a better validation loss (25 % of every "
+                  "party's documents held out)", minimum=1)
+CENTRAL_OPTIONS: tuple[Option, ...] = NTM_OPTIONS + (PATIENCE,)
 FEDERATED_OPTIONS: tuple[Option, ...] = NTM_OPTIONS + (
-    Option("tolerance", float, 1e-4, "stop when an epoch changes the weights by less than this, relatively "
-           "(paper §3.2)", minimum=0.0),
+    PATIENCE,
+    Option("tolerance", float, 0.0, "also stop when an epoch changes the weights by less than this, relatively "
+           "(paper §3.2; 0: never)", minimum=0.0),
 )
 
 

@@ -33,7 +33,7 @@ from fedtopic.algorithms.base import (
     UpdateSpec,
 )
 from fedtopic.algorithms.federated import ConsortiumRun, PartyRun
-from fedtopic.algorithms.iftm_options import IFTM_OPTIONS, parse_party_topics
+from fedtopic.algorithms.iftm.options import IFTM_OPTIONS, parse_party_topics
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ConfigError
 
@@ -59,32 +59,32 @@ class IFTMLDA(Algorithm):
     def fit(self, parts: Sequence[Corpus], spec: TrainSpec,
             callback: IterationCallback | None = None) -> list[Fitted]:
         """One party alone: private MH on the pooled corpora for ``iterations`` local iterations."""
-        from fedtopic.algorithms.iftm_party import fit_alone
+        from fedtopic.algorithms.iftm.party import fit_alone
 
         return [fit_alone(parts, spec, callback, sentences=self.sentences)]
 
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
               secret: bytes | None = None):  # -> IFTMParty
         """Party ``index``; ``secret`` keys its privatisation (else the seed does)."""
-        from fedtopic.algorithms.iftm_party import IFTMParty
+        from fedtopic.algorithms.iftm.party import IFTMParty
 
         return IFTMParty(party_id, index, corpus, spec, secret=secret, sentences=self.sentences)
 
     def rounds(self, spec: TrainSpec) -> int:
         """Exchanges with the master: ⌈iterations / local_iterations⌉."""
-        from fedtopic.algorithms.iftm_options import global_rounds
+        from fedtopic.algorithms.iftm.options import global_rounds
 
         return global_rounds(spec)
 
     def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:
         """M* and each party alone (the paper's Fig. 5 baseline), evaluated on the held-out documents."""
-        from fedtopic.algorithms.iftm_report import write_iftm_simulation
+        from fedtopic.algorithms.iftm.report import write_iftm_simulation
 
         return write_iftm_simulation(out, run, self)
 
     def write_party(self, out: Path, run: PartyRun) -> dict[str, Any]:
         """M*, the party's own θ, and the held-out log-likelihood of M* and of its own model."""
-        from fedtopic.algorithms.iftm_report import write_iftm_party
+        from fedtopic.algorithms.iftm.report import write_iftm_party
 
         return write_iftm_party(out, run, self.name)
 

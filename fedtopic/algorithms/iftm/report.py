@@ -16,7 +16,7 @@ import numpy as np
 
 from fedtopic.algorithms.base import TrainSpec
 from fedtopic.algorithms.federated import ConsortiumRun, PartyRun, history_totals
-from fedtopic.algorithms.iftm_options import party_topic_counts
+from fedtopic.algorithms.iftm.options import party_topic_counts
 from fedtopic.corpus.types import Corpus
 from fedtopic.eval.perplexity import completion_perplexity
 from fedtopic.eval.topics import top_words

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from fedtopic.algorithms.lda_options import LDAHyper
+from fedtopic.algorithms.lda.options import LDAHyper
 from fedtopic.corpus.types import Corpus
 from fedtopic.models.lda import GibbsLDA
 

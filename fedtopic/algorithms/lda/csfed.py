@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 
 from fedtopic.algorithms.base import Mode, TrainSpec, UpdateSpec
-from fedtopic.algorithms.dp_options import FEDERATED_DP_OPTIONS
-from fedtopic.algorithms.federated_lda import FederatedLDA
-from fedtopic.algorithms.lda_options import LDA_OPTIONS, STEPS_OPTION
+from fedtopic.algorithms.lda.dp_options import FEDERATED_DP_OPTIONS
+from fedtopic.algorithms.lda.federated import FederatedLDA
+from fedtopic.algorithms.lda.options import LDA_OPTIONS, STEPS_OPTION
 
 COUNT_PROTECTIONS = ("none", "paillier-iphe", "paillier-uphe", "paillier-packed", "mask")
 

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from fedtopic.algorithms.base import Fitted, IterationCallback, TrainSpec
-from fedtopic.algorithms.dp_options import DPSettings
-from fedtopic.algorithms.lda_family import merge_corpora
+from fedtopic.algorithms.lda.dp_options import DPSettings
+from fedtopic.algorithms.lda.family import merge_corpora
 from fedtopic.algorithms.model import TopicModel
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import BudgetExhausted

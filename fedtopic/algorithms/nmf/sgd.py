@@ -11,10 +11,10 @@ from fedtopic.algorithms.base import (
     Mode,
     TrainSpec,
 )
-from fedtopic.algorithms.fednmf_party import initial_global
-from fedtopic.algorithms.lda_family import merge_corpora
-from fedtopic.algorithms.nmf_model import nmf_topic_model
-from fedtopic.algorithms.nmf_options import SGD_OPTIONS, sgd_settings
+from fedtopic.algorithms.fednmf.party import initial_global
+from fedtopic.algorithms.lda.family import merge_corpora
+from fedtopic.algorithms.nmf.model import nmf_topic_model
+from fedtopic.algorithms.nmf.options import SGD_OPTIONS, sgd_settings
 from fedtopic.corpus.types import Corpus
 from fedtopic.models.nnls import counts_matrix
 

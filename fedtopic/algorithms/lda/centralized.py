@@ -15,7 +15,7 @@ from fedtopic.algorithms.base import (
     Mode,
     TrainSpec,
 )
-from fedtopic.algorithms.lda_options import LDA_OPTIONS, hyper_from_spec
+from fedtopic.algorithms.lda.options import LDA_OPTIONS, hyper_from_spec
 from fedtopic.algorithms.model import TopicModel
 from fedtopic.corpus.types import Corpus
 
@@ -30,7 +30,7 @@ class CentralizedLDA(Algorithm):
     def fit(self, parts: Sequence[Corpus], spec: TrainSpec,
             callback: IterationCallback | None = None) -> list[Fitted]:
         """One model on the pooled corpora; the callback sees party index 0."""
-        from fedtopic.algorithms.lda_family import train_centralized
+        from fedtopic.algorithms.lda.family import train_centralized
 
         hyper = hyper_from_spec(spec)
         model = train_centralized(parts, hyper, callback)

@@ -32,9 +32,9 @@ from functools import cached_property
 
 import numpy as np
 
-from fedtopic.algorithms.dp_options import DPSettings
-from fedtopic.algorithms.lda_options import LDAHyper
-from fedtopic.algorithms.lda_party import LDAParty
+from fedtopic.algorithms.lda.dp_options import DPSettings
+from fedtopic.algorithms.lda.options import LDAHyper
+from fedtopic.algorithms.lda.party import LDAParty
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import TrainingError
 from fedtopic.models.dp_lda import DPGibbsLDA

@@ -15,7 +15,7 @@ from fedtopic.algorithms.base import (
     Mode,
     TrainSpec,
 )
-from fedtopic.algorithms.lda_options import LDA_OPTIONS, hyper_from_spec
+from fedtopic.algorithms.lda.options import LDA_OPTIONS, hyper_from_spec
 from fedtopic.algorithms.model import TopicModel
 from fedtopic.corpus.types import Corpus
 
@@ -30,7 +30,7 @@ class LocalLDA(Algorithm):
     def fit(self, parts: Sequence[Corpus], spec: TrainSpec,
             callback: IterationCallback | None = None) -> list[Fitted]:
         """One model per party, in party order."""
-        from fedtopic.algorithms.lda_family import train_local
+        from fedtopic.algorithms.lda.family import train_local
 
         hyper = hyper_from_spec(spec)
         return [Fitted(TopicModel(m.phi(), hyper.resolved_alpha, hyper.beta, parts[0].vocab, algorithm=self.name),

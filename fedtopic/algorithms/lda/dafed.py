@@ -10,9 +10,9 @@ fewer than ``converge_tol`` of its tokens changed topic in a round.
 from __future__ import annotations
 
 from fedtopic.algorithms.base import Mode, Option, UpdateSpec
-from fedtopic.algorithms.dp_options import FEDERATED_DP_OPTIONS
-from fedtopic.algorithms.federated_lda import FederatedLDA
-from fedtopic.algorithms.lda_options import LDA_OPTIONS, STEPS_OPTION
+from fedtopic.algorithms.lda.dp_options import FEDERATED_DP_OPTIONS
+from fedtopic.algorithms.lda.federated import FederatedLDA
+from fedtopic.algorithms.lda.options import LDA_OPTIONS, STEPS_OPTION
 
 
 class DAFedLDA(FederatedLDA):

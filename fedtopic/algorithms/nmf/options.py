@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from fedtopic.algorithms.base import Option, OptionValue
-from fedtopic.algorithms.server_rules import SERVER_RULES
+from fedtopic.algorithms.fednmf.server_rules import SERVER_RULES
 
 SGD_OPTIONS: tuple[Option, ...] = (
     Option("lr", float, 0.1, "learning rate η of W, H and θ (paper grid 0.01-0.1; steps are capped, see docs)", minimum=0.0,

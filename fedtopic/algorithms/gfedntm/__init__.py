@@ -1,0 +1,1 @@
+"""gFedNTM (Calvo-Bartolomé et al.): federated ProdLDA / CombinedTM by Sync-Opt."""

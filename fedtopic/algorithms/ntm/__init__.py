@@ -1,0 +1,1 @@
+"""Neural topic models centralised: ProdLDA and CombinedTM, their options and run folder."""

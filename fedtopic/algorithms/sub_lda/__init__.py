@@ -1,0 +1,1 @@
+"""SUB-LDA (Huang & Chen): differentially private collapsed Gibbs with Poisson subsampling."""
