@@ -79,14 +79,14 @@ def run_command(
         _report(summary, party, fmt)
         return
 
-    from fedtopic.node.dafed_node import run_dafed_node
+    from fedtopic.node.async_node import run_async_node
 
     def on_round(pid: str, report: RoundReport, log: PartyLog) -> None:
         stale = " ".join(f"{q}:{s}" for q, s in sorted(report.staleness.items()))
         spent = "" if report.epsilon is None else f"; ε spent {report.epsilon:.4g}"
         say(f"{pid} round {report.round} ({report.sweeps}/{cfg.algorithm.iterations} sweeps) staleness {stale or '-'}{spent}")
 
-    summary = run_dafed_node(cfg, config, party, key_file=key, corpus=corpus, vocab=vocab, rpc=rpc, state_dir=state,
+    summary = run_async_node(cfg, config, party, key_file=key, corpus=corpus, vocab=vocab, rpc=rpc, state_dir=state,
                              genesis_timeout=genesis_timeout, say=say, on_round=on_round)
     _report(summary, party, fmt)
 

@@ -22,9 +22,9 @@ from fedtopic.eval.history_plots import histories_in, plot_history
 from fedtopic.eval.plots import plot_model_comparison
 from fedtopic.node.async_loop import PartyLog
 from fedtopic.runs.folder import write_json
+from fedtopic.simulation.async_run import write_async_run
 from fedtopic.simulation.baseline_run import ProgressFn, run_baseline
 from fedtopic.simulation.chain_setup import chain_usage, embedded_consortium
-from fedtopic.simulation.dafed_run import write_dafed_run
 from fedtopic.simulation.threads import run_simulation
 
 COMPARISON_METRICS = (("perplexity", "held-out perplexity (lower is better)"), ("npmi", "NPMI coherence"),
@@ -64,7 +64,7 @@ def run_demo(
     usage = chain_usage(chain.w3, chain.first_block)
     chain_facts = {"transport": "embedded-chain", "registry": chain.deployment.registry, "chain_transactions": usage.transactions,
                    "chain_calldata_bytes": usage.calldata_bytes, "chain_gas_used": usage.gas_used, "chain_blocks": usage.blocks}
-    dafed = write_dafed_run(data, dafed_spec, sim, _mkdir(out / "dafed"), max_delay=opts.max_delay, extra=chain_facts)
+    dafed = write_async_run(data, dafed_spec, sim, _mkdir(out / "dafed"), max_delay=opts.max_delay, extra=chain_facts)
     on_stage("training centralized LDA (all documents pooled) for comparison")
     central = run_baseline(data, "centralized-lda", central_spec, _mkdir(out / "centralized"), eval_every=max(opts.iterations // 10, 1), progress=baseline_progress)
     on_stage("training stand-alone LDA (each party alone) for comparison")

@@ -76,8 +76,8 @@ def _run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, har
     if harness.transport not in TRANSPORTS:
         raise ConfigError(f"unknown transport {harness.transport!r}: choose {' or '.join(TRANSPORTS)}")
     from fedtopic.node.transport import ChannelTransport, InMemoryBoard
+    from fedtopic.simulation.async_run import write_async_run
     from fedtopic.simulation.chain_setup import chain_usage, embedded_consortium
-    from fedtopic.simulation.dafed_run import write_dafed_run
     from fedtopic.simulation.threads import run_simulation
 
     cp = harness.cp if harness.cp is not None else cp_from_consortia([ids])
@@ -95,4 +95,4 @@ def _run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, har
         usage = chain_usage(chain.w3, chain.first_block)
         extra |= {"chain_transactions": usage.transactions, "chain_calldata_bytes": usage.calldata_bytes,
                   "chain_gas_used": usage.gas_used}
-    return write_dafed_run(data, spec, sim, run_dir, algorithm=algorithm, max_delay=harness.max_delay, extra=extra)
+    return write_async_run(data, spec, sim, run_dir, algorithm=algorithm, max_delay=harness.max_delay, extra=extra)

@@ -26,7 +26,7 @@ STALENESS_MEANING = ("rounds the read counts lagged the reader: 0 in step, posit
                      "(the other party had already published later rounds)")
 
 
-def write_dafed_run(
+def write_async_run(
     data: TrainingData,
     spec: TrainSpec,
     sim: SimulationResult,

@@ -1,4 +1,4 @@
-"""One DAFed-LDA party as its own process, over a real chain (``fedtopic node run``).
+"""One party of an asynchronous algorithm (DAFed-LDA) as its own process, over a real chain (``fedtopic node run``).
 
 The party loads its documents, connects to the chain named in the consortium
 config, and runs the asynchronous loop (Alg. 3) with a checkpoint in its
@@ -26,7 +26,7 @@ from fedtopic.node.roster import delay_rng
 from fedtopic.runs.history import FILE_NAME
 
 
-def run_dafed_node(
+def run_async_node(
     cfg: ConsortiumConfig,
     config_path: Path,
     party_id: str,
