@@ -13,8 +13,8 @@ from fedtopic.consortium.config import (
     save_consortium,
 )
 from fedtopic.consortium.init import init_consortium
-from fedtopic.node.csfed_node import run_csfed_node
 from fedtopic.node.party_data import load_party_data
+from fedtopic.node.sync_node import run_sync_node
 from fedtopic.simulation.lockstep import run_lockstep_simulation
 
 TOPICS, ITERATIONS = 5, 6
@@ -40,12 +40,12 @@ def run_parties(config: Path, cfg: ConsortiumConfig, url: str, *, fail: dict | N
                 per_party: dict[str, dict] | None = None, **kwargs) -> dict[str, dict | BaseException]:
     """Every party as a thread in this process over real HTTP; summary or the exception each one ended with.
 
-    ``kwargs`` go to every party's ``run_csfed_node``, ``per_party[pid]`` to that party's only."""
+    ``kwargs`` go to every party's ``run_sync_node``, ``per_party[pid]`` to that party's only."""
     out: dict[str, dict | BaseException] = {}
 
     def one(pid: str) -> None:
         try:
-            out[pid] = run_csfed_node(cfg, config, pid, url=url, say=lambda _: None, round_timeout=120.0,
+            out[pid] = run_sync_node(cfg, config, pid, url=url, say=lambda _: None, round_timeout=120.0,
                                       on_round=(fail or {}).get(pid), **kwargs,
                                       **(per_party or {}).get(pid, {}))
         except BaseException as exc:  # noqa: BLE001 - reported to the test

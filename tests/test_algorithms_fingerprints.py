@@ -65,8 +65,8 @@ def test_dafed_virtual_clock(data):
 
 @pytest.mark.parametrize("protection", ["none", "mask"])
 def test_csfed_through_the_real_aggregator(data, tmp_path, protection):
-    from fedtopic.simulation.csfed_loopback import simulate_csfed
+    from fedtopic.simulation.sync_run import simulate_sync
 
-    simulate_csfed(data, spec("csfed-lda"), tmp_path, protection=protection, seed=SEED, say=lambda _: None)
+    simulate_sync(data, "csfed-lda", spec("csfed-lda"), tmp_path, protection=protection, say=lambda _: None)
     with np.load(tmp_path / "model.npz") as npz:
         assert sha(npz["phi"]) == FINGERPRINTS[f"csfed-lda/aggregator/{protection}"]

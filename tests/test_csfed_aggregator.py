@@ -16,9 +16,9 @@ from _csfed_setup import lockstep_phi, make_consortium, model_phi, run_parties
 from fedtopic.consortium.init import key_file_path
 from fedtopic.crypto.keys import load_party_keys
 from fedtopic.network.client import AggregatorClient
-from fedtopic.node.csfed_node import run_csfed_node
 from fedtopic.node.party_data import load_party_data
 from fedtopic.node.session_names import default_session
+from fedtopic.node.sync_node import run_sync_node
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
 pytestmark = pytest.mark.xdist_group("csfed-aggregator")
@@ -50,7 +50,7 @@ def test_mask_party_drops_out_recovery_gives_the_survivors_sum_and_it_resumes(tm
         pass
 
     def crash_after_round_1(rec):
-        if rec.round == 1:  # p3 has trained round 2 and persisted its update, then dies before sending it
+        if rec.round == 1:  # p3 has trained for round 2 and checkpointed, then dies before sending its update
             raise Crash
 
     with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as agg:
@@ -61,7 +61,7 @@ def test_mask_party_drops_out_recovery_gives_the_survivors_sum_and_it_resumes(tm
                                                                            fail={"p3": crash_after_round_1})))
         crashed.start()
         keys = load_party_keys(key_file_path(config.parent, "p1"))
-        watcher = AggregatorClient(agg.url, keys, default_session(cfg))
+        watcher = AggregatorClient(agg.url, keys, f"{default_session(cfg)}-counts")
         until = time.monotonic() + 120
         while time.monotonic() < until:  # wait until round 2 closed without p3 (deadline, then recovery)
             try:
@@ -72,7 +72,7 @@ def test_mask_party_drops_out_recovery_gives_the_survivors_sum_and_it_resumes(tm
             time.sleep(0.2)
         info = watcher.round(2)
         assert info.state == "closed" and info.dropped == ["p3"] and info.close_reason == "deadline"
-        resumed = run_csfed_node(cfg, config, "p3", url=agg.url, say=lambda _: None, round_timeout=120.0)
+        resumed = run_sync_node(cfg, config, "p3", url=agg.url, say=lambda _: None, round_timeout=120.0)
         crashed.join(300)
         watcher.close()
     assert isinstance(first["p3"], Crash)

@@ -55,7 +55,7 @@ def test_killed_csfed_node_resumes_and_the_model_equals_lockstep(tmp_path):
                     proc.wait(30)
     for p, proc in procs.items():
         assert proc.returncode == 0, (tmp_path / f"{p}.log").read_text()[-2000:]
-    assert "resumed at training round" in (tmp_path / "p2-restart.log").read_text()
+    assert "p2: resumed at round " in (tmp_path / "p2-restart.log").read_text()
     summaries = {p: json.loads(out) for p, out in outs.items()}
     ref = lockstep_phi(cfg)
     for p, s in summaries.items():

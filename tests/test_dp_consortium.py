@@ -74,7 +74,7 @@ def test_a_node_keys_its_party_with_its_noise_secret(tmp_path):
     _with_dp_table(config)
     cfg = load_consortium(config)
     prepared = prepare_party(cfg, config, "p1")
-    assert prepared.party._secret == (int.from_bytes(prepared.keys.noise_secret, "big"),)
+    assert prepared.party.party._secret == (int.from_bytes(prepared.keys.noise_secret, "big"),)
     assert prepared.keys.noise_secret != load_own_keys(cfg, config, "p2").noise_secret
 
 
@@ -174,7 +174,7 @@ def test_csfed_nodes_with_dp_and_mask_through_the_aggregator(tmp_path):
             summaries = _finish(procs, logs)
         finally:
             _stop(procs)
-    assert "resumed at training round" in logs["p2"].read_text()
+    assert "p2: resumed at round " in logs["p2"].read_text()
     assert "ε spent" in logs["p1"].read_text()  # shown live, round by round
     for s in summaries.values():
         p = s["privacy"]

@@ -25,16 +25,20 @@ if TYPE_CHECKING:
     from fedtopic.corpus.training_data import TrainingData
     from fedtopic.corpus.types import Corpus
 
-CHANNEL_KINDS = ("dense", "topics")
+CHANNEL_KINDS = ("dense", "topics", "counts")
 
 
 @dataclass(frozen=True)
 class Channel:
-    """One stream of summed (``dense``: float64[size]) or merged (``topics``: normalised topic sets over a
-    vocabulary of ``size`` words) updates; each has its own aggregator session and round numbers (``seq``).
+    """One stream of summed (``dense``: float64[size]; ``counts``: non-negative integers, shape ``meta["shape"]``)
+    or merged (``topics``: normalised topic sets over a vocabulary of ``size`` words) updates; each has its own
+    aggregator session and round numbers (``seq``).
 
-    ``meta``: what the combiner must know beyond the size (``topics``: the merge settings every party derives
-    alike)."""
+    ``meta``: what the runtime must know beyond the size. ``topics``: the merge settings every party derives
+    alike. ``counts``: ``shape`` [V, K], ``max_value`` (a bound on one party's cell, which sizes masks and
+    packing), ``word_frequencies`` (float[V], the consortium's; IPHE encrypts its top δ·V rows) and ``setup``
+    (True: the consortium's secrets are sealed on this channel's session, and the Paillier schemes carry it by
+    packed Paillier). Any protection carries ``counts``; ``dense`` takes ``none`` or ``mask``."""
 
     name: str
     kind: str
@@ -95,12 +99,17 @@ class StepRecord:
 
 @runtime_checkable
 class FederatedParty(Protocol):
-    """One party of a synchronous federated algorithm (``Algorithm.party`` returns one)."""
+    """One party of a synchronous federated algorithm (``Algorithm.party`` returns one).
+
+    Optional: ``setup_channels(n_parties)``, the channels ``setup`` exchanges on (opened before it; their
+    persisted updates are kept for the whole run, since ``setup`` is redone after every restart); without it,
+    ``setup`` uses the ``channels``' sessions, which are then opened first."""
 
     party_id: str
 
     def channels(self, n_parties: int) -> Sequence[Channel]:
-        """The channels this party exchanges on, in a consortium of ``n_parties``."""
+        """The channels the steps exchange on, in a consortium of ``n_parties`` (asked after ``setup`` when the
+        party has ``setup_channels``, so they may depend on what setup learnt)."""
         ...
 
     def setup(self, exchange: Exchange) -> None:
@@ -139,6 +148,7 @@ class ConsortiumRun:
     histories: Sequence[Sequence[Mapping[str, Any]]]
     protection: str
     wall_seconds: float
+    harness: Mapping[str, Any] = field(default_factory=dict)  # the command's extra asks (compare_centralized)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,6 @@ from fedtopic.cli.output import (
 if TYPE_CHECKING:
     from fedtopic.algorithms.lda.party import RoundReport
     from fedtopic.node.async_loop import PartyLog
-    from fedtopic.node.csfed_loop import RoundRecord
     from fedtopic.runs.history import HistoryLine
 
 app = typer.Typer(help="Run one party of a consortium.", no_args_is_help=True)
@@ -58,25 +57,12 @@ def run_command(
 
     common = {"key_file": key, "corpus": corpus, "vocab": vocab, "url": url, "state_dir": state, "session": session,
               "round_timeout": round_timeout, "patience": patience, "say": say}
-    if Mode.sync in algorithm.modes and algorithm.update is not None and algorithm.update.kind != "counts":
+    if Mode.sync in algorithm.modes:
         from fedtopic.node.sync_node import run_sync_node
 
         total = algorithm.rounds(cfg.algorithm.spec())
         summary = run_sync_node(cfg, config, party, **common, on_round=lambda line: say(round_line(line, total)))
-        _finish(summary, fmt, f"party {party}: {summary['rounds']} rounds through the aggregator")
-        return
-    if Mode.sync in algorithm.modes:
-        from fedtopic.node.csfed_node import run_csfed_node
-
-        def on_record(rec: RoundRecord) -> None:
-            extra = " (recovery sent)" if rec.recovery_sent else ""
-            spent = "" if rec.epsilon is None else f"; ε spent {rec.epsilon:.4g}"
-            say(f"{party} round {rec.round}: aggregate of {', '.join(rec.contributors)}{extra}{spent}")
-
-        summary = run_csfed_node(cfg, config, party, key_file=key, corpus=corpus, vocab=vocab, url=url,
-                                 state_dir=state, session=session, round_timeout=round_timeout, patience=patience, say=say,
-                                 on_round=on_record)
-        _report(summary, party, fmt)
+        _finish(summary, fmt, f"party {party}: {summary['rounds']} rounds, {algorithm.headline(summary)}")
         return
 
     from fedtopic.node.async_node import run_async_node
@@ -123,8 +109,9 @@ def _report(summary: dict, party: str, fmt: OutputFormat) -> None:
 def round_line(line: HistoryLine, total: int) -> str:
     """One status line for a finished round of a synchronous party (``total``: the rounds of the whole run)."""
     quality = "" if line.quality is None else f", {line.quality_name} {line.quality:.4g}"
+    recovery = " (recovery sent)" if line.recoveries else ""
     spent = "" if line.epsilon is None else f", ε spent {line.epsilon:.4g}"
     who = "" if line.contributors is None else f", aggregate of {', '.join(line.contributors)}"
     seconds = line.compute_s + line.exchange_s + line.wait_s
     return (f"{line.party} round {line.round}: {seconds:.1f} s (computing {line.compute_s:.1f}, waiting "
-            f"{line.wait_s:.1f}){quality}{who}{spent}; {line.round + 1}/{total} rounds")
+            f"{line.wait_s:.1f}){quality}{who}{recovery}{spent}; {line.round + 1}/{total} rounds")

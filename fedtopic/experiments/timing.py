@@ -36,15 +36,14 @@ from fedtopic.algorithms.lda.options import LDAHyper
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.init import cp_from_consortia, party_ids
 from fedtopic.corpus.synthetic import generate_synthetic
+from fedtopic.corpus.training_data import TrainingData
 from fedtopic.corpus.types import Corpus
 from fedtopic.crypto.paillier import ciphertext_bytes, generate_paillier_keys
 from fedtopic.crypto.protect import IPHE, ProtectionContext, RoundInfo
 from fedtopic.models.lda import GibbsLDA
-from fedtopic.node.csfed_loop import RoundRecord
-from fedtopic.simulation.aggregator_proc import AggregatorProcess
+from fedtopic.runs.history import latest_per_round, read_history
 from fedtopic.simulation.chain_setup import embedded_consortium
-from fedtopic.simulation.csfed_loopback import make_participants, run_all
-from fedtopic.simulation.local_consortium import local_consortium
+from fedtopic.simulation.sync_run import simulate_sync
 from fedtopic.simulation.threads import run_simulation
 
 PAPER = {"HE": 1385.69, "IPHE": 15.55, "IPHE multi-step": 9.07, "DAFed": 10.15}
@@ -109,51 +108,41 @@ def _centralized(parts: list[Corpus], hyper: LDAHyper, sweeps: int) -> Row:
     return Row("centralized", 1, per, 0.0, 0.0, per, per, 0.0)
 
 
-def _rows_from_records(method: str, steps: int, records: list[list[RoundRecord]], note: str = "") -> Row:
-    """Per-iteration phases from every party's timed rounds (lists per party)."""
-    def per_party(fn: Callable[[RoundRecord], float]) -> np.ndarray:
-        return np.array([np.mean([fn(r) for r in recs]) / steps for recs in records])
+def _rows_from_history(method: str, steps: int, histories: list[list[dict[str, Any]]], note: str = "") -> Row:
+    """Per-iteration phases from every party's timed history rows (lists per party): computing is the Gibbs
+    sweep, exchanging the encoding and decoding, waiting the requests (the aggregator's combine included)."""
+    def per_party(key: Callable[[dict[str, Any]], float]) -> np.ndarray:
+        return np.array([np.mean([key(r) for r in rows]) / steps for rows in histories])
 
-    gibbs = per_party(lambda r: r.sweep_seconds)
-    enc = per_party(lambda r: r.encode_seconds + r.decode_seconds)
-    comm = per_party(lambda r: r.submit_seconds + r.fetch_seconds)
+    gibbs = per_party(lambda r: r["compute_s"])
+    enc = per_party(lambda r: r["exchange_s"])
+    comm = per_party(lambda r: r["wait_s"])
     total = gibbs + enc + comm
-    nbytes = per_party(lambda r: r.bytes_sent + r.bytes_received)
+    nbytes = per_party(lambda r: r["bytes_up"] + r["bytes_down"])
     return Row(method, steps, float(gibbs.mean()), float(enc.mean()), float(comm.mean()), float(total.max()),
                float(total.sum()), float(nbytes.mean()), note)
 
 
-def csfed_round_records(parts: list[Corpus], s: TimingSettings, protection: str, steps: int, work: Path,
-                        progress: Callable[[str], None]) -> list[list[RoundRecord]]:
-    """Run the real protocol for round 0 + ``timed_rounds`` rounds in lock-step; each party's timed records.
-
-    Round 0 (genesis) is the warm-up and is left out: result[p][r] is party p's record of round r + 1.
-    """
-    spec = get_algorithm("csfed-lda").spec(s.topics, steps * (s.timed_rounds + 2), s.seed, {"steps": steps})
+def csfed_round_history(parts: list[Corpus], s: TimingSettings, protection: str, steps: int, work: Path,
+                        progress: Callable[[str], None]) -> list[list[dict[str, Any]]]:
+    """Run the real protocol (party runtime, real aggregator) for round 0 + ``timed_rounds`` rounds with one party
+    computing at a time (``serialize_compute``), so every phase of every party is timed alone; each party's
+    history rows of the timed rounds (round 0, the genesis with the key and word-ranking setup, left out)."""
+    spec = get_algorithm("csfed-lda").spec(s.topics, steps * (s.timed_rounds + 1), s.seed, {"steps": steps})
     case = work / f"{protection}-s{steps}"
-    config, cfg = local_consortium(case / "consortium", len(parts), spec, protection=protection,
-                                   delta=s.delta, key_bits=s.key_bits, seed=s.seed)
-    with AggregatorProcess(config, case / "aggregator", case / "aggregator.log") as agg:
-        people = make_participants(config, cfg, parts, agg.url, say=lambda _: None)
-        try:
-            progress(f"CSFed {protection} steps={steps}: setup (keys, vocabulary, word ranking)")
-            run_all(people, lambda p: (p.setup(), p.start()))
-            for r in range(s.timed_rounds + 1):
-                progress(f"CSFed {protection} steps={steps}: round {r} of {s.timed_rounds}")
-                for p in people:
-                    p.submit()
-                for p in people:
-                    p.collect()
-        finally:
-            for p in people:
-                p.close()
-    return [p.records[1:] for p in people]
+    train = merge_corpora(parts)
+    data = TrainingData("timing", train, train.subset(np.arange(min(20, train.n_docs))), list(parts))
+    progress(f"CSFed {protection} steps={steps}: setup, then {s.timed_rounds} timed rounds")
+    simulate_sync(data, "csfed-lda", spec, case, protection=protection, delta=s.delta, key_bits=s.key_bits,
+                  serialize_compute=True, say=lambda _: None)
+    rows = [latest_per_round(read_history(case / "history" / f"{pid}.jsonl")) for pid in party_ids(len(parts))]
+    return [r[1:1 + s.timed_rounds] for r in rows]
 
 
 def _csfed(parts: list[Corpus], s: TimingSettings, protection: str, steps: int, work: Path,
            progress: Callable[[str], None]) -> Row:
     """One Table 4 row of CSFed ``protection``: per-iteration phases of the timed rounds."""
-    return _rows_from_records(f"CSFed {protection}", steps, csfed_round_records(parts, s, protection, steps, work,
+    return _rows_from_history(f"CSFed {protection}", steps, csfed_round_history(parts, s, protection, steps, work,
                                                                                 progress))
 
 

@@ -16,11 +16,12 @@ from typing import Any
 import numpy as np
 
 from fedtopic.algorithms.lda.party import RoundReport
+from fedtopic.algorithms.lda.run_folder import write_party_model
 from fedtopic.consortium.config import ConsortiumConfig
 from fedtopic.ledger.channel import ChainChannel
 from fedtopic.ledger.endpoint import chain_for, registry_of
 from fedtopic.node.async_loop import PartyLog, run_party
-from fedtopic.node.party_setup import prepare_party, write_party_model
+from fedtopic.node.party_setup import prepare_party
 from fedtopic.node.retrying import RetryingTransport
 from fedtopic.node.roster import delay_rng
 from fedtopic.runs.history import FILE_NAME

@@ -30,7 +30,7 @@ from fedtopic.network.client import (
 )
 from fedtopic.network.errors import AggregatorRejected, RecoveryRequested
 from fedtopic.network.sparse import decode_array, encode_array
-from fedtopic.node.csfed_protection import (
+from fedtopic.node.protection import (
     PartyProtection,
     new_secrets,
     open_secrets,

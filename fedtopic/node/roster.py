@@ -28,7 +28,8 @@ def readable_channels(party_ids: Sequence[str], cp: Mapping[str, Sequence[str]] 
 def build_parties(algorithm: Algorithm, spec: TrainSpec, corpora: Sequence[Corpus],
                   party_ids: Sequence[str]) -> list[LDAParty]:
     """One party of ``algorithm`` per corpus (party i samples with seed ``spec.seed + i``)."""
-    return [algorithm.party(pid, i, corpus, spec) for i, (pid, corpus) in enumerate(zip(party_ids, corpora))]
+    return [algorithm.lda_party(pid, i, corpus, spec)  # type: ignore[attr-defined]
+            for i, (pid, corpus) in enumerate(zip(party_ids, corpora))]
 
 
 def delay_rng(seed: int, index: int) -> np.random.Generator:

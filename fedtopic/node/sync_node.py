@@ -34,7 +34,8 @@ def run_sync_node(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
     conn = Connection(url or cfg.aggregator.url, prepared.keys, cfg.party_ids,
                       [p.x25519_public_bytes for p in cfg.parties], protection, base,
                       session_params(algorithm.name, spec, data.train.vocab), patience=patience,
-                      round_timeout=round_timeout)
+                      round_timeout=round_timeout, key_bits=cfg.aggregator.key_bits, delta=cfg.aggregator.delta,
+                      straggler_deadline_seconds=cfg.aggregator.straggler_deadline_seconds)
     say(f"party {party_id}: {data.train.n_docs:,} documents from {data.source}, {algorithm.name}, K = {spec.topics}, "
         f"protection {protection}; aggregator {conn.url}, sessions {base}-*; state in {prepared.state_dir}")
     history = prepared.state_dir / FILE_NAME

@@ -20,21 +20,29 @@ import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.federated import Aggregate, FederatedParty, TopicsUpdate
+from fedtopic.algorithms.federated import (
+    Aggregate,
+    Channel,
+    FederatedParty,
+    TopicsUpdate,
+)
 from fedtopic.crypto.keys import PartyKeys
 from fedtopic.errors import TrainingError
 from fedtopic.network.client import AggregatorClient
 from fedtopic.node.channels import ChannelSession, open_channel, update_digest
+from fedtopic.node.count_channel import RoundFailed, open_counts_channel
+from fedtopic.node.protection import Secrets
 from fedtopic.node.state_file import read_arrays, write_arrays
 from fedtopic.runs.history import TOP_WORDS_EVERY, HistoryLine, HistoryWriter
 
 CHECKPOINT = "party-checkpoint.npz"
+MAX_FAILED_ROUNDS = 100
 _FORMAT = "fedtopic-sync-checkpoint/1"
 _RUNTIME_KEY = "__runtime__"
 
@@ -54,6 +62,9 @@ class Connection:
     params: Mapping[str, Any]
     patience: float = 600.0
     round_timeout: float = 3600.0
+    key_bits: int = 2048  # Paillier schemes: the key the launcher generates
+    delta: float = 0.005  # IPHE / UPHE: the encrypted fraction of the vocabulary
+    straggler_deadline_seconds: float | None = None  # counts channels: close a round without late parties
 
 
 @dataclass
@@ -64,12 +75,14 @@ class _Meter:
     wait_s: float = 0.0
     bytes_up: int = 0
     bytes_down: int = 0
+    recoveries: int = 0
     contributors: tuple[str, ...] | None = None
 
     def take(self) -> _Meter:
-        out = _Meter(self.exchange_s, self.wait_s, self.bytes_up, self.bytes_down, self.contributors)
+        out = _Meter(self.exchange_s, self.wait_s, self.bytes_up, self.bytes_down, self.recoveries,
+                     self.contributors)
         self.exchange_s = self.wait_s = 0.0
-        self.bytes_up = self.bytes_down = 0
+        self.bytes_up = self.bytes_down = self.recoveries = 0
         self.contributors = None
         return out
 
@@ -79,7 +92,7 @@ class _Pending:
     """Encoded updates persisted before sending, until the checkpoint that covers them."""
 
     folder: Path | None
-    index: dict[str, str] = field(default_factory=dict)  # "<channel>-<seq>" -> digest (this process)
+    keep: frozenset[str] = frozenset()  # channels whose payloads outlive checkpoints (setup, redone at every start)
 
     def payload(self, channel: str, seq: int, digest: str, encode: Callable[[], bytes]) -> bytes:
         if self.folder is None:
@@ -109,7 +122,8 @@ class _Pending:
     def clear(self) -> None:
         if self.folder is not None and self.folder.is_dir():
             for path in self.folder.iterdir():
-                path.unlink(missing_ok=True)
+                if path.name.rsplit("-", 1)[0] not in self.keep:
+                    path.unlink(missing_ok=True)
 
 
 class _Exchange:
@@ -117,23 +131,42 @@ class _Exchange:
 
     def __init__(self, channels: Mapping[str, ChannelSession], pending: _Pending, meter: _Meter, timeout: float,
                  checkpoint: Callable[[], None],
-                 on_wait: Callable[[str, list[str], float], None] | None = None) -> None:
+                 on_wait: Callable[[str, list[str], float], None] | None = None,
+                 say: Callable[[str], None] = lambda _: None, lock: Any = None) -> None:
         self.channels, self.pending, self.meter, self.timeout = channels, pending, meter, timeout
-        self._checkpoint, self._on_wait = checkpoint, on_wait
+        self._checkpoint, self._on_wait, self.say = checkpoint, on_wait, say
+        self.lock = lock if lock is not None else _NoLock()
 
     def sum(self, channel: str, seq: int, update: np.ndarray | TopicsUpdate) -> Aggregate:
         try:
             ch = self.channels[channel]
         except KeyError:
             raise TrainingError(f"the party exchanges on channel {channel!r}, which it did not declare") from None
-        t0 = time.perf_counter()
-        payload = self.pending.payload(channel, seq, update_digest(update), lambda: ch.encode(update, seq))
-        t1 = time.perf_counter()
-        result = ch.send(payload, seq, self.timeout,
-                         None if self._on_wait is None else lambda r, missing, s: self._on_wait(channel, missing, s))
+        digest = update_digest(update)
+        m = self.meter
+        recoveries = getattr(ch, "recoveries", 0)
+        for _ in range(MAX_FAILED_ROUNDS):
+            t0 = time.perf_counter()
+            rnd = seq + getattr(ch, "offset", 0)  # the aggregator's round: later after a failed one
+            payload = self.pending.payload(channel, rnd, digest, lambda: ch.encode(update, seq))
+            t1 = time.perf_counter()
+            self.lock.release()  # computing is done: let another party compute while this one waits
+            try:
+                result = ch.send(payload, seq, self.timeout, None if self._on_wait is None else
+                                 lambda r, missing, s: self._on_wait(channel, missing, s))
+                break
+            except RoundFailed:
+                ch.offset += 1  # type: ignore[union-attr]  # only counts channels fail rounds
+                m.wait_s += time.perf_counter() - t1
+                self.say(f"{channel} round {rnd} failed (parties lost, survivors missing too); redoing it as "
+                         f"round {rnd + 1}")
+            finally:
+                self.lock.acquire()
+        else:
+            raise TrainingError(f"{channel}: {MAX_FAILED_ROUNDS} aggregator rounds failed in a row")
         t2 = time.perf_counter()
         aggregate = ch.decode(result, seq)
-        m = self.meter
+        m.recoveries += getattr(ch, "recoveries", 0) - recoveries
         m.exchange_s += (t1 - t0) + (time.perf_counter() - t2)
         m.wait_s += t2 - t1
         m.bytes_up += len(payload)
@@ -145,9 +178,33 @@ class _Exchange:
         self._checkpoint()
 
 
-def _runtime_meta(party_id: str, algorithm: str, params: Mapping[str, Any], next_round: int) -> np.ndarray:
+class _NoLock:
+    """No serialisation: every party computes when it likes."""
+
+    def acquire(self) -> bool:
+        return True
+
+    def release(self) -> None:
+        pass
+
+    def __enter__(self) -> _NoLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+def _runtime_meta(party_id: str, algorithm: str, params: Mapping[str, Any], next_round: int,
+                  offsets: Mapping[str, int] | None = None) -> np.ndarray:
     return np.array(json.dumps({"format": _FORMAT, "party": party_id, "algorithm": algorithm,
-                                "params": dict(params), "round": next_round}, sort_keys=True, default=str))
+                                "params": dict(params), "round": next_round, "offsets": dict(offsets or {})},
+                               sort_keys=True, default=str))
+
+
+def _offsets(path: Path) -> dict[str, int]:
+    """The channels' round offsets (failed rounds redone) a checkpoint recorded."""
+    meta = json.loads(str(read_arrays(path)[_RUNTIME_KEY]))
+    return {str(k): int(v) for k, v in meta.get("offsets", {}).items()}
 
 
 def _restore(path: Path, party: FederatedParty, algorithm: str, params: Mapping[str, Any]) -> int:
@@ -178,32 +235,38 @@ def _restore(path: Path, party: FederatedParty, algorithm: str, params: Mapping[
 def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, state_dir: Path | None = None,
                    history: Path | None = None, vocab: Sequence[str] | None = None,
                    on_round: Callable[[HistoryLine], None] | None = None,
-                   say: Callable[[str], None] = lambda _: None) -> list[HistoryLine]:
+                   say: Callable[[str], None] = lambda _: None, compute_lock: Any = None) -> list[HistoryLine]:
     """Run ``party`` to the end through the aggregator of ``conn``; the history lines this process wrote.
 
     ``state_dir``: checkpoints and persisted updates (None: no crash recovery, as in a one-process simulation);
-    ``history``: the JSON-lines file to append to; ``vocab``: the words, for the history's top words."""
+    ``history``: the JSON-lines file to append to; ``vocab``: the words, for the history's top words;
+    ``compute_lock``: a lock shared by the parties of one process, held while a party computes and released
+    while it waits in an exchange, so that parties never compute at the same time and every phase is timed
+    alone (Table 4's timing, the mask benchmark)."""
     if conn.keys.party_id != party.party_id:
         raise TrainingError(f"the key file is {conn.keys.party_id}'s, the party is {party.party_id}")
-    channels_of = party.channels(len(conn.ids))
-    names = [c.name for c in channels_of]
-    if len(set(names)) != len(names):
-        raise TrainingError(f"{algorithm}: channel names must differ, got {names}")
+    n = len(conn.ids)
+    setup_of = getattr(party, "setup_channels", None)
+    early = list(setup_of(n)) if setup_of is not None else list(party.channels(n))
     ckpt = None if state_dir is None else state_dir / CHECKPOINT
-    start, resumed = 0, ckpt is not None and ckpt.exists()
+    start, resumed, offsets = 0, ckpt is not None and ckpt.exists(), {}
     if resumed:
-        start = _restore(ckpt, party, algorithm, conn.params)
+        assert ckpt is not None
+        start, offsets = _restore(ckpt, party, algorithm, conn.params), _offsets(ckpt)
         say(f"{party.party_id}: resumed at round {start}")
-    pending = _Pending(None if state_dir is None else state_dir / "pending")
+    keep = frozenset(c.name for c in early) if setup_of is not None else frozenset()
+    pending = _Pending(None if state_dir is None else state_dir / "pending", keep)
     writer = None if history is None else HistoryWriter(history, resumed=resumed)
     lines: list[HistoryLine] = []
     meter = _Meter()
     round_box = [start]
+    sessions: dict[str, ChannelSession] = {}
 
     def checkpoint() -> None:
         if ckpt is not None:
+            now = {name: int(getattr(ch, "offset", 0)) for name, ch in sessions.items()}
             write_arrays(ckpt, party.state() | {_RUNTIME_KEY: _runtime_meta(party.party_id, algorithm, conn.params,
-                                                                             round_box[0])})
+                                                                             round_box[0], now)})
             pending.clear()
 
     def checkpoint_mid_round() -> None:
@@ -211,25 +274,45 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
             checkpoint()
             say(f"{party.party_id}: checkpoint during round {round_box[0]}")
 
-    with ExitStack() as stack:
-        sessions: dict[str, ChannelSession] = {}
-        for channel in channels_of:
-            client = stack.enter_context(AggregatorClient(conn.url, conn.keys, f"{conn.session}-{channel.name}",
-                                                          patience=conn.patience))
-            sessions[channel.name] = open_channel(client, channel, conn.ids, conn.keys, conn.publics,
-                                                  protection=conn.protection, params=conn.params,
-                                                  timeout=conn.round_timeout)
-        def waiting(channel: str, missing: list[str], seconds: float) -> None:
-            say(f"{party.party_id}: round {round_box[0]} waits for {', '.join(missing) or 'the aggregator'} "
-                f"({seconds:.0f} s, channel {channel})")
+    def waiting(channel: str, missing: list[str], seconds: float) -> None:
+        say(f"{party.party_id}: round {round_box[0]} waits for {', '.join(missing) or 'the aggregator'} "
+            f"({seconds:.0f} s, channel {channel})")
 
-        exchange = _Exchange(sessions, pending, meter, conn.round_timeout, checkpoint_mid_round, waiting)
-        party.setup(exchange)
+    with ExitStack() as stack:
+        secrets: list[Secrets | None] = [None]
+
+        def open_all(channels: Sequence[Channel]) -> None:
+            for channel in channels:
+                if channel.name in sessions:
+                    raise TrainingError(f"{algorithm}: two channels are named {channel.name!r}")
+                client = stack.enter_context(AggregatorClient(conn.url, conn.keys, f"{conn.session}-{channel.name}",
+                                                              patience=conn.patience))
+                if channel.kind == "counts":
+                    ch, secrets[0] = open_counts_channel(
+                        client, channel, conn.ids, conn.keys, conn.publics, protection=conn.protection,
+                        params=conn.params, timeout=conn.round_timeout, key_bits=conn.key_bits, delta=conn.delta,
+                        straggler_deadline=conn.straggler_deadline_seconds, secrets=secrets[0])
+                    ch.offset = offsets.get(channel.name, 0)
+                    sessions[channel.name] = ch
+                else:
+                    sessions[channel.name] = open_channel(client, channel, conn.ids, conn.keys, conn.publics,
+                                                          protection=conn.protection, params=conn.params,
+                                                          timeout=conn.round_timeout)
+                stack.callback(getattr(sessions[channel.name], "close", lambda: None))
+
+        open_all(early)
+        lock = compute_lock if compute_lock is not None else _NoLock()
+        exchange = _Exchange(sessions, pending, meter, conn.round_timeout, checkpoint_mid_round, waiting, say, lock)
+        with lock:
+            party.setup(exchange)
+        if setup_of is not None:
+            open_all(party.channels(n))
         meter.take()
         r = start
         while not party.done():
             t0 = time.perf_counter()
-            record = party.step(r, exchange)
+            with lock:
+                record = party.step(r, exchange)
             seconds = time.perf_counter() - t0
             m = meter.take()
             r += 1
@@ -242,6 +325,7 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
             line = HistoryLine(party=party.party_id, algorithm=algorithm, round=r - 1, time=time.time(),
                                compute_s=max(0.0, seconds - m.exchange_s - m.wait_s), exchange_s=m.exchange_s,
                                wait_s=m.wait_s, bytes_up=m.bytes_up, bytes_down=m.bytes_down,
+                               recoveries=m.recoveries,
                                contributors=None if m.contributors is None else list(m.contributors),
                                epsilon=record.epsilon, quality=record.quality, quality_name=record.quality_name,
                                top_words=top, extra=dict(record.extra))

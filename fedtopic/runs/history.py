@@ -17,6 +17,7 @@ Schema ``fedtopic-history/1`` (docs/history.md), one object per line:
 ``exchange_s``      seconds in requests to the aggregator or chain that did not wait for peers (async: publishing
                     and reading)
 ``wait_s``          seconds waiting for the round's aggregate (the slowest party) or for peers
+``recoveries``      mask recovery messages the party sent in the round (peers that dropped out)
 ``bytes_up``        payload bytes this party sent in the round
 ``bytes_down``      payload bytes it received
 ``contributors``    synchronous: the parties in the round's aggregate (of its last exchange); else null
@@ -58,6 +59,7 @@ class HistoryLine:
     wait_s: float = 0.0
     bytes_up: int = 0
     bytes_down: int = 0
+    recoveries: int = 0
     contributors: list[str] | None = None
     staleness: dict[str, int] | None = None
     epsilon: float | None = None

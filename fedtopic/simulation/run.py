@@ -3,9 +3,8 @@
 Asynchronous algorithms run their parties as threads over an in-memory board
 or encrypted channels on an embedded chain (``threads``); synchronous ones run
 a real aggregator child process on loopback with the parties as threads over
-HTTP, each driven by the one party runtime (``sync_run``; CSFed-LDA's count
-updates still by their own protocol, ``csfed_loopback``, until they move onto
-the runtime). ``fedtopic simulate`` and ``fedtopic.api.simulate`` both come here.
+HTTP, each driven by the one party runtime (``sync_run``). ``fedtopic
+simulate`` and ``fedtopic.api.simulate`` both come here.
 """
 
 from __future__ import annotations
@@ -59,19 +58,17 @@ def _run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, har
     ids = list(harness.ids or party_ids(len(data.parties)))
     if len(ids) != len(data.parties):
         raise ConfigError(f"{len(ids)} party ids for {len(data.parties)} parties' data")
-    if Mode.sync in algo.modes and algo.update is not None and algo.update.kind != "counts":
+    if Mode.sync in algo.modes:
         from fedtopic.simulation.sync_run import simulate_sync
 
-        protection = "none" if algo.update.kind == "topics" else harness.protection  # no protection carries topics
-        return simulate_sync(data, algorithm, spec, run_dir, protection=protection, say=say, on_round=on_round)
-    if Mode.sync in algo.modes:
         if harness.protection not in PROTECTIONS:
             raise ConfigError(f"unknown protection {harness.protection!r}: choose one of {', '.join(PROTECTIONS)}")
-        from fedtopic.simulation.csfed_loopback import simulate_csfed
-
-        return simulate_csfed(data, spec, run_dir, algorithm=algorithm, protection=harness.protection,
-                              delta=harness.delta, key_bits=harness.key_bits, seed=spec.seed,
-                              compare_centralized=harness.compare_centralized, say=say, on_line=on_round)
+        protection = harness.protection
+        if algo.update is not None and algo.update.kind == "topics":
+            protection = "none"  # no protection carries topics (UpdateSpec says topic-merge only)
+        return simulate_sync(data, algorithm, spec, run_dir, protection=protection, delta=harness.delta,
+                             key_bits=harness.key_bits, compare_centralized=harness.compare_centralized, say=say,
+                             on_round=on_round)
     algo.require(Mode.async_, "a simulation")
     if harness.transport not in TRANSPORTS:
         raise ConfigError(f"unknown transport {harness.transport!r}: choose {' or '.join(TRANSPORTS)}")

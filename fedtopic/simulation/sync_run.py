@@ -7,6 +7,7 @@ algorithm evaluates and writes the run folder (``Algorithm.write_simulation``). 
 from __future__ import annotations
 
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict
@@ -29,9 +30,14 @@ from fedtopic.simulation.party_threads import PATIENCE, run_party_threads
 
 
 def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, *, protection: str = "none",
+                  delta: float = 0.005, key_bits: int = 2048, compare_centralized: bool = False,
+                  serialize_compute: bool = False,
                   say: Callable[[str], None] = print,
                   on_round: Callable[[str, HistoryLine], None] | None = None) -> dict[str, Any]:
-    """Train one party per ``data.parties`` through a real aggregator; the algorithm writes ``run_dir``."""
+    """Train one party per ``data.parties`` through a real aggregator; the algorithm writes ``run_dir``.
+
+    ``serialize_compute``: one party computes at a time (the others wait in their exchanges), so that the
+    history's per-phase seconds are each party's alone, not a share of contended cores (timing studies)."""
     algo = get_algorithm(algorithm)
     if algo.update is None or protection not in _protections(algo.update.protections):
         allowed = " or ".join(_protections(algo.update.protections if algo.update else ()))
@@ -41,29 +47,32 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
     with tempfile.TemporaryDirectory(prefix=f"{algorithm}-") as tmp:
         work = Path(tmp)
         config, cfg = local_consortium(work / "consortium", n, spec, algorithm=algorithm, protection=protection,
-                                       seed=spec.seed)
+                                       delta=delta, key_bits=key_bits, seed=spec.seed)
         parties = [algo.party(pid, i, corpus, spec) for i, (pid, corpus) in enumerate(zip(cfg.party_ids, data.parties))]
         publics = [p.x25519_public_bytes for p in cfg.parties]
         params = session_params(algorithm, spec, data.train.vocab)
         with AggregatorProcess(config, work / "aggregator", run_dir / "aggregator.log") as agg:
             say(f"aggregator {agg.url} (pid {agg.proc.pid}); {n} parties, K = {spec.topics}, protection {protection}")
             started = time.perf_counter()
+            lock = threading.Lock() if serialize_compute else None
 
             def one(i: int) -> list[HistoryLine]:
                 pid = cfg.party_ids[i]
                 conn = Connection(agg.url, load_party_keys(key_file_path(config.parent, pid)), cfg.party_ids, publics,
-                                  protection, f"{algorithm[:24]}-s{spec.seed}", params, patience=PATIENCE)
+                                  protection, f"{algorithm[:24]}-s{spec.seed}", params, patience=PATIENCE,
+                                  key_bits=key_bits, delta=delta)
                 report = None if on_round is None else (lambda line: on_round(pid, line))
                 return run_sync_party(parties[i], conn, algorithm=algorithm, history=run_dir / "history" / f"{pid}.jsonl",
-                                      vocab=data.train.vocab, on_round=report, say=say)
+                                      vocab=data.train.vocab, on_round=report, say=say, compute_lock=lock)
 
             histories = run_party_threads([f"party {pid}" for pid in cfg.party_ids], one)
             wall = time.perf_counter() - started
-    run = ConsortiumRun(data, spec, parties, [[asdict(line) for line in h] for h in histories], protection, wall)
+    run = ConsortiumRun(data, spec, parties, [[asdict(line) for line in h] for h in histories], protection, wall,
+                        {"compare_centralized": compare_centralized})
     return algo.write_simulation(run_dir, run)
 
 
 def _protections(carried_by: tuple[str, ...]) -> tuple[str, ...]:
     """The consortium protections that an update carried by these combiners can take."""
-    names = {"dense-sum": "none", "mask": "mask", "topic-merge": "none"}
+    names = {"dense-sum": "none", "mask": "mask", "topic-merge": "none"}  # counts: the protections themselves
     return tuple(dict.fromkeys(names.get(c, c) for c in carried_by))

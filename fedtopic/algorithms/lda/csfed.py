@@ -4,18 +4,23 @@ Every round each party sends N_p to the aggregator under a protection
 (``none``, δ-IPHE / UPHE Paillier, packed Paillier, or pairwise masks), the
 aggregator sums them, and each party takes N_Σ − N_p as the others' counts for
 its next ``steps`` sweeps (``LDAParty.others_from_aggregate``). The protocol
-itself (sessions, secrets, word ranking, crash safety) is the node's
-(``fedtopic.node.csfed_loop``); the numbers are the lock-step simulation's.
+itself is the party runtime's (``fedtopic.node.sync_runtime``: sessions, secrets, crash safety), the party's
+(``csfed_party``: the word ranking, the rounds); the numbers are the lock-step simulation's.
 """
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
+from typing import Any
 
 from fedtopic.algorithms.base import Mode, TrainSpec, UpdateSpec
+from fedtopic.algorithms.federated import ConsortiumRun, PartyRun
+from fedtopic.algorithms.lda.csfed_party import CSFedParty
 from fedtopic.algorithms.lda.dp_options import FEDERATED_DP_OPTIONS
 from fedtopic.algorithms.lda.federated import FederatedLDA
 from fedtopic.algorithms.lda.options import LDA_OPTIONS, STEPS_OPTION
+from fedtopic.corpus.types import Corpus
 
 COUNT_PROTECTIONS = ("none", "paillier-iphe", "paillier-uphe", "paillier-packed", "mask")
 
@@ -32,3 +37,21 @@ class CSFedLDA(FederatedLDA):
     def rounds(self, spec: TrainSpec) -> int:
         """Aggregator rounds: the genesis counts, then one per ``steps`` sweeps."""
         return math.ceil(spec.iterations / int(spec.options["steps"])) + 1  # type: ignore[arg-type]
+
+    def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
+              secret: bytes | None = None) -> CSFedParty:
+        """The party runtime's CSFed party around ``lda_party`` (the lock-step harness uses that one directly)."""
+        return CSFedParty(self.lda_party(party_id, index, corpus, spec, secret=secret), spec.iterations)
+
+    def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:
+        """Φ_Σ (every party holds the same), evaluated on the held-out documents; optionally beside centralised
+        LDA with the same sweeps (``compare_centralized``)."""
+        from fedtopic.algorithms.lda.csfed_report import write_csfed_simulation
+
+        return write_csfed_simulation(out, run)
+
+    def write_party(self, out: Path, run: PartyRun) -> dict[str, Any]:
+        """Φ_Σ and θ_p (which never leaves the party) evaluated on its own held-out documents."""
+        from fedtopic.algorithms.lda.csfed_report import write_csfed_party
+
+        return write_csfed_party(out, run)

@@ -32,6 +32,11 @@ class FederatedLDA(Algorithm):
 
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
               secret: bytes | None = None):  # -> LDAParty
+        """The party of the asynchronous loop and the one-process harnesses (``lda_party``)."""
+        return self.lda_party(party_id, index, corpus, spec, secret=secret)
+
+    def lda_party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
+                  secret: bytes | None = None):  # -> LDAParty
         """Party ``index`` samples with seed ``spec.seed + index`` (every harness and node alike); with DP on,
         ``secret`` keys its releases."""
         from fedtopic.algorithms.lda.party import LDAParty

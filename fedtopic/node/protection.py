@@ -1,4 +1,4 @@
-"""A CSFed party's side of update protection: encode N_p, decode N_Σ, mask recovery, and the shared secrets.
+"""A party's side of update protection: encode an update, decode an aggregate, mask recovery, and the shared secrets.
 
 ``PartyProtection`` puts one ``aggregator.protection`` scheme and the party's
 ``ProtectionContext`` behind three calls the training loop needs. For

@@ -1,0 +1,104 @@
+"""One CSFed-LDA party (paper Alg. 1 and 2, §6.1) as a ``FederatedParty``: the word ranking in setup, then N_p up
+and N_Σ down every round.
+
+Setup (channel ``freq``, where the consortium's secrets are sealed): every party sends its word-frequency vector
+f_p (a DP release when the party has DP on) under the session's protection (packed Paillier for the Paillier
+schemes) and gets Σ_p f_p: IPHE/UPHE encrypt the δ·V most frequent words' rows, and the largest global frequency,
+rounded up to 2^m − 1 (so the session meta tells only its bit length), bounds every cell of any N_p, which sizes
+packing and masks.
+
+Round r (channel ``counts``): N_p after r training rounds (round 0 = genesis) up, N_Σ down; N_Σ − N_p are the
+others' frozen counts (Eq. 8; N_Σ itself when a straggler deadline closed the round without this party) for the
+next ``steps`` sweeps (Eq. 10); the last aggregate gives Φ_Σ (Eq. 9).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from fedtopic.algorithms.federated import Channel, Exchange, StepRecord
+from fedtopic.algorithms.lda.party import LDAParty
+from fedtopic.algorithms.lda.snapshot import ChannelSnapshot
+from fedtopic.models.state import LDAState
+
+SETUP_MAX_VALUE = (1 << 24) - 1
+"""Bound on one party's frequency of one word in the ranking exchange (packed slots are sized for P times it)."""
+
+
+class CSFedParty:
+    """``party`` (an ``LDAParty``, or its DP subclass) behind the party protocol, training ``iterations`` sweeps."""
+
+    def __init__(self, party: LDAParty, iterations: int) -> None:
+        self.party, self.party_id, self.iterations = party, party.party_id, iterations
+        self.begun = False  # genesis drawn (round 0 sends its counts)
+        self.finished = False
+        self.max_value = 0
+        self.word_totals: np.ndarray | None = None
+        self.others: np.ndarray | None = None  # the peers' counts of the last aggregate (Φ_Σ needs them)
+
+    # the protocol ------------------------------------------------------------------------------
+    def setup_channels(self, n_parties: int) -> list[Channel]:
+        v = self.party.corpus.n_words
+        return [Channel("freq", "counts", v, {"shape": [v, 1], "max_value": SETUP_MAX_VALUE, "setup": True})]
+
+    def setup(self, exchange: Exchange) -> None:
+        """The global word frequencies (Alg. 2's ranking) and the bound they give every cell."""
+        v = self.party.corpus.n_words
+        freqs = np.asarray(self.party.word_frequencies()).reshape(v, 1)
+        total = np.asarray(exchange.sum("freq", 0, freqs).value).reshape(-1)
+        self.max_value = (1 << max(1, int(total.max())).bit_length()) - 1
+        self.party.cap_releases(self.max_value)  # a DP party's noisy releases must stay within the session's bound
+        self.word_totals = total
+
+    def channels(self, n_parties: int) -> list[Channel]:
+        v, k = self.party.corpus.n_words, self.party.hyper.n_topics
+        return [Channel("counts", "counts", v, {"shape": [v, k], "max_value": self.max_value,
+                                                "word_frequencies": self.word_totals})]
+
+    def step(self, round: int, exchange: Exchange) -> StepRecord:
+        """N_p up, N_Σ down; then ``steps`` sweeps, or (after the last) Φ_Σ from the final aggregate."""
+        if not self.begun:
+            self.party.genesis()
+            self.begun = True
+        aggregate = exchange.sum("counts", round, self.party.own_counts())
+        contributed = self.party_id in aggregate.contributors
+        snapshot = self.party.others_from_aggregate(aggregate.value, round, contributed=contributed)
+        self.others = snapshot.n_wk
+        if self.party.sweeps >= self.party.max_sweeps(self.iterations):
+            self.party.absorb([snapshot])
+            self.finished = True
+        else:
+            self.party.train_round([snapshot])
+        spent = self.party.privacy()
+        return StepRecord(quality=self.party.log_likelihood(), quality_name="loglik_per_token",
+                          epsilon=None if spent is None else spent.epsilon,
+                          extra={"accepted": contributed, "aggregate_tokens": int(np.sum(aggregate.value)),
+                                 "sweeps": self.party.sweeps})
+
+    def done(self) -> bool:
+        return self.finished
+
+    def state(self) -> dict[str, np.ndarray]:
+        s = self.party.model.state
+        out = {"z": s.z, "n_dk": s.n_dk, "n_wk": s.n_wk, "n_k": s.n_k, "rng": s.rng,
+               "progress": np.array([self.party.round, self.party.sweeps, self.begun, self.finished])}
+        return out | ({} if self.others is None else {"others": self.others})
+
+    def restore(self, arrays: Mapping[str, np.ndarray]) -> None:
+        from fedtopic.errors import ModelError
+
+        rnd, sweeps, begun, finished = (int(x) for x in arrays["progress"])
+        try:
+            self.party.resume(LDAState(**{k: arrays[k] for k in ("z", "n_dk", "n_wk", "n_k", "rng")}), round=rnd,
+                              sweeps=sweeps)
+        except ModelError as exc:
+            raise ValueError(str(exc)) from None
+        self.begun, self.finished = bool(begun), bool(finished)
+        if "others" in arrays:  # Φ_Σ after a restart (a party killed after its last round has only this)
+            self.others = arrays["others"].copy()
+            self.party.absorb([ChannelSnapshot("aggregate", rnd, self.others)])
+
+    def top_words_ids(self, n: int) -> np.ndarray:
+        return self.party.top_words_ids(n)

@@ -1,0 +1,178 @@
+"""``counts`` channels: integer matrices summed by the aggregator under any protection (none, Paillier IPHE /
+UPHE / packed, mask), and the consortium's secrets sealed on the first of them.
+
+Secrets (paper §6.1 step 1): on the channel marked ``setup`` the launching party (first in the consortium file)
+generates the Paillier key pair (``aggregator.key_bits``) or the mask secret and seals it for every party's X25519
+key, itself included, as the session's params, so the aggregator stores only opaque bytes; the others poll the
+session, open their copy and check that the session's meta and params are the ones they derive (another
+consortium, vocabulary or option is refused in one line). The Paillier schemes carry the setup channel by packed
+Paillier; later ``counts`` channels use the same secrets.
+
+A round may close without this party (a straggler deadline): its update is refused, it reads the aggregate
+anyway, and the contributors say it is not in. A masked round that lost parties asks the survivors for recovery
+messages; one that failed outright (survivors missing too) is redone under the next aggregator round number,
+which ``offset`` counts and the runtime checkpoints.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from fedtopic.algorithms.federated import Aggregate, Channel
+from fedtopic.crypto.keys import PartyKeys
+from fedtopic.crypto.protect import ProtectionContext, rank_words
+from fedtopic.errors import ConfigError, TrainingError
+from fedtopic.network.client import (
+    WAIT_REPORT_SECONDS,
+    AggregateResult,
+    AggregatorClient,
+)
+from fedtopic.network.errors import AggregatorRejected, RecoveryRequested
+from fedtopic.node.dense_session import WaitReport
+from fedtopic.node.protection import (
+    PartyProtection,
+    Secrets,
+    new_secrets,
+    open_secrets,
+    sealed_params,
+    setup_protection,
+)
+
+
+class RoundFailed(Exception):
+    """The aggregator failed the round (a masked round whose survivors went missing too): redo it."""
+
+
+class CountsChannel:
+    """One opened ``counts`` channel; ``offset``: aggregator round = seq + offset (failed rounds redone)."""
+
+    def __init__(self, channel: Channel, client: AggregatorClient, prot: PartyProtection, ids: Sequence[str]) -> None:
+        self.channel, self.client, self.prot, self.ids = channel, client, prot, list(ids)
+        self.offset = 0
+        self.recoveries = 0
+        self.shape = tuple(channel.meta["shape"])
+
+    def encode(self, update: Any, seq: int) -> bytes:
+        counts = np.asarray(update)
+        if counts.shape != self.shape:
+            raise TypeError(f"channel {self.channel.name!r} carries counts of shape {self.shape}, got {counts.shape}")
+        return self.prot.encode(counts, seq + self.offset)
+
+    def send(self, payload: bytes, seq: int, timeout: float, on_wait: WaitReport | None = None) -> AggregateResult:
+        rnd = seq + self.offset
+        try:  # one request when the round closes within the wait
+            out = self.client.submit_and_fetch(rnd, payload, timeout if on_wait is None else
+                                               min(timeout, WAIT_REPORT_SECONDS))
+            if isinstance(out, AggregateResult):
+                return out
+        except AggregatorRejected as exc:
+            if exc.code != "round_closed":  # closed without us (a straggler): read the aggregate anyway
+                raise
+        until = time.monotonic() + timeout
+        while True:
+            try:
+                return self.client.fetch_aggregate(rnd, max(1.0, until - time.monotonic()), on_wait)
+            except RecoveryRequested as req:  # the round lost parties: cancel our masks with them
+                self.client.post_recovery(rnd, self.prot.recovery([self.ids.index(p) for p in req.dropped], rnd))
+                self.recoveries += 1
+            except AggregatorRejected as exc:
+                if exc.code == "round_failed":
+                    raise RoundFailed(rnd) from None
+                raise
+
+    def close(self) -> None:
+        """Stop the obfuscator workers."""
+        self.prot.close()
+
+    def decode(self, result: AggregateResult, seq: int) -> Aggregate:
+        total = self.prot.decode(result.payload, seq + self.offset)
+        self.prot.prefill(self.prot.ciphertexts_per_update)  # the next update's obfuscators, during the sweep
+        return Aggregate(total, tuple(result.contributors))
+
+
+def _context(client: AggregatorClient, keys: PartyKeys, ids: Sequence[str], publics: Sequence[bytes],
+             channel: Channel, secrets: Secrets, delta: float) -> ProtectionContext:
+    meta = channel.meta
+    freqs = meta.get("word_frequencies")
+    return ProtectionContext(session=client.session, round=0, shape=tuple(meta["shape"]), n_parties=len(ids),
+                             party_index=list(ids).index(keys.party_id), max_value=int(meta["max_value"]),
+                             delta=delta, paillier_public=secrets.paillier_public,
+                             paillier_private=secrets.paillier_private,
+                             word_ranking=None if freqs is None else rank_words(np.asarray(freqs)),
+                             x25519_private=keys.x25519_private_key, party_publics=tuple(publics),
+                             mask_secret=secrets.mask_secret)
+
+
+def open_counts_channel(client: AggregatorClient, channel: Channel, ids: Sequence[str], keys: PartyKeys,
+                        publics: Sequence[bytes], *, protection: str, params: Mapping[str, Any], timeout: float,
+                        key_bits: int, delta: float, straggler_deadline: float | None,
+                        secrets: Secrets | None) -> tuple[CountsChannel, Secrets]:
+    """Open or join ``channel``'s session; (the channel, the consortium's secrets: sealed here when the channel is
+    the ``setup`` one, else ``secrets`` as established before)."""
+    params = dict(params) | {"channel": channel.name}
+    if channel.meta.get("setup"):
+        scheme = setup_protection(protection)
+        secrets = _join_with_secrets(client, channel, ids, keys, publics, protection, scheme, params, timeout,
+                                     key_bits, delta)
+        prot = PartyProtection(scheme, _context(client, keys, ids, publics, channel, secrets, delta))
+        return CountsChannel(channel, client, prot, ids), secrets
+    if secrets is None:
+        if protection != "none":
+            raise ConfigError(f"channel {channel.name!r}: {protection} needs a setup channel to share its secrets")
+        secrets = Secrets()
+    prot = PartyProtection(protection, _context(client, keys, ids, publics, channel, secrets, delta), pool=True)
+    try:
+        client.open_session(ids, combiner=protection, meta=prot.meta, params=params,
+                            straggler_deadline_seconds=straggler_deadline)
+    except AggregatorRejected as exc:
+        if exc.code == "session_conflict":
+            raise ConfigError(f"session {client.session!r} exists with other settings (another consortium, "
+                              f"vocabulary or option): {exc.reason}") from None
+        raise
+    return CountsChannel(channel, client, prot, ids), secrets
+
+
+def _join_with_secrets(client: AggregatorClient, channel: Channel, ids: Sequence[str], keys: PartyKeys,
+                       publics: Sequence[bytes], protection: str, scheme: str, params: dict[str, Any],
+                       timeout: float, key_bits: int, delta: float) -> Secrets:
+    """The setup session: the launcher seals fresh secrets into its params; everyone opens theirs."""
+    if protection == "none":
+        prot = PartyProtection("none", _context(client, keys, ids, publics, channel, Secrets(), delta))
+        try:
+            client.open_session(ids, combiner="none", meta=prot.meta, params=params)
+        except AggregatorRejected as exc:
+            if exc.code == "session_conflict":
+                raise ConfigError(f"session {client.session!r} was opened with other settings (another "
+                                  f"consortium, vocabulary or option): {exc.reason}") from None
+            raise
+        return Secrets()
+    index = list(ids).index(keys.party_id)
+    until = time.monotonic() + timeout
+    while True:
+        try:
+            info = client.session_info()
+            break
+        except AggregatorRejected as exc:
+            if exc.code != "unknown_session":
+                raise
+        if index == 0:  # the launcher: generate, seal for everyone (itself too), open
+            secrets = new_secrets(protection, key_bits)
+            meta = PartyProtection(scheme, _context(client, keys, ids, publics, channel, secrets, delta)).meta
+            sealed = sealed_params(secrets, dict(zip(ids, publics)), client.session)
+            client.open_session(ids, combiner=scheme, meta=meta, params=params | sealed)
+            return secrets
+        if time.monotonic() > until:
+            raise TrainingError(f"session {client.session!r} was not opened by {ids[0]} within {timeout:.0f} s")
+        time.sleep(0.2)
+    secrets = open_secrets(protection, info.meta, info.params, keys.party_id, keys.x25519_private_key,
+                           client.session, key_bits)
+    meta = PartyProtection(scheme, _context(client, keys, ids, publics, channel, secrets, delta)).meta
+    differ = sorted(k for k, v in params.items() if info.params.get(k) != v)
+    if meta != info.meta or differ:
+        what = ", ".join(f"{k} {info.params.get(k)!r} (this party: {params[k]!r})" for k in differ) or "the meta"
+        raise ConfigError(f"session {client.session!r} was opened by {info.created_by} with other settings: {what}")
+    return secrets
