@@ -92,7 +92,7 @@ def simulate(
     if Mode.sync in algo.modes:
         from fedtopic.cli.progress import RoundProgress
 
-        title = f"{algorithm} ({protection}) on {data.name}, {len(ids)} parties"
+        title = f"{algorithm} ({protection}), {len(ids)} parties"
         with RoundProgress(title, algo.rounds(spec), ids) as progress:
             summary = simulate_run(data, algorithm, spec, run_dir, harness, say=progress.say,
                                    on_round=progress.on_line)
