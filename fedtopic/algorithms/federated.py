@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from fedtopic.algorithms.base import TrainSpec
+if TYPE_CHECKING:  # (``base`` imports this module for its annotations, so TrainSpec is named, not imported)
     from fedtopic.corpus.training_data import TrainingData
     from fedtopic.corpus.types import Corpus
 
@@ -143,7 +142,7 @@ class ConsortiumRun:
     the parties in consortium order and every party's history rows (``fedtopic.runs.history``, one per round)."""
 
     data: TrainingData
-    spec: TrainSpec
+    spec: Any  # the run's TrainSpec (algorithms.base)
     parties: Sequence[Any]
     histories: Sequence[Sequence[Mapping[str, Any]]]
     protection: str
@@ -157,7 +156,7 @@ class PartyRun:
     (train and held-out), and its history rows over the whole run (restarts included)."""
 
     party: Any
-    spec: TrainSpec
+    spec: Any  # the run's TrainSpec (algorithms.base)
     train: Corpus
     test: Corpus
     tokenizer: Mapping[str, Any]

@@ -25,7 +25,7 @@ import numpy as np
 from fedtopic.algorithms.federated import Aggregate, Channel
 from fedtopic.crypto.keys import PartyKeys
 from fedtopic.crypto.protect import ProtectionContext, rank_words
-from fedtopic.errors import ConfigError, TrainingError
+from fedtopic.errors import ConfigError
 from fedtopic.network.client import (
     WAIT_REPORT_SECONDS,
     AggregateResult,
@@ -36,9 +36,7 @@ from fedtopic.node.dense_session import WaitReport
 from fedtopic.node.protection import (
     PartyProtection,
     Secrets,
-    new_secrets,
-    open_secrets,
-    sealed_params,
+    sealed_session,
     setup_protection,
 )
 
@@ -150,29 +148,6 @@ def _join_with_secrets(client: AggregatorClient, channel: Channel, ids: Sequence
                                   f"consortium, vocabulary or option): {exc.reason}") from None
             raise
         return Secrets()
-    index = list(ids).index(keys.party_id)
-    until = time.monotonic() + timeout
-    while True:
-        try:
-            info = client.session_info()
-            break
-        except AggregatorRejected as exc:
-            if exc.code != "unknown_session":
-                raise
-        if index == 0:  # the launcher: generate, seal for everyone (itself too), open
-            secrets = new_secrets(protection, key_bits)
-            meta = PartyProtection(scheme, _context(client, keys, ids, publics, channel, secrets, delta)).meta
-            sealed = sealed_params(secrets, dict(zip(ids, publics)), client.session)
-            client.open_session(ids, combiner=scheme, meta=meta, params=params | sealed)
-            return secrets
-        if time.monotonic() > until:
-            raise TrainingError(f"session {client.session!r} was not opened by {ids[0]} within {timeout:.0f} s")
-        time.sleep(0.2)
-    secrets = open_secrets(protection, info.meta, info.params, keys.party_id, keys.x25519_private_key,
-                           client.session, key_bits)
-    meta = PartyProtection(scheme, _context(client, keys, ids, publics, channel, secrets, delta)).meta
-    differ = sorted(k for k, v in params.items() if info.params.get(k) != v)
-    if meta != info.meta or differ:
-        what = ", ".join(f"{k} {info.params.get(k)!r} (this party: {params[k]!r})" for k in differ) or "the meta"
-        raise ConfigError(f"session {client.session!r} was opened by {info.created_by} with other settings: {what}")
-    return secrets
+    return sealed_session(client, ids, keys, publics, protection=protection, key_bits=key_bits, params=params,
+                          timeout=timeout, spec=lambda sec: (scheme, PartyProtection(
+                              scheme, _context(client, keys, ids, publics, channel, sec, delta)).meta))

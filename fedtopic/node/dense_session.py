@@ -22,20 +22,15 @@ import numpy as np
 from fedtopic.crypto.fixedpoint import FixedPoint
 from fedtopic.crypto.keys import PartyKeys
 from fedtopic.crypto.protect import ProtectionContext
-from fedtopic.errors import ConfigError, TrainingError
+from fedtopic.errors import ConfigError
 from fedtopic.network.client import (
     WAIT_REPORT_SECONDS,
     AggregateResult,
     AggregatorClient,
 )
-from fedtopic.network.errors import AggregatorRejected, RecoveryRequested
+from fedtopic.network.errors import RecoveryRequested
 from fedtopic.network.sparse import decode_array, encode_array
-from fedtopic.node.protection import (
-    PartyProtection,
-    new_secrets,
-    open_secrets,
-    sealed_params,
-)
+from fedtopic.node.protection import PartyProtection, sealed_session
 
 PROTECTIONS = ("none", "mask")
 WaitReport = Callable[[int, list[str], float], None]
@@ -101,26 +96,7 @@ def open_dense_session(client: AggregatorClient, ids: Sequence[str], keys: Party
                                  x25519_private=keys.x25519_private_key, party_publics=tuple(publics),
                                  mask_secret=secret)
 
-    until = time.monotonic() + timeout
-    while True:
-        try:
-            info = client.session_info()
-            break
-        except AggregatorRejected as exc:
-            if exc.code != "unknown_session":
-                raise
-        if index == 0:  # the launcher: a fresh mask secret, sealed for every party
-            secrets = new_secrets("mask", 0)
-            prot = PartyProtection("mask", context(secrets.mask_secret))
-            client.open_session(ids, combiner="mask", meta=prot.meta,
-                                params=dict(params) | sealed_params(secrets, dict(zip(ids, publics)), client.session))
-            return DenseSession(client, ids, n, prot)
-        if time.monotonic() > until:
-            raise TrainingError(f"session {client.session!r} was not opened by {ids[0]} within {timeout:.0f} s")
-        time.sleep(0.2)
-    secrets = open_secrets("mask", info.meta, info.params, keys.party_id, keys.x25519_private_key, client.session, 0)
-    prot = PartyProtection("mask", context(secrets.mask_secret))
-    if prot.meta != info.meta or any(info.params.get(k) != v for k, v in params.items()):
-        raise ConfigError(f"session {client.session!r} was opened with other settings than this party's "
-                          "(another consortium, vocabulary or options)")
-    return DenseSession(client, ids, n, prot)
+    secrets = sealed_session(client, ids, keys, publics, protection="mask", key_bits=0, params=params,
+                             timeout=timeout,
+                             spec=lambda sec: ("mask", PartyProtection("mask", context(sec.mask_secret)).meta))
+    return DenseSession(client, ids, n, PartyProtection("mask", context(secrets.mask_secret)))

@@ -14,13 +14,15 @@ opaque bytes it cannot open, and a restarted launcher reads its own back.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from fedtopic.crypto.codec import decode_counts, encode_counts
+from fedtopic.crypto.keys import PartyKeys
 from fedtopic.crypto.paillier import (
     PaillierPrivateKey,
     PaillierPublicKey,
@@ -40,7 +42,9 @@ from fedtopic.crypto.protect import (
 )
 from fedtopic.crypto.protect.mask import secret_commitment
 from fedtopic.crypto.protect.paillier_rows import parse_rows_meta
-from fedtopic.errors import ConfigError, CryptoError
+from fedtopic.errors import ConfigError, CryptoError, TrainingError
+from fedtopic.network.client import AggregatorClient
+from fedtopic.network.errors import AggregatorRejected
 
 PAILLIER = ("paillier-iphe", "paillier-uphe", "paillier-packed")
 SETUP_MAX_VALUE = (1 << 24) - 1
@@ -162,3 +166,40 @@ class PartyProtection:
         if self.name != "mask":
             raise CryptoError(f"protection {self.name!r} has no recovery messages")
         return mask_recovery(dropped, self._at(round))
+
+
+def sealed_session(client: AggregatorClient, ids: Sequence[str], keys: PartyKeys, publics: Sequence[bytes], *,
+                   protection: str, key_bits: int, params: Mapping[str, Any], timeout: float,
+                   spec: Callable[[Secrets], tuple[str, dict[str, Any]]]) -> Secrets:
+    """Join ``client``'s session, whose params carry the consortium's secrets sealed for every party (§6.1 step 1).
+
+    The launcher (first of ``ids``) generates fresh secrets for ``protection`` and opens the session with the
+    combiner and meta ``spec(secrets)`` gives and ``params`` plus the sealed blobs (a restarted launcher finds
+    its session and opens its own copy). The others wait for it (up to ``timeout`` s), open their copy, and
+    check that the session's meta and params are the ones they derive: another consortium, vocabulary or option
+    is refused in one line naming what differs."""
+    index = list(ids).index(keys.party_id)
+    until = time.monotonic() + timeout
+    while True:
+        try:
+            info = client.session_info()
+            break
+        except AggregatorRejected as exc:
+            if exc.code != "unknown_session":
+                raise
+        if index == 0:
+            secrets = new_secrets(protection, key_bits)
+            combiner, meta = spec(secrets)
+            client.open_session(ids, combiner=combiner, meta=meta,
+                                params=dict(params) | sealed_params(secrets, dict(zip(ids, publics)), client.session))
+            return secrets
+        if time.monotonic() > until:
+            raise TrainingError(f"session {client.session!r} was not opened by {ids[0]} within {timeout:.0f} s")
+        time.sleep(0.2)
+    secrets = open_secrets(protection, info.meta, info.params, keys.party_id, keys.x25519_private_key,
+                           client.session, key_bits)
+    differ = sorted(k for k, v in params.items() if info.params.get(k) != v)
+    if spec(secrets)[1] != info.meta or differ:
+        what = ", ".join(f"{k} {info.params.get(k)!r} (this party: {params[k]!r})" for k in differ) or "its meta"
+        raise ConfigError(f"session {client.session!r} was opened by {info.created_by} with other settings: {what}")
+    return secrets
