@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fedtopic.algorithms.base import Mode, TrainSpec, UpdateSpec
 from fedtopic.algorithms.federated import ConsortiumRun, PartyRun
-from fedtopic.algorithms.lda.csfed_party import CSFedParty
 from fedtopic.algorithms.lda.dp_options import FEDERATED_DP_OPTIONS
 from fedtopic.algorithms.lda.federated import FederatedLDA
 from fedtopic.algorithms.lda.options import LDA_OPTIONS, STEPS_OPTION
 from fedtopic.corpus.types import Corpus
+
+if TYPE_CHECKING:
+    from fedtopic.algorithms.lda.csfed_party import CSFedParty
 
 COUNT_PROTECTIONS = ("none", "paillier-iphe", "paillier-uphe", "paillier-packed", "mask")
 
@@ -41,6 +43,8 @@ class CSFedLDA(FederatedLDA):
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
               secret: bytes | None = None) -> CSFedParty:
         """The party runtime's CSFed party around ``lda_party`` (the lock-step harness uses that one directly)."""
+        from fedtopic.algorithms.lda.csfed_party import CSFedParty
+
         return CSFedParty(self.lda_party(party_id, index, corpus, spec, secret=secret), spec.iterations)
 
     def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:
