@@ -319,7 +319,7 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
             round_box[0] = r
             checkpoint()
             top = None
-            if vocab is not None and (r % TOP_WORDS_EVERY == 0 or party.done()):
+            if vocab is not None and ((r - 1) % TOP_WORDS_EVERY == 0 or party.done()):  # rounds 0, 10, …, last
                 ids = party.top_words_ids(10)
                 top = None if ids is None else [[vocab[i] for i in row] for row in ids]
             line = HistoryLine(party=party.party_id, algorithm=algorithm, round=r - 1, time=time.time(),

@@ -25,7 +25,8 @@ Schema ``fedtopic-history/1`` (docs/history.md), one object per line:
 ``epsilon``         differential privacy: ε spent so far; else null
 ``quality``         the algorithm's training-quality figure (see ``quality_name``), or null
 ``quality_name``    e.g. "loglik_per_token" (LDA family, iFTM), "loss" (FedNMF), "validation_loss" (gFedNTM)
-``top_words``       every ``TOP_WORDS_EVERY`` rounds and at the last: the top 10 words per topic; else null
+``top_words``       every ``TOP_WORDS_EVERY``-th round (round % 10 == 0) and a synchronous party's last: the top 10
+                    words per topic; else null
 ``extra``           the algorithm's own per-round figures (an object)
 ``resumed``         true on the first line a party restored from its checkpoint writes
 ==================  ==========================================================================================
