@@ -258,6 +258,33 @@ class AggregatorClient:
             if on_wait is not None:
                 on_wait(round, list(self.round(round).missing), time.monotonic() - started)
 
+    def exchange(self, round: int, payload: bytes, timeout: float, *,
+                 recovery: Callable[[list[str]], bytes] | None = None,
+                 on_wait: Callable[[int, list[str], float], None] | None = None,
+                 read_if_closed: bool = False) -> AggregateResult:
+        """Submit this party's update for ``round`` and return the round's aggregate: one request when the round
+        closes within the first wait (``WAIT_REPORT_SECONDS`` with ``on_wait``, else up to 25 s), long-polls after.
+
+        ``recovery(dropped)``: the mask recovery message to post whenever the round lost parties (without it,
+        RecoveryRequested is raised); ``read_if_closed``: a round that closed without this party (a straggler
+        deadline) still gives this party its aggregate; ``on_wait`` as in ``fetch_aggregate``."""
+        try:
+            out = self.submit_and_fetch(round, payload, timeout if on_wait is None else
+                                        min(timeout, WAIT_REPORT_SECONDS))
+            if isinstance(out, AggregateResult):
+                return out
+        except AggregatorRejected as exc:
+            if not (read_if_closed and exc.code == "round_closed"):
+                raise
+        until = time.monotonic() + timeout
+        while True:
+            try:
+                return self.fetch_aggregate(round, max(1.0, until - time.monotonic()), on_wait)
+            except RecoveryRequested as req:  # a masked round lost parties: cancel our masks with them
+                if recovery is None:
+                    raise
+                self.post_recovery(round, recovery(req.dropped))
+
     def wait_aggregate(self, round: int, timeout: float) -> bytes:
         """The aggregate payload of ``round`` (see ``fetch_aggregate``)."""
         return self.fetch_aggregate(round, timeout).payload

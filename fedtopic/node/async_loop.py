@@ -24,7 +24,13 @@ from fedtopic.algorithms.lda.party import LDAParty, RoundReport
 from fedtopic.errors import TrainingError
 from fedtopic.node.checkpoint import load_checkpoint, save_checkpoint
 from fedtopic.node.transport import ChannelTransport
-from fedtopic.runs.history import TOP_WORDS_EVERY, HistoryLine, HistoryWriter
+from fedtopic.runs.history import (
+    TOP_WORDS,
+    HistoryLine,
+    HistoryWriter,
+    top_words_due,
+    top_words_of,
+)
 
 
 @dataclass
@@ -143,8 +149,8 @@ def run_party(
         t4 = time.perf_counter()
         if writer is not None:
             top = None
-            if report.round % TOP_WORDS_EVERY == 0:
-                top = [[party.corpus.vocab[w] for w in row] for row in party.top_words_ids(10)]
+            if top_words_due(report.round):
+                top = top_words_of(party.top_words_ids(TOP_WORDS), party.corpus.vocab)
             writer.append(HistoryLine(
                 party=party.party_id, algorithm=algorithm, round=report.round, time=time.time(),
                 compute_s=t2 - t1, exchange_s=(t1 - t0) + (t4 - t3), wait_s=t3 - t2,

@@ -18,7 +18,6 @@ from fedtopic.algorithms.federated import Aggregate, Channel, TopicsUpdate
 from fedtopic.crypto.keys import PartyKeys
 from fedtopic.errors import ConfigError
 from fedtopic.network.client import (
-    WAIT_REPORT_SECONDS,
     AggregateResult,
     AggregatorClient,
 )
@@ -81,8 +80,7 @@ class TopicsChannel:
         return encode_update(update.topics, update.amount)
 
     def send(self, payload: bytes, seq: int, timeout: float, on_wait: WaitReport | None = None) -> AggregateResult:
-        out = self.client.submit_and_fetch(seq, payload, timeout if on_wait is None else min(timeout, WAIT_REPORT_SECONDS))
-        return out if isinstance(out, AggregateResult) else self.client.fetch_aggregate(seq, timeout, on_wait)
+        return self.client.exchange(seq, payload, timeout, on_wait=on_wait)
 
     def decode(self, result: AggregateResult, seq: int) -> Aggregate:
         return Aggregate(decode_global(result.payload, self.channel.size), tuple(result.contributors))

@@ -16,7 +16,6 @@ which ``offset`` counts and the runtime checkpoints.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,11 +26,10 @@ from fedtopic.crypto.keys import PartyKeys
 from fedtopic.crypto.protect import ProtectionContext, rank_words
 from fedtopic.errors import ConfigError
 from fedtopic.network.client import (
-    WAIT_REPORT_SECONDS,
     AggregateResult,
     AggregatorClient,
 )
-from fedtopic.network.errors import AggregatorRejected, RecoveryRequested
+from fedtopic.network.errors import AggregatorRejected
 from fedtopic.node.dense_session import WaitReport
 from fedtopic.node.protection import (
     PartyProtection,
@@ -62,25 +60,18 @@ class CountsChannel:
 
     def send(self, payload: bytes, seq: int, timeout: float, on_wait: WaitReport | None = None) -> AggregateResult:
         rnd = seq + self.offset
-        try:  # one request when the round closes within the wait
-            out = self.client.submit_and_fetch(rnd, payload, timeout if on_wait is None else
-                                               min(timeout, WAIT_REPORT_SECONDS))
-            if isinstance(out, AggregateResult):
-                return out
+
+        def recovery(dropped: list[str]) -> bytes:
+            self.recoveries += 1
+            return self.prot.recovery([self.ids.index(p) for p in dropped], rnd)
+
+        try:  # a round closed without this party (a straggler deadline): it reads the aggregate anyway
+            return self.client.exchange(rnd, payload, timeout, recovery=recovery, on_wait=on_wait,
+                                        read_if_closed=True)
         except AggregatorRejected as exc:
-            if exc.code != "round_closed":  # closed without us (a straggler): read the aggregate anyway
-                raise
-        until = time.monotonic() + timeout
-        while True:
-            try:
-                return self.client.fetch_aggregate(rnd, max(1.0, until - time.monotonic()), on_wait)
-            except RecoveryRequested as req:  # the round lost parties: cancel our masks with them
-                self.client.post_recovery(rnd, self.prot.recovery([self.ids.index(p) for p in req.dropped], rnd))
-                self.recoveries += 1
-            except AggregatorRejected as exc:
-                if exc.code == "round_failed":
-                    raise RoundFailed(rnd) from None
-                raise
+            if exc.code == "round_failed":
+                raise RoundFailed(rnd) from None
+            raise
 
     def close(self) -> None:
         """Stop the obfuscator workers."""

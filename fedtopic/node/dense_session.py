@@ -13,7 +13,6 @@ Used by FedNMF (one session) and gFedNTM (one per message kind).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -24,11 +23,9 @@ from fedtopic.crypto.keys import PartyKeys
 from fedtopic.crypto.protect import ProtectionContext
 from fedtopic.errors import ConfigError
 from fedtopic.network.client import (
-    WAIT_REPORT_SECONDS,
     AggregateResult,
     AggregatorClient,
 )
-from fedtopic.network.errors import RecoveryRequested
 from fedtopic.network.sparse import decode_array, encode_array
 from fedtopic.node.protection import PartyProtection, sealed_session
 
@@ -56,28 +53,13 @@ class DenseSession:
             return decode_array(blob, (self.n,), "float64").astype(np.float64)
         return FIXED_POINT.decode_sum(self.prot.decode(blob, round).reshape(-1), contributors)
 
-    def fetch(self, round: int, timeout: float, on_wait: WaitReport | None = None) -> AggregateResult:
-        """The round's aggregate, sending mask recovery messages whenever the aggregator asks for them."""
-        until = time.monotonic() + timeout
-        while True:
-            try:
-                return self.client.fetch_aggregate(round, max(1.0, until - time.monotonic()), on_wait)
-            except RecoveryRequested as req:  # a masked round lost parties: cancel our masks with them
-                assert self.prot is not None
-                self.client.post_recovery(round, self.prot.recovery([self.ids.index(p) for p in req.dropped], round))
-
     def send(self, payload: bytes, round: int, timeout: float, on_wait: WaitReport | None = None) -> AggregateResult:
-        """Submit an encoded update for ``round``; the round's aggregate (one request when it closes in time).
-        ``on_wait``: told every ``WAIT_REPORT_SECONDS`` who is still missing."""
-        first = timeout if on_wait is None else min(timeout, WAIT_REPORT_SECONDS)
-        out = self.client.submit_and_fetch(round, payload, first)
-        return out if isinstance(out, AggregateResult) else self.fetch(round, timeout, on_wait)
-
-    def exchange(self, u: np.ndarray, round: int, timeout: float) -> tuple[np.ndarray, AggregateResult, int]:
-        """Submit ``u`` for ``round``; (the decoded sum, the aggregate, bytes sent)."""
-        payload = self.encode(u, round)
-        result = self.send(payload, round, timeout)
-        return self.decode(result.payload, round, len(result.contributors)), result, len(payload)
+        """Submit an encoded update for ``round``; the round's aggregate, sending mask recovery messages whenever
+        the aggregator asks for them. ``on_wait``: told every ``WAIT_REPORT_SECONDS`` who is still missing."""
+        prot = self.prot
+        recovery = None if prot is None else (lambda dropped: prot.recovery([self.ids.index(p) for p in dropped],
+                                                                           round))
+        return self.client.exchange(round, payload, timeout, recovery=recovery, on_wait=on_wait)
 
 
 def open_dense_session(client: AggregatorClient, ids: Sequence[str], keys: PartyKeys, publics: Sequence[bytes], *,

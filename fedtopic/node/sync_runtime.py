@@ -17,6 +17,7 @@ party ends bit-identical to one never killed.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
@@ -39,7 +40,13 @@ from fedtopic.node.channels import ChannelSession, open_channel, update_digest
 from fedtopic.node.count_channel import RoundFailed, open_counts_channel
 from fedtopic.node.protection import Secrets
 from fedtopic.node.state_file import read_arrays, write_arrays
-from fedtopic.runs.history import TOP_WORDS_EVERY, HistoryLine, HistoryWriter
+from fedtopic.runs.history import (
+    TOP_WORDS,
+    HistoryLine,
+    HistoryWriter,
+    top_words_due,
+    top_words_of,
+)
 
 CHECKPOINT = "party-checkpoint.npz"
 MAX_FAILED_ROUNDS = 100
@@ -133,9 +140,9 @@ class _Exchange:
                  checkpoint: Callable[[], None],
                  on_wait: Callable[[str, list[str], float], None] | None = None,
                  say: Callable[[str], None] = lambda _: None, lock: Any = None) -> None:
+        # ``lock``: held while the party computes, released while it waits (its own, or one the parties share)
         self.channels, self.pending, self.meter, self.timeout = channels, pending, meter, timeout
-        self._checkpoint, self._on_wait, self.say = checkpoint, on_wait, say
-        self.lock = lock if lock is not None else _NoLock()
+        self._checkpoint, self._on_wait, self.say, self.lock = checkpoint, on_wait, say, lock
 
     def sum(self, channel: str, seq: int, update: np.ndarray | TopicsUpdate) -> Aggregate:
         try:
@@ -178,22 +185,6 @@ class _Exchange:
         self._checkpoint()
 
 
-class _NoLock:
-    """No serialisation: every party computes when it likes."""
-
-    def acquire(self) -> bool:
-        return True
-
-    def release(self) -> None:
-        pass
-
-    def __enter__(self) -> _NoLock:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-
 def _runtime_meta(party_id: str, algorithm: str, params: Mapping[str, Any], next_round: int,
                   offsets: Mapping[str, int] | None = None) -> np.ndarray:
     return np.array(json.dumps({"format": _FORMAT, "party": party_id, "algorithm": algorithm,
@@ -201,14 +192,10 @@ def _runtime_meta(party_id: str, algorithm: str, params: Mapping[str, Any], next
                                sort_keys=True, default=str))
 
 
-def _offsets(path: Path) -> dict[str, int]:
-    """The channels' round offsets (failed rounds redone) a checkpoint recorded."""
-    meta = json.loads(str(read_arrays(path)[_RUNTIME_KEY]))
-    return {str(k): int(v) for k, v in meta.get("offsets", {}).items()}
-
-
-def _restore(path: Path, party: FederatedParty, algorithm: str, params: Mapping[str, Any]) -> int:
-    """Restore ``party`` from ``path``; the round to do next. One-line TrainingError when it does not fit."""
+def _restore(path: Path, party: FederatedParty, algorithm: str,
+             params: Mapping[str, Any]) -> tuple[int, dict[str, int]]:
+    """Restore ``party`` from ``path``; (the round to do next, the channels' round offsets: failed rounds redone).
+    One-line TrainingError when it does not fit."""
     try:
         arrays = read_arrays(path)
         meta = json.loads(str(arrays.pop(_RUNTIME_KEY)))
@@ -229,7 +216,7 @@ def _restore(path: Path, party: FederatedParty, algorithm: str, params: Mapping[
     except (ValueError, KeyError, TypeError) as exc:
         raise TrainingError(f"checkpoint {path} does not fit this party ({exc}); move it away to start afresh") \
             from None
-    return int(meta["round"])
+    return int(meta["round"]), {str(k): int(v) for k, v in meta.get("offsets", {}).items()}
 
 
 def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, state_dir: Path | None = None,
@@ -252,7 +239,7 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
     start, resumed, offsets = 0, ckpt is not None and ckpt.exists(), {}
     if resumed:
         assert ckpt is not None
-        start, offsets = _restore(ckpt, party, algorithm, conn.params), _offsets(ckpt)
+        start, offsets = _restore(ckpt, party, algorithm, conn.params)
         say(f"{party.party_id}: resumed at round {start}")
     keep = frozenset(c.name for c in early) if setup_of is not None else frozenset()
     pending = _Pending(None if state_dir is None else state_dir / "pending", keep)
@@ -301,7 +288,7 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
                 stack.callback(getattr(sessions[channel.name], "close", lambda: None))
 
         open_all(early)
-        lock = compute_lock if compute_lock is not None else _NoLock()
+        lock = compute_lock if compute_lock is not None else threading.Lock()  # uncontended: this party alone
         exchange = _Exchange(sessions, pending, meter, conn.round_timeout, checkpoint_mid_round, waiting, say, lock)
         with lock:
             party.setup(exchange)
@@ -319,9 +306,9 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
             round_box[0] = r
             checkpoint()
             top = None
-            if vocab is not None and ((r - 1) % TOP_WORDS_EVERY == 0 or party.done()):  # rounds 0, 10, …, last
-                ids = party.top_words_ids(10)
-                top = None if ids is None else [[vocab[i] for i in row] for row in ids]
+            if vocab is not None and (top_words_due(r - 1) or party.done()):
+                ids = party.top_words_ids(TOP_WORDS)
+                top = None if ids is None else top_words_of(ids, vocab)
             line = HistoryLine(party=party.party_id, algorithm=algorithm, round=r - 1, time=time.time(),
                                compute_s=max(0.0, seconds - m.exchange_s - m.wait_s), exchange_s=m.exchange_s,
                                wait_s=m.wait_s, bytes_up=m.bytes_up, bytes_down=m.bytes_down,

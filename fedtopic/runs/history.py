@@ -37,13 +37,14 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 SCHEMA = "fedtopic-history/1"
 TOP_WORDS_EVERY = 10
+TOP_WORDS = 10  # words per topic in a line's ``top_words``
 FILE_NAME = "history.jsonl"
 
 
@@ -73,6 +74,16 @@ class HistoryLine:
     def to_json(self) -> str:
         row = {"schema": SCHEMA} | asdict(self)
         return json.dumps(_finite(row), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def top_words_due(round: int) -> bool:
+    """Whether round ``round``'s line carries the top words (rounds 0, 10, 20, …)."""
+    return round % TOP_WORDS_EVERY == 0
+
+
+def top_words_of(ids: Any, vocab: Sequence[str]) -> list[list[str]]:
+    """int[K, n] word ids per topic as the words themselves."""
+    return [[vocab[int(i)] for i in row] for row in ids]
 
 
 def _finite(value: Any) -> Any:
