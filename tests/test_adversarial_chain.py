@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 import time
 
 import httpx
@@ -119,3 +120,75 @@ def test_no_well_known_key_controls_a_consortium_and_audit_flags_readers_outside
         assert report["cp_violations"] == ["p3 can read p1's channel on chain, but CP does not allow it"]
     finally:
         chain.stop()
+
+
+def test_no_body_of_any_depth_crashes_the_chain_and_bad_requests_get_json_errors(tmp_path):
+    chain = start_chain_up()
+    try:
+        deep = b'{"jsonrpc": "2.0", "id": 1, "method": "eth_chainId", "params": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+        for _ in range(2):  # it killed the process (SIGSEGV in the C JSON parser) 2 of 2 times
+            answer = httpx.post(chain.url, content=deep, headers={"Content-Type": "application/json"})
+            assert answer.status_code == 400 and "nested" in answer.json()["error"]["message"]
+        nan = httpx.post(chain.url, content=b'{"jsonrpc": "2.0", "id": NaN, "method": "eth_chainId"}')
+        assert nan.status_code == 400 and nan.json()["id"] is None  # parses as JSON: NaN is never echoed
+        huge = _rpc(chain.url, "eth_getLogs", [{"fromBlock": "0x0", "toBlock": hex(2**63)}])
+        assert huge["result"] == []  # it dropped the connection (SQLite integer overflow)
+        balance = _rpc(chain.url, "eth_getBalance", [{"not": "an address"}, "latest"])
+        assert balance["error"]["code"] == -32602 and "Error" not in balance["error"]["message"]
+        assert _rpc(chain.url, "eth_getLogs", [{"blockHash": "zz"}])["error"]["code"] == -32602
+        assert chain.process.poll() is None and _rpc(chain.url, "eth_chainId")["result"]
+    finally:
+        chain.stop()
+
+
+def test_without_dev_the_chain_signs_for_no_one(tmp_path):
+    chain = start_chain_up()
+    dev = start_chain_up(dev=True)
+    try:
+        assert _rpc(chain.url, "eth_accounts")["result"] == []
+        someone = Account.create().address
+        for tx in ({"to": someone, "value": hex(10**18)},
+                   {"from": _rpc(dev.url, "eth_accounts")["result"][0], "to": someone, "value": hex(10**18)}):
+            answer = _rpc(chain.url, "eth_sendTransaction", [tx])
+            assert answer["error"]["code"] == -32601 and "eth_sendRawTransaction" in answer["error"]["message"]
+        assert _rpc(chain.url, "eth_sign", [someone, "0x00"])["error"]["code"] == -32601
+        assert connect(chain.url).eth.get_balance(someone) == 0
+        assert len(_rpc(dev.url, "eth_accounts")["result"]) >= 1  # a --dev chain keeps its test accounts
+    finally:
+        chain.stop()
+        dev.stop()
+
+
+def test_a_read_of_any_gas_returns_within_its_cap_while_publications_go_on(tmp_path):
+    chain = start_chain_up(extra=("--call-seconds", "1"))
+    stop = threading.Event()
+    answers: list[tuple[float, dict]] = []
+
+    def hammer() -> None:  # the loop JUMPDEST PUSH1 0 JUMP, asking for 1e9 gas: 5-6 minutes of py-evm before
+        while not stop.is_set():
+            started = time.monotonic()
+            answer = httpx.post(chain.url, timeout=120, json={
+                "jsonrpc": "2.0", "id": 1, "method": "eth_call",
+                "params": [{"data": "0x5b600056", "gas": hex(10**9)}, "latest"]}).json()
+            answers.append((time.monotonic() - started, answer))
+
+    readers = [threading.Thread(target=hammer) for _ in range(3)]
+    try:
+        for t in readers:
+            t.start()
+        w3 = connect(chain.url)
+        faucet = Signer(w3, chain.faucet_key)
+        someone = Account.create().address
+        started = time.monotonic()
+        for value in (1, 2, 3):
+            faucet.transact(to=someone, value=value, what="a publication among slow reads")
+        publishing = time.monotonic() - started
+        assert w3.eth.get_balance(someone) == 6
+    finally:
+        stop.set()
+        for t in readers:
+            t.join(60)
+        chain.stop()
+    assert answers and all("time cap" in a["error"]["message"] for _, a in answers), answers[:3]
+    # a loose bound (the cap is 1 s; three readers queue): before the fix one such read took minutes
+    assert max(seconds for seconds, _ in answers) < 30 and publishing < 60

@@ -10,6 +10,7 @@ from types import FrameType
 
 import typer
 
+from fedtopic.ledger.call_guard import CALL_GAS_CAP, CALL_SECONDS
 from fedtopic.ledger.errors import LedgerError
 from fedtopic.ledger.server import ChainHTTPServer, ChainService
 
@@ -19,12 +20,14 @@ app = typer.Typer(help="Run a local EVM chain for a consortium.", no_args_is_hel
 @app.command()
 def up(
     host: str = typer.Option("127.0.0.1", help="Address to listen on."),
-    port: int = typer.Option(8545, help="TCP port (0 picks a free one; the URL printed tells which)."),
+    port: int = typer.Option(8545, min=0, max=65535, help="TCP port (0 picks a free one; the URL printed tells which)."),
     data: Path | None = typer.Option(None, help="Directory for the transaction journal; restarting with it restores the chain."),
     dev: bool = typer.Option(False, "--dev", help="A throwaway chain: also answer the test controls (evm_snapshot, evm_revert, evm_mine, ...)."),
     read_timeout: float = typer.Option(30.0, min=0.1, help="Seconds a connection may stall mid-request or idle before it is dropped."),
     engine: str = typer.Option("embedded", help="embedded (py-evm, this process) or anvil (the scale path; its state in DATA/anvil-state.json)."),
     snapshot_every: int = typer.Option(500, min=1, help="embedded with --data: snapshot the chain every N journaled transactions (a restart replays only the rest)."),
+    call_gas_cap: int = typer.Option(CALL_GAS_CAP, min=21_000, help="embedded: gas an eth_call or eth_estimateGas may use at most, whatever it asks."),
+    call_seconds: float = typer.Option(CALL_SECONDS, min=0.05, max=600, help="embedded: seconds an eth_call or eth_estimateGas may run before it ends as out of gas (reads never hold up publications for longer)."),
     anvil_save_seconds: int = typer.Option(10, min=1, help="anvil with --data: write its whole state every N seconds (a kill -9 loses at most the last N; each write costs time in proportion to the chain)."),
 ) -> None:
     """Serve a chain at http://HOST:PORT until SIGTERM or Ctrl-C: the embedded py-evm chain (standard
@@ -34,7 +37,8 @@ def up(
         return
     if engine != "embedded":
         raise LedgerError(f"unknown --engine {engine!r}: choose embedded or anvil")
-    service = ChainService(data, dev=dev, snapshot_every=snapshot_every)
+    service = ChainService(data, dev=dev, snapshot_every=snapshot_every, call_gas_cap=call_gas_cap,
+                           call_seconds=call_seconds)
     try:
         server = ChainHTTPServer(host, port, service, read_timeout=read_timeout)
     except OSError as exc:

@@ -34,6 +34,7 @@ CREATE INDEX IF NOT EXISTS logs_topic0 ON logs (topic0, block);
 CREATE TABLE IF NOT EXISTS indexed (id INTEGER PRIMARY KEY CHECK (id = 0), head INTEGER NOT NULL);
 """
 MAX_RESULT_LOGS = 200_000
+MAX_FILTER_VALUES = 1000  # addresses or topic values in one filter (SQLite binds at most 32,766 variables)
 
 
 class LogQueryError(ValueError):
@@ -142,6 +143,8 @@ class LogIndex:
             addrs = [addresses] if isinstance(addresses, str) else addresses
             if not isinstance(addrs, list) or not all(isinstance(a, str) for a in addrs):
                 raise LogQueryError("address must be a string or a list of strings")
+            if len(addrs) > MAX_FILTER_VALUES:
+                raise LogQueryError(f"at most {MAX_FILTER_VALUES} addresses in one filter")
             if addrs:
                 where.append(f"address IN ({','.join('?' * len(addrs))})")
                 args += [_norm(a) for a in addrs]
@@ -154,6 +157,8 @@ class LogIndex:
             options = [t] if isinstance(t, str) else t
             if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
                 raise LogQueryError(f"topics[{i}] must be a hex string, a list of them, or null")
+            if len(options) > MAX_FILTER_VALUES:
+                raise LogQueryError(f"at most {MAX_FILTER_VALUES} values in topics[{i}]")
             if options:
                 where.append(f"topic{i} IN ({','.join('?' * len(options))})")
                 args += [_norm(o) for o in options]
@@ -171,6 +176,8 @@ class LogIndex:
         (what ``ledger status`` shows)."""
         if not isinstance(addresses, list) or not all(isinstance(a, str) for a in addresses):
             raise LogQueryError("fedtopic_logStats takes a list of addresses")
+        if len(addresses) > MAX_FILTER_VALUES:
+            raise LogQueryError(f"fedtopic_logStats takes at most {MAX_FILTER_VALUES} addresses")
         if topic0 is not None and not isinstance(topic0, str):
             raise LogQueryError("fedtopic_logStats: topic0 must be a hex string")
         wanted = [_norm(a) for a in addresses]
@@ -191,6 +198,9 @@ class LogIndex:
         if tag == "earliest":
             return 0
         try:
-            return _hex_int(tag)
+            number = _hex_int(tag)
         except (TypeError, ValueError):
-            raise LogQueryError(f"bad block number {tag!r}") from None
+            raise LogQueryError(f"bad block number {str(tag)[:80]!r}") from None
+        if number < 0:
+            raise LogQueryError(f"bad block number {str(tag)[:80]!r}: negative")
+        return min(number, chain_head)  # no block beyond the head has logs (and SQLite's integers end at 2^63)

@@ -2,14 +2,17 @@
 
 Requests go through web3's EthereumTesterProvider request handling (its middleware converts between
 standard JSON-RPC and eth-tester's formats); results are re-encoded as standard JSON-RPC (integers as
-hex quantities). One lock serialises all calls into py-evm; Nagle is disabled on every connection
+hex quantities). One lock serialises all calls into py-evm, waiting writes before waiting reads, and a simulated
+call (``eth_call``, ``eth_estimateGas``) runs under a gas cap and a time cap (``ledger/call_guard.py``); Nagle is disabled on every connection
 (with it, small keep-alive responses stall ~40 ms on delayed ACKs).
 
 Exposure: by default only the standard ``eth_*``, ``net_*`` and ``web3_*`` methods (``eth_getLogs`` from the
 log index, ``ledger/log_index.py``) and the read-only ``fedtopic_logStats`` are served; the
 test controls (``evm_snapshot``, ``evm_revert``, ``evm_mine``, ...) answer "method not found" unless
-the server runs with ``dev=True`` (``chain up --dev``: a throwaway chain). Error codes are JSON
-integers, as the JSON-RPC spec says. A connection that stalls for ``READ_TIMEOUT_S`` is dropped.
+the server runs with ``dev=True`` (``chain up --dev``: a throwaway chain), and so do the methods that sign with
+a key the node holds (``eth_sendTransaction``, ``eth_sign``...; ``eth_accounts`` is empty): parties send only
+raw transactions they signed. Bodies are parsed by ``safe_json`` (nesting counted before parsing, no NaN). Error
+codes are JSON integers, as the JSON-RPC spec says. A connection that stalls for ``READ_TIMEOUT_S`` is dropped.
 
 Persistence: with a data directory, every state-changing call that succeeded (raw transactions,
 mining, and with ``dev`` snapshots and reverts) is appended to the journal before it is answered; every
@@ -28,24 +31,38 @@ from __future__ import annotations
 import json
 import socket
 import sys
-import threading
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from eth_tester.exceptions import TransactionFailed
+from eth_tester.exceptions import ValidationError as TesterValidationError
+from eth_utils import ValidationError as EVMValidationError
 from hexbytes import HexBytes
 from web3 import Web3
 
+from fedtopic.ledger import call_guard
+from fedtopic.ledger.call_guard import (
+    CALL_GAS_CAP,
+    CALL_SECONDS,
+    SIMULATED_CALLS,
+    WritesFirstLock,
+)
 from fedtopic.ledger.embedded import EmbeddedChain
 from fedtopic.ledger.errors import LedgerError
 from fedtopic.ledger.log_index import LogIndex, LogQueryError
 from fedtopic.ledger.rpc import tester_revert_data
 from fedtopic.ledger.snapshot import SNAPSHOT_NAME, ChangeTrackingStore, SnapshotFile
+from fedtopic.safe_json import UntrustedJSONError, loads_untrusted
 
 JOURNALED = frozenset({"eth_sendRawTransaction", "eth_sendTransaction"})
 PUBLIC_PREFIXES = ("eth_", "net_", "web3_")
+# Methods that sign with a key the node holds: without --dev the chain holds none (parties sign their own).
+SIGNING_METHODS = frozenset({"eth_sendTransaction", "eth_sign", "eth_signTransaction", "eth_signTypedData",
+                             "eth_signTypedData_v3", "eth_signTypedData_v4"})
+CHAIN_VALIDATION = (TesterValidationError, EVMValidationError)  # their messages are meant for the caller
+INVALID_PARAMS = (TypeError, ValueError, AttributeError, KeyError, IndexError)  # Python's own: no detail
 LEGACY_JOURNAL = "journal.jsonl"  # an earlier version's single journal: entries from 0
 LOG_INDEX_NAME = "logs.sqlite3"
 SNAPSHOT_EVERY = 500  # journal entries between two snapshots
@@ -109,12 +126,15 @@ class ChainService:
     """The embedded chain behind one lock, with an optional journal for restarts."""
 
     def __init__(self, data_dir: Path | None = None, *, dev: bool = False,
-                 snapshot_every: int = SNAPSHOT_EVERY) -> None:
+                 snapshot_every: int = SNAPSHOT_EVERY, call_gas_cap: int = CALL_GAS_CAP,
+                 call_seconds: float = CALL_SECONDS) -> None:
         self.dev = dev
+        self.call_gas_cap, self.call_seconds = call_gas_cap, call_seconds
+        call_guard.install()
         self.chain = EmbeddedChain()
         w3 = Web3(self.chain.provider)
         self._call = self.chain.provider.request_func(w3, w3.middleware_onion)
-        self._lock = threading.Lock()
+        self._lock = WritesFirstLock()
         self._journal: Any = None
         self._data_dir = data_dir
         self.snapshot_every = snapshot_every
@@ -212,8 +232,11 @@ class ChainService:
         return {"jsonrpc": "2.0", "id": rid, "result": logs}
 
     def _block_of_hash(self, block_hash: str) -> int:
-        with self._lock:
-            block = self._result("eth_getBlockByHash", [block_hash, False])
+        with self._lock.hold(urgent=False):
+            try:
+                block = self._result("eth_getBlockByHash", [block_hash, False])
+            except Exception:  # noqa: BLE001 - py-evm's ValidationError, the tester's error: the caller's hash
+                raise LogQueryError(f"bad block hash {block_hash[:80]!r}") from None
         if block is None:
             raise LogQueryError(f"no block {block_hash}")
         return int(block["number"], 16)
@@ -230,11 +253,24 @@ class ChainService:
             print(f"fedtopic chain up: log index behind after {method} ({type(exc).__name__}: {exc}); "
                   "it catches up on the next transaction", file=sys.stderr, flush=True)
 
-    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Answer one JSON-RPC request object."""
+    def handle(self, request: Any) -> dict[str, Any]:
+        """Answer one JSON-RPC request object; whatever goes wrong is an error object, never a dropped connection."""
+        try:
+            return self._dispatch(request)
+        except Exception as exc:  # noqa: BLE001 - one request's failure must not end the connection
+            rid = request.get("id") if isinstance(request, dict) else None
+            print(f"fedtopic chain up: request failed: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr,
+                  flush=True)
+            return {"jsonrpc": "2.0", "id": rid if isinstance(rid, (str, int, float)) else None,
+                    "error": {"code": -32603, "message": "internal error"}}
+
+    def _dispatch(self, request: Any) -> dict[str, Any]:
         if not isinstance(request, dict):
             return {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "a request is a JSON object"}}
         rid = request.get("id")
+        if not (rid is None or isinstance(rid, (str, int, float))) or isinstance(rid, bool):
+            return {"jsonrpc": "2.0", "id": None,
+                    "error": {"code": -32600, "message": "a request id is a string, a number or null"}}
         method, params = request.get("method"), request.get("params", [])
         if method == "eth_getLogs":
             return self._logs(rid, params)
@@ -251,30 +287,58 @@ class ChainService:
             return {"jsonrpc": "2.0", "id": rid,
                     "error": {"code": -32601, "message": f"method {method[:64]!r} not found"
                               + ("" if self.dev else " (test controls need `chain up --dev`)")}}
-        with self._lock:
-            try:
+        if not self.dev and method == "eth_accounts":
+            return {"jsonrpc": "2.0", "id": rid, "result": []}
+        if not self.dev and method in SIGNING_METHODS:
+            return {"jsonrpc": "2.0", "id": rid,
+                    "error": {"code": -32601, "message": f"{method}: this chain holds no unlocked account; sign the "
+                              "transaction yourself and send it with eth_sendRawTransaction"}}
+        writes = method in JOURNALED or method.startswith("evm_")
+        with self._lock.hold(urgent=writes):
+            return self._locked_call(rid, method, params, writes)
+
+    def _locked_call(self, rid: Any, method: str, params: Any, writes: bool) -> dict[str, Any]:
+        """Run one call into py-evm (the lock is held): simulated calls under the gas and time caps, state changes
+        journaled before they are answered."""
+        try:
+            if method in SIMULATED_CALLS:
+                with call_guard.time_capped(self.call_seconds):
+                    response = self._call(method, call_guard.gas_capped(params, self.call_gas_cap))
+            else:
                 response = self._call(method, params)
-            except TransactionFailed as exc:
-                data = tester_revert_data(exc)
-                return {"jsonrpc": "2.0", "id": rid,
-                        "error": {"code": 3, "message": "execution reverted", "data": "0x" + data.hex()}}
-            except Exception as exc:  # noqa: BLE001 - any failure becomes a JSON-RPC error for the caller
-                return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": f"{type(exc).__name__}: {exc}"}}
-            if "error" in response:
-                return {"jsonrpc": "2.0", "id": rid, "error": _error_object(response["error"])}
-            if self._journal is not None and (method in JOURNALED or method.startswith("evm_")):
-                self._journal.write(json.dumps({"method": method, "params": params}) + "\n")
-                self._journal.flush()
-                self.journal_entries += 1
-                if self.journal_entries - self.snapshot_entries >= self.snapshot_every:
-                    self.snapshot()
-            if method in JOURNALED or method.startswith("evm_"):
-                self._after(method, response["result"])
+        except TransactionFailed as exc:
+            data = tester_revert_data(exc)
+            return {"jsonrpc": "2.0", "id": rid,
+                    "error": {"code": 3, "message": "execution reverted", "data": "0x" + data.hex()}}
+        except call_guard.CallTimeExceeded:
+            return {"jsonrpc": "2.0", "id": rid, "error": {
+                "code": -32000, "message": f"{method} ran past its time cap of {self.call_seconds:g} s"}}
+        except CHAIN_VALIDATION as exc:
+            detail = " ".join(str(exc).split())[:300]
+            return {"jsonrpc": "2.0", "id": rid, "error": {
+                "code": -32602, "message": f"invalid params for {method}: {detail}"}}
+        except INVALID_PARAMS:
+            return {"jsonrpc": "2.0", "id": rid, "error": {
+                "code": -32602, "message": f"invalid params for {method}"}}
+        except Exception as exc:  # noqa: BLE001 - any failure becomes a JSON-RPC error for the caller
+            print(f"fedtopic chain up: {method} failed: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr,
+                  flush=True)
+            return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": f"internal error in {method}"}}
+        if "error" in response:
+            return {"jsonrpc": "2.0", "id": rid, "error": _error_object(response["error"])}
+        if writes and self._journal is not None:
+            self._journal.write(json.dumps({"method": method, "params": params}) + "\n")
+            self._journal.flush()
+            self.journal_entries += 1
+            if self.journal_entries - self.snapshot_entries >= self.snapshot_every:
+                self.snapshot()
+        if writes:
+            self._after(method, response["result"])
         return {"jsonrpc": "2.0", "id": rid, "result": to_json_rpc(response["result"])}
 
     def close(self) -> None:
         if self._journal is not None:
-            with self._lock:
+            with self._lock.hold(urgent=True):
                 if self.journal_entries > self.snapshot_entries:
                     self.snapshot()  # a clean stop restarts without replaying anything
             self._journal.close()
@@ -298,9 +362,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(400, {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "bad body length"}})
             return
         try:
-            body = json.loads(self.rfile.read(length))
-        except ValueError:
-            self._reply(400, {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}})
+            body = loads_untrusted(self.rfile.read(length))
+        except UntrustedJSONError as exc:
+            self._reply(400, {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": f"parse error: {exc}"}})
             return
         service = self.server.service
         if isinstance(body, list) and not 0 < len(body) <= MAX_BATCH:
@@ -311,7 +375,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._reply(200, answer)
 
     def _reply(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode()
+        data = json.dumps(payload, allow_nan=False).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))

@@ -17,7 +17,7 @@ Order, each step before the next costs anything:
    the signed hash at the end; a body that has not fully arrived within
    ``read_timeout_seconds`` is dropped (408).
 4. **Strict JSON** for JSON routes: no NaN, no ±Infinity, no number that
-   overflows a float, bounded nesting. Only then does FastAPI parse the body.
+   overflows a float, nesting counted on the bytes before parsing (``safe_json``). Only then does FastAPI parse the body.
 
 The authenticated party goes to the routes in ``scope["state"]["party"]``.
 """
@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,13 +42,13 @@ from fedtopic.network.auth import (
 )
 from fedtopic.network.errors import Rejection
 from fedtopic.network.wire import H_CONTENT_SHA256, sha256_hex
+from fedtopic.safe_json import MAX_DEPTH, UntrustedJSONError, loads_untrusted
 
 log = logging.getLogger("fedtopic.aggregator")
 
 _SESSION_ROUTE = re.compile(r"^/v1/sessions/([^/]+)(/.*)?$")
 _ROUND_ROUTE = re.compile(r"^/v1/sessions/([^/]+)/rounds/(\d{1,10})/(updates|recoveries)$")
 _EMPTY_SHA256 = sha256_hex(b"")
-MAX_JSON_DEPTH = 64
 
 
 @dataclass(frozen=True)
@@ -65,43 +64,13 @@ class _Disconnected(Exception):
     pass
 
 
-def _strict_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _strict_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"number {text[:32]} overflows a float")
-    return value
-
-
-def _depth(value: Any, limit: int) -> int:
-    """Nesting depth of a parsed JSON value, stopping once it passes ``limit``."""
-    stack, deepest = [(value, 1)], 0
-    while stack:
-        node, d = stack.pop()
-        deepest = max(deepest, d)
-        if deepest > limit:
-            return deepest
-        if isinstance(node, dict):
-            stack.extend((v, d + 1) for v in node.values())
-        elif isinstance(node, list):
-            stack.extend((v, d + 1) for v in node)
-    return deepest
-
-
 def check_strict_json(body: bytes) -> None:
-    """Rejection 422 unless ``body`` is UTF-8 JSON without NaN, infinities or overflowing numbers, nested at most
-    ``MAX_JSON_DEPTH`` deep."""
+    """Rejection 422 unless ``body`` is UTF-8 strict JSON nested at most ``MAX_DEPTH`` deep (``safe_json``: the
+    depth is counted on the bytes before any parser recurses)."""
     try:
-        value = json.loads(body, parse_constant=_strict_constant, parse_float=_strict_float)
-    except RecursionError:
-        raise Rejection(422, "invalid_json", "JSON nested too deeply") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise Rejection(422, "invalid_json", f"body is not strict JSON: {str(exc)[:200]}") from None
-    if _depth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
-        raise Rejection(422, "invalid_json", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+        loads_untrusted(body, MAX_DEPTH)
+    except UntrustedJSONError as exc:
+        raise Rejection(422, "invalid_json", str(exc)) from None
 
 
 class AuthGate:
