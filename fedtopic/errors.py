@@ -56,3 +56,9 @@ class PrivacyError(FedTopicError):
 
 class BudgetExhausted(PrivacyError):
     """The next step would spend more than the privacy budget allows."""
+
+
+def join_problems(problems: list[str]) -> str:
+    """Several problems as the one line an error message is: "3 problems: a; b; c" (one problem as itself)."""
+    head = f"{len(problems)} problems: " if len(problems) > 1 else ""
+    return head + "; ".join(problems)

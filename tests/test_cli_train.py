@@ -115,3 +115,25 @@ def test_data_list_and_info(capsys):
     assert main(["data", "info", "synthetic", "--format", "json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["vocabulary"] == 5000 and info["train_documents"] > 0
+
+
+@pytest.mark.parametrize("topics", ["1000000000000", "100000000"])
+@pytest.mark.parametrize("command", ["train", "simulate"])
+def test_a_model_that_cannot_fit_is_refused_in_one_line(tmp_path, capsys, topics, command):
+    """-k 1e12 overflowed into a negative length and -k 1e8 asked numpy for 1.2 TiB, both as tracebacks."""
+    code = main([command, "--dataset", "synthetic", "-k", topics, "--iterations", "2", "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "GiB is available: lower -k" in err, err
+
+
+def test_the_memory_estimate_covers_every_partys_topic_word_matrix():
+    from fedtopic.algorithms.memory import BYTES_PER_CELL, check_model_fits, model_bytes
+    from fedtopic.corpus.synthetic import generate_synthetic
+    from fedtopic.errors import ModelError
+
+    parts = generate_synthetic(n_parties=3, n_topics=8, n_shared=5, n_words=200, docs_per_party=30).parties
+    need = model_bytes(parts, 50)
+    assert need == BYTES_PER_CELL * 50 * (90 + 3 * 200)
+    check_model_fits(parts, 50, available=need)
+    with pytest.raises(ModelError, match="lower -k"):
+        check_model_fits(parts, 50, available=need - 1)

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from fedtopic.algorithms.memory import check_model_fits
 from fedtopic.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -232,8 +233,10 @@ class Algorithm(ABC):
         in party order), or one per party."""
         raise ConfigError(f"{self.name} has no centralised mode")
 
-    def check_data(self, parts: Sequence[Corpus]) -> None:
-        """ConfigError if this algorithm cannot train on these corpora (checked before any work starts)."""
+    def check_data(self, parts: Sequence[Corpus], spec: TrainSpec) -> None:
+        """ConfigError (or ModelError) if this algorithm cannot train ``spec`` on these corpora, checked before
+        any work starts: by default, that K topics fit in memory."""
+        check_model_fits(parts, spec.topics)
 
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
               secret: bytes | None = None) -> FederatedParty | Any:

@@ -88,7 +88,7 @@ def simulate(
     run_dir = prepare_run_dir(out, overwrite=overwrite)
     data = load_training_data(dataset=dataset, corpus=corpus, n_parties=len(ids), scheme=scheme, seed=seed,
                               dirichlet_alpha=dirichlet_alpha, max_vocabulary=max_vocabulary)
-    algo.check_data(data.parties)
+    algo.check_data(data.parties, spec)
     if Mode.sync in algo.modes:
         from fedtopic.cli.progress import RoundProgress
 

@@ -47,7 +47,7 @@ def train(
     run_dir = prepare_run_dir(out, overwrite=overwrite)
     data = load_training_data(dataset=dataset, corpus=corpus, n_parties=parties, scheme=scheme, seed=seed,
                               max_vocabulary=max_vocabulary)
-    get_algorithm(algorithm).check_data(data.parties)
+    get_algorithm(algorithm).check_data(data.parties, spec)
     n_models = parties if algorithm == "local-lda" else 1
     with progress_bar() as bar:
         task = bar.add_task(algorithm, total=iterations * n_models, info="")

@@ -3,7 +3,7 @@
 It names the parties (with their public keys), the channel-peer access matrix
 CP (paper §7.1, Def. 4, Fig. 5), the chain, the algorithm and its
 hyper-parameters, the aggregator and the data. ``load_consortium`` validates
-everything and reports every problem at once, one line each, located by a path
+everything and reports every problem at once, in one line, each located by a path
 into the file (0-based indices: ``parties[2].address`` is the third
 ``[[parties]]`` table).
 
@@ -37,7 +37,7 @@ from pydantic import (
 from fedtopic.algorithms.base import TrainSpec
 from fedtopic.algorithms.registry import algorithm_names, get_algorithm
 from fedtopic.corpus.partition import SCHEMES
-from fedtopic.errors import ConfigError
+from fedtopic.errors import ConfigError, join_problems
 
 PARTY_ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
 PROTECTIONS = ("none", "paillier-iphe", "paillier-uphe", "paillier-packed", "mask")
@@ -341,18 +341,18 @@ def _problem_lines(exc: ValidationError) -> list[str]:
 
 
 def validate_consortium(data: Any) -> ConsortiumConfig:
-    """Validate a parsed config; ConfigError whose message is every problem, one per line."""
+    """Validate a parsed config; ConfigError whose one-line message lists every problem, separated by "; "."""
     try:
         return ConsortiumConfig.model_validate(data)
     except ValidationError as exc:
         lines = _problem_lines(exc)
         if not any(e["loc"] == () for e in exc.errors()):  # cross checks did not run: field errors came first
             lines += cross_problems(data)
-        raise ConfigError("\n".join(lines)) from None
+        raise ConfigError(join_problems(lines)) from None
 
 
 def load_consortium(path: str | os.PathLike[str]) -> ConsortiumConfig:
-    """Read and validate consortium.toml; ConfigError (every problem, one line each) if anything is wrong."""
+    """Read and validate consortium.toml; ConfigError (every problem, in one line) if anything is wrong."""
     where = Path(path)
     try:
         text = where.read_text(encoding="utf-8")

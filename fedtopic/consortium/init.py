@@ -30,7 +30,7 @@ from fedtopic.consortium.config import (
     validate_consortium,
 )
 from fedtopic.crypto.keys import generate_party_keys, save_party_keys
-from fedtopic.errors import ConfigError
+from fedtopic.errors import ConfigError, join_problems
 
 CONFIG_NAME = "consortium.toml"
 KEY_DIR = "keys"
@@ -118,7 +118,7 @@ def parse_cp_file(path: str | os.PathLike[str], *, expected_parties: int | None 
                 problems.append(f"{where} line {line_no} column {j + 1}: the diagonal must be 1 (owners read their own channel)")
         cp[ids[i]] = [ids[j] for j, cell in enumerate(cells) if cell == "1" and j != i]
     if problems:
-        raise ConfigError("\n".join(problems))
+        raise ConfigError(join_problems(problems))
     return {owner: readers for owner, readers in cp.items() if readers}
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from eth_utils import is_checksum_address
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from fedtopic.errors import ConfigError
+from fedtopic.errors import ConfigError, join_problems
 from fedtopic.network.wire import ID_RE
 
 # Accounts 0-4 of the public "test test ... junk" mnemonic (Hardhat, Anvil, Foundry): their keys are published.
@@ -61,12 +61,12 @@ class AggregatorSettings(BaseModel):
 
     @classmethod
     def build(cls, **fields: Any) -> AggregatorSettings:
-        """Validate ``fields``; ConfigError listing every problem, one per line."""
+        """Validate ``fields``; ConfigError listing every problem in one line."""
         try:
             return cls(**fields)
         except ValidationError as exc:
             lines = [f"aggregator {'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors()]
-            raise ConfigError("\n".join(lines)) from None
+            raise ConfigError(join_problems(lines)) from None
 
     @classmethod
     def from_consortium(cls, consortium: Any, data_dir: Path, **limits: Any) -> AggregatorSettings:

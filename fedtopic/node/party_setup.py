@@ -45,6 +45,6 @@ def prepare_party(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
     data = load_party_data(cfg, party_id, corpus=corpus, vocab=vocab)
     index = cfg.party_ids.index(party_id)
     algorithm = get_algorithm(cfg.algorithm.name)
-    algorithm.check_data([data.train])
+    algorithm.check_data([data.train], cfg.algorithm.spec())
     party = algorithm.party(party_id, index, data.train, cfg.algorithm.spec(), secret=keys.noise_secret)
     return PreparedParty(keys=keys, data=data, party=party, index=index, state_dir=state_dir)

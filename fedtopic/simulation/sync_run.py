@@ -42,7 +42,7 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
     if algo.update is None or protection not in _protections(algo.update.protections):
         allowed = " or ".join(_protections(algo.update.protections if algo.update else ()))
         raise ConfigError(f"{algorithm} takes protection {allowed}, got {protection!r}")
-    algo.check_data(data.parties)
+    algo.check_data(data.parties, spec)
     n = len(data.parties)
     with tempfile.TemporaryDirectory(prefix=f"{algorithm}-") as tmp:
         work = Path(tmp)

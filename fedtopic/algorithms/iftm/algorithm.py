@@ -95,7 +95,8 @@ class IFTMSentenceLDA(IFTMLDA):
     paper = "Jiang et al., iFTM (Algs. 2-5)"
     sentences = True
 
-    def check_data(self, parts: Sequence[Corpus]) -> None:
+    def check_data(self, parts: Sequence[Corpus], spec: TrainSpec) -> None:
+        super().check_data(parts, spec)
         if any(c.sent_ptr is None for c in parts):
             raise ConfigError("iftm-sentencelda needs sentence boundaries: use raw text with punctuation (--corpus "
                               "FILE, or bbc-news, sms-spam, rt-snippets, trec); 20newsgroups and reuters-* are "
