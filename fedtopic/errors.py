@@ -50,6 +50,10 @@ class TrainingError(FedTopicError):
     """A federated training run cannot go on (checkpoint, round order, party)."""
 
 
+class SessionMismatch(TrainingError):
+    """Two parties' updates are not comparable: another algorithm, K, option or vocabulary."""
+
+
 class PrivacyError(FedTopicError):
     """A privacy parameter is out of range, or a privacy budget is spent."""
 

@@ -16,6 +16,7 @@ import numpy as np
 from web3 import Web3
 
 from fedtopic.algorithms.lda.snapshot import ChannelSnapshot
+from fedtopic.crypto.card import attach_card, check_card, detach_card
 from fedtopic.crypto.codec import decode_counts, encode_counts
 from fedtopic.crypto.envelope import SEAL_OVERHEAD_BYTES, open_sealed, seal
 from fedtopic.crypto.keys import PartyKeys
@@ -55,8 +56,11 @@ class ChainChannel:
     """One party's view of the channels on a chain: write its own, read those CP (and its keys) allow."""
 
     def __init__(self, w3: Web3, registry: str, keys: PartyKeys, *, shape: tuple[int, int] | None = None,
-                 max_chunk: int = MAX_CHUNK_BYTES) -> None:
+                 max_chunk: int = MAX_CHUNK_BYTES, card: bytes = b"") -> None:
+        """``card``: this party's session card (``crypto/card.py``), put in front of every count publication and
+        compared with every count publication read, before its counts are decoded."""
         self.w3 = w3
+        self.card = card
         self.registry = Web3.to_checksum_address(registry)
         self.keys = keys
         self.party_id = keys.party_id
@@ -110,7 +114,7 @@ class ChainChannel:
 
     def publish(self, round: int, n_wk: np.ndarray) -> int:
         """Publish N_p (int32[V, K]) for ``round``; returns the payload bytes put on chain."""
-        return self.publish_bytes(round, encode_counts(n_wk)).payload_bytes
+        return self.publish_bytes(round, attach_card(self.card, encode_counts(n_wk))).payload_bytes
 
     # ---- reading -------------------------------------------------------------------------
     def readable_heads(self) -> list[raw.ChannelHead]:
@@ -142,15 +146,19 @@ class ChainChannel:
         rr = raw.read_latest_raw(self.w3, [head])[head.owner]
         return self._open(rr)
 
+    def _counts(self, p: Payload) -> ChannelSnapshot:
+        card, body = detach_card(p.plaintext)
+        check_card(self.party_id, self.card, p.party_id, card)
+        return ChannelSnapshot(p.party_id, p.round, decode_counts(body, expected_shape=self.shape))
+
     def read_latest(self) -> list[ChannelSnapshot]:
-        """Latest counts of every readable channel other than ours that has published."""
-        return [ChannelSnapshot(p.party_id, p.round, decode_counts(p.plaintext, expected_shape=self.shape))
-                for p in self.read_latest_bytes().values()]
+        """Latest counts of every readable channel other than ours that has published (SessionMismatch if a
+        channel's card differs from ours)."""
+        return [self._counts(p) for p in self.read_latest_bytes().values()]
 
     def read_round(self, round: int, *, from_block: int | None = None) -> list[ChannelSnapshot]:
         """Counts of round ``round`` of every readable channel other than ours."""
-        return [ChannelSnapshot(p.party_id, p.round, decode_counts(p.plaintext, expected_shape=self.shape))
-                for p in self.read_round_bytes(round, from_block=from_block).values()]
+        return [self._counts(p) for p in self.read_round_bytes(round, from_block=from_block).values()]
 
     def bytes_received(self) -> int:
         """Payload bytes read from the chain so far."""

@@ -18,12 +18,14 @@ import numpy as np
 from fedtopic.algorithms.lda.party import RoundReport
 from fedtopic.algorithms.lda.run_folder import write_party_model
 from fedtopic.consortium.config import ConsortiumConfig
+from fedtopic.crypto.card import card_of
 from fedtopic.ledger.channel import ChainChannel
 from fedtopic.ledger.endpoint import chain_for, registry_of
 from fedtopic.node.async_loop import PartyLog, run_party
 from fedtopic.node.party_setup import prepare_party
 from fedtopic.node.retrying import RetryingTransport
 from fedtopic.node.roster import delay_rng
+from fedtopic.node.session_params import session_params
 from fedtopic.runs.history import FILE_NAME
 
 
@@ -45,7 +47,9 @@ def run_async_node(
     prepared = prepare_party(cfg, config_path, party_id, key_file=key_file, corpus=corpus, vocab=vocab, state_dir=state_dir)
     data, party, index, state_dir = prepared.data, prepared.party, prepared.index, prepared.state_dir
     algo = cfg.algorithm
-    channel = ChainChannel(chain_for(cfg, rpc), registry_of(cfg), prepared.keys, shape=(data.train.n_words, algo.topics))
+    card = card_of(session_params(algo.name, algo.spec(), data.train.vocab))  # checked on every read (issue 28)
+    channel = ChainChannel(chain_for(cfg, rpc), registry_of(cfg), prepared.keys, shape=(data.train.n_words, algo.topics),
+                           card=card)
     transport = RetryingTransport(channel, say=say)
     lo, hi = algo.random_delay
     rng = delay_rng(algo.seed, index)
