@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from fedtopic.errors import SessionMismatch
 from fedtopic.network.errors import (
     AggregateTimeout,
     AggregatorRejected,
@@ -236,7 +237,8 @@ class AggregatorClient:
                         on_wait: Callable[[int, list[str], float], None] | None = None) -> AggregateResult:
         """Long-poll until ``round`` closes and return its aggregate; AggregateTimeout after ``timeout`` s.
 
-        RecoveryRequested if the round lost parties and waits for this party's mask recovery message.
+        RecoveryRequested if the round lost parties and waits for this party's mask recovery message;
+        SessionMismatch if a member the round waits for was refused for other session params.
         ``on_wait(round, missing, seconds)``: called every ``WAIT_REPORT_SECONDS`` while the round is open, with
         the parties whose updates it still lacks (so a waiting node can say for whom it waits)."""
         path = f"/v1/sessions/{self.session}/rounds/{round}/aggregate"
@@ -253,10 +255,16 @@ class AggregatorClient:
             problem = resp.json() if resp.headers.get("content-type", "").startswith("application/json") else {}
             if problem.get("code") == "recovery_needed":
                 raise RecoveryRequested(round, list(problem.get("dropped", [])), list(problem.get("survivors", [])))
+            info = self.round(round)
+            if info.refused:  # a member was refused for other params: the round can never complete
+                who, why = next(iter(info.refused.items()))
+                raise SessionMismatch(f"{self.keys.party_id} and {who} disagree on what their updates mean: the "
+                                      f"aggregator refused {who}'s session ({why} differ); every party must run the "
+                                      "same algorithm, K, options and vocabulary file")
             if time.monotonic() >= until:
                 raise AggregateTimeout(f"round {round} of session {self.session!r} still open after {timeout:.1f} s")
             if on_wait is not None:
-                on_wait(round, list(self.round(round).missing), time.monotonic() - started)
+                on_wait(round, list(info.missing), time.monotonic() - started)
 
     def exchange(self, round: int, payload: bytes, timeout: float, *,
                  recovery: Callable[[list[str]], bytes] | None = None,

@@ -98,6 +98,9 @@ class RoundOut(BaseModel):
     closed_at: float | None
     close_reason: Literal["complete", "deadline", "failed"] | None
     dropped: list[str] = Field(default_factory=list, description="parties a masked round went on without")
+    refused: dict[str, str] = Field(default_factory=dict, description="members whose open of this session was "
+                                    "refused (other params), with what differs: the round cannot complete "
+                                    "without them")
     awaiting_recovery: list[str] = Field(default_factory=list, description="survivors whose recovery is still due")
 
 

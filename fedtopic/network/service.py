@@ -23,7 +23,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from fedtopic.algorithms.base import Mode
@@ -77,6 +77,7 @@ class _Session:
     state: RoundState
     recovery: _Recovery | None = None
     running: Any = None  # the open round's running combine (``fold_update``), if the combiner keeps one
+    refused: dict[str, str] = field(default_factory=dict)  # member → what differed when its open was refused
 
 
 class Aggregator:
@@ -155,8 +156,14 @@ class Aggregator:
             if existing is not None:
                 have = existing.out.model_dump(exclude={"session_id", "created_by", "created_at", "current_round"})
                 if have != spec:
+                    differs = _differences(have, spec)
+                    if by in existing.state.expected:
+                        existing.refused[by] = differs
+                        self.on_change()
+                    log.info("session %s: %s refused (%s)", req.session_id, by, differs)
                     raise Rejection(409, "session_conflict",
-                                    f"session {req.session_id!r} exists with a different spec")
+                                    f"session {req.session_id!r} exists with a different spec ({differs})")
+                existing.refused.pop(by, None)
                 return self._session_out(existing), False
             now = self._clock()
             self.store.create_session(req.session_id, spec, by, now)
@@ -404,7 +411,9 @@ class Aggregator:
                 got = {p for p, _, _ in self.store.recoveries(sid, round)}
                 awaiting = [p for p in request[1] if p not in got] if row.closed_at is None else []
                 state = "recovering" if row.closed_at is None else state
+            refused = {p: why for p, why in sess.refused.items() if p in missing}
             return RoundOut(session_id=sid, round=round, state=state, dropped=dropped, awaiting_recovery=awaiting,
+                            refused=refused,
                             received=list(row.received), missing=missing, opened_at=row.opened_at,
                             first_update_at=row.first_update_at, deadline_at=deadline, closed_at=row.closed_at,
                             close_reason=row.close_reason)
@@ -423,6 +432,14 @@ class Aggregator:
                 for sid, sess in self._sessions.items()
             ]
         return StatusOut(protection=self.protection, parties=list(self.parties), sessions=sessions)
+
+
+def _differences(have: Mapping[str, Any], asked: Mapping[str, Any]) -> str:
+    """What an open asked for that differs from the stored spec, by name (params one by one)."""
+    names = [f"params.{k}" for k in sorted(set(have["params"]) | set(asked["params"]))
+             if have["params"].get(k) != asked["params"].get(k)]
+    names += [k for k in sorted(set(have) | set(asked)) if k != "params" and have.get(k) != asked.get(k)]
+    return ", ".join(names) or "spec"
 
 
 def session_memory(combiner: Combiner, meta: Mapping[str, Any], parties: int) -> int:

@@ -201,5 +201,12 @@ def sealed_session(client: AggregatorClient, ids: Sequence[str], keys: PartyKeys
     differ = sorted(k for k, v in params.items() if info.params.get(k) != v)
     if spec(secrets)[1] != info.meta or differ:
         what = ", ".join(f"{k} {info.params.get(k)!r} (this party: {params[k]!r})" for k in differ) or "its meta"
+        sealed = {k: v for k, v in info.params.items() if k not in params}
+        try:  # asked with our own params, the aggregator records the refusal: the others stop instead of waiting
+            client.open_session(ids, combiner=info.combiner, meta=spec(secrets)[1], params=dict(params) | sealed,
+                                straggler_deadline_seconds=info.straggler_deadline_seconds)
+        except AggregatorRejected as exc:
+            if exc.code != "session_conflict":
+                raise
         raise ConfigError(f"session {client.session!r} was opened by {info.created_by} with other settings: {what}")
     return secrets
