@@ -73,6 +73,27 @@ def test_topics_and_infer_read_the_run(tmp_path, capsys):
     result = json.loads(capsys.readouterr().out)
     assert result[0]["known_tokens"] == 3 and max(result[0]["theta"]) > 0.8
     assert result[1]["known_tokens"] == 0
+    # a whole collection: a folder of .txt files and a .jsonl, each document kept with its id (a folder was a
+    # 49-line IsADirectoryError traceback)
+    folder = tmp_path / "new"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.txt").write_text("apple banana cherry", encoding="utf-8")
+    (folder / "sub" / "b.txt").write_text("engine wheel brake", encoding="utf-8")
+    docs = tmp_path / "new.jsonl"
+    docs.write_text(json.dumps({"id": "doc-7", "text": "car road engine"}) + "\n" + json.dumps({"text": "fruit"}) + "\n")
+    theta_csv = tmp_path / "theta.csv"
+    assert main(["infer", str(out), "--file", str(folder), "--file", str(docs), "--out", str(theta_csv),
+                 "--format", "json"]) == 0
+    rows = [line.split(",") for line in theta_csv.read_text().splitlines()]
+    assert rows[0] == ["document", "topic_0", "topic_1"]
+    assert [r[0] for r in rows[1:]] == ["a.txt", "sub/b.txt", "doc-7", "line 2"]
+    assert all(abs(sum(map(float, r[1:])) - 1) < 1e-4 for r in rows[1:])
+    # a truncated model is an error, not the topics of a model that is no longer there
+    model = out / "model.npz"
+    model.write_bytes(model.read_bytes()[: model.stat().st_size // 2])
+    capsys.readouterr()
+    assert main(["topics", str(out)]) == 2
+    assert "corrupt or truncated" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

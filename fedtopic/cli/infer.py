@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 from typing import Annotated
 
@@ -11,6 +12,7 @@ from rich.table import Table
 
 from fedtopic.cli.output import FormatOption, OutputFormat, print_json, stdout_console
 from fedtopic.corpus.build import corpus_from_tokens
+from fedtopic.corpus.readers import read_named_texts
 from fedtopic.corpus.tokenize import Tokenizer
 from fedtopic.corpus.vocabulary import Vocabulary
 from fedtopic.errors import CorpusError
@@ -24,20 +26,32 @@ def _read_texts(text: list[str], file: list[Path]) -> list[tuple[str, str]]:
     docs = [(f"text[{i}]", t) for i, t in enumerate(text)]
     for path in file:
         try:
-            docs.append((str(path), path.read_text(encoding="utf-8")))
-        except FileNotFoundError:
-            raise CorpusError(f"{path}: no such file") from None
-        except UnicodeDecodeError as exc:
-            raise CorpusError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+            docs.extend(read_named_texts(path))
+        except OSError as exc:
+            raise CorpusError(f"{path}: cannot read it ({exc.strerror})") from None
     if not docs:
         raise CorpusError("give at least one --text or --file")
     return docs
 
 
+def _write_theta_csv(path: Path, names: list[str], theta: np.ndarray) -> None:
+    """θ (float[D, K]) with each row's document id, as CSV (header: document, topic_0, …)."""
+    try:
+        with open(path, "w", encoding="utf-8", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(["document", *(f"topic_{k}" for k in range(theta.shape[1]))])
+            writer.writerows([name, *(f"{v:.6g}" for v in row)] for name, row in zip(names, theta))
+    except OSError as exc:
+        raise CorpusError(f"cannot write {path}: {exc.strerror}") from None
+
+
 def infer(
     run: Annotated[Path, typer.Argument(help="a run folder written by train/simulate/demo")],
     text: Annotated[list[str], typer.Option("--text", help="a document as a string (repeatable)")] = [],  # noqa: B006
-    file: Annotated[list[Path], typer.Option("--file", help="a UTF-8 text file (repeatable)")] = [],  # noqa: B006
+    file: Annotated[list[Path], typer.Option("--file", help="a UTF-8 text file, a folder of .txt files or a .jsonl "
+                                             "with \"text\" and \"id\" per line (repeatable)")] = [],  # noqa: B006
+    out: Annotated[Path | None, typer.Option("--out", help="also write θ as CSV: one row per document, its id "
+                                             "first, then one column per topic")] = None,
     iterations: Annotated[int, typer.Option(min=2, help="fold-in Gibbs sweeps")] = 100,
     seed: Annotated[int, typer.Option(help="random seed")] = 0,
     top: Annotated[int, typer.Option(min=1, help="topics to show per document")] = 3,
@@ -70,6 +84,8 @@ def infer(
                 "top_topics": [{"topic": int(k), "weight": float(row[k]), "words": labels[k]} for k in order],
             }
         )
+    if out is not None:
+        _write_theta_csv(out, [name for name, _ in docs], theta)
     if fmt is OutputFormat.json:
         print_json(results)
         return

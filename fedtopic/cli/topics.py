@@ -11,6 +11,7 @@ from rich.table import Table
 
 from fedtopic.cli.output import FormatOption, OutputFormat, print_json, stdout_console
 from fedtopic.errors import ModelError
+from fedtopic.runs.folder import load_topic_model
 
 
 def topics(
@@ -20,6 +21,8 @@ def topics(
 ) -> None:
     """Show the top words per topic."""
     path = run / "topics.json"
+    if (run / "model.npz").exists():
+        load_topic_model(run)  # a truncated or corrupt model is one error line, not topics of a model that is gone
     if not path.is_file():
         raise ModelError(f"{run} has no topics.json (is it a run folder?)")
     try:

@@ -69,43 +69,66 @@ def read_corpus(path: str | Path, **vocab_options: Any) -> Corpus:
     )
 
 
-def read_text_folder(folder: Path, **vocab_options: Any) -> Corpus:
-    """One document per ``.txt`` file under ``folder``; label = first sub-folder."""
+def _folder_texts(folder: Path) -> tuple[list[Path], list[str]]:
+    """The ``.txt`` files under ``folder`` (relative, sorted) and their texts."""
     files = sorted(p for p in folder.rglob("*.txt") if p.is_file())
     if not files:
         raise CorpusError(f"no .txt files in folder {folder}")
-    texts = [_decode(p.read_bytes(), p) for p in files]
-    rel = [p.relative_to(folder) for p in files]
+    return [p.relative_to(folder) for p in files], [_decode(p.read_bytes(), p) for p in files]
+
+
+def read_text_folder(folder: Path, **vocab_options: Any) -> Corpus:
+    """One document per ``.txt`` file under ``folder``; label = first sub-folder."""
+    rel, texts = _folder_texts(folder)
     labelled = any(len(r.parts) > 1 for r in rel)
     labels = [r.parts[0] if len(r.parts) > 1 else None for r in rel] if labelled else None
     return corpus_from_texts(texts, labels, names=[r.as_posix() for r in rel], **vocab_options)
 
 
-def read_jsonl(path: Path, **vocab_options: Any) -> Corpus:
-    """JSON lines with ``text`` (required), ``label`` and ``id`` (optional); blank lines skipped."""
-    texts: list[str] = []
-    labels: list[str | None] = []
-    names: list[str] = []
+def _jsonl_rows(path: Path) -> list[tuple[str, str, str | None]]:
+    """(id, text, label) of every non-blank line: ``id`` defaults to "line N"."""
+    rows: list[tuple[str, str, str | None]] = []
     for lineno, raw in enumerate(path.read_bytes().splitlines(), start=1):
         line = _decode(raw, path, lineno)
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CorpusError(f"{path} line {lineno}: not valid JSON ({exc.msg})") from None
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise CorpusError(f"{path} line {lineno}: not valid JSON ({getattr(exc, 'msg', 'nested too deeply')})") \
+                from None
         if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
             raise CorpusError(f"{path} line {lineno}: expected an object with a string \"text\"")
         label = obj.get("label")
         if label is not None and not isinstance(label, (str, int)):
             raise CorpusError(f"{path} line {lineno}: \"label\" must be a string or an integer")
-        texts.append(obj["text"])
-        labels.append(None if label is None else str(label))
-        names.append(str(obj["id"]) if "id" in obj else f"line {lineno}")
-    if not texts:
+        rows.append((str(obj["id"]) if "id" in obj else f"line {lineno}", obj["text"],
+                     None if label is None else str(label)))
+    if not rows:
         raise CorpusError(f"{path} has no documents")
+    return rows
+
+
+def read_jsonl(path: Path, **vocab_options: Any) -> Corpus:
+    """JSON lines with ``text`` (required), ``label`` and ``id`` (optional); blank lines skipped."""
+    rows = _jsonl_rows(path)
+    labels = [label for _, _, label in rows]
     has_labels = any(lab is not None for lab in labels)
-    return corpus_from_texts(texts, labels if has_labels else None, names=names, **vocab_options)
+    return corpus_from_texts([t for _, t, _ in rows], labels if has_labels else None, names=[n for n, _, _ in rows],
+                             **vocab_options)
+
+
+def read_named_texts(path: Path) -> list[tuple[str, str]]:
+    """(document id, text) of every document at ``path``: a folder of .txt files (id: the file's path under it),
+    a .jsonl file (id: its ``"id"``, else "line N"), or one UTF-8 text file (id: its path)."""
+    if path.is_dir():
+        rel, texts = _folder_texts(path)
+        return [(r.as_posix(), t) for r, t in zip(rel, texts)]
+    if not path.is_file():
+        raise CorpusError(f"{path}: no such file or folder")
+    if path.suffix == ".jsonl":
+        return [(name, text) for name, text, _ in _jsonl_rows(path)]
+    return [(str(path), _decode(path.read_bytes(), path))]
 
 
 def read_uci(
