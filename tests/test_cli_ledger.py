@@ -69,6 +69,10 @@ def test_deploy_publish_status_audit_revoke(tmp_path: Path, node: LocalNode, cap
         assert all(r["payload_bytes"] > 0 and r["publish_transactions"] == 2 for r in rows.values())
     audit = _json(capsys, ["ledger", "audit", "--config", str(config), "--format", "json"])
     assert audit["failed"] == 0 and len(audit["rounds"]) == 6
+    assert main(["ledger", "audit", "--config", str(config)]) == 0  # nothing new: said so, no empty table
+    again = capsys.readouterr()
+    assert "nothing new since the last audit" in again.out and "verdict" not in again.out
+    assert "blocks" not in again.err  # it printed "blocks 88..87"
 
     revoked = _json(capsys, ["consortium", "revoke", str(config), "p2", "p1", "--format", "json"])
     assert "revoked p1 read access to p2" in revoked["actions"]

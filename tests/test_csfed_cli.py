@@ -43,3 +43,21 @@ def test_quick_timing_experiment_writes_table_4(tmp_path, capsys):
     assert rows[("CSFed HE (δ=100 %, unpacked)", 1)]["encryption"] > rows[("CSFed paillier-iphe", 1)]["encryption"]
     assert (out / "timing.png").stat().st_size > 1000 and "| CSFed mask |" in (out / "table.md").read_text()
     capsys.readouterr()
+
+
+def test_simulate_serves_its_aggregator_on_the_port_asked(tmp_path, capsys):
+    import socket
+
+    from fedtopic.ledger.local_nodes import free_port
+
+    args = ["simulate", "--algorithm", "csfed-lda", "--dataset", "synthetic", "--parties", "2", "--topics", "3",
+            "--iterations", "2"]
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        assert main([*args, "--port", str(taken.getsockname()[1]), "--out", str(tmp_path / "a")]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "cannot serve the aggregator on 127.0.0.1:" in err and len(err.splitlines()) == 1
+    port = free_port()
+    assert main([*args, "--port", str(port), "--out", str(tmp_path / "b")]) == 0
+    assert f"127.0.0.1:{port}" in (tmp_path / "b" / "aggregator.log").read_text()

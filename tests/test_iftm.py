@@ -148,3 +148,19 @@ def test_a_party_secret_keys_the_privatisation():
     mine, again = (algo.party("p1", 0, corpus, spec, secret=b"\x07" * 32) for _ in range(2))
     assert mine.model.key == again.model.key != public.model.key
     assert not np.array_equal(mine.model.ckw, public.model.ckw)  # other privatised vectors
+
+
+@pytest.mark.parametrize(("xi", "said"), [("1.0", "none similar enough to merge at ξ = 1"), ("0.05", "merged at ξ")])
+def test_the_last_line_says_why_the_global_model_has_its_topics(tmp_path, capsys, xi, said):
+    """`iftm-lda -k 10` returned a 30-topic model without a word: K is each party's, M* merges at ξ."""
+    from fedtopic.algorithms.registry import get_algorithm
+
+    corpus = write_jsonl(tmp_path / "docs.jsonl", theme_texts(90, seed=6))
+    assert main(["simulate", "--algorithm", "iftm-lda", "--corpus", str(corpus), "--parties", "3", "-k", "3",
+                 "--iterations", "3", "--opt", f"xi={xi}", "--out", str(tmp_path / "run"), "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    line = get_algorithm("iftm-lda").headline(summary)
+    glob = summary["global_model"]["topics"]
+    assert said in line and f"M* has {glob} topic" in line and "the parties' 9" in line, line
+    if xi == "1.0":
+        assert glob == 9

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from fedtopic.cli.output import FormatOption, OutputFormat, emit
+from fedtopic.cli.output import FormatOption, OutputFormat, count_parties, emit
 from fedtopic.consortium.init import init_consortium, parse_cp_file
 
 app = typer.Typer(
@@ -50,7 +50,7 @@ def init_command(
         for p in cfg.parties
     ]
     width = max(len("reads channels"), *(len(", ".join(r["reads"])) for r in rows))
-    lines = [f"consortium {cfg.name!r}: {len(rows)} parties, config {result.config_path}"]
+    lines = [f"consortium {cfg.name!r}: {count_parties(len(rows))}, config {result.config_path}"]
     lines.append(f"  {'party':<6} {'address':<42}  {'reads channels':<{width}}  key file")
     lines += [f"  {r['id']:<6} {r['address']:<42}  {', '.join(r['reads']):<{width}}  {r['key_file']}" for r in rows]
     lines.append("Give each key file to its party only (it holds that party's secret keys); share consortium.toml with all.")

@@ -79,7 +79,8 @@ def audit(config: ConfigOption, rpc: RpcOption = None,
     state = None if full else _load_audit_state(state_path, registry, w3)
 
     def on_channel(party: str, lo: int, hi: int) -> None:
-        stderr_console.print(f"auditing {party}: blocks {lo}..{hi}", highlight=False)
+        if hi >= lo:  # nothing new on this channel since the last audit: nothing to say
+            stderr_console.print(f"auditing {party}: blocks {lo}..{hi}", highlight=False)
 
     rows, channels = ledger_audit(w3, registry, None if state is None else state["channels"], on_channel)
     cp_problems = readers_outside_cp(w3, registry, {p: cfg.readers_of(p) for p in cfg.party_ids})
@@ -94,14 +95,15 @@ def audit(config: ConfigOption, rpc: RpcOption = None,
                                "channels": channels, "failures": kept}))
     tmp.replace(state_path)
     verified = sum(c["rounds_verified"] for c in channels.values())
-    lines = [f"  {'party':<8} {'round':>6}  {'chunks':>6}  {'bytes':>9}  {'block':>7}  writer  hash  order  verdict"]
+    lines = [f"  {'party':<8} {'round':>6}  {'chunks':>6}  {'bytes':>9}  {'block':>7}  writer  hash  order  verdict"] \
+        if rows else []
     for r in rows:
         yes = {True: "ok", False: "FAIL"}
         lines.append(f"  {r.party_id:<8} {r.round:>6}  {r.chunks:>6}  {r.payload_bytes:>9}  {r.first_block:>7}  "
                      f"{yes[r.writer_ok]:<6}  {yes[r.hash_ok]:<4}  {yes[r.order_ok]:<5}  {r.problem or 'ok'}")
     mode = "full" if state is None else "incremental"
-    lines.append(f"{len(rows)} rounds audited now ({mode}, through block {latest}), {verified} in all; "
-                 f"{len(failures)} failed")
+    now = f"{len(rows)} rounds audited now" if rows else "nothing new since the last audit"
+    lines.append(f"{now} ({mode}, through block {latest}), {verified} rounds verified in all; {len(failures)} failed")
     lines += [f"CP VIOLATION: {p}" for p in cp_problems]
     emit({"rounds": [r.as_dict() for r in rows], "failed": len(failures), "mode": mode, "rounds_verified": verified,
           "through_block": latest, "cp_violations": cp_problems}, fmt, lines)

@@ -59,3 +59,8 @@ def progress_bar(*, transient: bool = False) -> Progress:
         console=stderr_console,
         transient=transient,
     )
+
+
+def count_parties(n: int) -> str:
+    """"1 party", "3 parties"."""
+    return f"{n} {'party' if n == 1 else 'parties'}"

@@ -16,6 +16,7 @@ from fedtopic.cli.algo_options import OptOption
 from fedtopic.cli.output import (
     FormatOption,
     OutputFormat,
+    count_parties,
     print_json,
     stdout_console,
 )
@@ -40,6 +41,7 @@ def simulate(
     delta: Annotated[float, typer.Option(min=0.0, max=1.0, help="paillier-iphe/uphe: encrypted fraction of the vocabulary")] = 0.005,
     key_bits: Annotated[int, typer.Option(help="Paillier key size")] = 2048,
     compare_centralized: Annotated[bool, typer.Option(help="synchronous: also train centralized LDA with the same sweeps and report the perplexity gap")] = False,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="synchronous: the aggregator's port on 127.0.0.1 (0: a free one)")] = 0,
     out: Annotated[Path, typer.Option(help="run folder to write")] = Path("runs/simulate"),
     overwrite: Annotated[bool, typer.Option(help="replace an existing run in --out")] = False,
     fmt: FormatOption = OutputFormat.text,
@@ -84,7 +86,7 @@ def simulate(
     if protection not in PROTECTIONS:
         raise ConfigError(f"unknown --protection {protection!r}: choose one of {', '.join(PROTECTIONS)}")
     harness = Harness(ids=ids, cp=cp, transport=transport, max_delay=max_delay, protection=protection, delta=delta,
-                      key_bits=key_bits, compare_centralized=compare_centralized)
+                      key_bits=key_bits, compare_centralized=compare_centralized, port=port)
     run_dir = prepare_run_dir(out, overwrite=overwrite)
     data = load_training_data(dataset=dataset, corpus=corpus, n_parties=len(ids), scheme=scheme, seed=seed,
                               dirichlet_alpha=dirichlet_alpha, max_vocabulary=max_vocabulary)
@@ -92,7 +94,7 @@ def simulate(
     if Mode.sync in algo.modes:
         from fedtopic.cli.progress import RoundProgress
 
-        title = f"{algorithm} ({protection}), {len(ids)} parties"
+        title = f"{algorithm} ({protection}), {count_parties(len(ids))}"
         with RoundProgress(title, algo.rounds(spec), ids) as progress:
             summary = simulate_run(data, algorithm, spec, run_dir, harness, say=progress.say,
                                    on_round=progress.on_line)
@@ -103,7 +105,7 @@ def simulate(
     else:
         from fedtopic.cli.live import PartyBoard
 
-        title = f"{algorithm} on {data.name}: {len(ids)} parties, K={spec.topics}"
+        title = f"{algorithm} on {data.name}: {count_parties(len(ids))}, K={spec.topics}"
         with PartyBoard(ids, spec.iterations, title=title) as live:
             summary = simulate_run(data, algorithm, spec, run_dir, harness, on_round=live.on_round)
         line = (f"[bold]{algorithm}[/] on {data.name}: perplexity {summary['perplexity']:.1f} (mean over parties), "

@@ -11,6 +11,7 @@ from fedtopic.cli.algo_options import OptOption
 from fedtopic.cli.output import (
     FormatOption,
     OutputFormat,
+    count_parties,
     print_json,
     progress_bar,
     stdout_console,
@@ -66,7 +67,7 @@ def train(
         print_json(summary | {"run": str(run_dir)})
         return
     stdout_console.print(
-        f"[bold]{algorithm}[/] on {summary['dataset']} ({summary['parties']} parties, K={topics}, {iterations} iterations): "
+        f"[bold]{algorithm}[/] on {summary['dataset']} ({count_parties(summary['parties'])}, K={topics}, {iterations} iterations): "
         + (f"WE coherence {summary['we_coherence']:.3f}, " if "we_coherence" in summary
            else f"TSS {summary['tss']:.2f} of {summary['tss_perfect']:.0f}, DSS {summary['dss']:.4f}, " if "tss" in summary
            else "" if summary["perplexity"] != summary["perplexity"] else f"perplexity {summary['perplexity']:.1f}, ")

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from fedtopic.cli.output import FormatOption, OutputFormat, emit
+from fedtopic.cli.output import FormatOption, OutputFormat, count_parties, emit
 
 app = typer.Typer(help="Vocabularies for your own documents: one party's with counts, a consortium's merged one.",
                   no_args_is_help=True)
@@ -57,7 +57,7 @@ def merge(
     merged = merge_counts([VocabularyCounts.load(f) for f in files], min_df=min_df, max_df=max_df, max_size=max_size)
     merged.save(out)
     emit({"out": str(out), "words": len(merged.words), "documents": merged.documents, "parties": len(files)}, fmt,
-         [f"{out}: {len(merged.words):,} words from {len(files)} parties ({merged.documents:,} documents); "
+         [f"{out}: {len(merged.words):,} words from {count_parties(len(files))} ({merged.documents:,} documents); "
           "every party runs `fedtopic node run ... --corpus THEIR_DOCS --vocab` with this file"])
 
 
@@ -119,5 +119,5 @@ def align(
                                  max_df=max_df, timeout=timeout, say=say)
         out.write_text(vocab.to_json(), encoding="utf-8")
     emit({"out": str(out), "words": len(vocab), "parties": len(cfg.parties)}, fmt,
-         [f"{out}: {len(vocab):,} words aligned over {len(cfg.parties)} parties; "
+         [f"{out}: {len(vocab):,} words aligned over {count_parties(len(cfg.parties))}; "
           "run `fedtopic node run ... --corpus THEIR_DOCS --vocab` with this file"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -23,11 +24,22 @@ from fedtopic.ledger.local_nodes import free_port
 _PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding fedtopic/
 
 
+def _check_free(port: int) -> None:
+    """NetworkError in one line if 127.0.0.1:``port`` is taken (the child would die with a log line only)."""
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError as exc:
+            raise NetworkError(f"cannot serve the aggregator on 127.0.0.1:{port}: {exc.strerror}") from None
+
+
 class AggregatorProcess:
     """One ``fedtopic aggregator serve --config CONFIG --data DATA`` child on 127.0.0.1 (context manager)."""
 
     def __init__(self, config: Path, data: Path, log: Path, *, port: int | None = None,
                  startup_timeout: float = 60.0, extra_args: Sequence[str] = ()) -> None:
+        if port:
+            _check_free(port)
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log

@@ -35,6 +35,7 @@ class Harness:
     delta: float = 0.005
     key_bits: int = 2048
     compare_centralized: bool = False
+    port: int = 0  # synchronous: the aggregator's port on 127.0.0.1 (0: a free one)
 
 
 def simulate_run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, harness: Harness = Harness(), *,
@@ -68,7 +69,7 @@ def _run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, har
             protection = "none"  # no protection carries topics (UpdateSpec says topic-merge only)
         return simulate_sync(data, algorithm, spec, run_dir, protection=protection, delta=harness.delta,
                              key_bits=harness.key_bits, compare_centralized=harness.compare_centralized, say=say,
-                             on_round=on_round)
+                             on_round=on_round, port=harness.port)
     algo.require(Mode.async_, "a simulation")
     if harness.transport not in TRANSPORTS:
         raise ConfigError(f"unknown transport {harness.transport!r}: choose {' or '.join(TRANSPORTS)}")

@@ -31,7 +31,7 @@ from fedtopic.simulation.party_threads import PATIENCE, run_party_threads
 
 def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, *, protection: str = "none",
                   delta: float = 0.005, key_bits: int = 2048, compare_centralized: bool = False,
-                  serialize_compute: bool = False,
+                  serialize_compute: bool = False, port: int = 0,
                   say: Callable[[str], None] = print,
                   on_round: Callable[[str, HistoryLine], None] | None = None) -> dict[str, Any]:
     """Train one party per ``data.parties`` through a real aggregator; the algorithm writes ``run_dir``.
@@ -51,7 +51,7 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
         parties = [algo.party(pid, i, corpus, spec) for i, (pid, corpus) in enumerate(zip(cfg.party_ids, data.parties))]
         publics = [p.x25519_public_bytes for p in cfg.parties]
         params = session_params(algorithm, spec, data.train.vocab)
-        with AggregatorProcess(config, work / "aggregator", run_dir / "aggregator.log") as agg:
+        with AggregatorProcess(config, work / "aggregator", run_dir / "aggregator.log", port=port or None) as agg:
             say(f"aggregator {agg.url} (pid {agg.proc.pid}); {n} parties, K = {spec.topics}, protection {protection}")
             started = time.perf_counter()
             lock = threading.Lock() if serialize_compute else None

@@ -76,6 +76,16 @@ class IFTMLDA(Algorithm):
 
         return global_rounds(spec)
 
+    def headline(self, summary: Mapping[str, Any]) -> str:
+        """Perplexity, and why M* has the number of topics it has: the parties' local topics, less those merged
+        because their similarity reached ξ (Alg. 4); K is each party's, not M*'s."""
+        glob = int(summary["global_topics"] if "global_topics" in summary else summary["global_model"]["topics"])
+        local = int(sum(summary["party_topics"]) if "party_topics" in summary else summary["topics"] * summary["parties"])
+        merged = local - glob
+        how = (f"{merged} merged at ξ = {summary['xi']:g}" if merged else
+               f"none similar enough to merge at ξ = {summary['xi']:g}; a lower --opt xi merges more")
+        return f"perplexity {summary['perplexity']:.1f}; M* has {glob} topic{'s' * (glob != 1)} from the parties' {local} ({how})"
+
     def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:
         """M* and each party alone (the paper's Fig. 5 baseline), evaluated on the held-out documents."""
         from fedtopic.algorithms.iftm.report import write_iftm_simulation

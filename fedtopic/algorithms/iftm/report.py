@@ -91,6 +91,7 @@ def write_iftm_party(out: Path, run: PartyRun, algorithm: str) -> dict[str, Any]
                "global_heldout_loglik_per_token": of_global["heldout_loglik_per_token"],
                "own_model_heldout_loglik_per_token": of_own["heldout_loglik_per_token"],
                "npmi": float("nan"), "topic_diversity": float("nan"),
-               "epsilon": float(spec.options["epsilon"]), "tau": float(spec.options["tau"])}  # type: ignore[arg-type]
+               "epsilon": float(spec.options["epsilon"]), "tau": float(spec.options["tau"]),  # type: ignore[arg-type]
+               "xi": float(spec.options["xi"])}  # type: ignore[arg-type]
     write_summary(out, summary)
     return summary | {"run": str(out)}
