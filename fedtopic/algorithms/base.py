@@ -238,6 +238,21 @@ class Algorithm(ABC):
         any work starts: by default, that K topics fit in memory."""
         check_model_fits(parts, spec.topics)
 
+    def contributors_per_round(self, spec: TrainSpec, n_parties: int) -> int:
+        """How many parties' updates carry information in each round's sum: all of them, unless the algorithm
+        selects a subset (the others then send zeros, which a sum cannot tell from an update)."""
+        return n_parties
+
+    def check_protection(self, spec: TrainSpec, protection: str, n_parties: int) -> None:
+        """ConfigError before training if ``protection`` cannot protect this configuration: a masked sum hides
+        an update only among two or more informative ones (docs/security.md)."""
+        informative = self.contributors_per_round(spec, n_parties)
+        if protection == "mask" and informative < 2:
+            raise ConfigError(f"mask hides an update only in a sum of two or more, and {self.name} with these options "
+                              f"sums {informative} informative update(s) per round among {n_parties} parties: the "
+                              "aggregator would see it in clear; select more parties per round or use another "
+                              "protection")
+
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
               secret: bytes | None = None) -> FederatedParty | Any:
         """Federated modes: party ``index``'s local state and training. Synchronous algorithms return a

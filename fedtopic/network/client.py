@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-from fedtopic.errors import SessionMismatch
+from fedtopic.errors import SessionMismatch, TrainingError
 from fedtopic.network.errors import (
     AggregateTimeout,
     AggregatorRejected,
@@ -275,7 +275,18 @@ class AggregatorClient:
 
         ``recovery(dropped)``: the mask recovery message to post whenever the round lost parties (without it,
         RecoveryRequested is raised); ``read_if_closed``: a round that closed without this party (a straggler
-        deadline) still gives this party its aggregate; ``on_wait`` as in ``fetch_aggregate``."""
+        deadline) still gives this party its aggregate; ``on_wait`` as in ``fetch_aggregate``. A round that closed
+        with fewer updates than its combiner releases (a masked sum of one) is a TrainingError: a stop, not a redo."""
+        try:
+            return self._exchange(round, payload, timeout, recovery, on_wait, read_if_closed)
+        except AggregatorRejected as exc:
+            if exc.body.get("too_few_contributors"):
+                raise TrainingError(f"{self.keys.party_id}: {exc.reason}") from None
+            raise
+
+    def _exchange(self, round: int, payload: bytes, timeout: float,
+                  recovery: Callable[[list[str]], bytes] | None,
+                  on_wait: Callable[[int, list[str], float], None] | None, read_if_closed: bool) -> AggregateResult:
         try:
             out = self.submit_and_fetch(round, payload, timeout if on_wait is None else
                                         min(timeout, WAIT_REPORT_SECONDS))

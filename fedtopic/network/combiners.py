@@ -54,6 +54,7 @@ class Combiner(Protocol):
     """One payload format and its aggregation rule."""
 
     name: str
+    min_contributors: int  # a round with fewer updates is not combined (mask: 2, a sum of one hides nothing)
 
     def check_meta(self, meta: Mapping[str, Any]) -> None:
         """InvalidMeta unless ``meta`` describes payloads this combiner can take."""
@@ -98,6 +99,7 @@ class CountSumCombiner:
     """
 
     name = "none"
+    min_contributors = 1
 
     def check_meta(self, meta: Mapping[str, Any]) -> None:
         _shape(meta, (2, 2), MAX_CELLS)
@@ -136,6 +138,7 @@ class DenseSumCombiner:
     """
 
     name = "dense-sum"
+    min_contributors = 1
 
     def _spec(self, meta: Mapping[str, Any]) -> tuple[tuple[int, ...], str, bool]:
         shape = _shape(meta, (1, 4), MAX_ELEMENTS)

@@ -135,6 +135,10 @@ class Aggregator:
             raise Rejection(422, "duplicate_party", "session parties must be listed once each")
         if by not in req.parties:
             raise Rejection(403, "not_in_session", f"party {by!r} cannot open a session it is not a member of")
+        least = getattr(self._combiners[combiner_name], "min_contributors", 1)
+        if len(req.parties) < least:
+            raise Rejection(422, "too_few_parties", f"combiner {combiner_name!r} releases only sums of {least} or "
+                            f"more updates (a masked sum of one is that update); the session lists {len(req.parties)}")
         _check_algorithm(req.params.get("algorithm"), combiner_name)
         combiner = self._combiners[combiner_name]
         try:
@@ -281,6 +285,12 @@ class Aggregator:
         order = {p: i for i, p in enumerate(state.expected)}  # session order, not arrival: float sums reproducible
         rows = sorted(self.store.payloads(sid, state.number), key=lambda row: order[row[0]])
         contributors = tuple(p for p, _ in rows)
+        least = getattr(sess.combiner, "min_contributors", 1)
+        if len(contributors) < least:  # a deadline (or the recovery's) left too few: never release such a "sum"
+            sess.running = None
+            self._fail(sess, now, f"{len(contributors)} contributor(s), {sess.combiner.name} releases sums of "
+                       f"{least} or more")
+            return
         ctx = RoundContext(sid, state.number, sess.out.meta, contributors, state.expected)
         extra = {} if sess.recovery is None else {
             "recoveries": [bytes(b) for _, _, b in self.store.recoveries(sid, state.number)]}
@@ -381,6 +391,13 @@ class Aggregator:
                 return None
             row = self.store.aggregate(sid, round)
         if row is not None and row.close_reason == "failed":
+            least = getattr(sess.combiner, "min_contributors", 1)
+            if len(row.contributors) < least:
+                raise Rejection(409, "round_failed", f"round {round} closed with {len(row.contributors)} update(s) "
+                                f"({', '.join(row.contributors) or 'none'}) while {', '.join(row.missing)} did not "
+                                f"send theirs: {sess.combiner.name} never releases a sum of fewer than {least} "
+                                "(a masked sum of one is that update), so the run cannot go on without them",
+                                too_few_contributors=True)
             raise Rejection(409, "round_failed", f"round {round} failed without an aggregate; redo it in round "
                             f"{round + 1}")
         if row is None or row.payload is None:

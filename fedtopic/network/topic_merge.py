@@ -103,6 +103,7 @@ class TopicMergeCombiner:
     """Alg. 5's master step: the accepted normalised local models merged, in party order, into M*."""
 
     name = "topic-merge"
+    min_contributors = 1
 
     def check_meta(self, meta: Mapping[str, Any]) -> None:
         parse_meta(meta)

@@ -30,6 +30,7 @@ def run_sync_node(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
     algorithm = get_algorithm(cfg.algorithm.name)
     party, data, spec = prepared.party, prepared.data, cfg.algorithm.spec()
     protection = cfg.aggregator.protection
+    algorithm.check_protection(spec, protection, len(cfg.parties))
     base = session or default_session(cfg)
     conn = Connection(url or cfg.aggregator.url, prepared.keys, cfg.party_ids,
                       [p.x25519_public_bytes for p in cfg.parties], protection, base,

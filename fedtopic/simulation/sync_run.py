@@ -43,6 +43,7 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
         allowed = " or ".join(_protections(algo.update.protections if algo.update else ()))
         raise ConfigError(f"{algorithm} takes protection {allowed}, got {protection!r}")
     algo.check_data(data.parties, spec)
+    algo.check_protection(spec, protection, len(data.parties))
     n = len(data.parties)
     with tempfile.TemporaryDirectory(prefix=f"{algorithm}-") as tmp:
         work = Path(tmp)

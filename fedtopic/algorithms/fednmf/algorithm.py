@@ -34,6 +34,12 @@ class FedNMF(Algorithm):
 
         return FedNMFParty(party_id, index, None, corpus, spec)
 
+    def contributors_per_round(self, spec: TrainSpec, n_parties: int) -> int:
+        """|G_t| = max(⌊C·P⌋, 1) selected clients (Alg. 1); the others send zeros."""
+        from fedtopic.algorithms.fednmf.server_rules import select_clients
+
+        return len(select_clients(n_parties, float(spec.options["fraction"]), 0, spec.seed))  # type: ignore[arg-type]
+
     def headline(self, summary: Mapping[str, Any]) -> str:
         """WE coherence and NPMI, and the SVM's macro-F1 and accuracy where the corpus has labels."""
         return (f"WE coherence {summary['we_coherence']:.3f}, NPMI {summary['npmi']:.3f}"

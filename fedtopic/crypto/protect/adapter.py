@@ -56,6 +56,7 @@ class CombinerAdapter:
                  invalid_meta: type[Exception]) -> None:  # fmt: skip
         self.scheme = scheme
         self.name = scheme.name
+        self.min_contributors = scheme.min_contributors
         self._payload_error, self._meta_error = invalid_payload, invalid_meta
 
     def check_meta(self, meta: Mapping[str, Any]) -> None:

@@ -129,6 +129,7 @@ class ProtectionScheme(Protocol):
     """One protection of N_p (party side with secrets, aggregator side without)."""
 
     name: str
+    min_contributors: int  # the fewest updates a combine may release: a masked sum of one update is that update
 
     def session_meta(self, ctx: ProtectionContext) -> dict[str, Any]: ...
     def encode_update(self, n_wk: np.ndarray, ctx: ProtectionContext) -> bytes: ...

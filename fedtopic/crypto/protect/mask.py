@@ -218,6 +218,7 @@ class MaskScheme:
     "mask_commitment"}."""
 
     name = "mask"
+    min_contributors = 2  # the masks cancel in any sum, so a "sum" of one update is the update in clear
 
     def session_meta(self, ctx: ProtectionContext) -> dict[str, Any]:
         return {"protection": self.name, "shape": list(ctx.shape), "parties": ctx.n_parties,

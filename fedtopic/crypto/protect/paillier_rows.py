@@ -174,6 +174,7 @@ class PaillierRowsScheme:
 
     def __init__(self, name: str, select: str, packed: bool) -> None:
         self.name, self.select, self.packed = name, select, packed
+        self.min_contributors = 1  # only the parties decrypt; the aggregator sees no sum in clear
 
     def session_meta(self, ctx: ProtectionContext) -> dict[str, Any]:
         public = ctx.require("paillier_public")

@@ -49,6 +49,7 @@ class PlainScheme:
     """``none``: header + ``codec.encode_counts(N_p)``; the aggregate is the codec form of Σ_p N_p (Eq. 8)."""
 
     name = "none"
+    min_contributors = 1
 
     def session_meta(self, ctx: ProtectionContext) -> dict[str, Any]:
         return {"protection": self.name, "shape": list(ctx.shape)}
