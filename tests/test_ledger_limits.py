@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 import requests
@@ -67,9 +68,29 @@ def test_embedded_chain_refuses_what_real_nodes_refuse() -> None:
 
 def test_unreachable_chain_is_reported_after_retries() -> None:
     url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
-    with pytest.raises(ChainUnreachable, match=r"unreachable after 3 attempts over 0\.0 s \(ConnectionError\)"):
-        with_retries(lambda: requests.post(url, timeout=1), what="test", attempts=3, first_delay=0.01)
-    with pytest.raises(ChainUnreachable, match=r"connecting to .*unreachable after 5 attempts"):
-        connect(url)
+    with pytest.raises(ChainUnreachable, match=r"unreachable after \d+ attempts over 0\.\d s \(patience 0.2 s; "
+                                               r"ConnectionError\)"):
+        with_retries(lambda: requests.post(url, timeout=1), what="test", patience=0.2, first_delay=0.01)
+    with pytest.raises(ChainUnreachable, match=r"connecting to .*unreachable after \d+ attempts over [3-9]\.\d s "
+                                               r"\(patience 3 s"):
+        connect(url)  # the default patience of a command that answers a user
+
+
+def test_a_chain_back_within_patience_is_waited_for_and_the_wait_is_said(monkeypatch) -> None:
+    from fedtopic.ledger import rpc
+
+    said: list[str] = []
+    monkeypatch.setattr(rpc, "RETRY", rpc.RetryPolicy(patience=30.0, say=said.append))
+    back_at = time.monotonic() + 1.5
+    url = f"http://127.0.0.1:{free_port()}"
+
+    def call() -> str:
+        if time.monotonic() < back_at:
+            requests.post(url, timeout=1)  # refused: nothing listens
+        return "answer"
+
+    assert with_retries(call, what="reading the channels") == "answer"
+    assert said[0] == "chain unreachable while reading the channels; retrying for up to 30 s"
+    assert said[-1].startswith("chain reachable again after")
     with pytest.raises(ChainUnreachable, match="not an http"):
         connect("embedded")

@@ -36,7 +36,7 @@ def run_command(
     url: Annotated[Optional[str], typer.Option(help="csfed-lda: aggregator URL (default: aggregator.url of the config)")] = None,
     session: Annotated[Optional[str], typer.Option(help="csfed-lda: training session id (default: derived from the config)")] = None,
     round_timeout: Annotated[float, typer.Option(help="csfed-lda: seconds to wait for one round's aggregate")] = 3600.0,
-    patience: Annotated[float, typer.Option(min=0.0, help="csfed-lda: seconds to keep retrying an unreachable aggregator (it may be restarting)")] = 600.0,
+    patience: Annotated[float, typer.Option(min=0.0, help="seconds to keep retrying an unreachable aggregator or chain (it may be restarting), at every place in the loop")] = 600.0,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
     """Train this party with the consortium's algorithm (``algorithm.name``): asynchronous ones over the chain,
@@ -55,6 +55,9 @@ def run_command(
     def say(msg: str) -> None:
         stderr_console.print(msg, highlight=False, soft_wrap=True)  # one line per message, also in a log file
 
+    from fedtopic.ledger.rpc import configure_retries
+
+    configure_retries(patience, say)  # every chain call of this node waits out an outage as its aggregator client does
     common = {"key_file": key, "corpus": corpus, "vocab": vocab, "url": url, "state_dir": state, "session": session,
               "round_timeout": round_timeout, "patience": patience, "say": say}
     if Mode.sync in algorithm.modes:

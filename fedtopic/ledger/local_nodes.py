@@ -71,10 +71,10 @@ def _child_env() -> dict[str, str]:
 
 
 def start_chain_up(data_dir: Path | None = None, *, dev: bool = False, extra: tuple[str, ...] = (),
-                   engine: str = "embedded") -> LocalNode:
-    """Run ``fedtopic chain up --port 0 [--data DIR] [--dev] [--engine anvil]`` and return once it prints its URL
-    (anvil needs --dev, which is added)."""
-    cmd = [sys.executable, "-m", "fedtopic.cli.main", "chain", "up", "--port", "0", "--engine", engine, *extra]
+                   engine: str = "embedded", port: int = 0) -> LocalNode:
+    """Run ``fedtopic chain up --port PORT [--data DIR] [--dev] [--engine anvil]`` and return once it prints its URL
+    (anvil needs --dev, which is added; port 0: a free one)."""
+    cmd = [sys.executable, "-m", "fedtopic.cli.main", "chain", "up", "--port", str(port), "--engine", engine, *extra]
     dev = dev or engine == "anvil"
     if data_dir is not None:
         cmd += ["--data", str(data_dir)]

@@ -11,6 +11,7 @@ import ast
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import requests
@@ -53,22 +54,54 @@ def _call_failures() -> tuple[type[BaseException], ...]:
     return (ContractLogicError,) if tester is None else (ContractLogicError, tester.TransactionFailed)
 
 
-def with_retries(call: Callable[[], T], *, what: str, attempts: int = 5, first_delay: float = 0.2) -> T:
-    """Run ``call``; on a connection failure wait 0.2, 0.4, 0.8 … s and retry, then raise ChainUnreachable naming
-    the real elapsed time (the attempts' own timeouts included, not only the pauses between them)."""
-    delay, started = first_delay, time.monotonic()
-    for attempt in range(1, attempts + 1):
+@dataclass
+class RetryPolicy:
+    """How long every chain call in this process waits out an unreachable chain, and who hears about it.
+
+    One rule for every place: a read, a publication, a receipt, the registry at start. Commands that answer a
+    user at once (``ledger status``, ``consortium deploy``) keep the short default; ``node run`` sets its
+    ``--patience`` (the same number its aggregator client uses), so a chain restarted within it is waited for."""
+
+    patience: float = 3.0
+    say: Callable[[str], None] | None = None
+
+
+RETRY = RetryPolicy()
+MAX_RETRY_DELAY = 5.0
+
+
+def configure_retries(patience: float, say: Callable[[str], None] | None = None) -> None:
+    """Set this process's retry policy (``node run``: its --patience and status line)."""
+    RETRY.patience, RETRY.say = patience, say
+
+
+def with_retries(call: Callable[[], T], *, what: str, patience: float | None = None,
+                 first_delay: float = 0.2) -> T:
+    """Run ``call``; on a connection failure wait 0.2, 0.4, 0.8 … s (at most ``MAX_RETRY_DELAY``) and retry until
+    ``patience`` seconds (default: the process's ``RETRY.patience``) have passed, then raise ChainUnreachable naming
+    the real elapsed time (the attempts' own timeouts included)."""
+    limit = RETRY.patience if patience is None else patience
+    delay, started, told, attempts = first_delay, time.monotonic(), False, 0
+    while True:
+        attempts += 1
         try:
-            return call()
+            result = call()
         except _UNREACHABLE as exc:
-            if attempt == attempts:
+            waited = time.monotonic() - started
+            if waited >= limit:
                 raise ChainUnreachable(
-                    f"{what}: chain unreachable after {attempts} attempts over {time.monotonic() - started:.1f} s "
-                    f"({type(exc).__name__})"
+                    f"{what}: chain unreachable after {attempts} attempts over {waited:.1f} s "
+                    f"(patience {limit:g} s; {type(exc).__name__})"
                 ) from None
-            time.sleep(delay)
-            delay *= 2
-    raise AssertionError("unreachable")  # pragma: no cover
+            if not told and RETRY.say is not None and waited >= 1.0:
+                RETRY.say(f"chain unreachable while {what}; retrying for up to {limit:.0f} s")
+                told = True
+            time.sleep(min(delay, max(0.0, limit - waited)))
+            delay = min(delay * 2, MAX_RETRY_DELAY)
+            continue
+        if told and RETRY.say is not None:
+            RETRY.say(f"chain reachable again after {time.monotonic() - started:.0f} s ({what})")
+        return result
 
 
 CALL_BATCH = 200  # requests per JSON-RPC batch (a transaction's answer carries its calldata)

@@ -23,7 +23,6 @@ from fedtopic.ledger.channel import ChainChannel
 from fedtopic.ledger.endpoint import chain_for, registry_of
 from fedtopic.node.async_loop import PartyLog, run_party
 from fedtopic.node.party_setup import prepare_party
-from fedtopic.node.retrying import RetryingTransport
 from fedtopic.node.roster import delay_rng
 from fedtopic.node.session_params import session_params
 from fedtopic.runs.history import FILE_NAME
@@ -50,14 +49,13 @@ def run_async_node(
     card = card_of(session_params(algo.name, algo.spec(), data.train.vocab))  # checked on every read (issue 28)
     channel = ChainChannel(chain_for(cfg, rpc), registry_of(cfg), prepared.keys, shape=(data.train.n_words, algo.topics),
                            card=card)
-    transport = RetryingTransport(channel, say=say)
     lo, hi = algo.random_delay
     rng = delay_rng(algo.seed, index)
     say(f"party {party_id}: {data.train.n_docs:,} documents, {data.train.n_tokens:,} tokens from {data.source}; "
         f"reads {', '.join(cfg.channels_readable_by(party_id))}; state in {state_dir}")
     log = run_party(
         party,
-        transport,
+        channel,
         readable=set(cfg.channels_readable_by(party_id)),
         max_sweeps=algo.iterations,
         stop=threading.Event(),
@@ -70,7 +68,7 @@ def run_async_node(
         say=say,
         converge_tol=cfg.algorithm.spec().options["converge_tol"],
     )
-    party.absorb(transport.read_latest())
+    party.absorb(channel.read_latest())
     return write_party_model(state_dir / "model", party, data.test, data.tokenizer, {
         "algorithm": cfg.algorithm.name, "dataset": cfg.data.dataset or "own corpus", "parties": len(cfg.parties),
         "wall_seconds": log.compute_seconds + log.comm_seconds + log.delay_seconds, "bytes_sent": log.bytes_sent,
