@@ -114,7 +114,7 @@ def test_a_checkpoint_of_another_run_is_refused_in_one_line(tmp_path, plugin):
         _restore(tmp_path / CHECKPOINT, party, "fedavg-vector", {"seed": 0, "vocab_sha256": "bb"})
     with pytest.raises(TrainingError, match=r"algorithm 'fedavg-vector' → 'fednmf'"):
         _restore(tmp_path / CHECKPOINT, party, "fednmf", {"seed": 0, "vocab_sha256": "aa"})
-    assert _restore(tmp_path / CHECKPOINT, party, "fedavg-vector", {"seed": 0, "vocab_sha256": "aa"}) == (2, {})
+    assert _restore(tmp_path / CHECKPOINT, party, "fedavg-vector", {"seed": 0, "vocab_sha256": "aa"}) == (2, {}, None)
 
 
 def test_a_recomputed_update_that_differs_from_the_one_sent_is_refused(tmp_path):

@@ -36,6 +36,7 @@ def run_command(
     url: Annotated[Optional[str], typer.Option(help="csfed-lda: aggregator URL (default: aggregator.url of the config)")] = None,
     session: Annotated[Optional[str], typer.Option(help="csfed-lda: training session id (default: derived from the config)")] = None,
     round_timeout: Annotated[float, typer.Option(help="csfed-lda: seconds to wait for one round's aggregate")] = 3600.0,
+    fresh: Annotated[bool, typer.Option("--fresh", help="start a new run: set this party's state folder aside (renamed <folder>.old-<time>, never deleted); synchronous algorithms also leave an unfinished earlier session for a new one")] = False,
     patience: Annotated[float, typer.Option(min=0.0, help="seconds to keep retrying an unreachable aggregator or chain (it may be restarting), at every place in the loop")] = 600.0,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
@@ -59,7 +60,7 @@ def run_command(
 
     configure_retries(patience, say)  # every chain call of this node waits out an outage as its aggregator client does
     common = {"key_file": key, "corpus": corpus, "vocab": vocab, "url": url, "state_dir": state, "session": session,
-              "round_timeout": round_timeout, "patience": patience, "say": say}
+              "round_timeout": round_timeout, "patience": patience, "say": say, "fresh": fresh}
     if Mode.sync in algorithm.modes:
         from fedtopic.node.sync_node import run_sync_node
 

@@ -33,6 +33,7 @@ from fedtopic.network.schemas import (
     RecoveryReceipt,
     RoundOut,
     SessionOut,
+    SessionStatus,
     StatusOut,
     UpdateReceipt,
     VocabularyOut,
@@ -256,6 +257,10 @@ class AggregatorClient:
             if problem.get("code") == "recovery_needed":
                 raise RecoveryRequested(round, list(problem.get("dropped", [])), list(problem.get("survivors", [])))
             info = self.round(round)
+            if info.abandoned_by is not None:
+                raise TrainingError(f"{self.keys.party_id}: {info.abandoned_by} left session {self.session!r} for a "
+                                    "fresh run (`node run --fresh`); restart this node with --fresh to join the new "
+                                    "run")
             if info.refused:  # a member was refused for other params: the round can never complete
                 who, why = next(iter(info.refused.items()))
                 raise SessionMismatch(f"{self.keys.party_id} and {who} disagree on what their updates mean: the "
@@ -307,6 +312,18 @@ class AggregatorClient:
     def wait_aggregate(self, round: int, timeout: float) -> bytes:
         """The aggregate payload of ``round`` (see ``fetch_aggregate``)."""
         return self.fetch_aggregate(round, timeout).payload
+
+    def finished(self) -> SessionStatus:
+        """Tell the aggregator this party finished its training in this session."""
+        return SessionStatus.model_validate(self._json("POST", f"/v1/sessions/{self.session}/finished"))
+
+    def abandon(self) -> SessionStatus:
+        """Leave this session for a fresh run: the parties waiting in it stop instead of waiting forever."""
+        return SessionStatus.model_validate(self._json("POST", f"/v1/sessions/{self.session}/abandoned"))
+
+    def session_status(self) -> SessionStatus | None:
+        """This session's state, who it waits for and each member's last update (None if it does not exist)."""
+        return next((s for s in self.status().sessions if s.session_id == self.session), None)
 
     def status(self) -> StatusOut:
         """The aggregator's public status."""

@@ -26,6 +26,7 @@ from fedtopic.network.schemas import (
     RoundOut,
     SessionCreate,
     SessionOut,
+    SessionStatus,
     StatusOut,
     UpdateReceipt,
     VocabularyIn,
@@ -76,6 +77,18 @@ def open_session(body: SessionCreate, party: RequestParty, aggregator: Aggregato
 def get_session(session_id: SessionId, party: RequestParty, aggregator: AggregatorDep) -> SessionOut:
     """The session's spec (parties, combiner, meta, shared parameters) and its open round."""
     return aggregator.session(session_id, party)
+
+
+@v1.post("/sessions/{session_id}/finished")
+def session_finished(session_id: SessionId, party: RequestParty, aggregator: AggregatorDep) -> SessionStatus:
+    """This party finished its training in the session (the session is finished once every member has)."""
+    return aggregator.end_session(session_id, party, "finished")
+
+
+@v1.post("/sessions/{session_id}/abandoned")
+def session_abandoned(session_id: SessionId, party: RequestParty, aggregator: AggregatorDep) -> SessionStatus:
+    """This party left the session for a fresh run (`node run --fresh`): the others stop instead of waiting."""
+    return aggregator.end_session(session_id, party, "abandoned")
 
 
 @v1.post("/sessions/{session_id}/vocabulary")

@@ -98,6 +98,8 @@ class RoundOut(BaseModel):
     closed_at: float | None
     close_reason: Literal["complete", "deadline", "failed"] | None
     dropped: list[str] = Field(default_factory=list, description="parties a masked round went on without")
+    abandoned_by: str | None = Field(None, description="the member that abandoned this session for a fresh run: the "
+                                     "round will never complete")
     refused: dict[str, str] = Field(default_factory=dict, description="members whose open of this session was "
                                     "refused (other params), with what differs: the round cannot complete "
                                     "without them")
@@ -122,12 +124,26 @@ class StragglerEvent(BaseModel):
     missing: list[str]
 
 
+class PartySeen(BaseModel):
+    """One member's last sign of life in a session."""
+
+    party: str
+    last_round: int | None = Field(None, description="its latest round with an update (None: none yet)")
+    last_update_at: float | None = None
+    ended: Literal["finished", "abandoned"] | None = Field(None, description="it said it finished, or abandoned "
+                                                           "the session for a fresh run")
+
+
 class SessionStatus(BaseModel):
     """Per-session summary for ``/status``."""
 
     session_id: str
     combiner: str
     parties: list[str]
+    state: Literal["running", "finished", "abandoned"] = Field(
+        description="finished: every member said it finished; abandoned: a member started a fresh run")
+    missing: list[str] = Field(description="members the open round still waits for (empty once the session ended)")
+    seen: list[PartySeen]
     current_round: RoundOut
     straggler_events: list[StragglerEvent]
 

@@ -45,6 +45,7 @@ from fedtopic.network.rounds import (
     next_round,
 )
 from fedtopic.network.schemas import (
+    PartySeen,
     RecoveryReceipt,
     RoundOut,
     SessionCreate,
@@ -429,25 +430,49 @@ class Aggregator:
                 awaiting = [p for p in request[1] if p not in got] if row.closed_at is None else []
                 state = "recovering" if row.closed_at is None else state
             refused = {p: why for p, why in sess.refused.items() if p in missing}
+            abandoned = [p for p, (kind, _) in self.store.session_ends(sid).items() if kind == "abandoned"]
             return RoundOut(session_id=sid, round=round, state=state, dropped=dropped, awaiting_recovery=awaiting,
-                            refused=refused,
+                            refused=refused, abandoned_by=abandoned[0] if abandoned else None,
                             received=list(row.received), missing=missing, opened_at=row.opened_at,
                             first_update_at=row.first_update_at, deadline_at=deadline, closed_at=row.closed_at,
                             close_reason=row.close_reason)
 
+    def end_session(self, sid: str, party: str, kind: str) -> SessionStatus:
+        """``party`` finished its training in ``sid`` ("finished") or abandoned it for a fresh run ("abandoned"):
+        recorded once, and the waiting parties are woken (an abandoned round never completes)."""
+        with self._lock:
+            sess = self._session(sid)
+            self._member(sess, party)
+            self.store.end_session(sid, party, kind, self._clock())
+            log.info("session %s: %s %s", sid, party, kind)
+            self.on_change()
+            return self._status_of(sid, sess)
+
+    def _status_of(self, sid: str, sess: _Session) -> SessionStatus:
+        ends = self.store.session_ends(sid)
+        last = self.store.last_updates(sid)
+        expected = list(sess.state.expected)
+        if any(kind == "abandoned" for kind, _ in ends.values()):
+            state = "abandoned"
+        elif all(ends.get(p, ("", 0.0))[0] == "finished" for p in expected):
+            state = "finished"
+        else:
+            state = "running"
+        current = self.round_info(sid, sess.state.number)
+        seen = [PartySeen(party=p, last_round=last[p][0] if p in last else None,
+                          last_update_at=last[p][1] if p in last else None,
+                          ended=ends[p][0] if p in ends else None) for p in expected]  # type: ignore[arg-type]
+        return SessionStatus(session_id=sid, combiner=sess.out.combiner, parties=expected, state=state,
+                             missing=current.missing if state == "running" else [], seen=seen,
+                             current_round=current,
+                             straggler_events=[StragglerEvent(round=n, closed_at=at, missing=list(m))
+                                               for n, at, m in self.store.straggler_events(sid)])
+
     def status(self) -> StatusOut:
-        """Every session's open round and straggler events."""
+        """Every session's state, who it waits for, each member's last update, and straggler events."""
         with self._lock:
             self._close_due(self._clock())
-            sessions = [
-                SessionStatus(
-                    session_id=sid, combiner=sess.out.combiner, parties=list(sess.state.expected),
-                    current_round=self.round_info(sid, sess.state.number),
-                    straggler_events=[StragglerEvent(round=n, closed_at=at, missing=list(m))
-                                      for n, at, m in self.store.straggler_events(sid)],
-                )
-                for sid, sess in self._sessions.items()
-            ]
+            sessions = [self._status_of(sid, sess) for sid, sess in self._sessions.items()]
         return StatusOut(protection=self.protection, parties=list(self.parties), sessions=sessions)
 
 

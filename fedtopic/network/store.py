@@ -60,6 +60,8 @@ CREATE TABLE IF NOT EXISTS vocabularies (
   PRIMARY KEY (session, party));
 CREATE TABLE IF NOT EXISTS nonces (
     nonce TEXT PRIMARY KEY, seen REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS session_ends (
+  session TEXT NOT NULL, party TEXT NOT NULL, kind TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY (session, party));
 """
 
 
@@ -174,6 +176,22 @@ class Store:
         """Every session as (id, spec, created_by, created_at), oldest first."""
         rows = self._read("SELECT id, spec, created_by, created_at FROM sessions ORDER BY created_at, id")
         return [(sid, json.loads(spec), by, at) for sid, spec, by, at in rows]
+
+    def end_session(self, session: str, party: str, kind: str, at: float) -> None:
+        """Record that ``party`` finished its training in ``session`` (``kind`` "finished") or abandoned it for a
+        fresh run ("abandoned"); the first word of a party stands."""
+        self._write([("INSERT OR IGNORE INTO session_ends VALUES (?, ?, ?, ?)", (session, party, kind, at))])
+
+    def session_ends(self, session: str) -> dict[str, tuple[str, float]]:
+        """party → (kind, at) of every party that finished or abandoned ``session``."""
+        rows = self._read("SELECT party, kind, at FROM session_ends WHERE session = ?", (session,))
+        return {party: (kind, at) for party, kind, at in rows}
+
+    def last_updates(self, session: str) -> dict[str, tuple[int, float]]:
+        """party → (its latest round with an update, when that update arrived) in ``session``."""
+        rows = self._read("SELECT party, MAX(number), MAX(received_at) FROM updates WHERE session = ? GROUP BY party",
+                          (session,))
+        return {party: (int(n), float(at)) for party, n, at in rows}
 
     # rounds and updates ----------------------------------------------------------
     def round(self, session: str, number: int) -> RoundRow | None:

@@ -19,12 +19,12 @@ from fedtopic.algorithms.lda.party import RoundReport
 from fedtopic.algorithms.lda.run_folder import write_party_model
 from fedtopic.consortium.config import ConsortiumConfig
 from fedtopic.crypto.card import card_of
+from fedtopic.errors import TrainingError
 from fedtopic.ledger.channel import ChainChannel
 from fedtopic.ledger.endpoint import chain_for, registry_of
 from fedtopic.node.async_loop import PartyLog, run_party
 from fedtopic.node.party_setup import prepare_party
 from fedtopic.node.roster import delay_rng
-from fedtopic.node.session_params import session_params
 from fedtopic.runs.history import FILE_NAME
 
 
@@ -41,14 +41,21 @@ def run_async_node(
     genesis_timeout: float = 600.0,
     say: Callable[[str], None] = print,
     on_round: Callable[[str, RoundReport, PartyLog], None] | None = None,
+    fresh: bool = False,
 ) -> dict[str, Any]:
     """Train party ``party_id`` to the end; returns (and writes to ``state_dir/model``) its summary."""
-    prepared = prepare_party(cfg, config_path, party_id, key_file=key_file, corpus=corpus, vocab=vocab, state_dir=state_dir)
+    prepared = prepare_party(cfg, config_path, party_id, key_file=key_file, corpus=corpus, vocab=vocab, state_dir=state_dir,
+                             fresh=fresh, say=say)
     data, party, index, state_dir = prepared.data, prepared.party, prepared.index, prepared.state_dir
     algo = cfg.algorithm
-    card = card_of(session_params(algo.name, algo.spec(), data.train.vocab))  # checked on every read (issue 28)
     channel = ChainChannel(chain_for(cfg, rpc), registry_of(cfg), prepared.keys, shape=(data.train.n_words, algo.topics),
-                           card=card)
+                           card=card_of(prepared.params))  # the card is checked on every read (issue 28)
+    checkpoint = state_dir / "checkpoint.npz"
+    published = channel.latest_round(party_id)
+    if not checkpoint.exists() and published is not None:
+        raise TrainingError(f"{party_id}'s channel already holds rounds 0..{published} of an earlier run, but {state_dir} "
+                            "has no checkpoint of it (moved or wiped?): put it back to resume; a new run needs new "
+                            "channels (`consortium deploy` of a new registry), since a channel's rounds only go up")
     lo, hi = algo.random_delay
     rng = delay_rng(algo.seed, index)
     say(f"party {party_id}: {data.train.n_docs:,} documents, {data.train.n_tokens:,} tokens from {data.source}; "
@@ -62,7 +69,7 @@ def run_async_node(
         delay=lambda: float(rng.uniform(lo, hi)) if hi > 0 else 0.0,
         on_round=on_round,
         genesis_timeout=genesis_timeout,
-        checkpoint=state_dir / "checkpoint.npz",
+        checkpoint=checkpoint,
         history=state_dir / FILE_NAME,
         algorithm=cfg.algorithm.name,
         say=say,

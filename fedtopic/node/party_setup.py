@@ -3,8 +3,10 @@ config), its documents, its untrained party and its state folder (``prepare_part
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from fedtopic.algorithms.lda.party import LDAParty
 from fedtopic.algorithms.registry import get_algorithm
@@ -13,6 +15,8 @@ from fedtopic.consortium.init import key_file_path
 from fedtopic.crypto.keys import PartyKeys, load_party_keys
 from fedtopic.errors import ConfigError
 from fedtopic.node.party_data import PartyData, load_party_data
+from fedtopic.node.session_params import session_params
+from fedtopic.node.state_folder import claim_state, set_aside
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,7 @@ class PreparedParty:
     party: LDAParty
     index: int
     state_dir: Path
+    params: dict[str, Any]  # what every party must agree on (``session_params``)
 
 
 def load_own_keys(cfg: ConsortiumConfig, config_path: Path, party_id: str, key_file: Path | None = None) -> PartyKeys:
@@ -37,14 +42,22 @@ def load_own_keys(cfg: ConsortiumConfig, config_path: Path, party_id: str, key_f
 
 
 def prepare_party(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, key_file: Path | None = None,
-                  corpus: Path | None = None, vocab: Path | None = None, state_dir: Path | None = None) -> PreparedParty:
-    """Check the key file, load the party's documents, build its LDA party; state goes to ``state/<party>`` by default."""
+                  corpus: Path | None = None, vocab: Path | None = None, state_dir: Path | None = None,
+                  fresh: bool = False, say: Callable[[str], None] = lambda _: None) -> PreparedParty:
+    """Check the key file, load the party's documents, build its party; state goes to ``state/<party>`` by default,
+    claimed for this run (``state_folder``): ``fresh`` sets an existing folder aside first."""
     keys = load_own_keys(cfg, config_path, party_id, key_file)
     state_dir = state_dir or config_path.parent / "state" / party_id
-    state_dir.mkdir(parents=True, exist_ok=True)
     data = load_party_data(cfg, party_id, corpus=corpus, vocab=vocab)
     index = cfg.party_ids.index(party_id)
     algorithm = get_algorithm(cfg.algorithm.name)
-    algorithm.check_data([data.train], cfg.algorithm.spec())
-    party = algorithm.party(party_id, index, data.train, cfg.algorithm.spec(), secret=keys.noise_secret)
-    return PreparedParty(keys=keys, data=data, party=party, index=index, state_dir=state_dir)
+    spec = cfg.algorithm.spec()
+    algorithm.check_data([data.train], spec)
+    params = session_params(algorithm.name, spec, data.train.vocab)
+    if fresh:
+        old = set_aside(state_dir)
+        if old is not None:
+            say(f"party {party_id}: set the earlier state aside in {old} (nothing deleted)")
+    claim_state(state_dir, params)
+    party = algorithm.party(party_id, index, data.train, spec, secret=keys.noise_secret)
+    return PreparedParty(keys=keys, data=data, party=party, index=index, state_dir=state_dir, params=params)

@@ -208,5 +208,6 @@ def sealed_session(client: AggregatorClient, ids: Sequence[str], keys: PartyKeys
         except AggregatorRejected as exc:
             if exc.code != "session_conflict":
                 raise
-        raise ConfigError(f"session {client.session!r} was opened by {info.created_by} with other settings: {what}")
+        raise ConfigError(f"session {client.session!r} was opened by {info.created_by} with other settings: {what} "
+                          "(if this is a new run of the consortium, start every node with `node run --fresh`)")
     return secrets

@@ -27,6 +27,17 @@ def write_arrays(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
     tmp.replace(path)
 
 
+def write_text_atomic(path: Path, text: str) -> None:
+    """``text`` to ``path``: temp file, fsync, rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    tmp.replace(path)
+
+
 def read_arrays(path: Path) -> dict[str, np.ndarray]:
     """Every array of ``path`` (no pickle); OSError or ValueError if it is not a readable .npz."""
     with np.load(path, allow_pickle=False) as npz:

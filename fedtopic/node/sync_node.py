@@ -14,7 +14,6 @@ from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.config import ConsortiumConfig
 from fedtopic.node.party_setup import prepare_party
 from fedtopic.node.session_names import default_session
-from fedtopic.node.session_params import session_params
 from fedtopic.node.sync_runtime import Connection, run_sync_party
 from fedtopic.runs.history import FILE_NAME, HistoryLine, latest_per_round, read_history
 
@@ -23,10 +22,10 @@ def run_sync_node(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
                   corpus: Path | None = None, vocab: Path | None = None, url: str | None = None,
                   state_dir: Path | None = None, session: str | None = None, round_timeout: float = 3600.0,
                   patience: float = 600.0, say: Callable[[str], None] = print,
-                  on_round: Callable[[HistoryLine], None] | None = None) -> dict[str, Any]:
+                  on_round: Callable[[HistoryLine], None] | None = None, fresh: bool = False) -> dict[str, Any]:
     """Train party ``party_id`` to the end; returns (and writes to ``state_dir/model``) its summary."""
     prepared = prepare_party(cfg, config_path, party_id, key_file=key_file, corpus=corpus, vocab=vocab,
-                             state_dir=state_dir)
+                             state_dir=state_dir, fresh=fresh, say=say)
     algorithm = get_algorithm(cfg.algorithm.name)
     party, data, spec = prepared.party, prepared.data, cfg.algorithm.spec()
     protection = cfg.aggregator.protection
@@ -34,14 +33,14 @@ def run_sync_node(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
     base = session or default_session(cfg)
     conn = Connection(url or cfg.aggregator.url, prepared.keys, cfg.party_ids,
                       [p.x25519_public_bytes for p in cfg.parties], protection, base,
-                      session_params(algorithm.name, spec, data.train.vocab), patience=patience,
+                      prepared.params, patience=patience,
                       round_timeout=round_timeout, key_bits=cfg.aggregator.key_bits, delta=cfg.aggregator.delta,
                       straggler_deadline_seconds=cfg.aggregator.straggler_deadline_seconds)
     say(f"party {party_id}: {data.train.n_docs:,} documents from {data.source}, {algorithm.name}, K = {spec.topics}, "
         f"protection {protection}; aggregator {conn.url}, sessions {base}-*; state in {prepared.state_dir}")
     history = prepared.state_dir / FILE_NAME
     run_sync_party(party, conn, algorithm=algorithm.name, state_dir=prepared.state_dir, history=history,
-                   vocab=data.train.vocab, on_round=on_round, say=say)
+                   vocab=data.train.vocab, on_round=on_round, say=say, fresh=fresh)
     run = PartyRun(party, spec, data.train, data.test, data.tokenizer, cfg.data.dataset or "own corpus",
                    len(cfg.parties), protection, latest_per_round(read_history(history)))
     return algorithm.write_party(prepared.state_dir / "model", run)

@@ -39,7 +39,8 @@ from fedtopic.network.client import AggregatorClient
 from fedtopic.node.channels import ChannelSession, open_channel, update_digest
 from fedtopic.node.count_channel import RoundFailed, open_counts_channel
 from fedtopic.node.protection import Secrets
-from fedtopic.node.state_file import read_arrays, write_arrays
+from fedtopic.node.run_session import resolve_run_session
+from fedtopic.node.state_file import read_arrays, write_arrays, write_text_atomic
 from fedtopic.runs.history import (
     TOP_WORDS,
     HistoryLine,
@@ -49,6 +50,7 @@ from fedtopic.runs.history import (
 )
 
 CHECKPOINT = "party-checkpoint.npz"
+SESSION_FILE = "session.txt"  # the base session id this party's run trains in (``run_session``)
 MAX_FAILED_ROUNDS = 100
 _FORMAT = "fedtopic-sync-checkpoint/1"
 _RUNTIME_KEY = "__runtime__"
@@ -186,21 +188,22 @@ class _Exchange:
 
 
 def _runtime_meta(party_id: str, algorithm: str, params: Mapping[str, Any], next_round: int,
-                  offsets: Mapping[str, int] | None = None) -> np.ndarray:
+                  offsets: Mapping[str, int] | None = None, session: str = "") -> np.ndarray:
     return np.array(json.dumps({"format": _FORMAT, "party": party_id, "algorithm": algorithm,
-                                "params": dict(params), "round": next_round, "offsets": dict(offsets or {})},
-                               sort_keys=True, default=str))
+                                "params": dict(params), "round": next_round, "offsets": dict(offsets or {}),
+                                "session": session}, sort_keys=True, default=str))
 
 
 def _restore(path: Path, party: FederatedParty, algorithm: str,
-             params: Mapping[str, Any]) -> tuple[int, dict[str, int]]:
-    """Restore ``party`` from ``path``; (the round to do next, the channels' round offsets: failed rounds redone).
-    One-line TrainingError when it does not fit."""
+             params: Mapping[str, Any]) -> tuple[int, dict[str, int], str | None]:
+    """Restore ``party`` from ``path``; (the round to do next, the channels' round offsets: failed rounds redone,
+    the base session it trained in: None for checkpoints from before generations). One-line TrainingError when it
+    does not fit."""
     try:
         arrays = read_arrays(path)
         meta = json.loads(str(arrays.pop(_RUNTIME_KEY)))
     except (OSError, ValueError, KeyError) as exc:
-        raise TrainingError(f"checkpoint {path} is unreadable ({exc}); move it away to start afresh") from None
+        raise TrainingError(f"checkpoint {path} is unreadable ({exc}); move it away (`node run --fresh` sets it aside) to start afresh") from None
     made_for = {"format": meta.get("format"), "party": meta.get("party"), "algorithm": meta.get("algorithm")}
     this = {"format": _FORMAT, "party": party.party_id, "algorithm": algorithm}
     changed = [f"{k} {made_for[k]!r} → {v!r}" for k, v in this.items() if made_for[k] != v]
@@ -210,26 +213,29 @@ def _restore(path: Path, party: FederatedParty, algorithm: str,
                 if old_params.get(k) != new_params.get(k)]
     if changed:
         raise TrainingError(f"checkpoint {path} was made for another run ({'; '.join(changed)}); move the state "
-                            "folder away to start afresh")
+                            "folder away (`node run --fresh` sets it aside) to start afresh")
     try:
         party.restore(arrays)
     except (ValueError, KeyError, TypeError) as exc:
-        raise TrainingError(f"checkpoint {path} does not fit this party ({exc}); move it away to start afresh") \
+        raise TrainingError(f"checkpoint {path} does not fit this party ({exc}); move it away (`node run --fresh` sets it aside) to start afresh") \
             from None
-    return int(meta["round"]), {str(k): int(v) for k, v in meta.get("offsets", {}).items()}
+    return (int(meta["round"]), {str(k): int(v) for k, v in meta.get("offsets", {}).items()},
+            meta.get("session") or None)
 
 
 def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, state_dir: Path | None = None,
                    history: Path | None = None, vocab: Sequence[str] | None = None,
                    on_round: Callable[[HistoryLine], None] | None = None,
-                   say: Callable[[str], None] = lambda _: None, compute_lock: Any = None) -> list[HistoryLine]:
+                   say: Callable[[str], None] = lambda _: None, compute_lock: Any = None,
+                   fresh: bool = False) -> list[HistoryLine]:
     """Run ``party`` to the end through the aggregator of ``conn``; the history lines this process wrote.
 
     ``state_dir``: checkpoints and persisted updates (None: no crash recovery, as in a one-process simulation);
     ``history``: the JSON-lines file to append to; ``vocab``: the words, for the history's top words;
     ``compute_lock``: a lock shared by the parties of one process, held while a party computes and released
     while it waits in an exchange, so that parties never compute at the same time and every phase is timed
-    alone (Table 4's timing, the mask benchmark)."""
+    alone (Table 4's timing, the mask benchmark); ``fresh``: this party's state was set aside for a new run, so
+    a generation that holds its updates is abandoned (``run_session``)."""
     if conn.keys.party_id != party.party_id:
         raise TrainingError(f"the key file is {conn.keys.party_id}'s, the party is {party.party_id}")
     n = len(conn.ids)
@@ -237,10 +243,20 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
     early = list(setup_of(n)) if setup_of is not None else list(party.channels(n))
     ckpt = None if state_dir is None else state_dir / CHECKPOINT
     start, resumed, offsets = 0, ckpt is not None and ckpt.exists(), {}
+    base: str | None = None
     if resumed:
         assert ckpt is not None
-        start, offsets = _restore(ckpt, party, algorithm, conn.params)
+        start, offsets, base = _restore(ckpt, party, algorithm, conn.params)
         say(f"{party.party_id}: resumed at round {start}")
+    chosen = None if state_dir is None else state_dir / SESSION_FILE  # written before anything is sent
+    if base is None and chosen is not None and chosen.is_file():
+        base = chosen.read_text(encoding="utf-8").strip() or None
+    if base is None:
+        base = conn.session if resumed else resolve_run_session(
+            lambda sid: AggregatorClient(conn.url, conn.keys, sid, patience=conn.patience), conn.session,
+            early[0].name, party.party_id, conn.params, fresh=fresh, say=say)
+        if chosen is not None:
+            write_text_atomic(chosen, base)
     keep = frozenset(c.name for c in early) if setup_of is not None else frozenset()
     pending = _Pending(None if state_dir is None else state_dir / "pending", keep)
     writer = None if history is None else HistoryWriter(history, resumed=resumed)
@@ -253,7 +269,7 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
         if ckpt is not None:
             now = {name: int(getattr(ch, "offset", 0)) for name, ch in sessions.items()}
             write_arrays(ckpt, party.state() | {_RUNTIME_KEY: _runtime_meta(party.party_id, algorithm, conn.params,
-                                                                             round_box[0], now)})
+                                                                             round_box[0], now, base)})
             pending.clear()
 
     def checkpoint_mid_round() -> None:
@@ -272,7 +288,7 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
             for channel in channels:
                 if channel.name in sessions:
                     raise TrainingError(f"{algorithm}: two channels are named {channel.name!r}")
-                client = stack.enter_context(AggregatorClient(conn.url, conn.keys, f"{conn.session}-{channel.name}",
+                client = stack.enter_context(AggregatorClient(conn.url, conn.keys, f"{base}-{channel.name}",
                                                               patience=conn.patience))
                 if channel.kind == "counts":
                     ch, secrets[0] = open_counts_channel(
@@ -321,4 +337,6 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
             lines.append(line)
             if on_round is not None:
                 on_round(line)
+        for session in sessions.values():  # the aggregator's /status then says the session finished
+            session.client.finished()
     return lines

@@ -27,6 +27,7 @@ _PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding fedtop
 def _check_free(port: int) -> None:
     """NetworkError in one line if 127.0.0.1:``port`` is taken (the child would die with a log line only)."""
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn: a port in TIME_WAIT is free
         try:
             s.bind(("127.0.0.1", port))
         except OSError as exc:

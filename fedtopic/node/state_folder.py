@@ -1,0 +1,63 @@
+"""A node's state folder says what run it belongs to, and a fresh start sets the old one aside, never deletes it.
+
+Leftover state gave cryptic errors (issue 28): a folder switched from dafed-lda to csfed-lda reported a missing
+persisted update, a changed ``--vocab`` a "corrupt" checkpoint. Now the folder holds ``run.json``: the algorithm
+and the session params every party agrees on (``node/session_params.py``: K, iterations, seed, options, the
+ordered vocabulary's sha256). A node whose run differs stops at once with one line naming what changed and how to
+start afresh; ``node run --fresh`` renames the folder to ``<folder>.old-<UTC time>`` and starts empty.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from fedtopic.errors import TrainingError
+
+MANIFEST = "run.json"
+
+
+def set_aside(state_dir: Path) -> Path | None:
+    """Rename a non-empty ``state_dir`` to ``<name>.old-<UTC time>`` (a new name every second); where it went."""
+    if not state_dir.is_dir() or not any(state_dir.iterdir()):
+        return None
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target = state_dir.with_name(f"{state_dir.name}.old-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = state_dir.with_name(f"{state_dir.name}.old-{stamp}-{n}")
+    state_dir.rename(target)
+    return target
+
+
+def _changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    def short(v: Any) -> str:
+        text = repr(v)
+        return text[:14] + "…" if len(text) > 18 else text
+
+    keys = sorted(set(old) | set(new), key=lambda k: (k not in ("algorithm", "vocab_sha256"), k))
+    return ", ".join(f"{k} {short(old.get(k))} → {short(new.get(k))}" for k in keys if old.get(k) != new.get(k))
+
+
+def claim_state(state_dir: Path, params: Mapping[str, Any]) -> None:
+    """Create ``state_dir`` for the run ``params`` describes, or check that it holds that run's state (TrainingError
+    in one line otherwise). A folder from before manifests is taken as it is (its checkpoint still checks itself)."""
+    path = state_dir / MANIFEST
+    wanted = json.loads(json.dumps(dict(params), sort_keys=True, default=str))
+    if path.is_file():
+        try:
+            held = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            held = {}
+        if held != wanted:
+            raise TrainingError(f"{state_dir} holds the state of another run ({_changes(held, wanted) or 'unreadable'}"
+                                f" since); `node run --fresh` sets it aside and starts afresh, or give another --state")
+        return
+    state_dir.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(wanted, sort_keys=True, indent=1), encoding="utf-8")
+    tmp.replace(path)
