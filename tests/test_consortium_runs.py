@@ -4,6 +4,7 @@ deletes it), a state folder of another run is refused in one line, and abandonin
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -84,3 +85,20 @@ def test_a_party_that_abandons_a_session_stops_the_ones_waiting_in_it(tmp_path):
     assert waiting["p2"].returncode == 2 and len(errors) == 1, text[-2000:]
     assert "p1 left session" in errors[0] and "--fresh" in errors[0]
     assert any(s["state"] == "abandoned" for s in status.values())
+
+
+def test_sync_nodes_say_whom_they_went_on_without(tmp_path):
+    """p3 never comes: after the consortium's straggler deadline every round goes on without it, and each node's
+    summary and last line say so (the aggregator's /status names it as missing while it runs)."""
+    config, cfg = make_consortium(tmp_path / "c", protection="none", deadline=2.0, iterations=2)
+    logs = {p: tmp_path / f"{p}.log" for p in ("p1", "p2")}
+    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as agg:
+        procs = {p: node_process(config, p, agg.url, logs[p]) for p in logs}
+        outs = {p: proc.communicate(timeout=240)[0] for p, proc in procs.items()}
+        status = _status(agg.url)
+    for p, out in outs.items():
+        assert procs[p].returncode == 0, logs[p].read_text()[-2000:]
+        summary = json.loads(out)
+        assert summary["rounds_without"] == {"p3": summary["rounds"]} and summary["straggler_deadline_seconds"] == 2.0
+    assert all(seen["last_round"] is None for s in status.values() for seen in s["seen"] if seen["party"] == "p3")
+    assert all(s["state"] == "running" and "p3" in s["missing"] for s in status.values())  # p3 never finished

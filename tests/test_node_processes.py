@@ -20,9 +20,9 @@ pytestmark = pytest.mark.xdist_group("node-processes")
 ITERATIONS = 12
 
 
-def _node(config: Path, party: str, log: Path) -> subprocess.Popen:
+def _node(config: Path, party: str, log: Path, *extra: str) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "fedtopic.cli.main", "node", "run", "--config", str(config), "--party", party, "--format", "json",
-           "--genesis-timeout", "240"]
+           "--genesis-timeout", "240", *extra]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=open(log, "w"), text=True, env={"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"})
 
 
@@ -112,3 +112,44 @@ def test_dafed_nodes_wait_out_a_chain_outage_at_every_place_in_the_loop(tmp_path
                 proc.kill()
                 proc.wait(30)
         chain.stop()
+
+
+@pytest.mark.parametrize("mode", ["go-on", "wait"])
+def test_a_dead_peer_is_reported_and_the_nodes_go_on_or_wait_as_told(tmp_path, mode):
+    """p2 killed -9 at round 1: with go-on, p1 and p3 say so, record it in their history and summary, and finish;
+    with --if-behind wait, they wait for it and stop with one line once their patience is spent. Before, they
+    trained 80 rounds on p2's round-0 counts without a word."""
+    init = init_consortium(3, tmp_path / "c", seed=9)
+    cfg = load_consortium(init.config_path)
+    algorithm = cfg.algorithm.model_copy(update={"topics": 5, "iterations": 30, "random_delay": (0.0, 0.05)})
+    save_consortium(cfg.model_copy(update={"algorithm": algorithm, "data": cfg.data.model_copy(update={"dataset": "synthetic"})}),
+                    init.config_path)
+    chain = start_chain_up()
+    procs: dict[str, subprocess.Popen] = {}
+    try:
+        assert main(["consortium", "deploy", str(init.config_path), "--rpc", chain.url]) == 0
+        logs = {p: tmp_path / f"{p}.log" for p in ("p1", "p2", "p3")}
+        flags = ("--behind-rounds", "3", "--behind-seconds", "600", "--if-behind", mode, "--patience", "10")
+        procs = {p: _node(init.config_path, p, logs[p], *flags) for p in logs}
+        _wait_for(lambda: "round 1 " in logs["p2"].read_text(), 240, "p2 to reach round 1")
+        procs["p2"].send_signal(signal.SIGKILL)
+        procs["p2"].wait(30)
+        outs = {p: procs[p].communicate(timeout=300)[0] for p in ("p1", "p3")}
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(30)
+        chain.stop()
+    for p in ("p1", "p3"):
+        text = logs[p].read_text()
+        if mode == "go-on":
+            summary = json.loads(outs[p])
+            assert procs[p].returncode == 0 and summary["if_behind"] == "go-on", text[-2000:]
+            assert summary["peers_behind"]["p2"] > 3 and "going on with their last counts" in text
+            rows = [json.loads(line) for line in (tmp_path / "c" / "state" / p / "history.jsonl").read_text().splitlines()]
+            assert any("p2" in row["extra"].get("behind", {}) for row in rows)
+        else:
+            errors = [line for line in text.splitlines() if line.startswith("error:")]
+            assert procs[p].returncode == 2 and len(errors) == 1, text[-2000:]
+            assert "waited" in errors[0] and "p2" in errors[0] and "did not come back" in errors[0]

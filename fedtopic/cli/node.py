@@ -36,6 +36,9 @@ def run_command(
     url: Annotated[Optional[str], typer.Option(help="csfed-lda: aggregator URL (default: aggregator.url of the config)")] = None,
     session: Annotated[Optional[str], typer.Option(help="csfed-lda: training session id (default: derived from the config)")] = None,
     round_timeout: Annotated[float, typer.Option(help="csfed-lda: seconds to wait for one round's aggregate")] = 3600.0,
+    behind_rounds: Annotated[int, typer.Option(min=1, help="dafed-lda: a peer more rounds behind this party than this is reported (status line, history, summary)")] = 10,
+    behind_seconds: Annotated[float, typer.Option(min=1.0, help="dafed-lda: a peer with no new round for this long is reported likewise")] = 300.0,
+    if_behind: Annotated[str, typer.Option(help="dafed-lda: go-on (train on with the peer's last counts, said once) or wait (pause until it is back, at most --patience seconds); synchronous algorithms go on without a late party only after the consortium's aggregator.straggler_deadline_seconds")] = "go-on",
     fresh: Annotated[bool, typer.Option("--fresh", help="start a new run: set this party's state folder aside (renamed <folder>.old-<time>, never deleted); synchronous algorithms also leave an unfinished earlier session for a new one")] = False,
     patience: Annotated[float, typer.Option(min=0.0, help="seconds to keep retrying an unreachable aggregator or chain (it may be restarting), at every place in the loop")] = 600.0,
     fmt: FormatOption = OutputFormat.text,
@@ -66,9 +69,14 @@ def run_command(
 
         total = algorithm.rounds(cfg.algorithm.spec())
         summary = run_sync_node(cfg, config, party, **common, on_round=lambda line: say(round_line(line, total)))
-        _finish(summary, fmt, f"party {party}: {summary['rounds']} rounds, {algorithm.headline(summary)}")
+        without = summary.get("rounds_without") or {}
+        lagged = "" if not without else "; went on without " + ", ".join(
+            f"{p} in {n} round{'s' * (n != 1)}" for p, n in sorted(without.items())) + \
+            f" (straggler deadline {summary['straggler_deadline_seconds']:g} s)"
+        _finish(summary, fmt, f"party {party}: {summary['rounds']} rounds, {algorithm.headline(summary)}{lagged}")
         return
 
+    from fedtopic.node.async_loop import Liveness
     from fedtopic.node.async_node import run_async_node
 
     def on_round(pid: str, report: RoundReport, log: PartyLog) -> None:
@@ -76,8 +84,12 @@ def run_command(
         spent = "" if report.epsilon is None else f"; ε spent {report.epsilon:.4g}"
         say(f"{pid} round {report.round} ({report.sweeps}/{cfg.algorithm.iterations} sweeps) staleness {stale or '-'}{spent}")
 
+    if if_behind not in ("go-on", "wait"):
+        raise ConfigError(f"--if-behind is go-on or wait, not {if_behind!r}")
+    liveness = Liveness(rounds=behind_rounds, seconds=behind_seconds, wait=if_behind == "wait", wait_limit=patience)
     summary = run_async_node(cfg, config, party, key_file=key, corpus=corpus, vocab=vocab, rpc=rpc, state_dir=state,
-                             genesis_timeout=genesis_timeout, say=say, on_round=on_round)
+                             genesis_timeout=genesis_timeout, say=say, on_round=on_round, fresh=fresh,
+                             liveness=liveness)
     _report(summary, party, fmt)
 
 
@@ -106,8 +118,12 @@ def _report(summary: dict, party: str, fmt: OutputFormat) -> None:
         print_json(summary)
         return
     stopped = f" ({summary['stopped_by']})" if "stopped_by" in summary else ""
+    behind = summary.get("peers_behind") or {}
+    lagged = "" if not behind else (
+        f"; {'waited for' if summary.get('if_behind') == 'wait' else 'went on without waiting for'} "
+        + ", ".join(f"{p} (up to {n} rounds behind)" for p, n in sorted(behind.items())))
     stdout_console.print(f"party {party}: {summary['rounds']} rounds{stopped}, held-out perplexity "
-                         f"{summary['perplexity']:.1f}; its θ and the consortium's Φ in {summary['run']}")
+                         f"{summary['perplexity']:.1f}{lagged}; its θ and the consortium's Φ in {summary['run']}")
 
 
 def round_line(line: HistoryLine, total: int) -> str:

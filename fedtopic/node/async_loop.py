@@ -48,6 +48,51 @@ class PartyLog:
     comm_seconds: float = 0.0
     delay_seconds: float = 0.0
     stopped_by: str = ""
+    behind: dict[str, int] = field(default_factory=dict)  # peers that fell behind: the most rounds they lagged
+
+
+@dataclass(frozen=True)
+class Liveness:
+    """When a peer counts as behind, and what this party does about it.
+
+    ``rounds``: more rounds behind this party than this; ``seconds``: no new round for longer than this.
+    ``wait``: pause until every peer is within the limits again (at most ``wait_limit`` seconds, then stop with
+    one line); else go on, using the peer's last counts (DAFed reads whatever is latest), and say so."""
+
+    rounds: int = 10
+    seconds: float = 300.0
+    wait: bool = False
+    wait_limit: float = 600.0
+
+
+class _PeerClock:
+    """Each readable peer's latest round and when it last changed (this process's monotonic clock)."""
+
+    def __init__(self, peers: set[str]) -> None:
+        start = time.monotonic()
+        self.round = {p: 0 for p in peers}
+        self.changed = {p: start for p in peers}
+
+    def see(self, snapshots: list) -> None:
+        now = time.monotonic()
+        for s in snapshots:
+            if s.party in self.round and s.round != self.round[s.party]:
+                self.round[s.party], self.changed[s.party] = s.round, now
+
+    def behind(self, own_round: int, rule: Liveness) -> dict[str, tuple[int, float]]:
+        """peer → (rounds behind, seconds silent) for every peer beyond ``rule``'s limits."""
+        now = time.monotonic()
+        out = {}
+        for p, r in self.round.items():
+            lag, silent = own_round - r, now - self.changed[p]
+            if lag > rule.rounds or silent > rule.seconds:
+                out[p] = (lag, silent)
+        return out
+
+
+def describe_behind(behind: dict[str, tuple[int, float]]) -> str:
+    """"p2 12 rounds behind, silent 95 s; p3 …"."""
+    return "; ".join(f"{p} {lag} rounds behind, silent {silent:.0f} s" for p, (lag, silent) in sorted(behind.items()))
 
 
 RoundCallback = Callable[[str, RoundReport, PartyLog], None]
@@ -80,6 +125,7 @@ def run_party(
     history: Path | None = None,
     algorithm: str = "dafed-lda",
     say: Callable[[str], None] = lambda _: None,
+    liveness: Liveness = Liveness(),
 ) -> PartyLog:
     """Run party ``party`` until it or any party it reads reaches ``max_sweeps`` (or ``stop`` aborts it).
 
@@ -89,7 +135,8 @@ def run_party(
     ``checkpoint``: an .npz path; if it exists the party resumes from it, and it
     is rewritten around every publication so that a crash never publishes a
     round twice nor skips one. ``history``: the party's history file (one line
-    per round, ``fedtopic.runs.history``; ``algorithm`` names the run there).
+    per round, ``fedtopic.runs.history``; ``algorithm`` names the run there). ``liveness``: when a peer counts
+    as behind (said on the status line and in the history) and whether to wait for it (issue 28).
     """
     log = PartyLog(party.party_id)
     budget = max_sweeps
@@ -132,9 +179,33 @@ def run_party(
     wait_for_genesis(transport, readable - {party.party_id}, timeout=genesis_timeout)
     previous = party.own_counts()
     reads_before = transport.bytes_received()
+    clock, told = _PeerClock(readable - {party.party_id}), ""
     while not stop.is_set() and party.sweeps < max_sweeps:
         t0 = time.perf_counter()
         others = transport.read_latest()
+        clock.see(others)
+        behind = clock.behind(party.round, liveness)
+        waited_since = time.monotonic()
+        while behind and liveness.wait and not stop.is_set():
+            if not any(s.round * party.steps >= max_sweeps for s in others):  # a finished peer is never waited for
+                waited = time.monotonic() - waited_since
+                if waited > liveness.wait_limit:
+                    raise TrainingError(f"{party.party_id}: waited {waited:.0f} s for peers that fell behind "
+                                        f"({describe_behind(behind)}); they did not come back")
+                if int(waited) % 10 == 0:
+                    say(f"{party.party_id}: waiting for {describe_behind(behind)} (--if-behind wait)")
+                stop.wait(1.0)
+                others = transport.read_latest()
+                clock.see(others)
+                behind = clock.behind(party.round, liveness)
+            else:
+                break
+        if behind and describe_behind({p: (0, 0.0) for p in behind}) != told:
+            told = describe_behind({p: (0, 0.0) for p in behind})
+            say(f"{party.party_id}: {describe_behind(behind)}; going on with their last counts"
+                + ("" if liveness.wait else " (--if-behind wait waits for them)"))
+        for p, (lag, _) in behind.items():
+            log.behind[p] = max(log.behind.get(p, 0), lag)
         t1 = time.perf_counter()
         if any(s.round * party.steps >= max_sweeps for s in others):
             break
@@ -156,7 +227,9 @@ def run_party(
                 compute_s=t2 - t1, exchange_s=(t1 - t0) + (t4 - t3), wait_s=t3 - t2,
                 bytes_up=log.bytes_sent - sent_before, bytes_down=received_before_round - reads_before,
                 staleness=dict(report.staleness), epsilon=report.epsilon, quality=party.log_likelihood(),
-                quality_name="loglik_per_token", top_words=top, extra={"sweeps": report.sweeps}))
+                quality_name="loglik_per_token", top_words=top,
+                extra={"sweeps": report.sweeps} | ({"behind": {p: lag for p, (lag, _) in behind.items()}}
+                                                   if behind else {})))
         reads_before = transport.bytes_received()
         log.rounds, log.sweeps = report.round, report.sweeps
         log.staleness.extend(report.staleness.values())

@@ -22,7 +22,7 @@ from fedtopic.crypto.card import card_of
 from fedtopic.errors import TrainingError
 from fedtopic.ledger.channel import ChainChannel
 from fedtopic.ledger.endpoint import chain_for, registry_of
-from fedtopic.node.async_loop import PartyLog, run_party
+from fedtopic.node.async_loop import Liveness, PartyLog, run_party
 from fedtopic.node.party_setup import prepare_party
 from fedtopic.node.roster import delay_rng
 from fedtopic.runs.history import FILE_NAME
@@ -42,6 +42,7 @@ def run_async_node(
     say: Callable[[str], None] = print,
     on_round: Callable[[str, RoundReport, PartyLog], None] | None = None,
     fresh: bool = False,
+    liveness: Liveness = Liveness(),
 ) -> dict[str, Any]:
     """Train party ``party_id`` to the end; returns (and writes to ``state_dir/model``) its summary."""
     prepared = prepare_party(cfg, config_path, party_id, key_file=key_file, corpus=corpus, vocab=vocab, state_dir=state_dir,
@@ -74,6 +75,7 @@ def run_async_node(
         algorithm=cfg.algorithm.name,
         say=say,
         converge_tol=cfg.algorithm.spec().options["converge_tol"],
+        liveness=liveness,
     )
     party.absorb(channel.read_latest())
     return write_party_model(state_dir / "model", party, data.test, data.tokenizer, {
@@ -82,4 +84,6 @@ def run_async_node(
         "rounds": log.rounds, "stopped_by": log.stopped_by, "bytes_received": log.bytes_received,
         "comm_seconds_per_round": log.comm_seconds / max(log.rounds, 1),
         "mean_staleness": float(np.mean(log.staleness)) if log.staleness else 0.0,
+        "peers_behind": dict(log.behind), "if_behind": "wait" if liveness.wait else "go-on",
+        "behind_limits": {"rounds": liveness.rounds, "seconds": liveness.seconds},
     })

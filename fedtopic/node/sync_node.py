@@ -15,6 +15,7 @@ from fedtopic.consortium.config import ConsortiumConfig
 from fedtopic.node.party_setup import prepare_party
 from fedtopic.node.session_names import default_session
 from fedtopic.node.sync_runtime import Connection, run_sync_party
+from fedtopic.runs.folder import write_summary
 from fedtopic.runs.history import FILE_NAME, HistoryLine, latest_per_round, read_history
 
 
@@ -41,6 +42,24 @@ def run_sync_node(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
     history = prepared.state_dir / FILE_NAME
     run_sync_party(party, conn, algorithm=algorithm.name, state_dir=prepared.state_dir, history=history,
                    vocab=data.train.vocab, on_round=on_round, say=say, fresh=fresh)
+    rows = latest_per_round(read_history(history))
     run = PartyRun(party, spec, data.train, data.test, data.tokenizer, cfg.data.dataset or "own corpus",
-                   len(cfg.parties), protection, latest_per_round(read_history(history)))
-    return algorithm.write_party(prepared.state_dir / "model", run)
+                   len(cfg.parties), protection, rows)
+    summary = algorithm.write_party(prepared.state_dir / "model", run)
+    return _with_liveness(prepared.state_dir / "model", summary, rows, cfg.party_ids,
+                          cfg.aggregator.straggler_deadline_seconds)
+
+
+def _with_liveness(out: Path, summary: dict[str, Any], rows: list[dict[str, Any]], ids: list[str],
+                   deadline: float) -> dict[str, Any]:
+    """The summary (and summary.json) with the rounds whose aggregate went on without each late party: a
+    synchronous node waits for everyone until the consortium's straggler deadline, then goes on without them."""
+    without: dict[str, int] = {}
+    for row in rows:
+        if row.get("contributors") is not None:
+            for p in ids:
+                if p not in row["contributors"]:
+                    without[p] = without.get(p, 0) + 1
+    summary = summary | {"rounds_without": without, "straggler_deadline_seconds": deadline}
+    write_summary(out, {k: v for k, v in summary.items() if k != "run"})
+    return summary
