@@ -78,7 +78,7 @@ def main() -> None:
         fedtopic("consortium", "init", "--parties", str(args.parties), "--out", str(root))
         config = root / "consortium.toml"
         node = start_chain_up(data, engine=args.engine)
-        fedtopic("consortium", "deploy", str(config), "--rpc", node.url)
+        fedtopic("consortium", "deploy", str(config), "--rpc", node.url, *node.faucet_args)
         fedtopic("ledger", "audit", "--config", str(config), "--rpc", node.url)  # starts the incremental audit's state
         cfg = load_consortium(config)
         keys = {p: load_party_keys(key_file_path(root, p)) for p in cfg.party_ids}

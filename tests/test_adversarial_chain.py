@@ -20,7 +20,12 @@ from fedtopic.consortium.config import load_consortium
 from fedtopic.consortium.init import admin_key_path, init_consortium
 from fedtopic.ledger.contracts import REGISTRY
 from fedtopic.ledger.errors import TransactionRejected
-from fedtopic.ledger.local_nodes import ANVIL_BINARY, start_chain_up
+from fedtopic.ledger.local_nodes import (
+    ANVIL_BINARY,
+    ANVIL_FAUCET_KEY,
+    embedded_faucet_key,
+    start_chain_up,
+)
 from fedtopic.ledger.rpc import Signer, connect, contract_at
 
 pytestmark = [pytest.mark.adversarial, pytest.mark.xdist_group("node-processes")]
@@ -95,11 +100,12 @@ def test_no_well_known_key_controls_a_consortium_and_audit_flags_readers_outside
     chain = start_chain_up(engine=engine)
     try:
         bad_key = tmp_path / "dev.key"
-        bad_key.write_text(chain.faucet_key.hex())  # the engine's funded account, whose key everyone knows
+        well_known = ANVIL_FAUCET_KEY if engine == "anvil" else embedded_faucet_key()
+        bad_key.write_text(well_known.hex())  # the engine's development account, whose key everyone knows
         assert main(["consortium", "deploy", str(init.config_path), "--rpc", chain.url, "--admin-key",
                      str(bad_key)]) == 2
         assert "well-known development key" in capsys.readouterr().err
-        assert main(["consortium", "deploy", str(init.config_path), "--rpc", chain.url]) == 0
+        assert main(["consortium", "deploy", str(init.config_path), "--rpc", chain.url, *chain.faucet_args]) == 0
         cfg = load_consortium(init.config_path)
         w3 = connect(chain.url)
         registry = contract_at(w3, REGISTRY, cfg.chain.registry)
@@ -152,7 +158,12 @@ def test_without_dev_the_chain_signs_for_no_one(tmp_path):
             answer = _rpc(chain.url, "eth_sendTransaction", [tx])
             assert answer["error"]["code"] == -32601 and "eth_sendRawTransaction" in answer["error"]["message"]
         assert _rpc(chain.url, "eth_sign", [someone, "0x00"])["error"]["code"] == -32601
-        assert connect(chain.url).eth.get_balance(someone) == 0
+        w3 = connect(chain.url)
+        assert w3.eth.get_balance(someone) == 0
+        # its only funded account is its own faucet (DATA/faucet.key, mode 0600): the well-known test keys hold nothing
+        assert w3.eth.get_balance(Account.from_key(embedded_faucet_key()).address) == 0
+        assert chain.faucet_file is not None and chain.faucet_file.stat().st_mode & 0o077 == 0
+        assert w3.eth.get_balance(Account.from_key(chain.faucet_key).address) > 0
         assert len(_rpc(dev.url, "eth_accounts")["result"]) >= 1  # a --dev chain keeps its test accounts
     finally:
         chain.stop()
@@ -192,3 +203,21 @@ def test_a_read_of_any_gas_returns_within_its_cap_while_publications_go_on(tmp_p
     assert answers and all("time cap" in a["error"]["message"] for _, a in answers), answers[:3]
     # a loose bound (the cap is 1 s; three readers queue): before the fix one such read took minutes
     assert max(seconds for seconds, _ in answers) < 30 and publishing < 60
+
+
+def test_deploying_on_a_chain_without_dev_needs_its_faucet_and_says_so(tmp_path, capsys):
+    init = init_consortium(2, tmp_path / "c", seed=12)
+    chain = start_chain_up(tmp_path / "chain")
+    try:
+        assert main(["consortium", "deploy", str(init.config_path), "--rpc", chain.url]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "hold no gas" in err and "--faucet-key" in err and len(err.splitlines()) == 1
+        assert chain.faucet_file == tmp_path / "chain" / "faucet.key"
+        assert main(["consortium", "deploy", str(init.config_path), "--rpc", chain.url, *chain.faucet_args]) == 0
+    finally:
+        chain.stop()
+    again = start_chain_up(tmp_path / "chain")  # a restart keeps its faucet (and so its genesis)
+    try:
+        assert again.faucet_key == chain.faucet_key and connect(again.url).eth.block_number > 0
+    finally:
+        again.stop()

@@ -47,7 +47,7 @@ def test_deploy_publish_status_audit_revoke(tmp_path: Path, node: LocalNode, cap
     assert main(["consortium", "init", "--parties", "3", "--cp", str(cp), "--out", str(tmp_path / "c")]) == 0
     config = tmp_path / "c" / "consortium.toml"
     capsys.readouterr()
-    first = _json(capsys, ["consortium", "deploy", str(config), "--rpc", node.url, "--format", "json"])
+    first = _json(capsys, ["consortium", "deploy", str(config), "--rpc", node.url, *node.faucet_args, "--format", "json"])
     assert first["actions"] and not first["keys_pending"]
     assert load_consortium(config).chain.registry == first["registry"]
     again = _json(capsys, ["consortium", "deploy", str(config), "--format", "json"])

@@ -66,7 +66,7 @@ def test_dafed_parties_with_reordered_vocabularies_stop_naming_each_other(tmp_pa
     config = _consortium(tmp_path, "dafed-lda")
     chain = start_chain_up()
     try:
-        assert main(["consortium", "deploy", str(config), "--rpc", chain.url]) == 0
+        assert main(["consortium", "deploy", str(config), "--rpc", chain.url, *chain.faucet_args]) == 0
         results = _run(config, tmp_path)
     finally:
         chain.stop()

@@ -206,7 +206,7 @@ def test_dafed_nodes_with_dp_over_the_chain(tmp_path, capsys, engine):
     chain = start_chain_up(engine=engine)
     procs: dict[str, subprocess.Popen] = {}
     try:
-        assert main(["consortium", "deploy", str(init.config_path), "--rpc", chain.url]) == 0
+        assert main(["consortium", "deploy", str(init.config_path), "--rpc", chain.url, *chain.faucet_args]) == 0
         logs = {p: tmp_path / f"{p}.log" for p in ("p1", "p2", "p3")}
         procs = {p: _node(init.config_path, p, logs[p], "--genesis-timeout", "240") for p in logs}
         summaries = _finish(procs, logs)

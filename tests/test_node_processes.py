@@ -46,7 +46,7 @@ def test_three_node_processes_train_and_a_killed_node_resumes(tmp_path, capsys, 
     chain = start_chain_up(engine=engine)
     procs: dict[str, subprocess.Popen] = {}
     try:
-        assert main(["consortium", "deploy", str(init.config_path), "--rpc", chain.url]) == 0
+        assert main(["consortium", "deploy", str(init.config_path), "--rpc", chain.url, *chain.faucet_args]) == 0
         logs = {p: tmp_path / f"{p}.log" for p in ("p1", "p2", "p3")}
         procs = {p: _node(init.config_path, p, logs[p]) for p in logs}
         # kill p2 once it has published a few rounds, then restart it from its checkpoint
@@ -91,7 +91,7 @@ def test_dafed_nodes_wait_out_a_chain_outage_at_every_place_in_the_loop(tmp_path
     port = int(chain.url.rsplit(":", 1)[1])
     procs: dict[str, subprocess.Popen] = {}
     try:
-        assert main(["consortium", "deploy", str(init.config_path), "--rpc", chain.url]) == 0
+        assert main(["consortium", "deploy", str(init.config_path), "--rpc", chain.url, *chain.faucet_args]) == 0
         logs = {p: tmp_path / f"{p}.log" for p in ("p1", "p2", "p3")}
         procs = {p: _node(init.config_path, p, logs[p]) for p in logs}
         _wait_for(lambda: all("round 3 " in log.read_text() for log in logs.values()), 240, "every node at round 3")
@@ -127,7 +127,7 @@ def test_a_dead_peer_is_reported_and_the_nodes_go_on_or_wait_as_told(tmp_path, m
     chain = start_chain_up()
     procs: dict[str, subprocess.Popen] = {}
     try:
-        assert main(["consortium", "deploy", str(init.config_path), "--rpc", chain.url]) == 0
+        assert main(["consortium", "deploy", str(init.config_path), "--rpc", chain.url, *chain.faucet_args]) == 0
         logs = {p: tmp_path / f"{p}.log" for p in ("p1", "p2", "p3")}
         flags = ("--behind-rounds", "3", "--behind-seconds", "600", "--if-behind", mode, "--patience", "10")
         procs = {p: _node(init.config_path, p, logs[p], *flags) for p in logs}

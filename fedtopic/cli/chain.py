@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import secrets
 import signal
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from types import FrameType
@@ -13,6 +16,8 @@ import typer
 from fedtopic.ledger.call_guard import CALL_GAS_CAP, CALL_SECONDS
 from fedtopic.ledger.errors import LedgerError
 from fedtopic.ledger.server import ChainHTTPServer, ChainService
+
+FAUCET_FILE = "faucet.key"
 
 app = typer.Typer(help="Run a local EVM chain for a consortium.", no_args_is_help=True)
 
@@ -37,8 +42,9 @@ def up(
         return
     if engine != "embedded":
         raise LedgerError(f"unknown --engine {engine!r}: choose embedded or anvil")
+    faucet_path, faucet_key = (None, None) if dev else _faucet(data)
     service = ChainService(data, dev=dev, snapshot_every=snapshot_every, call_gas_cap=call_gas_cap,
-                           call_seconds=call_seconds)
+                           call_seconds=call_seconds, faucet_key=faucet_key)
     try:
         server = ChainHTTPServer(host, port, service, read_timeout=read_timeout)
     except OSError as exc:
@@ -52,14 +58,43 @@ def up(
     signal.signal(signal.SIGINT, stop)
     restored = (f", {service.snapshot_entries} transactions from the snapshot and {service.replayed} replayed from "
                 f"{data}" if service.snapshot_entries or service.replayed else "")
-    typer.echo(f"fedtopic chain up: serving {server.url} (chain id {service.chain.tester.backend.chain.chain_id}{restored})",
-               nl=True)
+    faucet = "" if faucet_path is None else f"; faucet key in {faucet_path}"
+    typer.echo(f"fedtopic chain up: serving {server.url} (chain id {service.chain.tester.backend.chain.chain_id}"
+               f"{restored}{faucet})", nl=True)
     try:
         server.serve_forever(poll_interval=0.2)
     finally:
         server.server_close()
         service.close()
         typer.echo("fedtopic chain up: stopped")
+
+
+def _faucet(data: Path | None) -> tuple[Path | None, bytes | None]:
+    """(file, key) of the faucet of a chain served without --dev: DATA/faucet.key (made at the first start, mode
+    0600), or a new one in a fresh temporary folder without --data. A data folder journaled before faucet keys keeps
+    eth-tester's well-known accounts (its genesis), said on stderr."""
+    if data is not None:
+        path = data / FAUCET_FILE
+        if path.is_file():
+            try:
+                key = bytes.fromhex(path.read_text(encoding="ascii").strip())
+            except ValueError:
+                key = b""
+            if len(key) != 32:
+                raise LedgerError(f"{path} is not a 32-byte hex private key")
+            return path, key
+        if data.is_dir() and any(data.glob("journal*.jsonl")):
+            typer.echo(f"fedtopic chain up: {data} was made before faucet keys: its funded accounts use eth-tester's "
+                       "well-known test keys (anyone can sign for them); start a new --data folder", err=True)
+            return None, None
+        data.mkdir(parents=True, exist_ok=True)
+    folder = data if data is not None else Path(tempfile.mkdtemp(prefix="fedtopic-chain-"))
+    path = folder / FAUCET_FILE
+    key = secrets.token_bytes(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as fh:
+        fh.write(key.hex() + "\n")
+    return path, key
 
 
 def _die_with_parent() -> None:

@@ -64,15 +64,20 @@ AdminKeyOpt = Annotated[
     typer.Option("--admin-key", help="File with the admin's (CA's) hex private key (default: keys/admin.key beside the config, written by `consortium init`)."),
 ]
 DevOpt = Annotated[bool, typer.Option("--dev", help="A throwaway local chain: a well-known development key may be the admin.")]
+FaucetOpt = Annotated[
+    Optional[Path],  # noqa: UP007
+    typer.Option("--faucet-key", help="File with the hex private key that pays the admin's and parties' gas (`chain up` without --dev writes DATA/faucet.key; default: a dev chain's well-known account)."),
+]
 
 
 def _deploy(config: Path, cfg: Any, rpc: str | None, admin_key_file: Path | None, fmt: OutputFormat,
-            dev: bool = False) -> None:
+            dev: bool = False, faucet_file: Path | None = None) -> None:
     from fedtopic.ledger.consortium_deploy import deploy_consortium
-    from fedtopic.ledger.endpoint import admin_key, chain_for
+    from fedtopic.ledger.endpoint import admin_key, chain_for, faucet_key
 
     w3 = chain_for(cfg, rpc)
-    result = deploy_consortium(cfg, config, w3, admin_key(w3, admin_key_file, config, dev=dev), rpc or cfg.chain.rpc)
+    result = deploy_consortium(cfg, config, w3, admin_key(w3, admin_key_file, config, dev=dev), rpc or cfg.chain.rpc,
+                               faucet_key(w3, faucet_file))
     lines = [f"registry {result.registry}"] + [f"  {a}" for a in result.actions]
     if not result.actions:
         lines.append("  nothing to change")
@@ -84,36 +89,36 @@ def _deploy(config: Path, cfg: Any, rpc: str | None, admin_key_file: Path | None
 
 @app.command("deploy")
 def deploy_command(config: ConfigArg, rpc: RpcOpt = None, admin_key_file: AdminKeyOpt = None, dev: DevOpt = False,
-                   fmt: FormatOption = OutputFormat.text) -> None:
+                   faucet_file: FaucetOpt = None, fmt: FormatOption = OutputFormat.text) -> None:
     """Deploy the registry and channels, apply CP and wrap channel keys; running it again changes nothing."""
     from fedtopic.consortium.config import load_consortium
 
-    _deploy(config, load_consortium(config), rpc, admin_key_file, fmt, dev)
+    _deploy(config, load_consortium(config), rpc, admin_key_file, fmt, dev, faucet_file)
 
 
 def _change(config: Path, owner: str, reader: str, allow: bool, rpc: str | None, admin_key_file: Path | None,
-            fmt: OutputFormat, dev: bool) -> None:
+            fmt: OutputFormat, dev: bool, faucet_file: Path | None) -> None:
     from fedtopic.consortium.config import load_consortium, save_consortium
     from fedtopic.ledger.consortium_deploy import change_cp
 
     cfg = change_cp(load_consortium(config), owner, reader, allow)
     save_consortium(cfg, config)
-    _deploy(config, cfg, rpc, admin_key_file, fmt, dev)
+    _deploy(config, cfg, rpc, admin_key_file, fmt, dev, faucet_file)
 
 
 @app.command("grant")
 def grant_command(config: ConfigArg, owner: Annotated[str, typer.Argument(help="Channel owner (party id).")],
                   reader: Annotated[str, typer.Argument(help="Party id that may read it.")],
                   rpc: RpcOpt = None, admin_key_file: AdminKeyOpt = None, dev: DevOpt = False,
-                  fmt: FormatOption = OutputFormat.text) -> None:
+                  faucet_file: FaucetOpt = None, fmt: FormatOption = OutputFormat.text) -> None:
     """Let READER read OWNER's channel (CP(owner, reader) = 1), in the config and on chain."""
-    _change(config, owner, reader, True, rpc, admin_key_file, fmt, dev)
+    _change(config, owner, reader, True, rpc, admin_key_file, fmt, dev, faucet_file)
 
 
 @app.command("revoke")
 def revoke_command(config: ConfigArg, owner: Annotated[str, typer.Argument(help="Channel owner (party id).")],
                    reader: Annotated[str, typer.Argument(help="Party id to remove.")],
                    rpc: RpcOpt = None, admin_key_file: AdminKeyOpt = None, dev: DevOpt = False,
-                   fmt: FormatOption = OutputFormat.text) -> None:
+                   faucet_file: FaucetOpt = None, fmt: FormatOption = OutputFormat.text) -> None:
     """Stop READER reading OWNER's channel: CP(owner, reader) = 0 and a new channel key READER never gets."""
-    _change(config, owner, reader, False, rpc, admin_key_file, fmt, dev)
+    _change(config, owner, reader, False, rpc, admin_key_file, fmt, dev, faucet_file)

@@ -57,12 +57,16 @@ def time_capped(seconds: float) -> Iterator[None]:
         _deadline[0] = None
 
 
-def gas_capped(params: Any, cap: int) -> Any:
+def gas_capped(params: Any, cap: int, default_from: str | None = None) -> Any:
     """``params`` of an eth_call / eth_estimateGas with the transaction's gas at most ``cap`` (set to ``cap`` when
-    absent: eth-tester would give it the whole block). Malformed params pass unchanged for the chain to refuse."""
+    absent: eth-tester would give it the whole block) and, without a ``from``, ``default_from`` (a funded account:
+    py-evm checks that the sender can pay for the gas, even in a call). Malformed params pass unchanged for the
+    chain to refuse."""
     if not isinstance(params, list) or not params or not isinstance(params[0], dict):
         return params
     tx = dict(params[0])
+    if default_from is not None and not tx.get("from"):
+        tx["from"] = default_from
     try:
         asked = int(tx["gas"], 16) if isinstance(tx.get("gas"), str) else int(tx.get("gas", cap))
     except (TypeError, ValueError):

@@ -18,7 +18,6 @@ from fedtopic.consortium.init import key_file_path
 from fedtopic.crypto.keys import load_party_keys
 from fedtopic.errors import ConfigError
 from fedtopic.ledger.deploy import PartySpec, ensure_consortium, fund_accounts
-from fedtopic.ledger.endpoint import dev_faucet_key, is_dev_chain
 from fedtopic.ledger.keys import ensure_channel_key
 from fedtopic.ledger.rpc import Signer
 
@@ -33,20 +32,28 @@ class DeployResult:
     keys_pending: list[str]
 
 
-def deploy_consortium(cfg: ConsortiumConfig, config_path: Path, w3: Web3, admin_key: bytes, rpc_url: str) -> DeployResult:
+def deploy_consortium(cfg: ConsortiumConfig, config_path: Path, w3: Web3, admin_key: bytes, rpc_url: str,
+                      faucet: bytes | None = None) -> DeployResult:
     """Deploy or update the consortium described by ``cfg`` and record registry and endpoint in the config file.
 
-    On a local dev chain its well-known faucet pays gas for the admin and the parties; it never administers."""
+    ``faucet`` (a funded key: `chain up`'s DATA/faucet.key, a dev chain's well-known account) tops up the admin's
+    and the parties' gas; it never administers. Without one, everyone must already hold gas (else one line)."""
     registry = cfg.chain.registry
     if registry is not None and not w3.eth.get_code(Web3.to_checksum_address(registry)):
         raise ConfigError(f"chain.registry {registry} has no contract on the chain at {rpc_url} (wrong chain?)")
     admin = Signer(w3, admin_key)
     specs = [PartySpec(p.id, p.address, p.x25519_public_bytes) for p in cfg.parties]
     actions = []
-    if is_dev_chain(w3):
-        faucet = Signer(w3, dev_faucet_key(w3))
-        actions = fund_accounts(faucet, [admin.address] * (admin.address != faucet.address)
-                                + [p.address for p in cfg.parties])
+    payees = [admin.address] + [p.address for p in cfg.parties]
+    if faucet is not None:
+        payer = Signer(w3, faucet)
+        actions = fund_accounts(payer, [a for a in payees if a != payer.address])
+    else:
+        broke = [a for a in payees if w3.eth.get_balance(Web3.to_checksum_address(a)) == 0]
+        if broke:
+            raise ConfigError(f"{len(broke)} of the admin and parties hold no gas ({', '.join(broke[:3])}"
+                              f"{', …' if len(broke) > 3 else ''}): give --faucet-key FILE (`chain up` writes "
+                              "DATA/faucet.key) or fund them on your chain")
     dep = ensure_consortium(admin, specs, {o: list(cfg.readers_of(o)) for o in cfg.party_ids}, registry)
     actions += dep.actions
     pending = []

@@ -20,6 +20,7 @@ from typing import Any
 
 import eth_tester.backends.pyevm.main as pyevm_backend
 from eth.exceptions import TransactionNotFound as IndexMiss
+from eth_keys.datatypes import PrivateKey
 from eth_tester import EthereumTester, PyEVMBackend
 from web3 import Web3
 from web3.providers.eth_tester import EthereumTesterProvider
@@ -81,19 +82,25 @@ class LimitedTesterProvider(EthereumTesterProvider):
 
 
 class EmbeddedChain:
-    """A fresh py-evm chain with a raised block gas limit and ``FAUCET_ACCOUNTS`` funded genesis accounts."""
+    """A fresh py-evm chain with a raised block gas limit and funded genesis accounts: ``FAUCET_ACCOUNTS`` of
+    eth-tester's well-known test mnemonic (a development chain), or the one account of ``faucet_key`` (a chain
+    served without --dev, whose faucet only its operator holds)."""
 
-    def __init__(self, gas_limit: int = EMBEDDED_GAS_LIMIT) -> None:
+    def __init__(self, gas_limit: int = EMBEDDED_GAS_LIMIT, faucet_key: bytes | None = None) -> None:
         params = PyEVMBackend.generate_genesis_params(overrides={"gas_limit": gas_limit})
-        state = PyEVMBackend.generate_genesis_state(num_accounts=FAUCET_ACCOUNTS)
+        if faucet_key is None:
+            state = PyEVMBackend.generate_genesis_state(num_accounts=FAUCET_ACCOUNTS)
+        else:
+            state = pyevm_backend.generate_genesis_state_for_keys([PrivateKey(faucet_key)])
         self.backend = PyEVMBackend(genesis_parameters=params, genesis_state=state)
         self.tester = EthereumTester(self.backend)
         self.provider = LimitedTesterProvider(self.tester)
+        self._faucet_key = faucet_key
 
     @property
     def faucet_key(self) -> bytes:
-        """Private key of the first funded genesis account (deterministic, eth-tester's test mnemonic)."""
-        return self.backend.account_keys[0].to_bytes()
+        """Private key of the first funded genesis account (eth-tester's test mnemonic unless one was given)."""
+        return self._faucet_key if self._faucet_key is not None else self.backend.account_keys[0].to_bytes()
 
     def web3(self) -> Web3:
         """A Web3 bound to this chain."""

@@ -46,14 +46,27 @@ def well_known_addresses() -> frozenset[str]:
     return frozenset(tester | set(DEV_ADDRESSES) | {Account.from_key(ANVIL_FAUCET_KEY).address.lower()})
 
 
-def _read_key(path: Path) -> bytes:
+def _read_key(path: Path, what: str = "admin key file") -> bytes:
     try:
         key = bytes.fromhex(path.read_text(encoding="utf-8").strip().removeprefix("0x"))
     except (OSError, ValueError) as exc:
-        raise ConfigError(f"admin key file {path}: cannot read a hex private key ({exc})") from None
+        raise ConfigError(f"{what} {path}: cannot read a hex private key ({exc})") from None
     if len(key) != 32:
-        raise ConfigError(f"admin key file {path}: a private key is 32 bytes, found {len(key)}")
+        raise ConfigError(f"{what} {path}: a private key is 32 bytes, found {len(key)}")
     return key
+
+
+def faucet_key(w3: Web3, key_file: Path | None) -> bytes | None:
+    """The key that pays the admin's and the parties' gas: ``key_file`` (`chain up` without --dev writes
+    DATA/faucet.key), else a local dev chain's well-known funded account if it still has funds, else None."""
+    if key_file is not None:
+        return _read_key(key_file, "faucet key file")
+    if not is_dev_chain(w3):
+        return None
+    from eth_account import Account
+
+    key = dev_faucet_key(w3)
+    return key if w3.eth.get_balance(Account.from_key(key).address) > 0 else None
 
 
 def admin_key(w3: Web3, key_file: Path | None, config_path: Path | None = None, *, dev: bool = False) -> bytes:

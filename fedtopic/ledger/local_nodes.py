@@ -41,6 +41,12 @@ class LocalNode:
     url: str
     process: subprocess.Popen
     faucet_key: bytes
+    faucet_file: Path | None = None  # a chain without --dev: the file holding faucet_key (give it to deploy)
+
+    @property
+    def faucet_args(self) -> tuple[str, ...]:
+        """``--faucet-key FILE`` for `consortium deploy` on this chain (nothing on a dev chain)."""
+        return () if self.faucet_file is None else ("--faucet-key", str(self.faucet_file))
 
     def stop(self, timeout: float = 20.0) -> int:
         """SIGTERM the node (by PID), wait, SIGKILL if it does not stop; return its exit code."""
@@ -88,7 +94,14 @@ def start_chain_up(data_dir: Path | None = None, *, dev: bool = False, extra: tu
         proc.kill()
         err = proc.stderr.read() if proc.stderr else ""
         raise ChainUnreachable(f"fedtopic chain up did not start: {line.strip()} {err.strip()[-500:]}")
-    return LocalNode(match.group(1), proc, ANVIL_FAUCET_KEY if engine == "anvil" else embedded_faucet_key())
+    faucet = re.search(r"faucet key in (\S+)\)", line)
+    if engine == "anvil":
+        key = ANVIL_FAUCET_KEY
+    elif faucet is not None:  # a chain without --dev: its own faucet, which only its operator (here: us) holds
+        key = bytes.fromhex(Path(faucet.group(1)).read_text(encoding="ascii").strip())
+    else:
+        key = embedded_faucet_key()
+    return LocalNode(match.group(1), proc, key, None if faucet is None else Path(faucet.group(1)))
 
 
 def start_anvil(binary: Path = ANVIL_BINARY) -> LocalNode:

@@ -36,6 +36,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from eth_account import Account
 from eth_tester.exceptions import TransactionFailed
 from eth_tester.exceptions import ValidationError as TesterValidationError
 from eth_utils import ValidationError as EVMValidationError
@@ -127,11 +128,14 @@ class ChainService:
 
     def __init__(self, data_dir: Path | None = None, *, dev: bool = False,
                  snapshot_every: int = SNAPSHOT_EVERY, call_gas_cap: int = CALL_GAS_CAP,
-                 call_seconds: float = CALL_SECONDS) -> None:
+                 call_seconds: float = CALL_SECONDS, faucet_key: bytes | None = None) -> None:
+        """``faucet_key``: the one funded genesis account's key (a chain without --dev: only its operator can pay
+        gas); None: eth-tester's well-known test accounts (--dev, and data folders from before faucet keys)."""
         self.dev = dev
         self.call_gas_cap, self.call_seconds = call_gas_cap, call_seconds
         call_guard.install()
-        self.chain = EmbeddedChain()
+        self.chain = EmbeddedChain(faucet_key=faucet_key)
+        self._caller = Account.from_key(self.chain.faucet_key).address  # a call without "from" is the faucet's
         w3 = Web3(self.chain.provider)
         self._call = self.chain.provider.request_func(w3, w3.middleware_onion)
         self._lock = WritesFirstLock()
@@ -303,7 +307,7 @@ class ChainService:
         try:
             if method in SIMULATED_CALLS:
                 with call_guard.time_capped(self.call_seconds):
-                    response = self._call(method, call_guard.gas_capped(params, self.call_gas_cap))
+                    response = self._call(method, call_guard.gas_capped(params, self.call_gas_cap, self._caller))
             else:
                 response = self._call(method, params)
         except TransactionFailed as exc:
