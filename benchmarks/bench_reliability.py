@@ -36,6 +36,7 @@ from fedtopic.consortium.config import load_consortium, save_consortium  # noqa:
 from fedtopic.consortium.init import init_consortium  # noqa: E402
 from fedtopic.crypto.codec import HEADER, encode_counts  # noqa: E402
 from fedtopic.crypto.keys import load_party_keys  # noqa: E402
+from fedtopic.ledger.local_nodes import start_chain_up  # noqa: E402
 from fedtopic.network.client import AggregatorClient  # noqa: E402
 from fedtopic.network.wire import request_headers, update_headers  # noqa: E402
 from fedtopic.node.party_data import load_party_data  # noqa: E402
@@ -74,7 +75,8 @@ def probes(url: str, keys: dict) -> Counter:
         ("POST", p + "/rounds/5/updates", good, upd),
         ("POST", p + "/rounds/0/updates", good + b"\0" * MiB, update_headers(keys["p1"], "probe", 0, good + b"\0" * MiB)),
     ]
-    for literal in (b"NaN", b"Infinity", b"-Infinity", b"1e400", b"[" * 5000 + b"]" * 5000, b"{", b"\xff\xfe"):
+    for literal in (b"NaN", b"Infinity", b"-Infinity", b"1e400", b"[" * 5000 + b"]" * 5000, b"[" * 100_000 + b"]" * 100_000,
+                    b"{", b"\xff\xfe"):
         body = b'{"session_id": "j", "parties": ["p1"], "meta": {"shape": [2, 2]}, "params": {"x": ' + literal + b"}}"
         cases.append(("POST", "/v1/sessions", body, request_headers(keys["p1"], "POST", "/v1/sessions", body)))
     bomb = zlib.compress(b"\x01" * (20 * MiB), 9)
@@ -94,6 +96,40 @@ def probes(url: str, keys: dict) -> Counter:
             except httpx.TransportError:
                 out["closed"] += 1
     return out
+
+
+def chain_probes(url: str) -> dict:
+    """Hostile requests against a `chain up` without --dev: the answers' classes (JSON-RPC error / result / HTTP
+    4xx / closed), whether it still answers, and the longest a 1e9-gas loop call held it."""
+    def rpc(method: str, params: list) -> dict:
+        return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+
+    bodies = [json.dumps(b).encode() for b in (
+        rpc("eth_accounts", []), rpc("eth_sendTransaction", [{"to": "0x" + "11" * 20, "value": "0x1"}]),
+        rpc("eth_sign", ["0x" + "11" * 20, "0x00"]), rpc("evm_mine", []), rpc("evm_snapshot", []),
+        rpc("eth_getLogs", [{"fromBlock": "0x0", "toBlock": hex(2**63)}]), rpc("eth_getLogs", [{"blockHash": "zz"}]),
+        rpc("eth_getBalance", [{"not": "an address"}, "latest"]), [], [1] * 1001)]
+    bodies += [b'{"jsonrpc": "2.0", "id": NaN, "method": "eth_chainId"}',
+               b'{"jsonrpc": "2.0", "id": 1, "method": "eth_chainId", "params": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+               b'{"jsonrpc": "2.0", "id": {"a": [1]}, "method": "eth_chainId"}', b"\xff\xfe", b"{"]
+    out: Counter = Counter()
+    with httpx.Client(timeout=600) as http:
+        for body in bodies:
+            try:
+                answer = http.post(url, content=body, headers={"Content-Type": "application/json"})
+                payload = answer.json()
+                kind = "error" if isinstance(payload, dict) and "error" in payload else "result"
+                out[f"{answer.status_code // 100}xx {kind}"] += 1
+            except httpx.TransportError:
+                out["closed"] += 1
+        slowest = 0.0
+        for gas in (10**7, 10**9):
+            started = time.monotonic()
+            http.post(url, json=rpc("eth_call", [{"data": "0x5b600056", "gas": hex(gas)}, "latest"]))
+            slowest = max(slowest, time.monotonic() - started)
+        alive = "result" in http.post(url, json=rpc("eth_chainId", [])).json()
+    return {"probes": len(bodies) + 2, "answers": dict(out), "alive_after": alive,
+            "slowest_loop_call_seconds": round(slowest, 2)}
 
 
 def upload_rss(url: str, pid: int, uploads: int, mib: int) -> dict:
@@ -196,8 +232,14 @@ def main() -> None:
         finally:
             agg.stop()
         tracebacks = (work / "probe.log").read_text().count("Traceback")
+        chain = start_chain_up(work / "chain")
+        try:
+            on_chain = chain_probes(chain.url)
+            on_chain["process_alive"] = chain.process.poll() is None
+        finally:
+            chain.stop()
         result = {"probes": sum(answers.values()), "answers": dict(answers), "server_tracebacks": tracebacks,
-                  "alive_after": alive, "unauthenticated_uploads": rss,
+                  "alive_after": alive, "unauthenticated_uploads": rss, "chain": on_chain,
                   "soak": soak(work / "soak", args.kills, args.rounds, args.seed)}
     print(json.dumps(result, indent=2))
     if args.json:
