@@ -87,10 +87,26 @@ def run_case(case: str, work: Path) -> list[str]:
     return out
 
 
+def machine() -> str:
+    """The label neural fingerprints are kept under: torch's CPU kernels, and the CPU's model name."""
+    import torch
+
+    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                  if line.startswith("model name")), "unknown CPU")
+    return f"{torch.backends.cpu.get_cpu_capability()}, {model}"
+
+
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
-    found = {}
+    recorded = json.loads(FILE.read_text()) if FILE.exists() else {}
+    found: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name in CASES:
-            found[name] = run_case(name, Path(tmp) / name.replace("/", "_"))
-            print(name, found[name], file=sys.stderr)
+            hashes = run_case(name, Path(tmp) / name.replace("/", "_"))
+            if name.startswith(NEURAL):  # kept per machine: torch's float kernels differ between CPUs
+                earlier = recorded.get(name, {})
+                machines = dict(earlier.get("by_machine", {})) if isinstance(earlier, dict) else {}
+                found[name] = {"by_machine": machines | {machine(): hashes}}
+            else:
+                found[name] = hashes
+            print(name, hashes, file=sys.stderr)
     FILE.write_text(json.dumps(found, indent=1) + "\n")

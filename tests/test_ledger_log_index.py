@@ -33,7 +33,7 @@ def _scan(service: ChainService, flt: dict) -> list:
     address only as a list)."""
     if isinstance(flt.get("address"), str):
         flt = {**flt, "address": [flt["address"]]}
-    with service._lock:
+    with service._lock.hold(urgent=False):
         return to_json_rpc(service._call("eth_getLogs", [flt])["result"])
 
 
