@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 import typer
 
 from fedtopic.consortium.config import load_consortium
+from fedtopic.errors import ConfigError
 from fedtopic.network.app import create_app
 from fedtopic.network.settings import AggregatorSettings
 
@@ -54,6 +55,7 @@ def serve(
     max_wait: Annotated[float, typer.Option("--max-wait", min=0.1, max=600, help="Longest long-poll, s.")] = 30.0,
     memory_budget_mb: Annotated[float, typer.Option("--memory-budget-mb", min=1, help="Largest memory one session's round may hold (parties × largest update + combine arrays), MiB.")] = 2048.0,
     read_timeout: Annotated[float, typer.Option("--read-timeout", min=0.1, max=3600, help="Seconds a request body may take to arrive before it is dropped.")] = 60.0,
+    tls_key: Annotated[Optional[Path], typer.Option("--tls-key", help="With aggregator.tls_cert in the config: its private key (default tls/aggregator.key beside the config).")] = None,  # noqa: UP007
 ) -> None:
     """Serve the aggregator until interrupted; a restart with the same --data resumes every open round."""
     import uvicorn
@@ -68,5 +70,15 @@ def serve(
     if host is None and url.hostname and not _is_loopback(url.hostname):
         typer.echo(f"note: aggregator.url names {url.hostname}, but binding 127.0.0.1 only; pass --host to listen "
                    "elsewhere", err=True)
+    tls: dict[str, str] = {}
+    if consortium.aggregator.tls_cert is not None:
+        cert = config.parent / consortium.aggregator.tls_cert
+        key = tls_key or config.parent / "tls" / "aggregator.key"
+        for path, what in ((cert, "aggregator.tls_cert"), (key, "--tls-key")):
+            if not path.is_file():
+                raise ConfigError(f"{what} {path} does not exist (`fedtopic consortium tls` writes both)")
+        tls = {"ssl_certfile": str(cert), "ssl_keyfile": str(key)}
+    elif url.scheme == "https":
+        raise ConfigError("aggregator.url is https but aggregator.tls_cert is not set: run `fedtopic consortium tls`")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    uvicorn.run(create_app(settings), host=bind, port=port or url.port or 8000, log_level="info")
+    uvicorn.run(create_app(settings), host=bind, port=port or url.port or 8000, log_level="info", **tls)

@@ -122,3 +122,26 @@ def revoke_command(config: ConfigArg, owner: Annotated[str, typer.Argument(help=
                    faucet_file: FaucetOpt = None, fmt: FormatOption = OutputFormat.text) -> None:
     """Stop READER reading OWNER's channel: CP(owner, reader) = 0 and a new channel key READER never gets."""
     _change(config, owner, reader, False, rpc, admin_key_file, fmt, dev, faucet_file)
+
+
+@app.command("tls")
+def tls_command(config: ConfigArg,
+                host: Annotated[list[str], typer.Option("--host", help="A name or address parties use to reach the aggregator (repeatable; the first goes in aggregator.url).")],
+                port: Annotated[int, typer.Option(min=1, max=65535, help="The aggregator's HTTPS port.")] = 8443,
+                fmt: FormatOption = OutputFormat.text) -> None:
+    """Make the aggregator's self-signed certificate (tls/aggregator.crt, its key tls/aggregator.key, mode 0600) and
+    pin it: aggregator.url becomes https://HOST:PORT and aggregator.tls_cert the certificate, the only one nodes trust."""
+    from fedtopic.consortium.config import load_consortium, save_consortium
+    from fedtopic.network.tls import fingerprint, make_certificate
+
+    cfg = load_consortium(config)
+    cert, key = make_certificate(host, config.parent / "tls")
+    shown = f"[{host[0]}]" if ":" in host[0] else host[0]
+    aggregator = cfg.aggregator.model_copy(update={"url": f"https://{shown}:{port}",
+                                                   "tls_cert": str(cert.relative_to(config.parent))})
+    save_consortium(cfg.model_copy(update={"aggregator": aggregator}), config)
+    digest = fingerprint(cert)
+    emit({"certificate": str(cert), "key": str(key), "sha256": digest, "url": aggregator.url}, fmt,
+         [f"certificate {cert} (sha256 {digest}) for {', '.join(host)}; aggregator.url = {aggregator.url}",
+          f"its key {key} stays with whoever runs `aggregator serve`; every party needs the certificate beside its "
+          "consortium.toml"])

@@ -39,6 +39,7 @@ def run_command(
     behind_rounds: Annotated[int, typer.Option(min=1, help="dafed-lda: a peer more rounds behind this party than this is reported (status line, history, summary)")] = 10,
     behind_seconds: Annotated[float, typer.Option(min=1.0, help="dafed-lda: a peer with no new round for this long is reported likewise")] = 300.0,
     if_behind: Annotated[str, typer.Option(help="dafed-lda: go-on (train on with the peer's last counts, said once) or wait (pause until it is back, at most --patience seconds); synchronous algorithms go on without a late party only after the consortium's aggregator.straggler_deadline_seconds")] = "go-on",
+    insecure: Annotated[bool, typer.Option("--insecure", help="allow plain HTTP to an aggregator that is not on loopback, or HTTPS without checking its certificate")] = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="start a new run: set this party's state folder aside (renamed <folder>.old-<time>, never deleted); synchronous algorithms also leave an unfinished earlier session for a new one")] = False,
     patience: Annotated[float, typer.Option(min=0.0, help="seconds to keep retrying an unreachable aggregator or chain (it may be restarting), at every place in the loop")] = 600.0,
     fmt: FormatOption = OutputFormat.text,
@@ -60,8 +61,11 @@ def run_command(
         stderr_console.print(msg, highlight=False, soft_wrap=True)  # one line per message, also in a log file
 
     from fedtopic.ledger.rpc import configure_retries
+    from fedtopic.network.tls import configure_trust
 
-    configure_retries(patience, say)  # every chain call of this node waits out an outage as its aggregator client does
+    configure_retries(patience, say)
+    tls_cert = cfg.aggregator.tls_cert
+    configure_trust(None if tls_cert is None else config.parent / tls_cert, insecure)  # every chain call of this node waits out an outage as its aggregator client does
     common = {"key_file": key, "corpus": corpus, "vocab": vocab, "url": url, "state_dir": state, "session": session,
               "round_timeout": round_timeout, "patience": patience, "say": say, "fresh": fresh}
     if Mode.sync in algorithm.modes:

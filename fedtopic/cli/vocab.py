@@ -95,6 +95,7 @@ def align(
     overwrite: Annotated[bool, typer.Option(help="replace --out if it exists")] = False,
     with_counts: Annotated[bool, typer.Option(help="gFedNTM's consensus: post all words with their frequencies; --min-df/--max-df/--max-size then cut the pooled counts (the aggregator learns the frequencies)")] = False,
     max_size: Annotated[Optional[int], typer.Option(min=1, help="--with-counts: keep the most frequent words only")] = None,
+    insecure: Annotated[bool, typer.Option("--insecure", help="allow plain HTTP to an aggregator that is not on loopback, or HTTPS without checking its certificate")] = False,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
     """Align the consortium's vocabulary through the aggregator: post this party's words (never counts or
@@ -102,10 +103,12 @@ def align(
     file."""
     from fedtopic.cli.output import stderr_console
     from fedtopic.consortium.config import load_consortium
+    from fedtopic.network.tls import configure_trust
     from fedtopic.node.vocab_align import align_vocabulary
 
     _refuse_existing(out, overwrite)
     cfg = load_consortium(config)
+    configure_trust(None if cfg.aggregator.tls_cert is None else config.parent / cfg.aggregator.tls_cert, insecure)
     say = lambda msg: stderr_console.print(msg, highlight=False)  # noqa: E731
     if with_counts:
         from fedtopic.node.vocab_align import align_vocabulary_counts

@@ -207,6 +207,7 @@ class AggregatorConfig(_Section):
     delta: float = Field(0.005, ge=0.0, le=1.0)
     key_bits: int = 2048
     straggler_deadline_seconds: PositiveFloat = 600.0
+    tls_cert: str | None = None  # the aggregator's certificate, relative to this file: clients trust it alone
 
     @field_validator("url")
     @classmethod

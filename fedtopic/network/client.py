@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import ssl
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from fedtopic.errors import SessionMismatch, TrainingError
+from fedtopic.errors import NetworkError, SessionMismatch, TrainingError
 from fedtopic.network.errors import (
     AggregateTimeout,
     AggregatorRejected,
@@ -38,6 +39,7 @@ from fedtopic.network.schemas import (
     UpdateReceipt,
     VocabularyOut,
 )
+from fedtopic.network.tls import client_verify
 from fedtopic.network.wire import (
     H_CLOSE_REASON,
     H_CONTRIBUTORS,
@@ -89,7 +91,8 @@ class AggregatorClient:
         self.timeout = timeout
         self.patience = patience
         self.backoff = backoff
-        self._http = httpx.Client(base_url=self.url, timeout=timeout, transport=transport)
+        self._http = httpx.Client(base_url=self.url, timeout=timeout, transport=transport,
+                                  verify=client_verify(self.url))
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -119,6 +122,10 @@ class AggregatorClient:
                 resp = self._http.request(method, path, content=body or None, headers=headers, params=params,
                                           timeout=timeout if timeout is not None else self.timeout)
             except (httpx.TransportError, httpx.TimeoutException) as exc:
+                if isinstance(exc.__context__ or exc.__cause__, ssl.SSLCertVerificationError) or \
+                        "CERTIFICATE_VERIFY_FAILED" in str(exc):  # not transient: a wrong server, or a wrong pin
+                    raise NetworkError(f"the aggregator at {self.url} presented a certificate the consortium does "
+                                       "not pin (aggregator.tls_cert): refusing to send anything to it") from None
                 last = f"{type(exc).__name__}: {exc}"
             else:
                 if resp.status_code < 500:

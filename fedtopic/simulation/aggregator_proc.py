@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -42,7 +43,12 @@ class AggregatorProcess:
         if port:
             _check_free(port)
         self.port = port or free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        from fedtopic.consortium.config import load_consortium
+
+        tls = load_consortium(config).aggregator.tls_cert
+        self._verify: ssl.SSLContext | bool = True if tls is None else \
+            ssl.create_default_context(cafile=str(config.parent / tls))  # the consortium's pinned certificate
+        self.url = f"{'http' if tls is None else 'https'}://127.0.0.1:{self.port}"
         self.log = log
         env = {**os.environ, "PYTHONPATH": str(_PACKAGE_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
         cmd = [sys.executable, "-m", "fedtopic.cli.main", "aggregator", "serve", "--config", str(config),
@@ -58,7 +64,7 @@ class AggregatorProcess:
             if self.proc.poll() is not None:
                 raise NetworkError(f"the aggregator exited with code {self.proc.returncode}; see {self.log}")
             try:
-                if httpx.get(self.url + "/healthz", timeout=1.0).status_code == 200:
+                if httpx.get(self.url + "/healthz", timeout=1.0, verify=self._verify).status_code == 200:
                     return
             except httpx.TransportError:
                 pass
