@@ -26,6 +26,24 @@ def _node(config: Path, party: str, log: Path, *extra: str) -> subprocess.Popen:
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=open(log, "w"), text=True, env={"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"})
 
 
+def _dafed_consortium(tmp_path: Path, *, seed: int, iterations: int):
+    """Three parties of DAFed-LDA (K 5, random delays up to 50 ms) sharing the synthetic dataset."""
+    init = init_consortium(3, tmp_path / "c", seed=seed)
+    cfg = load_consortium(init.config_path)
+    algorithm = cfg.algorithm.model_copy(update={"topics": 5, "iterations": iterations, "random_delay": (0.0, 0.05)})
+    save_consortium(cfg.model_copy(update={"algorithm": algorithm, "data": cfg.data.model_copy(update={"dataset": "synthetic"})}),
+                    init.config_path)
+    return init
+
+
+def _kill_all(procs) -> None:
+    """Kill every node still running (a failed test leaves no process behind)."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+
+
 def _wait_for(predicate, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
@@ -38,11 +56,7 @@ def _wait_for(predicate, timeout: float, what: str) -> None:
 def test_three_node_processes_train_and_a_killed_node_resumes(tmp_path, capsys, engine):
     if engine == "anvil" and not ANVIL_BINARY.exists():
         pytest.skip("anvil is installed by `npm install` in contracts/")
-    init = init_consortium(3, tmp_path / "c", seed=7)
-    cfg = load_consortium(init.config_path)
-    algorithm = cfg.algorithm.model_copy(update={"topics": 5, "iterations": ITERATIONS, "random_delay": (0.0, 0.05)})
-    save_consortium(cfg.model_copy(update={"algorithm": algorithm, "data": cfg.data.model_copy(update={"dataset": "synthetic"})}),
-                    init.config_path)
+    init = _dafed_consortium(tmp_path, seed=7, iterations=ITERATIONS)
     chain = start_chain_up(engine=engine)
     procs: dict[str, subprocess.Popen] = {}
     try:
@@ -71,21 +85,14 @@ def test_three_node_processes_train_and_a_killed_node_resumes(tmp_path, capsys, 
         # every channel's rounds are contiguous and every payload matches its on-chain hash
         assert main(["ledger", "audit", "--config", str(init.config_path), "--format", "json"]) == 0
     finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(30)
+        _kill_all(procs.values())
         chain.stop()
 
 
 def test_dafed_nodes_wait_out_a_chain_outage_at_every_place_in_the_loop(tmp_path, capsys):
     """`chain up` killed -9 mid-run and back 6 s later on the same port from its journal: every node waits it out
     (one patience rule, `--patience`) and finishes; before, a node quit after 3 s ("5 attempts over 3.0 s")."""
-    init = init_consortium(3, tmp_path / "c", seed=8)
-    cfg = load_consortium(init.config_path)
-    algorithm = cfg.algorithm.model_copy(update={"topics": 5, "iterations": 40, "random_delay": (0.0, 0.05)})
-    save_consortium(cfg.model_copy(update={"algorithm": algorithm, "data": cfg.data.model_copy(update={"dataset": "synthetic"})}),
-                    init.config_path)
+    init = _dafed_consortium(tmp_path, seed=8, iterations=40)
     data = tmp_path / "chain"
     chain = start_chain_up(data)
     port = int(chain.url.rsplit(":", 1)[1])
@@ -107,10 +114,7 @@ def test_dafed_nodes_wait_out_a_chain_outage_at_every_place_in_the_loop(tmp_path
         capsys.readouterr()
         assert main(["ledger", "audit", "--config", str(init.config_path), "--format", "json"]) == 0
     finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(30)
+        _kill_all(procs.values())
         chain.stop()
 
 
@@ -119,11 +123,7 @@ def test_a_dead_peer_is_reported_and_the_nodes_go_on_or_wait_as_told(tmp_path, m
     """p2 killed -9 at round 1: with go-on, p1 and p3 say so, record it in their history and summary, and finish;
     with --if-behind wait, they wait for it and stop with one line once their patience is spent. Before, they
     trained 80 rounds on p2's round-0 counts without a word."""
-    init = init_consortium(3, tmp_path / "c", seed=9)
-    cfg = load_consortium(init.config_path)
-    algorithm = cfg.algorithm.model_copy(update={"topics": 5, "iterations": 30, "random_delay": (0.0, 0.05)})
-    save_consortium(cfg.model_copy(update={"algorithm": algorithm, "data": cfg.data.model_copy(update={"dataset": "synthetic"})}),
-                    init.config_path)
+    init = _dafed_consortium(tmp_path, seed=9, iterations=30)
     chain = start_chain_up()
     procs: dict[str, subprocess.Popen] = {}
     try:
@@ -136,10 +136,7 @@ def test_a_dead_peer_is_reported_and_the_nodes_go_on_or_wait_as_told(tmp_path, m
         procs["p2"].wait(30)
         outs = {p: procs[p].communicate(timeout=300)[0] for p in ("p1", "p3")}
     finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(30)
+        _kill_all(procs.values())
         chain.stop()
     for p in ("p1", "p3"):
         text = logs[p].read_text()
