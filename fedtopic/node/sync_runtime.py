@@ -34,7 +34,7 @@ from fedtopic.algorithms.federated import (
     TopicsUpdate,
 )
 from fedtopic.crypto.keys import PartyKeys
-from fedtopic.errors import TrainingError
+from fedtopic.errors import NetworkError, TrainingError
 from fedtopic.network.client import AggregatorClient
 from fedtopic.node.channels import ChannelSession, open_channel, update_digest
 from fedtopic.node.count_channel import RoundFailed, open_counts_channel
@@ -338,5 +338,8 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
             if on_round is not None:
                 on_round(line)
         for session in sessions.values():  # the aggregator's /status then says the session finished
-            session.client.finished()
+            try:
+                session.client.finished()
+            except NetworkError as exc:  # the training is done and its model comes next: only the status suffers
+                say(f"{party.party_id}: could not tell the aggregator this session finished ({exc})")
     return lines
