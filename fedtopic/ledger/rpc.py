@@ -28,7 +28,9 @@ from fedtopic.ledger.errors import ChainUnreachable, TransactionRejected
 from fedtopic.ledger.limits import TxShape, check_real_node_limits, min_gas_limit
 
 T = TypeVar("T")
-_UNREACHABLE = (requests.exceptions.ConnectionError, requests.exceptions.Timeout, ProviderConnectionError, ConnectionError)
+# A chain that is down, restarting, or killed while it answered (a response cut short: ChunkedEncodingError).
+_UNREACHABLE = (requests.exceptions.ConnectionError, requests.exceptions.Timeout, requests.exceptions.ChunkedEncodingError,
+                ProviderConnectionError, ConnectionError)
 GAS_MARGIN = 1.2
 PRIORITY_FEE_WEI = 1_000_000_000
 BASE_FEE_TTL_S = 10.0  # max fee = 2 x base fee + tip covers base-fee growth over many blocks
