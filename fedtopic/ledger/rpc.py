@@ -224,6 +224,9 @@ class Signer:
                 tx_hash = with_retries(lambda: eth.send_raw_transaction(raw), what=what)
                 break
             except (Web3RPCError, ValueError, EthValidationError) as exc:  # the last: the embedded chain's
+                if self._already_mined(raw, what):  # sent before an outage cut its answer: resending found it
+                    tx_hash = keccak(raw)
+                    break
                 self._nonce = with_retries(lambda: eth.get_transaction_count(self.address, "pending"), what=what)
                 self._base_fee = None
                 if attempt == 2 or "nonce" not in str(exc).lower():
@@ -242,6 +245,17 @@ class Signer:
                 reason, name = revert_reason(exc), revert_name(exc)
             raise TransactionRejected(f"{what} from {self.address} reverted in block {block}: {reason}", name)
         return dict(receipt)
+
+    def _already_mined(self, raw: bytes, what: str) -> bool:
+        """Whether the signed transaction ``raw`` is already on the chain (a chain that died after taking it, and
+        before answering, refuses the same bytes again as a used nonce)."""
+        from web3.exceptions import TransactionNotFound
+
+        try:
+            with_retries(lambda: self.w3.eth.get_transaction(keccak(raw)), what=what)
+        except (TransactionNotFound, Web3RPCError, ValueError):
+            return False
+        return True
 
     def deploy(self, name: str, *args: Any) -> str:
         """Deploy contract ``name`` (from the shipped artifacts) with constructor ``args``; return its address."""
