@@ -19,6 +19,7 @@ from fedtopic.consortium.config import load_consortium
 from fedtopic.errors import ConfigError
 from fedtopic.network.app import create_app
 from fedtopic.network.settings import AggregatorSettings
+from fedtopic.network.tls import KEY_NAME, TLS_DIR
 
 app = typer.Typer(
     name="aggregator",
@@ -71,9 +72,9 @@ def serve(
         typer.echo(f"note: aggregator.url names {url.hostname}, but binding 127.0.0.1 only; pass --host to listen "
                    "elsewhere", err=True)
     tls: dict[str, str] = {}
-    if consortium.aggregator.tls_cert is not None:
-        cert = config.parent / consortium.aggregator.tls_cert
-        key = tls_key or config.parent / "tls" / "aggregator.key"
+    cert = consortium.aggregator.tls_cert_file(config.parent)
+    if cert is not None:
+        key = tls_key or config.parent / TLS_DIR / KEY_NAME
         for path, what in ((cert, "aggregator.tls_cert"), (key, "--tls-key")):
             if not path.is_file():
                 raise ConfigError(f"{what} {path} does not exist (`fedtopic consortium tls` writes both)")

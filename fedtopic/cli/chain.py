@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import secrets
 import signal
 import sys
@@ -13,6 +12,7 @@ from types import FrameType
 
 import typer
 
+from fedtopic.crypto.keys import read_hex_key, write_secret
 from fedtopic.ledger.call_guard import CALL_GAS_CAP, CALL_SECONDS
 from fedtopic.ledger.errors import LedgerError
 from fedtopic.ledger.server import ChainHTTPServer, ChainService
@@ -76,13 +76,7 @@ def _faucet(data: Path | None) -> tuple[Path | None, bytes | None]:
     if data is not None:
         path = data / FAUCET_FILE
         if path.is_file():
-            try:
-                key = bytes.fromhex(path.read_text(encoding="ascii").strip())
-            except ValueError:
-                key = b""
-            if len(key) != 32:
-                raise LedgerError(f"{path} is not a 32-byte hex private key")
-            return path, key
+            return path, read_hex_key(path, "faucet key file")
         if data.is_dir() and any(data.glob("journal*.jsonl")):
             typer.echo(f"fedtopic chain up: {data} was made before faucet keys: its funded accounts use eth-tester's "
                        "well-known test keys (anyone can sign for them); start a new --data folder", err=True)
@@ -91,10 +85,7 @@ def _faucet(data: Path | None) -> tuple[Path | None, bytes | None]:
     folder = data if data is not None else Path(tempfile.mkdtemp(prefix="fedtopic-chain-"))
     path = folder / FAUCET_FILE
     key = secrets.token_bytes(32)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as fh:
-        fh.write(key.hex() + "\n")
-    return path, key
+    return write_secret(path, (key.hex() + "\n").encode()), key
 
 
 def _die_with_parent() -> None:

@@ -132,10 +132,10 @@ def tls_command(config: ConfigArg,
     """Make the aggregator's self-signed certificate (tls/aggregator.crt, its key tls/aggregator.key, mode 0600) and
     pin it: aggregator.url becomes https://HOST:PORT and aggregator.tls_cert the certificate, the only one nodes trust."""
     from fedtopic.consortium.config import load_consortium, save_consortium
-    from fedtopic.network.tls import fingerprint, make_certificate
+    from fedtopic.network.tls import TLS_DIR, fingerprint, make_certificate
 
     cfg = load_consortium(config)
-    cert, key = make_certificate(host, config.parent / "tls")
+    cert, key = make_certificate(host, config.parent / TLS_DIR)
     shown = f"[{host[0]}]" if ":" in host[0] else host[0]
     aggregator = cfg.aggregator.model_copy(update={"url": f"https://{shown}:{port}",
                                                    "tls_cert": str(cert.relative_to(config.parent))})

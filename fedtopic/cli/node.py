@@ -63,9 +63,8 @@ def run_command(
     from fedtopic.ledger.rpc import configure_retries
     from fedtopic.network.tls import configure_trust
 
-    configure_retries(patience, say)
-    tls_cert = cfg.aggregator.tls_cert
-    configure_trust(None if tls_cert is None else config.parent / tls_cert, insecure)  # every chain call of this node waits out an outage as its aggregator client does
+    configure_retries(patience, say)  # every chain call of this node waits out an outage as its aggregator client does
+    configure_trust(cfg.aggregator.tls_cert_file(config.parent), insecure)
     common = {"key_file": key, "corpus": corpus, "vocab": vocab, "url": url, "state_dir": state, "session": session,
               "round_timeout": round_timeout, "patience": patience, "say": say, "fresh": fresh}
     if Mode.sync in algorithm.modes:

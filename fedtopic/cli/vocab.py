@@ -108,7 +108,7 @@ def align(
 
     _refuse_existing(out, overwrite)
     cfg = load_consortium(config)
-    configure_trust(None if cfg.aggregator.tls_cert is None else config.parent / cfg.aggregator.tls_cert, insecure)
+    configure_trust(cfg.aggregator.tls_cert_file(config.parent), insecure)
     say = lambda msg: stderr_console.print(msg, highlight=False)  # noqa: E731
     if with_counts:
         from fedtopic.node.vocab_align import align_vocabulary_counts

@@ -209,6 +209,10 @@ class AggregatorConfig(_Section):
     straggler_deadline_seconds: PositiveFloat = 600.0
     tls_cert: str | None = None  # the aggregator's certificate, relative to this file: clients trust it alone
 
+    def tls_cert_file(self, config_dir: Path) -> Path | None:
+        """The pinned certificate's path for a config in ``config_dir`` (None: no HTTPS configured)."""
+        return None if self.tls_cert is None else config_dir / self.tls_cert
+
     @field_validator("url")
     @classmethod
     def _url(cls, v: str) -> str:

@@ -29,7 +29,7 @@ from fedtopic.consortium.config import (
     save_consortium,
     validate_consortium,
 )
-from fedtopic.crypto.keys import generate_party_keys, save_party_keys
+from fedtopic.crypto.keys import generate_party_keys, save_party_keys, write_secret
 from fedtopic.errors import ConfigError, join_problems
 
 CONFIG_NAME = "consortium.toml"
@@ -67,10 +67,7 @@ def admin_key_path(out_dir: str | os.PathLike[str]) -> Path:
 def write_admin_key(path: Path, seed: bytes | None) -> Path:
     """A fresh secp256k1 key for the registry admin at ``path`` (mode 0600); ``seed``: reproducible, tests only."""
     key = generate_party_keys("admin", seed=seed).eth_private_key
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(key.hex() + "\n")
-    return path
+    return write_secret(path, (key.hex() + "\n").encode())
 
 
 def cp_from_consortia(consortia: Iterable[Iterable[str]]) -> dict[str, list[str]]:

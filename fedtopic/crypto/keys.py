@@ -98,6 +98,28 @@ def _to_json(keys: PartyKeys) -> str:
     ) + "\n"
 
 
+def write_secret(path: Path, data: bytes, *, replace: bool = False) -> Path:
+    """``data`` to a new file ``path`` only its owner can read (mode 0600 from creation). An existing file is an
+    error, or with ``replace`` removed first, so a secret never inherits an older file's looser mode."""
+    if replace:
+        path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    return path
+
+
+def read_hex_key(path: Path, what: str) -> bytes:
+    """The 32-byte private key written as hex (``0x`` allowed) in ``path``; ConfigError naming ``what`` if not."""
+    try:
+        key = bytes.fromhex(path.read_text(encoding="utf-8").strip().removeprefix("0x"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{what} {path}: cannot read a hex private key ({exc})") from None
+    if len(key) != 32:
+        raise ConfigError(f"{what} {path}: a private key is 32 bytes, found {len(key)}")
+    return key
+
+
 def save_party_keys(keys: PartyKeys, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
     """Write ``keys`` to ``path`` as JSON with mode 0600 (atomically); refuse to replace a file unless ``overwrite``."""
     target = Path(path)

@@ -7,6 +7,7 @@ from pathlib import Path
 from web3 import Web3
 
 from fedtopic.consortium.config import ConsortiumConfig
+from fedtopic.crypto.keys import read_hex_key
 from fedtopic.errors import ConfigError
 from fedtopic.ledger.local_nodes import ANVIL_FAUCET_KEY, embedded_faucet_key
 from fedtopic.ledger.rpc import connect
@@ -46,21 +47,11 @@ def well_known_addresses() -> frozenset[str]:
     return frozenset(tester | set(DEV_ADDRESSES) | {Account.from_key(ANVIL_FAUCET_KEY).address.lower()})
 
 
-def _read_key(path: Path, what: str = "admin key file") -> bytes:
-    try:
-        key = bytes.fromhex(path.read_text(encoding="utf-8").strip().removeprefix("0x"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{what} {path}: cannot read a hex private key ({exc})") from None
-    if len(key) != 32:
-        raise ConfigError(f"{what} {path}: a private key is 32 bytes, found {len(key)}")
-    return key
-
-
 def faucet_key(w3: Web3, key_file: Path | None) -> bytes | None:
     """The key that pays the admin's and the parties' gas: ``key_file`` (`chain up` without --dev writes
     DATA/faucet.key), else a local dev chain's well-known funded account if it still has funds, else None."""
     if key_file is not None:
-        return _read_key(key_file, "faucet key file")
+        return read_hex_key(key_file, "faucet key file")
     if not is_dev_chain(w3):
         return None
     from eth_account import Account
@@ -81,9 +72,9 @@ def admin_key(w3: Web3, key_file: Path | None, config_path: Path | None = None, 
 
     default = None if config_path is None else admin_key_path(config_path.parent)
     if key_file is not None:
-        key = _read_key(key_file)
+        key = read_hex_key(key_file, "admin key file")
     elif default is not None and default.exists():
-        key = _read_key(default)
+        key = read_hex_key(default, "admin key file")
     elif dev and w3.eth.chain_id in (EMBEDDED_CHAIN_ID, ANVIL_CHAIN_ID):
         return dev_faucet_key(w3)
     else:

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from fedtopic.crypto.keys import read_hex_key
 from fedtopic.ledger.errors import ChainUnreachable
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -98,7 +99,7 @@ def start_chain_up(data_dir: Path | None = None, *, dev: bool = False, extra: tu
     if engine == "anvil":
         key = ANVIL_FAUCET_KEY
     elif faucet is not None:  # a chain without --dev: its own faucet, which only its operator (here: us) holds
-        key = bytes.fromhex(Path(faucet.group(1)).read_text(encoding="ascii").strip())
+        key = read_hex_key(Path(faucet.group(1)), "faucet key file")
     else:
         key = embedded_faucet_key()
     return LocalNode(match.group(1), proc, key, None if faucet is None else Path(faucet.group(1)))

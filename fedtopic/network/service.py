@@ -136,7 +136,7 @@ class Aggregator:
             raise Rejection(422, "duplicate_party", "session parties must be listed once each")
         if by not in req.parties:
             raise Rejection(403, "not_in_session", f"party {by!r} cannot open a session it is not a member of")
-        least = getattr(self._combiners[combiner_name], "min_contributors", 1)
+        least = _min_contributors(self._combiners[combiner_name])
         if len(req.parties) < least:
             raise Rejection(422, "too_few_parties", f"combiner {combiner_name!r} releases only sums of {least} or "
                             f"more updates (a masked sum of one is that update); the session lists {len(req.parties)}")
@@ -286,7 +286,7 @@ class Aggregator:
         order = {p: i for i, p in enumerate(state.expected)}  # session order, not arrival: float sums reproducible
         rows = sorted(self.store.payloads(sid, state.number), key=lambda row: order[row[0]])
         contributors = tuple(p for p, _ in rows)
-        least = getattr(sess.combiner, "min_contributors", 1)
+        least = _min_contributors(sess.combiner)
         if len(contributors) < least:  # a deadline (or the recovery's) left too few: never release such a "sum"
             sess.running = None
             self._fail(sess, now, f"{len(contributors)} contributor(s), {sess.combiner.name} releases sums of "
@@ -392,7 +392,7 @@ class Aggregator:
                 return None
             row = self.store.aggregate(sid, round)
         if row is not None and row.close_reason == "failed":
-            least = getattr(sess.combiner, "min_contributors", 1)
+            least = _min_contributors(sess.combiner)
             if len(row.contributors) < least:
                 raise Rejection(409, "round_failed", f"round {round} closed with {len(row.contributors)} update(s) "
                                 f"({', '.join(row.contributors) or 'none'}) while {', '.join(row.missing)} did not "
@@ -474,6 +474,11 @@ class Aggregator:
             self._close_due(self._clock())
             sessions = [self._status_of(sid, sess) for sid, sess in self._sessions.items()]
         return StatusOut(protection=self.protection, parties=list(self.parties), sessions=sessions)
+
+
+def _min_contributors(combiner: Combiner) -> int:
+    """The fewest updates ``combiner`` releases a sum of (one for a combiner that does not say: a plain sum)."""
+    return int(getattr(combiner, "min_contributors", 1))
 
 
 def _differences(have: Mapping[str, Any], asked: Mapping[str, Any]) -> str:

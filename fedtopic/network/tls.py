@@ -18,16 +18,16 @@ from __future__ import annotations
 import datetime
 import hashlib
 import ipaddress
-import os
 import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from fedtopic.crypto.keys import write_secret
 from fedtopic.errors import ConfigError, NetworkError
 
-CERT_NAME, KEY_NAME = "aggregator.crt", "aggregator.key"
+TLS_DIR, CERT_NAME, KEY_NAME = "tls", "aggregator.crt", "aggregator.key"  # beside the consortium.toml
 VALID_DAYS = 3650
 
 
@@ -104,10 +104,8 @@ def make_certificate(hosts: Sequence[str], folder: Path) -> tuple[Path, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     cert_path, key_path = folder / CERT_NAME, folder / KEY_NAME
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                   serialization.NoEncryption()))
+    write_secret(key_path, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                             serialization.NoEncryption()), replace=True)
     return cert_path, key_path
 
 

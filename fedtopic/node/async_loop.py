@@ -179,35 +179,36 @@ def run_party(
     wait_for_genesis(transport, readable - {party.party_id}, timeout=genesis_timeout)
     previous = party.own_counts()
     reads_before = transport.bytes_received()
-    clock, told = _PeerClock(readable - {party.party_id}), ""
+    clock, told = _PeerClock(readable - {party.party_id}), frozenset[str]()
+
+    def someone_finished(snapshots: list) -> bool:  # the fastest party's last round ends everyone's training
+        return any(s.round * party.steps >= max_sweeps for s in snapshots)
+
     while not stop.is_set() and party.sweeps < max_sweeps:
         t0 = time.perf_counter()
         others = transport.read_latest()
         clock.see(others)
         behind = clock.behind(party.round, liveness)
         waited_since = time.monotonic()
-        while behind and liveness.wait and not stop.is_set():
-            if not any(s.round * party.steps >= max_sweeps for s in others):  # a finished peer is never waited for
-                waited = time.monotonic() - waited_since
-                if waited > liveness.wait_limit:
-                    raise TrainingError(f"{party.party_id}: waited {waited:.0f} s for peers that fell behind "
-                                        f"({describe_behind(behind)}); they did not come back")
-                if int(waited) % 10 == 0:
-                    say(f"{party.party_id}: waiting for {describe_behind(behind)} (--if-behind wait)")
-                stop.wait(1.0)
-                others = transport.read_latest()
-                clock.see(others)
-                behind = clock.behind(party.round, liveness)
-            else:
-                break
-        if behind and describe_behind({p: (0, 0.0) for p in behind}) != told:
-            told = describe_behind({p: (0, 0.0) for p in behind})
+        while behind and liveness.wait and not stop.is_set() and not someone_finished(others):
+            waited = time.monotonic() - waited_since
+            if waited > liveness.wait_limit:
+                raise TrainingError(f"{party.party_id}: waited {waited:.0f} s for peers that fell behind "
+                                    f"({describe_behind(behind)}); they did not come back")
+            if int(waited) % 10 == 0:
+                say(f"{party.party_id}: waiting for {describe_behind(behind)} (--if-behind wait)")
+            stop.wait(1.0)
+            others = transport.read_latest()
+            clock.see(others)
+            behind = clock.behind(party.round, liveness)
+        if behind and frozenset(behind) != told:  # said once each time the set of late peers changes
+            told = frozenset(behind)
             say(f"{party.party_id}: {describe_behind(behind)}; going on with their last counts"
                 + ("" if liveness.wait else " (--if-behind wait waits for them)"))
         for p, (lag, _) in behind.items():
             log.behind[p] = max(log.behind.get(p, 0), lag)
         t1 = time.perf_counter()
-        if any(s.round * party.steps >= max_sweeps for s in others):
+        if someone_finished(others):
             break
         report = party.train_round(others)
         t2 = time.perf_counter()

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from fedtopic.errors import TrainingError
+from fedtopic.node.state_file import write_text_atomic
 
 MANIFEST = "run.json"
 
@@ -57,7 +58,4 @@ def claim_state(state_dir: Path, params: Mapping[str, Any]) -> None:
             raise TrainingError(f"{state_dir} holds the state of another run ({_changes(held, wanted) or 'unreadable'}"
                                 f" since); `node run --fresh` sets it aside and starts afresh, or give another --state")
         return
-    state_dir.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(wanted, sort_keys=True, indent=1), encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomic(path, json.dumps(wanted, sort_keys=True, indent=1))

@@ -14,7 +14,6 @@ from typing import Protocol
 import numpy as np
 
 from fedtopic.algorithms.lda.snapshot import ChannelSnapshot
-from fedtopic.crypto.card import attach_card, check_card, detach_card
 from fedtopic.crypto.codec import decode_counts, encode_counts
 
 
@@ -52,8 +51,8 @@ class InMemoryBoard:
         self._latest: dict[str, tuple[int, bytes]] = {}
         self._lock = threading.Lock()
 
-    def channel(self, party_id: str, shape: tuple[int, int], card: bytes = b"") -> "InMemoryChannel":
-        return InMemoryChannel(self, party_id, shape, card)
+    def channel(self, party_id: str, shape: tuple[int, int]) -> "InMemoryChannel":
+        return InMemoryChannel(self, party_id, shape)
 
     def _put(self, owner: str, round: int, payload: bytes) -> None:
         with self._lock:
@@ -79,18 +78,15 @@ class InMemoryBoard:
 class InMemoryChannel:
     """``ChannelTransport`` over an ``InMemoryBoard``."""
 
-    def __init__(self, board: InMemoryBoard, party_id: str, shape: tuple[int, int], card: bytes = b"") -> None:
-        """``card``: the party's session card, in front of every publication and checked on every read, as on
-        the chain (``crypto/card.py``)."""
+    def __init__(self, board: InMemoryBoard, party_id: str, shape: tuple[int, int]) -> None:
         self.party_id = party_id
-        self.card = card
         self._board = board
         self._shape = shape
         self._received = 0
         self._cache: dict[str, ChannelSnapshot] = {}
 
     def publish(self, round: int, n_wk: np.ndarray) -> int:
-        payload = attach_card(self.card, encode_counts(n_wk))
+        payload = encode_counts(n_wk)
         self._board._put(self.party_id, round, payload)
         return len(payload)
 
@@ -99,9 +95,7 @@ class InMemoryChannel:
             cached = self._cache.get(owner)
             if cached is None or cached.round != rnd:
                 self._received += len(payload)
-                card, body = detach_card(payload)
-                check_card(self.party_id, self.card, owner, card)
-                self._cache[owner] = ChannelSnapshot(owner, rnd, decode_counts(body, expected_shape=self._shape))
+                self._cache[owner] = ChannelSnapshot(owner, rnd, decode_counts(payload, expected_shape=self._shape))
         return list(self._cache.values())
 
     def bytes_received(self) -> int:

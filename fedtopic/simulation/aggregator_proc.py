@@ -45,10 +45,10 @@ class AggregatorProcess:
         self.port = port or free_port()
         from fedtopic.consortium.config import load_consortium
 
-        tls = load_consortium(config).aggregator.tls_cert
-        self._verify: ssl.SSLContext | bool = True if tls is None else \
-            ssl.create_default_context(cafile=str(config.parent / tls))  # the consortium's pinned certificate
-        self.url = f"{'http' if tls is None else 'https'}://127.0.0.1:{self.port}"
+        cert = load_consortium(config).aggregator.tls_cert_file(config.parent)
+        self._verify: ssl.SSLContext | bool = True if cert is None else \
+            ssl.create_default_context(cafile=str(cert))  # the consortium's pinned certificate
+        self.url = f"{'http' if cert is None else 'https'}://127.0.0.1:{self.port}"
         self.log = log
         env = {**os.environ, "PYTHONPATH": str(_PACKAGE_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
         cmd = [sys.executable, "-m", "fedtopic.cli.main", "aggregator", "serve", "--config", str(config),
