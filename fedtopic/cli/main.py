@@ -30,6 +30,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("fedtopic.cli.simulate:simulate", "A whole consortium in one command, for any federated algorithm."),
     "topics": ("fedtopic.cli.topics:topics", "Show the top words per topic of a run."),
     "infer": ("fedtopic.cli.infer:infer", "θ of new documents under a trained model."),
+    "dashboard": ("fedtopic.cli.dashboard:dashboard", "Watch a run or a consortium live in the browser."),
+    "report": ("fedtopic.cli.report:report", "A run's dashboard as one self-contained HTML file."),
     "experiment": ("fedtopic.cli.experiment:experiment", "Reproduce one of the papers' experiments."),
     "data": ("fedtopic.cli.data:app", "Built-in datasets: list, fetch, describe."),
     "vocab": ("fedtopic.cli.vocab:app", "Vocabularies for your own documents: one party's, a consortium's merged one."),

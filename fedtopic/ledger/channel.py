@@ -79,6 +79,7 @@ class ChainChannel:
         self._latest: dict[str, Payload] = {}
         self._received = 0
         self._own_epoch: int | None = None
+        self.last_published: Published | None = None  # the latest count publication (its blocks and gas)
 
     # ---- writing -------------------------------------------------------------------------
     def publish_bytes(self, round: int, plaintext: bytes) -> Published:
@@ -114,7 +115,8 @@ class ChainChannel:
 
     def publish(self, round: int, n_wk: np.ndarray) -> int:
         """Publish N_p (int32[V, K]) for ``round``; returns the payload bytes put on chain."""
-        return self.publish_bytes(round, attach_card(self.card, encode_counts(n_wk))).payload_bytes
+        self.last_published = self.publish_bytes(round, attach_card(self.card, encode_counts(n_wk)))
+        return self.last_published.payload_bytes
 
     # ---- reading -------------------------------------------------------------------------
     def readable_heads(self) -> list[raw.ChannelHead]:

@@ -51,6 +51,7 @@ def _authenticated(request: Request, party: PartyHeader = None, signature: Signa
     pid = getattr(request.state, "party", None)
     if pid is None:  # only if the app runs without its AuthGate
         raise Rejection(401, "unsigned", "request was not authenticated")
+    _aggregator(request).saw(pid)
     return pid
 
 

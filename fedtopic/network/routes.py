@@ -182,6 +182,7 @@ async def _await_close(aggregator: Aggregator, signal: RoundSignal, session_id: 
             return True
         if time.monotonic() >= deadline or aggregator.recovery_wanted(session_id, round, party) is not None:
             return False
+        aggregator.saw(party)  # a party waiting here is alive
         await wait_for(event, min(MAX_SLEEP_SECONDS, deadline - time.monotonic()))
 
 

@@ -130,6 +130,8 @@ class PartySeen(BaseModel):
     party: str
     last_round: int | None = Field(None, description="its latest round with an update (None: none yet)")
     last_update_at: float | None = None
+    last_seen_at: float | None = Field(None, description="its last authenticated request (a node asks every few "
+                                       "seconds while it runs; kept in memory, None after a restart)")
     ended: Literal["finished", "abandoned"] | None = Field(None, description="it said it finished, or abandoned "
                                                            "the session for a fresh run")
 

@@ -96,6 +96,7 @@ class Aggregator:
         self._clock = clock
         self._lock = threading.RLock()
         self._sessions: dict[str, _Session] = {}
+        self._seen: dict[str, float] = {}  # party → its last authenticated request (in memory: liveness only)
         self.on_change: Callable[[], None] = lambda: None  # called when a round closes, fails or wants recovery
         for sid, spec, by, at in store.sessions():  # resume: every session's open round from disk
             self._sessions[sid] = self._load(sid, spec, by, at)
@@ -437,6 +438,10 @@ class Aggregator:
                             first_update_at=row.first_update_at, deadline_at=deadline, closed_at=row.closed_at,
                             close_reason=row.close_reason)
 
+    def saw(self, party: str) -> None:
+        """``party`` made an authenticated request now (``/status`` says when each member was last seen)."""
+        self._seen[party] = self._clock()
+
     def end_session(self, sid: str, party: str, kind: str) -> SessionStatus:
         """``party`` finished its training in ``sid`` ("finished") or abandoned it for a fresh run ("abandoned"):
         recorded once, and the waiting parties are woken (an abandoned round never completes)."""
@@ -461,6 +466,7 @@ class Aggregator:
         current = self.round_info(sid, sess.state.number)
         seen = [PartySeen(party=p, last_round=last[p][0] if p in last else None,
                           last_update_at=last[p][1] if p in last else None,
+                          last_seen_at=self._seen.get(p),
                           ended=ends[p][0] if p in ends else None) for p in expected]  # type: ignore[arg-type]
         return SessionStatus(session_id=sid, combiner=sess.out.combiner, parties=expected, state=state,
                              missing=current.missing if state == "running" else [], seen=seen,

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -24,13 +25,8 @@ from fedtopic.algorithms.lda.party import LDAParty, RoundReport
 from fedtopic.errors import TrainingError
 from fedtopic.node.checkpoint import load_checkpoint, save_checkpoint
 from fedtopic.node.transport import ChannelTransport
-from fedtopic.runs.history import (
-    TOP_WORDS,
-    HistoryLine,
-    HistoryWriter,
-    top_words_due,
-    top_words_of,
-)
+from fedtopic.runs.history import HistoryLine, HistoryWriter, top_words_due
+from fedtopic.runs.topic_snapshot import record_topics
 
 
 @dataclass
@@ -220,17 +216,18 @@ def run_party(
         publish(report.round, report.n_wk)
         t4 = time.perf_counter()
         if writer is not None:
-            top = None
+            top = weights = prevalence = None
             if top_words_due(report.round):
-                top = top_words_of(party.top_words_ids(TOP_WORDS), party.corpus.vocab)
+                top, weights, prevalence = record_topics(party, party.corpus.vocab, history, algorithm=algorithm,
+                                                         round=report.round)
             writer.append(HistoryLine(
                 party=party.party_id, algorithm=algorithm, round=report.round, time=time.time(),
                 compute_s=t2 - t1, exchange_s=(t1 - t0) + (t4 - t3), wait_s=t3 - t2,
                 bytes_up=log.bytes_sent - sent_before, bytes_down=received_before_round - reads_before,
                 staleness=dict(report.staleness), epsilon=report.epsilon, quality=party.log_likelihood(),
-                quality_name="loglik_per_token", top_words=top,
+                quality_name="loglik_per_token", top_words=top, top_weights=weights, prevalence=prevalence,
                 extra={"sweeps": report.sweeps} | ({"behind": {p: lag for p, (lag, _) in behind.items()}}
-                                                   if behind else {})))
+                                                   if behind else {}) | _ledger_extra(transport)))
         reads_before = transport.bytes_received()
         log.rounds, log.sweeps = report.round, report.sweeps
         log.staleness.extend(report.staleness.values())
@@ -251,3 +248,13 @@ def run_party(
     log.stopped_by = log.stopped_by or "fastest-party-finished"
     log.bytes_received = received_before + transport.bytes_received()
     return log
+
+
+def _ledger_extra(transport: ChannelTransport) -> dict[str, Any]:
+    """The history's ``extra.ledger`` of a publication on a chain (first and last block, gas, chunks, payload
+    bytes); nothing for a transport that is not a chain."""
+    published = getattr(transport, "last_published", None)
+    if published is None:
+        return {}
+    return {"ledger": {"block": published.first_block, "last_block": published.last_block, "gas": published.gas_used,
+                       "chunks": published.n_chunks, "bytes": published.payload_bytes}}

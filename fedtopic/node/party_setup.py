@@ -3,6 +3,7 @@ config), its documents, its untrained party and its state folder (``prepare_part
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,9 @@ from fedtopic.crypto.keys import PartyKeys, load_party_keys
 from fedtopic.errors import ConfigError
 from fedtopic.node.party_data import PartyData, load_party_data
 from fedtopic.node.session_params import session_params
+from fedtopic.node.state_file import write_text_atomic
 from fedtopic.node.state_folder import claim_state, set_aside
+from fedtopic.runs.process import PROCESS_FILE, process_mark
 
 
 @dataclass(frozen=True)
@@ -59,5 +62,6 @@ def prepare_party(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
         if old is not None:
             say(f"party {party_id}: set the earlier state aside in {old} (nothing deleted)")
     claim_state(state_dir, params)
+    write_text_atomic(state_dir / PROCESS_FILE, json.dumps(process_mark() | {"party": party_id}))
     party = algorithm.party(party_id, index, data.train, spec, secret=keys.noise_secret)
     return PreparedParty(keys=keys, data=data, party=party, index=index, state_dir=state_dir, params=params)

@@ -38,16 +38,12 @@ from fedtopic.errors import NetworkError, TrainingError
 from fedtopic.network.client import AggregatorClient
 from fedtopic.node.channels import ChannelSession, open_channel, update_digest
 from fedtopic.node.count_channel import RoundFailed, open_counts_channel
+from fedtopic.node.heartbeat import Heartbeat
 from fedtopic.node.protection import Secrets
 from fedtopic.node.run_session import resolve_run_session
 from fedtopic.node.state_file import read_arrays, write_arrays, write_text_atomic
-from fedtopic.runs.history import (
-    TOP_WORDS,
-    HistoryLine,
-    HistoryWriter,
-    top_words_due,
-    top_words_of,
-)
+from fedtopic.runs.history import HistoryLine, HistoryWriter, top_words_due
+from fedtopic.runs.topic_snapshot import record_topics
 
 CHECKPOINT = "party-checkpoint.npz"
 SESSION_FILE = "session.txt"  # the base session id this party's run trains in (``run_session``)
@@ -304,6 +300,10 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
                 stack.callback(getattr(sessions[channel.name], "close", lambda: None))
 
         open_all(early)
+        if state_dir is not None:  # a node process (simulate's parties share a process the dashboard checks)
+            beat = stack.enter_context(AggregatorClient(conn.url, conn.keys, f"{base}-{early[0].name}",
+                                                        patience=0.0, timeout=5.0))
+            stack.enter_context(Heartbeat(beat.session_info))
         lock = compute_lock if compute_lock is not None else threading.Lock()  # uncontended: this party alone
         exchange = _Exchange(sessions, pending, meter, conn.round_timeout, checkpoint_mid_round, waiting, say, lock)
         with lock:
@@ -321,17 +321,17 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
             r += 1
             round_box[0] = r
             checkpoint()
-            top = None
+            top = weights = prevalence = None
             if vocab is not None and (top_words_due(r - 1) or party.done()):
-                ids = party.top_words_ids(TOP_WORDS)
-                top = None if ids is None else top_words_of(ids, vocab)
+                top, weights, prevalence = record_topics(party, vocab, history, algorithm=algorithm, round=r - 1)
             line = HistoryLine(party=party.party_id, algorithm=algorithm, round=r - 1, time=time.time(),
                                compute_s=max(0.0, seconds - m.exchange_s - m.wait_s), exchange_s=m.exchange_s,
                                wait_s=m.wait_s, bytes_up=m.bytes_up, bytes_down=m.bytes_down,
                                recoveries=m.recoveries,
                                contributors=None if m.contributors is None else list(m.contributors),
                                epsilon=record.epsilon, quality=record.quality, quality_name=record.quality_name,
-                               top_words=top, extra=dict(record.extra))
+                               top_words=top, top_weights=weights, prevalence=prevalence,
+                               extra=dict(record.extra))
             if writer is not None:
                 writer.append(line)
             lines.append(line)

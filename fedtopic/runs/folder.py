@@ -56,6 +56,17 @@ def prepare_run_dir(path: Path, *, overwrite: bool = False) -> Path:
     return path
 
 
+RUN_INFO = "run-info.json"
+
+
+def write_run_info(run_dir: Path, info: dict[str, Any]) -> Path:
+    """run-info.json at the start of a run: what it trains (``info``: algorithm, K, parties, protection, …) and
+    which process runs it (``runs.process``), so a dashboard can tell a run that goes from one whose process died."""
+    from fedtopic.runs.process import process_mark
+
+    return write_json(Path(run_dir) / RUN_INFO, process_mark() | info)
+
+
 def write_json(path: Path, data: Any) -> Path:
     """Write pretty JSON atomically (temp file, then rename) so a crash never leaves half a file."""
     tmp = path.with_suffix(path.suffix + ".tmp")

@@ -27,6 +27,8 @@ Schema ``fedtopic-history/1`` (docs/history.md), one object per line:
 ``quality_name``    e.g. "loglik_per_token" (LDA family, iFTM), "loss" (FedNMF), "validation_loss" (gFedNTM)
 ``top_words``       every ``TOP_WORDS_EVERY``-th round (round % 10 == 0) and a synchronous party's last: the top 10
                     words per topic; else null
+``top_weights``     with ``top_words``: each of those words' φ_kw (null for an algorithm without a distribution)
+``prevalence``      with ``top_words``: each topic's share (float[K]), or null
 ``extra``           the algorithm's own per-round figures (an object)
 ``resumed``         true on the first line a party restored from its checkpoint writes
 ==================  ==========================================================================================
@@ -68,6 +70,8 @@ class HistoryLine:
     quality: float | None = None
     quality_name: str | None = None
     top_words: list[list[str]] | None = None
+    top_weights: list[list[float]] | None = None
+    prevalence: list[float] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     resumed: bool = False
 

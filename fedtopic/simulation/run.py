@@ -44,7 +44,16 @@ def simulate_run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: P
     """Train ``algorithm`` with one party per ``data.parties``; writes ``run_dir`` (with the parties' histories
     in ``history/`` and the PNGs drawn from them) and returns its summary."""
     from fedtopic.eval.history_plots import histories_in, plot_history
+    from fedtopic.runs.folder import write_run_info
 
+    algo = get_algorithm(algorithm)
+    sync = Mode.sync in algo.modes
+    write_run_info(run_dir, {"kind": "simulate", "algorithm": algorithm, "mode": "sync" if sync else "async",
+                             "topics": spec.topics, "iterations": spec.iterations, "seed": spec.seed,
+                             "options": dict(spec.options), "dataset": data.name,
+                             "parties": list(harness.ids or party_ids(len(data.parties))),
+                             "protection": harness.protection if sync else None,
+                             "transport": None if sync else harness.transport})
     summary = _run(data, algorithm, spec, run_dir, harness, on_round=on_round, say=say)
     if (run_dir / "history").is_dir():
         plot_history(run_dir, histories_in(run_dir / "history"), title=algorithm)

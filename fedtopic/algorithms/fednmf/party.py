@@ -152,3 +152,12 @@ class FedNMFParty:
     def top_words_ids(self, n: int) -> np.ndarray:
         """int[k, n]: every topic's n heaviest words in W."""
         return np.argsort(-self.w.T, axis=1, kind="stable")[:, :n]
+
+    def topic_distribution(self) -> tuple[np.ndarray, np.ndarray]:
+        """Wᵀ with rows normalised, float64[k,n], and the topics' prevalence float64[k]: their share of this
+        client's H_i (the only document weights it holds)."""
+        w = np.maximum(self.w.T, 0.0)
+        phi = w / np.maximum(w.sum(axis=1, keepdims=True), 1e-300)
+        mass = np.maximum(self.client.h, 0.0).sum(axis=0) * w.sum(axis=1)
+        total = float(mass.sum())
+        return phi, (mass / total if total > 0 else np.full(len(mass), 1.0 / len(mass)))

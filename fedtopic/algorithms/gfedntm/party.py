@@ -79,3 +79,10 @@ class GFedNTMParty:
         from fedtopic.neural.prodlda import topics
 
         return np.argsort(-topics(self.node.flat, self.node.shapes), axis=1, kind="stable")[:, :n]
+
+    def topic_distribution(self) -> tuple[np.ndarray, None]:
+        """softmax(β) float64[K,V] (ProdLDA's topics); no prevalence (θ of the documents is not kept)."""
+        from fedtopic.neural.prodlda import topics
+
+        phi = np.asarray(topics(self.node.flat, self.node.shapes), dtype=np.float64)
+        return phi / phi.sum(axis=1, keepdims=True), None

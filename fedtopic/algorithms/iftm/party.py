@@ -149,3 +149,14 @@ class IFTMParty:
         """int[K, n]: the top words of M* (after the first round) or of the local model."""
         phi = self.global_model.topics if self.global_model is not None else self.model.phi()
         return np.argsort(-phi, axis=1, kind="stable")[:, :n]
+
+    def topic_distribution(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """Φ float64[K,V] of M* (after the first round; its weights as prevalence) or of the local model (θ's
+        mean as prevalence)."""
+        if self.global_model is not None:
+            phi = np.asarray(self.global_model.topics, dtype=np.float64)
+            weights = np.asarray(self.global_model.weights, dtype=np.float64).reshape(-1)
+            ok = weights.shape[0] == phi.shape[0] and weights.sum() > 0
+            return phi / phi.sum(axis=1, keepdims=True), (weights / weights.sum() if ok else None)
+        theta = self.model.theta()
+        return self.model.phi(), theta.mean(axis=0) if len(theta) else None

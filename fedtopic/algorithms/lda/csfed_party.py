@@ -102,3 +102,7 @@ class CSFedParty:
 
     def top_words_ids(self, n: int) -> np.ndarray:
         return self.party.top_words_ids(n)
+
+    def topic_distribution(self) -> tuple[np.ndarray, np.ndarray]:
+        """Φ float64[K,V] and prevalence float64[K] of the consortium's counts (``LDAParty``)."""
+        return self.party.topic_distribution()

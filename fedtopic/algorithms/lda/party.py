@@ -185,3 +185,10 @@ class LDAParty:
     def top_words_ids(self, n: int) -> np.ndarray:
         """int[K, n]: the top words of Φ_Σ."""
         return np.argsort(-self.phi(), axis=1, kind="stable")[:, :n]
+
+    def topic_distribution(self) -> tuple[np.ndarray, np.ndarray]:
+        """Φ_Σ float64[K,V] (Eq. 9) and the topics' prevalence float64[K]: their share of the consortium's
+        tokens in N_Σ (for the dashboard's topic panel)."""
+        counts = self.global_counts()
+        n_k = counts.sum(axis=0).astype(np.float64)
+        return phi_from_counts(counts, self.hyper.beta), n_k / max(float(n_k.sum()), 1.0)

@@ -1,0 +1,93 @@
+"""`fedtopic dashboard PATH`: watch a run or a consortium live in the browser."""
+
+from __future__ import annotations
+
+import ipaddress
+import secrets
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from fedtopic.cli.output import stderr_console, stdout_console
+from fedtopic.errors import ConfigError
+
+MIN_TOKEN_CHARS = 16
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def dashboard(
+    path: Annotated[Path, typer.Argument(help="a run folder (simulate, train, experiment, demo), or a consortium.toml "
+                                              "with --party")],
+    port: Annotated[int, typer.Option(min=0, max=65535, help="port (0: a free one)")] = 8600,
+    host: Annotated[str, typer.Option(help="address to bind; anything but loopback needs --token")] = "127.0.0.1",
+    party: Annotated[Optional[str], typer.Option(help="consortium.toml: watch as this party (its history and "  # noqa: UP007
+                                                      "model, what the aggregator or chain shows every member)")] = None,
+    state: Annotated[Optional[Path], typer.Option(help="consortium.toml: the party's state folder (default "  # noqa: UP007
+                                                       "state/<party> beside the config)")] = None,
+    rpc: Annotated[Optional[str], typer.Option(help="consortium.toml: JSON-RPC URL (default: chain.rpc)")] = None,  # noqa: UP007
+    token: Annotated[Optional[str], typer.Option(envvar="FEDTOPIC_DASHBOARD_TOKEN",  # noqa: UP007
+                                                 help="required on a non-loopback --host (≥ 16 characters; "
+                                                      "'generate' makes one)")] = None,
+) -> None:
+    """Serve the live dashboard of a run or of one party's view of a consortium (read-only, but for topic labels)."""
+    import uvicorn
+
+    from fedtopic.dashboard.app import create_app
+    from fedtopic.dashboard.board import Board
+    from fedtopic.dashboard.sources import open_source
+
+    if not _loopback(host):
+        if token is None:
+            raise ConfigError(f"--host {host} is not loopback: give --token (at least {MIN_TOKEN_CHARS} characters, "
+                              "or 'generate'), or reach 127.0.0.1 through an SSH tunnel (README)")
+        if token == "generate":
+            token = secrets.token_urlsafe(24)
+        if len(token) < MIN_TOKEN_CHARS:
+            raise ConfigError(f"--token must have at least {MIN_TOKEN_CHARS} characters")
+    board = Board(open_source(path, party=party, state_dir=state, rpc=rpc))
+    try:
+        config = uvicorn.Config(create_app(board, token=token if not _loopback(host) else None), host=host,
+                                port=port, log_level="warning", access_log=False, lifespan="off")
+        server = uvicorn.Server(config)
+        shown = f"[{host}]" if ":" in host else host
+
+        def announce() -> None:
+            bound = server.servers[0].sockets[0].getsockname()[1] if server.servers else port
+            query = f"/?token={token}" if token is not None and not _loopback(host) else "/"
+            stdout_console.print(f"dashboard of {path}: http://{shown}:{bound}{query}", highlight=False, soft_wrap=True)
+            stderr_console.print("Ctrl-C stops it", highlight=False)
+
+        _serve(server, announce)
+    finally:
+        board.close()
+
+
+def _serve(server: object, announce: object) -> None:
+    """Run uvicorn, saying the URL once it listens (with the real port when --port 0)."""
+    import asyncio
+
+    async def main() -> None:
+        task = asyncio.create_task(server.serve())  # type: ignore[attr-defined]
+        for _ in range(200):  # at most 10 s for the socket to bind
+            if getattr(server, "started", False) or task.done():
+                break
+            await asyncio.sleep(0.05)
+        if getattr(server, "started", False):
+            announce()  # type: ignore[operator]
+        await task
+
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        pass
+    if not getattr(server, "started", False):
+        raise ConfigError("the dashboard could not listen (is the port in use? try --port 0)")

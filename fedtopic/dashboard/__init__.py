@@ -1,0 +1,1 @@
+"""The live dashboard (``fedtopic dashboard``) and the static report (``fedtopic report``)."""

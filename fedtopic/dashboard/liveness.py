@@ -1,0 +1,63 @@
+"""Whether a party is alive, behind, stopped or finished, from the signs of life a dashboard can see.
+
+A party is
+* ``finished`` when its run says so (the run folder's summary.json, the aggregator's session state, the node's
+  own model);
+* ``stopped`` when its process is known dead (a run folder whose process ended without a summary), or, where
+  its process cannot be checked (another machine), when it has given no sign of life (a history line, an aggregator request, a publication) for longer than
+  ``stop_after(median round interval)``: ``STOP_FACTOR`` times its usual round interval, at least
+  ``STOP_MIN_SECONDS``; and never more than ``STOP_MAX_SECONDS`` when the sign of life is a heartbeat
+  (aggregator requests come every ``HEARTBEAT_SECONDS`` whatever a party computes);
+* ``behind`` when it is more than ``behind_rounds`` rounds behind the party furthest ahead;
+* ``alive`` otherwise.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+STOP_MIN_SECONDS = 6.0
+STOP_FACTOR = 4.0
+STOP_MAX_SECONDS = 8.0
+HEARTBEAT_SECONDS = 2.0
+BEHIND_ROUNDS = 10
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A party's status and, for anything but alive, why (one short phrase)."""
+
+    status: str
+    why: str = ""
+
+
+def usual_interval(times: Sequence[float]) -> float | None:
+    """The median gap between consecutive history times (None with fewer than two)."""
+    gaps = [b - a for a, b in zip(times, times[1:]) if b >= a]
+    return statistics.median(gaps) if gaps else None
+
+
+def stop_after(interval: float | None, *, heartbeat: bool) -> float:
+    """Seconds of silence after which a party counts as stopped (module docstring)."""
+    if heartbeat:
+        return STOP_MAX_SECONDS
+    return max(STOP_MIN_SECONDS, STOP_FACTOR * (interval or 0.0))
+
+
+def judge(*, now: float, last_sign: float | None, interval: float | None, round: int | None, leader: int | None,
+          finished: bool, process_alive: bool | None, heartbeat: bool,
+          behind_rounds: int = BEHIND_ROUNDS) -> Verdict:
+    """The status of one party (module docstring); ``process_alive``: None where it cannot be checked."""
+    if finished:
+        return Verdict("finished")
+    if process_alive is False:
+        return Verdict("stopped", "its process ended before the run finished")
+    if process_alive is None and last_sign is not None:
+        silent = now - last_sign
+        if silent > stop_after(interval, heartbeat=heartbeat):
+            return Verdict("stopped", f"no sign of life for {silent:.0f} s")
+    if round is not None and leader is not None and leader - round > behind_rounds:
+        return Verdict("behind", f"{leader - round} rounds behind")
+    return Verdict("alive")

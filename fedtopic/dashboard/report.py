@@ -1,0 +1,43 @@
+"""``fedtopic report``: the dashboard's panels as one self-contained HTML file (data, script and style inlined;
+no server, nothing fetched) for sharing a finished run."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from fedtopic.dashboard.app import asset
+from fedtopic.dashboard.board import Board
+from fedtopic.runs.json_text import strict
+
+
+def _inline_json(data: object) -> str:
+    """JSON safe inside a <script> element (no ``</``, no U+2028/9 line breaks)."""
+    text = json.dumps(strict(data), separators=(",", ":"), allow_nan=False)
+    return text.replace("</", "<\\/").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def render_report(board: Board) -> str:
+    """The page of ``board`` with its data inlined: state, every history row, topics and ledger."""
+    board.refresh(force=True)
+    data = {"state": board.state(), "rows": board.history()["rows"], "topics": board.topics(),
+            "ledger": board.ledger()}
+    page = asset("index.html").decode("utf-8")
+    style = asset("dashboard.css").decode("utf-8")
+    scripts = "\n".join(asset(n).decode("utf-8").replace("</script", "<\\/script") for n in ("charts.js", "dashboard.js"))
+    page = page.replace('<link rel="stylesheet" href="static/dashboard.css">', f"<style>\n{style}</style>")
+    page = re.sub(r'<script src="static/charts.js"></script>\s*<script src="static/dashboard.js"></script>',
+                  lambda _: f"<script>window.FEDTOPIC_REPORT = {_inline_json(data)};</script>\n<script>\n{scripts}\n"
+                            "</script>", page)
+    return page
+
+
+def write_report(board: Board, out: Path) -> Path:
+    """Write the report to ``out`` atomically."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(render_report(board), encoding="utf-8")
+    tmp.replace(out)
+    return out

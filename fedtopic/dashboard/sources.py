@@ -1,0 +1,293 @@
+"""Where a dashboard's figures come from: a run folder, or one party's view of a consortium.
+
+A source gives the run's description (``meta``), the history files it can read, the topic snapshots, whether
+the processes it can check still run, what remote services say of the parties (``signs``: the aggregator's
+``/status`` or the chain's channel heads) and the ledger's publications. ``RunFolder`` reads a folder of
+``simulate``, ``train``, ``experiment`` or ``demo``; ``PartyView`` reads one party's state folder beside a
+consortium.toml and asks the aggregator or the chain about the others: only what that party may see (every
+member may read ``/status`` and the channel heads; payloads stay sealed).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fedtopic.errors import ConfigError
+from fedtopic.runs.folder import RUN_INFO
+from fedtopic.runs.history import FILE_NAME
+from fedtopic.runs.process import PROCESS_FILE, process_alive
+from fedtopic.runs.topic_snapshot import snapshot_path
+
+LABELS_FILE = "topic-labels.json"
+SIGNS_EVERY_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class Sign:
+    """What a remote service says of one party: its latest round, when it last showed life, whether that sign is a
+    heartbeat (``liveness``), whether it finished, and (synchronous) whether the open round waits for it."""
+
+    round: int | None = None
+    last_sign: float | None = None
+    heartbeat: bool = False
+    finished: bool = False
+    awaited: bool = False
+
+
+@dataclass
+class Signs:
+    """The latest ``Sign`` per party, the ledger's publications and a note on the remote service."""
+
+    parties: dict[str, Sign] = field(default_factory=dict)
+    publications: list[dict[str, Any]] = field(default_factory=list)
+    audit: dict[str, Any] | None = None
+    note: str = ""
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _mode_of(algorithm: str) -> str | None:
+    """sync, async or centralised for a registry name (None for an unknown one)."""
+    from fedtopic.algorithms.base import Mode
+    from fedtopic.algorithms.registry import algorithm_names, get_algorithm
+
+    if algorithm not in algorithm_names():
+        return None
+    modes = get_algorithm(algorithm).modes
+    return "sync" if Mode.sync in modes else "async" if Mode.async_ in modes else "centralised"
+
+
+class RunFolder:
+    """A run folder (``simulate``, ``train``, ``experiment``, ``demo``), while it runs or after."""
+
+    def __init__(self, path: Path) -> None:
+        path = Path(path)
+        if not path.is_dir():
+            raise ConfigError(f"{path} is not a folder: give a run folder (of simulate, train, experiment or demo) "
+                              "or a consortium.toml with --party")
+        if not any((path / n).exists() for n in (RUN_INFO, "summary.json", "history", "model.npz")):
+            raise ConfigError(f"{path} holds no run (no run-info.json, summary.json, history/ or model.npz)")
+        self.path = path
+        self.viewer: str | None = None
+        self.labels_path = path / LABELS_FILE
+
+    def meta(self) -> dict[str, Any]:
+        info = _read_json(self.path / RUN_INFO) or {}
+        summary = _read_json(self.path / "summary.json")
+        out = {k: info.get(k) for k in ("kind", "algorithm", "mode", "topics", "iterations", "seed", "dataset",
+                                        "protection", "transport", "options")}
+        out["party_ids"] = list(info.get("parties") or [])
+        if isinstance(summary, dict):
+            for k in ("algorithm", "topics", "iterations", "seed", "dataset"):
+                out[k] = out[k] if out[k] is not None else summary.get(k)
+            out["protection"] = out["protection"] or summary.get("protection")
+        if out["mode"] is None and out["algorithm"]:
+            out["mode"] = _mode_of(str(out["algorithm"]))
+        out["summary"] = summary if isinstance(summary, dict) else None
+        out["finished"] = isinstance(summary, dict)
+        out["process_alive"] = None if not info else process_alive(info)
+        out["title"] = self.path.resolve().name
+        return out
+
+    def histories(self) -> dict[str, Path]:
+        folder = self.path / "history"
+        if not folder.is_dir():
+            return {}
+        return {p.stem: p for p in sorted(folder.glob("*.jsonl"))}
+
+    def snapshots(self) -> dict[str, Path]:
+        return {party: snapshot_path(path) for party, path in self.histories().items()}
+
+    def party_process_alive(self, party: str) -> bool | None:
+        info = _read_json(self.path / RUN_INFO)
+        return process_alive(info) if isinstance(info, dict) else None
+
+    def signs(self) -> Signs:
+        return Signs(note="")
+
+    def close(self) -> None:
+        """Nothing runs in the background."""
+
+
+class PartyView:
+    """One party's view of a consortium: its own state folder, and the aggregator's status or the chain's channel
+    heads for the others, polled on a background thread (``SIGNS_EVERY_SECONDS``)."""
+
+    def __init__(self, config_path: Path, party: str, *, state_dir: Path | None = None,
+                 rpc: str | None = None) -> None:
+        from fedtopic.algorithms.base import Mode
+        from fedtopic.algorithms.registry import get_algorithm
+        from fedtopic.consortium.config import load_consortium
+
+        self.cfg = load_consortium(config_path)
+        if party not in self.cfg.party_ids:
+            raise ConfigError(f"--party {party}: not a party of {config_path} ({', '.join(self.cfg.party_ids)})")
+        self.config_path, self.viewer = config_path, party
+        self.state_dir = state_dir or config_path.parent / "state" / party
+        self.labels_path = self.state_dir / LABELS_FILE
+        self.sync = Mode.sync in get_algorithm(self.cfg.algorithm.name).modes
+        self.rpc = rpc
+        self._signs = Signs(note="asking the " + ("aggregator" if self.sync else "chain") + " …")
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, name="dashboard-signs", daemon=True)
+        self._thread.start()
+
+    # ---- the party's own files -----------------------------------------------------------------------------
+    def meta(self) -> dict[str, Any]:
+        a = self.cfg.algorithm
+        summary = _read_json(self.state_dir / "model" / "summary.json")
+        return {"kind": "node", "algorithm": a.name, "mode": "sync" if self.sync else "async", "topics": a.topics,
+                "iterations": a.iterations, "seed": a.seed, "dataset": self.cfg.data.dataset,
+                "protection": self.cfg.aggregator.protection if self.sync else None,
+                "transport": None if self.sync else "chain", "options": dict(a.options),
+                "party_ids": list(self.cfg.party_ids), "summary": summary if isinstance(summary, dict) else None,
+                "finished": isinstance(summary, dict), "process_alive": None,
+                "title": f"{self.cfg.algorithm.name} — {self.viewer}'s view"}
+
+    def histories(self) -> dict[str, Path]:
+        return {self.viewer: self.state_dir / FILE_NAME}  # type: ignore[dict-item]
+
+    def snapshots(self) -> dict[str, Path]:
+        return {self.viewer: snapshot_path(self.state_dir / FILE_NAME)}  # type: ignore[dict-item]
+
+    def party_process_alive(self, party: str) -> bool | None:
+        if party != self.viewer:
+            return None
+        mark = _read_json(self.state_dir / PROCESS_FILE)
+        return process_alive(mark) if isinstance(mark, dict) else None
+
+    def signs(self) -> Signs:
+        return self._signs
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5.0)
+
+    # ---- the others, from the aggregator or the chain ------------------------------------------------------
+    def _poll(self) -> None:
+        reader = _AggregatorReader(self) if self.sync else _ChainReader(self)
+        while not self._stop.is_set():
+            try:
+                self._signs = reader.read()
+            except Exception as exc:  # noqa: BLE001 - the page says why the others are not shown, and retries
+                self._signs = Signs(parties=self._signs.parties, publications=self._signs.publications,
+                                    audit=self._signs.audit, note=f"cannot read the "
+                                    f"{'aggregator' if self.sync else 'chain'}: {str(exc).splitlines()[0][:200]}")
+            self._stop.wait(SIGNS_EVERY_SECONDS)
+
+
+class _AggregatorReader:
+    """The aggregator's ``/status``, asked as the viewing party."""
+
+    def __init__(self, view: PartyView) -> None:
+        from fedtopic.network.client import AggregatorClient
+        from fedtopic.node.party_setup import load_own_keys
+
+        keys = load_own_keys(view.cfg, view.config_path, view.viewer)  # type: ignore[arg-type]
+        self.client = AggregatorClient(view.cfg.aggregator.url, keys, "status", patience=0.0, timeout=5.0)
+        self.ids = list(view.cfg.party_ids)
+
+    def read(self) -> Signs:
+        status = self.client.status()
+        sessions = [s for s in status.sessions if set(s.parties) == set(self.ids)]
+        live = [s for s in sessions if s.state == "running"] or sessions
+        out: dict[str, Sign] = {}
+        for pid in self.ids:
+            seen = [x for s in live for x in s.seen if x.party == pid]
+            times = [t for x in seen for t in (x.last_seen_at, x.last_update_at) if t is not None]
+            rounds = [x.last_round for x in seen if x.last_round is not None]
+            out[pid] = Sign(round=max(rounds) if rounds else None, last_sign=max(times) if times else None,
+                            heartbeat=any(x.last_seen_at is not None for x in seen),
+                            finished=bool(seen) and all(x.ended == "finished" for x in seen),
+                            awaited=any(pid in s.missing for s in live))
+        return Signs(parties=out, note=f"aggregator {self.client.url}: {len(live)} session(s) of this consortium")
+
+
+class _ChainReader:
+    """The channel heads and new ``Published`` events of every member (sizes, blocks and gas; payloads sealed),
+    and how far ``ledger audit`` has verified (``state/ledger-audit.json``)."""
+
+    MAX_PUBLICATIONS = 2_000
+
+    def __init__(self, view: PartyView) -> None:
+        from fedtopic.ledger.endpoint import chain_for, registry_of
+
+        self.view = view
+        self.w3 = chain_for(view.cfg, view.rpc)
+        self.registry = registry_of(view.cfg)
+        self.next_block: int | None = None
+        self.publications: list[dict[str, Any]] = []
+        self.block_times: dict[int, float] = {}
+
+    def _time_of(self, block: int) -> float:
+        if block not in self.block_times:
+            self.block_times[block] = float(self.w3.eth.get_block(block)["timestamp"])
+        return self.block_times[block]
+
+    def read(self) -> Signs:
+        from fedtopic.ledger import raw
+        from fedtopic.ledger.audit import ledger_status
+
+        rows = ledger_status(self.w3, self.registry)
+        head = int(self.w3.eth.block_number)
+        channels = {r.channel: r.party_id for r in rows if int(r.channel, 16)}
+        lo = self.next_block if self.next_block is not None else max(0, head - 5_000)
+        if channels and head >= lo:
+            logs = raw.fetch_logs(self.w3, list(channels), lo, head)
+            gas = self._gas_of({log.tx_hash for log in logs})
+            for log in logs:
+                self.publications.append({"block": log.block, "party": channels.get(log.channel, log.channel),
+                                          "round": log.round, "chunk": log.chunk, "chunks": log.n_chunks,
+                                          "bytes": len(log.payload), "gas": gas.get(log.tx_hash),
+                                          "time": self._time_of(log.block)})
+            self.publications = self.publications[-self.MAX_PUBLICATIONS:]
+        self.next_block = head + 1
+        parties = {r.party_id: Sign(round=r.latest_round,
+                                    last_sign=None if r.latest_block is None else self._time_of(r.latest_block))
+                   for r in rows}
+        audit = _read_json(self.view.config_path.parent / "state" / "ledger-audit.json")
+        verified = None if not isinstance(audit, dict) else {
+            "through_block": audit.get("block"), "failures": len(audit.get("failures", [])),
+            "rounds_verified": sum(int(c.get("rounds_verified", 0)) for c in audit.get("channels", {}).values())}
+        return Signs(parties=parties, publications=list(self.publications), audit=verified,
+                     note=f"chain {self.w3.provider.endpoint_uri if hasattr(self.w3.provider, 'endpoint_uri') else ''}"
+                          f" at block {head}")
+
+    def _gas_of(self, hashes: set[str]) -> dict[str, int]:
+        out = {}
+        for h in list(hashes)[:200]:
+            try:
+                out[h] = int(self.w3.eth.get_transaction_receipt(h)["gasUsed"])
+            except Exception:  # noqa: BLE001 - a receipt the node no longer keeps: gas unknown
+                continue
+        return out
+
+
+def open_source(path: Path, *, party: str | None = None, state_dir: Path | None = None,
+                rpc: str | None = None) -> RunFolder | PartyView:
+    """A run folder, or a consortium.toml seen as ``party`` (ConfigError in one line otherwise)."""
+    path = Path(path)
+    if path.suffix == ".toml":
+        if party is None:
+            raise ConfigError(f"{path} is a consortium config: give --party ID to watch it as that party")
+        if not path.is_file():
+            raise ConfigError(f"{path}: no such file")
+        return PartyView(path, party, state_dir=state_dir, rpc=rpc)
+    if party is not None:
+        raise ConfigError("--party goes with a consortium.toml, not a run folder")
+    return RunFolder(path)
+
+
+def clock() -> float:
+    """Wall-clock time (the histories' and the chain's times are wall-clock)."""
+    return time.time()

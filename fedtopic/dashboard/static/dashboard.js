@@ -1,0 +1,324 @@
+// The fedtopic dashboard page: live over /api/ and server-sent events, or static over data a report inlined.
+"use strict";
+
+(function () {
+  const C = window.FedCharts;
+  const INLINE = window.FEDTOPIC_REPORT || null; // set by `fedtopic report`
+  const store = {state: null, rows: {}, cursors: {}, topics: null, ledger: null, panel: "parties",
+    topicParty: null, selected: null, lambda: 1.0};
+
+  const $ = (id) => document.getElementById(id);
+  function h(tag, attrs, ...kids) {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "class") el.className = v; else if (k === "style") el.style.cssText = v; // CSSOM: allowed by the CSP
+      else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+      else el.setAttribute(k, v);
+    }
+    for (const k of kids) if (k !== null && k !== undefined) el.append(k instanceof Node ? k : String(k));
+    return el;
+  }
+  const ago = (s) => s === null || s === undefined ? "–" : (s < 1 ? "now" : s < 90 ? `${Math.round(s)} s ago`
+    : s < 5400 ? `${Math.round(s / 60)} min ago` : `${(s / 3600).toFixed(1)} h ago`);
+  const bytes = (n) => n >= 1e9 ? (n / 1e9).toFixed(2) + " GB" : n >= 1e6 ? (n / 1e6).toFixed(2) + " MB"
+    : n >= 1e3 ? (n / 1e3).toFixed(1) + " kB" : `${n} B`;
+
+  // ---- data ---------------------------------------------------------------------------------------------
+  function mergeRows(rows) {
+    for (const [party, list] of Object.entries(rows || {})) {
+      const byRound = store.rows[party] || (store.rows[party] = new Map());
+      for (const r of list) byRound.set(r.r, r);
+    }
+  }
+  function sortedRows(party) {
+    const m = store.rows[party];
+    return m ? Array.from(m.values()).sort((a, b) => a.r - b.r) : [];
+  }
+  function cursorQuery() {
+    return Object.entries(store.cursors).map(([p, n]) => `${encodeURIComponent(p)}:${n}`).join(",");
+  }
+  async function getJSON(path) {
+    const resp = await fetch(path, {cache: "no-store"});
+    if (!resp.ok) throw new Error(`${path}: HTTP ${resp.status}`);
+    return resp.json();
+  }
+  async function loadTopics() {
+    if (INLINE) { store.topics = INLINE.topics; return; }
+    const q = store.topicParty ? `?party=${encodeURIComponent(store.topicParty)}` : "";
+    store.topics = await getJSON(`api/topics${q}`);
+  }
+  async function loadLedger() {
+    store.ledger = INLINE ? INLINE.ledger : await getJSON("api/ledger");
+  }
+
+  // ---- header and parties -------------------------------------------------------------------------------
+  function renderHeader() {
+    const s = store.state; if (!s) return;
+    const run = s.run;
+    $("title").textContent = run.title || "fedtopic";
+    const bits = [run.algorithm, run.topics ? `K = ${run.topics}` : null, `${run.parties} part${run.parties === 1 ? "y" : "ies"}`,
+      run.mode === "sync" ? `protection ${run.protection || "none"}` : run.transport ? `over ${run.transport}` : null,
+      run.dataset, run.viewer ? `seen as ${run.viewer}` : null].filter(Boolean);
+    $("run-line").textContent = bits.join(" · ");
+    const rounds = s.parties.map((p) => p.round).filter((r) => r !== null && r !== undefined);
+    $("round-counter").textContent = rounds.length ? String(Math.max(...rounds)) : "–";
+    $("round-total").textContent = run.iterations ? ` / ${run.iterations}` : "";
+    const st = $("run-state"); st.textContent = run.state; st.className = `badge ${run.state}`;
+    $("live").textContent = INLINE ? "report (static)" : "live";
+  }
+
+  function renderParties() {
+    const s = store.state; if (!s) return;
+    $("note").textContent = s.run.note || "";
+    const body = $("party-table").tBodies[0];
+    body.replaceChildren(...s.parties.map((p) => {
+      const stale = p.staleness && Object.keys(p.staleness).length
+        ? Object.entries(p.staleness).map(([q, v]) => `${q}:${v}`).join(" ")
+        : (p.rounds_behind ? `${p.rounds_behind} rounds behind` : "–");
+      const why = p.why ? ` (${p.why})` : (p.awaited ? " (the round waits for it)" : "");
+      return h("tr", {"data-party": p.party},
+        h("td", {}, p.party),
+        h("td", {}, h("span", {class: `badge ${p.status}`, "data-status": p.status}, p.status), why),
+        h("td", {}, p.round === null || p.round === undefined ? "–" : p.round),
+        h("td", {}, ago(p.age_s)),
+        h("td", {}, stale),
+        h("td", {}, p.own_history ? bytes(p.bytes_up) : "–"),
+        h("td", {}, p.own_history ? bytes(p.bytes_down) : "–"),
+        h("td", {}, p.contributors ? p.contributors.join(", ") : "–"));
+    }));
+    renderAggregates();
+  }
+
+  function renderAggregates() {
+    const box = $("aggregates");
+    const ids = store.state.parties.map((p) => p.party);
+    const rows = sortedRows(Object.keys(store.rows)[0]);
+    const recent = rows.filter((r) => r.u !== undefined).slice(-40);
+    if (!recent.length || store.state.run.mode !== "sync") {
+      box.replaceChildren(h("span", {class: "muted"}, store.state.run.mode === "sync" ? "no rounds yet"
+        : "asynchronous: every party trains on the latest counts it can read (staleness above)"));
+      return;
+    }
+    box.style.gridTemplateColumns = `auto repeat(${recent.length}, 14px)`;
+    const kids = [];
+    for (const pid of ids) {
+      kids.push(h("div", {class: "name"}, pid));
+      for (const r of recent) {
+        const inIt = !r.in || r.in.includes(pid);
+        kids.push(h("div", {class: `cell${inIt ? " in" : ""}`, title: `round ${r.r}: ${inIt ? "in" : "not in"}`}));
+      }
+    }
+    box.replaceChildren(...kids);
+  }
+
+  // ---- convergence, time, privacy ----------------------------------------------------------------------
+  function partySeries(field) {
+    return Object.keys(store.rows).sort().map((pid) => ({name: pid,
+      points: sortedRows(pid).filter((r) => r[field] !== undefined && r[field] !== null).map((r) => [r.r, r[field]])}));
+  }
+  function qualityName() {
+    const p = (store.state && store.state.parties.find((x) => x.quality_name)) || {};
+    return p.quality_name || "quality";
+  }
+  function renderConvergence() {
+    const sum = store.state && store.state.run.summary;
+    const parts = [];
+    if (sum) {
+      if (sum.perplexity !== undefined && sum.perplexity !== null) parts.push(`held-out perplexity ${C.fmt(sum.perplexity)}`);
+      if (sum.centralized_perplexity) parts.push(`centralised ${C.fmt(sum.centralized_perplexity)}`);
+      if (sum.standalone_perplexity) parts.push(`stand-alone ${C.fmt(sum.standalone_perplexity)}`);
+      if (sum.npmi !== undefined && sum.npmi !== null) parts.push(`NPMI ${Number(sum.npmi).toFixed(3)}`);
+    }
+    $("headline").textContent = parts.length ? "At the end: " + parts.join(" · ")
+      : "Held-out perplexity is computed when the run ends.";
+    C.lineChart($("chart-quality"), partySeries("q"), {xlabel: "round", ylabel: qualityName(),
+      empty: "no quality figure yet"});
+  }
+  function renderTime() {
+    const pids = Object.keys(store.rows).sort();
+    const totals = pids.map((pid) => {
+      const rows = sortedRows(pid);
+      const sum = (k) => rows.reduce((a, r) => a + (r[k] || 0), 0);
+      return {name: pid, parts: [sum("c"), sum("x"), sum("w")]};
+    });
+    const keys = ["computing", "exchanging", "waiting"], colors = ["#2563eb", "#f59e0b", "#9ca3af"];
+    C.stackedBars($("chart-time-totals"), totals, keys, colors, {xlabel: "party"});
+    const sel = $("time-party");
+    if (sel.options.length !== pids.length) {
+      const keep = sel.value;
+      sel.replaceChildren(...pids.map((p) => h("option", {value: p}, p)));
+      if (pids.includes(keep)) sel.value = keep;
+    }
+    const rows = sortedRows(sel.value || pids[0]).slice(-200);
+    C.stackedBars($("chart-time-rounds"), rows.map((r) => ({name: String(r.r), parts: [r.c, r.x, r.w]})), keys, colors,
+      {xlabel: "round"});
+  }
+  function renderPrivacy() {
+    const run = store.state ? store.state.run : {};
+    const prot = run.mode === "sync" ? `Protection in force: ${run.protection || "none"}.`
+      : run.mode === "async" ? `Channels ${run.transport === "chain" ? "on a chain, sealed with AES-GCM per CP" : "on an in-process board"}.`
+      : "";
+    $("protection-line").textContent = prot;
+    $("seen-line").textContent = run.sees ? `What can be seen: ${run.sees}.` : "";
+    const series = partySeries("e");
+    const hl = run.epsilon_budget ? [{y: run.epsilon_budget, label: `budget ε = ${run.epsilon_budget}`}] : [];
+    C.lineChart($("chart-epsilon"), series, {xlabel: "round", ylabel: "ε spent", hlines: hl,
+      empty: "no differential privacy in this run: no ε is spent"});
+  }
+
+  // ---- topics --------------------------------------------------------------------------------------------
+  function ranked(t) {
+    const lam = store.lambda;
+    const idx = t.words.map((w, i) => i);
+    const score = (i) => lam * Math.log(t.weights[i]) + (1 - lam) * Math.log(t.weights[i] / t.marginal[i]);
+    return idx.sort((a, b) => score(b) - score(a) || a - b).slice(0, 10);
+  }
+  function labelOf(id) { return (store.topics && store.topics.labels && store.topics.labels[String(id)]) || ""; }
+  function renderTopics() {
+    const T = store.topics;
+    const sel = $("topic-party");
+    const parties = (T && T.parties) || [];
+    if (sel.options.length !== parties.length) {
+      sel.replaceChildren(...parties.map((p) => h("option", {value: p}, p)));
+    }
+    if (T && T.party) sel.value = T.party;
+    if (!T || !T.topics || !T.topics.length) {
+      $("topic-table").tBodies[0].replaceChildren(h("tr", {}, h("td", {colspan: 5}, "no topics yet (they come with round 0's line)")));
+      $("topic-map").replaceChildren();
+      return;
+    }
+    $("topic-round").textContent = T.round !== null && T.round >= 0 ? `round ${T.round}` : "final model";
+    const top = Math.max(...T.topics.flatMap((t) => t.weights.slice(0, 10)));
+    const rows = T.topics.slice().sort((a, b) => a.id - b.id).map((t) => {
+      const input = h("input", {class: "label-input", value: labelOf(t.id), "data-topic": t.id,
+        placeholder: "label…", "aria-label": `label of topic ${t.id}`});
+      if (INLINE) input.setAttribute("disabled", "disabled");
+      input.addEventListener("change", () => saveLabel(t.id, input));
+      const words = ranked(t).map((i) => h("span", {class: "word", title: `φ = ${t.weights[i]}, p(w) = ${t.marginal[i]}`},
+        t.words[i], h("span", {class: "bar", style: `width:${Math.max(1, 40 * t.weights[i] / top).toFixed(1)}px`})));
+      const tr = h("tr", {"data-topic": t.id, class: store.selected === t.id ? "selected" : ""},
+        h("td", {}, t.id), h("td", {}, input),
+        h("td", {}, t.prevalence === null || t.prevalence === undefined ? "–" : (100 * t.prevalence).toFixed(1) + " %"),
+        h("td", {}, t.drift === null || t.drift === undefined ? "–" : t.drift.toFixed(3)),
+        h("td", {class: "words"}, ...words));
+      tr.addEventListener("click", (ev) => { if (ev.target.tagName !== "INPUT") { store.selected = t.id; renderTopics(); } });
+      return tr;
+    });
+    $("topic-table").tBodies[0].replaceChildren(...rows);
+    renderMap(T);
+  }
+  function renderMap(T) {
+    const svg = $("topic-map");
+    svg.replaceChildren();
+    $("map-note").textContent = T.map ? "distance: Jensen–Shannon between topics (principal coordinates); area: share"
+      + (T.has_prevalence ? "" : " (equal: this algorithm has no topic shares)") : (T.map_note || "");
+    if (!T.map) return;
+    const xs = T.map.map((p) => p[0]), ys = T.map.map((p) => p[1]);
+    const span = Math.max(1e-9, ...xs.map(Math.abs), ...ys.map(Math.abs));
+    T.topics.forEach((t, k) => {
+      const share = t.prevalence === null || t.prevalence === undefined ? 1 / T.topics.length : t.prevalence;
+      const r = Math.max(0.02, Math.sqrt(share) * 0.5);
+      const cx = T.map[k][0] / span * (1.0 - r), cy = -T.map[k][1] / span * (1.0 - r);
+      const c = C.svgEl("circle", {cx, cy, r, class: store.selected === t.id ? "selected" : "", "data-topic": t.id});
+      c.append(C.svgEl("title", {}, `topic ${t.id}${labelOf(t.id) ? ": " + labelOf(t.id) : ""}`));
+      c.addEventListener("click", () => { store.selected = t.id; renderTopics(); });
+      svg.append(c, C.svgEl("text", {x: cx, y: cy}, String(t.id)));
+    });
+  }
+  async function saveLabel(id, input) {
+    const resp = await fetch(`api/labels/${id}`, {method: "PUT", headers: {"Content-Type": "application/json"},
+      body: JSON.stringify({label: input.value})});
+    if (resp.ok) {
+      store.topics.labels = (await resp.json()).labels;
+      input.classList.add("saved");
+      input.setAttribute("data-saved", "1");
+    } else {
+      input.classList.remove("saved");
+      input.title = (await resp.json()).detail || "not saved";
+    }
+  }
+  function exportRows() {
+    return (store.topics && store.topics.topics || []).slice().sort((a, b) => a.id - b.id).map((t) => ({
+      id: t.id, label: labelOf(t.id), prevalence: t.prevalence, drift: t.drift,
+      words: ranked(t).map((i) => t.words[i]), weights: ranked(t).map((i) => t.weights[i])}));
+  }
+  function download(name, type, text) {
+    const a = h("a", {href: URL.createObjectURL(new Blob([text], {type})), download: name});
+    document.body.append(a); a.click(); a.remove();
+  }
+  function csvCell(v) { const s = String(v === null || v === undefined ? "" : v); return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s; }
+
+  // ---- ledger --------------------------------------------------------------------------------------------
+  function renderLedger() {
+    const L = store.ledger;
+    const run = store.state ? store.state.run : {};
+    const audit = (L && L.audit) || (store.state && store.state.audit);
+    $("audit-line").textContent = run.transport !== "chain" ? "This run has no chain (its parties do not publish on a ledger)."
+      : audit ? `ledger audit has verified ${audit.rounds_verified} rounds through block ${audit.through_block}; ${audit.failures} failed.`
+      : "ledger audit has not run on this consortium yet (fedtopic ledger audit CONFIG).";
+    const pubs = ((L && L.publications) || []).slice(-300).reverse();
+    $("ledger-table").tBodies[0].replaceChildren(...pubs.map((p) => h("tr", {},
+      h("td", {}, p.block === undefined ? "–" : p.block), h("td", {}, p.party), h("td", {}, p.round),
+      h("td", {}, p.chunks || 1), h("td", {}, p.bytes === undefined ? "–" : bytes(p.bytes)),
+      h("td", {}, p.gas === undefined || p.gas === null ? "–" : p.gas.toLocaleString()))));
+  }
+
+  // ---- wiring --------------------------------------------------------------------------------------------
+  const RENDER = {parties: renderParties, convergence: renderConvergence, time: renderTime, privacy: renderPrivacy,
+    topics: renderTopics, ledger: renderLedger};
+  function render() { renderHeader(); RENDER[store.panel](); }
+  async function show(panel) {
+    store.panel = panel;
+    for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("active", b.dataset.panel === panel);
+    for (const s of document.querySelectorAll(".panel")) s.classList.toggle("active", s.id === `panel-${panel}`);
+    if (panel === "topics" && !INLINE) await loadTopics().catch(() => {});
+    if (panel === "ledger" && !INLINE) await loadLedger().catch(() => {});
+    render();
+  }
+  let lastTopicsVersion = -1;
+  async function onUpdate(msg) {
+    store.state = msg.state;
+    mergeRows(msg.rows);
+    Object.assign(store.cursors, msg.cursors || {});
+    if (store.panel === "topics" && store.state.version !== lastTopicsVersion) {
+      lastTopicsVersion = store.state.version;
+      await loadTopics().catch(() => {});
+    }
+    if (store.panel === "ledger") await loadLedger().catch(() => {});
+    render();
+  }
+  function connect() {
+    const es = new EventSource(`api/events?since=${cursorQuery()}`);
+    es.addEventListener("update", (ev) => onUpdate(JSON.parse(ev.data)));
+    es.onerror = () => { $("live").textContent = "reconnecting…"; };
+    es.onopen = () => { $("live").textContent = "live"; };
+  }
+
+  for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => show(b.dataset.panel));
+  $("lambda").addEventListener("input", (ev) => {
+    store.lambda = Number(ev.target.value);
+    $("lambda-value").textContent = store.lambda.toFixed(2);
+    renderTopics();
+  });
+  $("topic-party").addEventListener("change", async (ev) => { store.topicParty = ev.target.value; await loadTopics(); renderTopics(); });
+  $("time-party").addEventListener("change", renderTime);
+  $("export-json").addEventListener("click", () => download("topics.json", "application/json", JSON.stringify(exportRows(), null, 2)));
+  $("export-csv").addEventListener("click", () => {
+    const lines = ["id,label,prevalence,drift,words"].concat(exportRows().map((r) =>
+      [r.id, r.label, r.prevalence, r.drift, r.words.join(" ")].map(csvCell).join(",")));
+    download("topics.csv", "text/csv", lines.join("\n") + "\n");
+  });
+
+  async function start() {
+    if (INLINE) {
+      store.state = INLINE.state; mergeRows(INLINE.rows); store.topics = INLINE.topics; store.ledger = INLINE.ledger;
+      render();
+      return;
+    }
+    const [state, hist] = await Promise.all([getJSON("api/state"), getJSON("api/history")]);
+    store.state = state; mergeRows(hist.rows); store.cursors = hist.cursors;
+    render();
+    connect();
+  }
+  start();
+})();

@@ -1,0 +1,139 @@
+"""What a topic browser shows of a model: relevance-ranked words, a 2-D map of the topics, topic ids kept stable
+across snapshots and each topic's drift. Pure functions of Φ; the dashboard and ``fedtopic report`` call them.
+
+Relevance (Sievert and Shirley 2014, Eq. 1): r(w, k | λ) = λ log φ_kw + (1 − λ) log(φ_kw / p_w), with p_w the
+word's marginal probability Σ_k p(k) φ_kw. A page ranks words for any λ the user picks from a short candidate
+list per topic: the union of the top ``n`` words under relevance at every λ of a grid (as LDAvis does with its
+λ step), so a λ on the grid ranks exactly and one between grid points ranks among the words that lead at its
+neighbours.
+
+Map: Jensen–Shannon divergence between the topics' word distributions, scaled to two dimensions by classical
+multidimensional scaling (principal coordinates), LDAvis's default; a circle's area is the topic's prevalence.
+
+Stable ids: a new snapshot's topics are matched one to one to the previous snapshot's by the Hungarian method on
+their Hellinger distance (over the words both snapshots list, a small bonus for keeping a topic's position), so a
+topic keeps its id when an algorithm renumbers or grows its topics (iFTM); drift is that distance to the matched predecessor, 0 (the same words, weights) … 1
+(nothing shared).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+LAMBDA_GRID = tuple(round(0.1 * i, 1) for i in range(11))
+IDENTITY_BONUS = 0.15  # Hellinger a topic may move and still keep its position's id (see match_topics)
+
+
+def marginal(phi: np.ndarray, prevalence: np.ndarray) -> np.ndarray:
+    """float64[V]: p_w = Σ_k p(k) φ_kw, from Φ [K,V] (rows sum to 1) and prevalence [K] (sums to 1)."""
+    return np.asarray(prevalence, dtype=np.float64) @ np.asarray(phi, dtype=np.float64)
+
+
+def relevance(phi: np.ndarray, p_w: np.ndarray, lam: float) -> np.ndarray:
+    """float64[K,V]: r(w, k | λ) (module docstring); a word with φ_kw = 0 scores −inf."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_phi = np.log(phi)
+        return lam * log_phi + (1.0 - lam) * (log_phi - np.log(p_w)[None, :])
+
+
+def relevance_candidates(phi: np.ndarray, p_w: np.ndarray, n: int = 20,
+                         grid: Sequence[float] = LAMBDA_GRID) -> list[np.ndarray]:
+    """Per topic, int64[≤ n·len(grid)] word ids: the union of its top ``n`` words under relevance at every λ of
+    ``grid``, ordered by φ_kw descending (ties: lower id)."""
+    k_topics, v = phi.shape
+    n = min(n, v)
+    chosen: list[set[int]] = [set() for _ in range(k_topics)]
+    for lam in grid:
+        score = relevance(phi, p_w, float(lam))
+        top = np.argpartition(-score, n - 1, axis=1)[:, :n]
+        for k in range(k_topics):
+            chosen[k].update(int(i) for i in top[k] if np.isfinite(score[k, i]))
+    out = []
+    for k in range(k_topics):
+        ids = np.fromiter(sorted(chosen[k]), dtype=np.int64, count=len(chosen[k]))
+        out.append(ids[np.lexsort((ids, -phi[k, ids]))])
+    return out
+
+
+def jensen_shannon(phi: np.ndarray) -> np.ndarray:
+    """float64[K,K] Jensen–Shannon divergence (natural log, in [0, ln 2]) between every pair of rows of Φ."""
+    p = np.asarray(phi, dtype=np.float64)
+    k = p.shape[0]
+    out = np.zeros((k, k))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logp = np.where(p > 0, np.log(p), 0.0)
+        for i in range(k):
+            m = 0.5 * (p[i][None, :] + p)
+            logm = np.where(m > 0, np.log(m), 0.0)
+            kl_i = np.sum(np.where(p[i] > 0, p[i] * (logp[i] - logm), 0.0), axis=1)
+            kl_j = np.sum(np.where(p > 0, p * (logp - logm), 0.0), axis=1)
+            out[i] = 0.5 * (kl_i + kl_j)
+    np.fill_diagonal(out, 0.0)
+    return np.maximum(out, 0.0)
+
+
+def principal_coordinates(dist: np.ndarray) -> np.ndarray:
+    """float64[K,2]: classical MDS of a distance matrix [K,K] (double-centred −½D², top two eigenvectors scaled
+    by √eigenvalue; a sign convention makes the result deterministic: each axis's largest |coordinate| is
+    positive). K < 3 or a degenerate spectrum gives zeros on the missing axes."""
+    d = np.asarray(dist, dtype=np.float64)
+    k = d.shape[0]
+    out = np.zeros((k, 2))
+    if k < 2:
+        return out
+    j = np.eye(k) - 1.0 / k
+    b = -0.5 * j @ (d**2) @ j
+    values, vectors = np.linalg.eigh((b + b.T) / 2)
+    order = np.argsort(values)[::-1][:2]
+    for axis, idx in enumerate(order):
+        if values[idx] <= 1e-12:
+            continue
+        col = vectors[:, idx] * np.sqrt(values[idx])
+        if col[np.argmax(np.abs(col))] < 0:
+            col = -col
+        out[:, axis] = col
+    return out
+
+
+def topic_map(phi: np.ndarray) -> np.ndarray:
+    """float64[K,2]: the topics' 2-D map (JS divergence → principal coordinates)."""
+    return principal_coordinates(np.sqrt(jensen_shannon(phi)))
+
+
+def hellinger_sparse(a: Mapping[str, float], b: Mapping[str, float]) -> float:
+    """Hellinger distance in [0, 1] between two topics given as word → weight (each renormalised over the words
+    it lists)."""
+    sa, sb = sum(a.values()), sum(b.values())
+    if sa <= 0 or sb <= 0:
+        return 1.0
+    shared = sum(np.sqrt((a[w] / sa) * (b[w] / sb)) for w in a.keys() & b.keys())
+    return float(np.sqrt(max(0.0, 1.0 - shared)))
+
+
+def match_topics(previous: Sequence[Mapping[str, float]], current: Sequence[Mapping[str, float]],
+                 previous_ids: Sequence[int]) -> tuple[list[int], list[float | None]]:
+    """Stable ids and drifts for ``current`` topics (word → weight each) given the ``previous`` snapshot's topics
+    and their ids: each current topic matched one to one (Hungarian, Hellinger cost, with ``IDENTITY_BONUS``
+    off the cost of keeping its position: the algorithms here keep topic positions across rounds, and early rounds
+    move topics a lot, so an id changes hands only when a renumbering is clearly better) takes its partner's id
+    and drift = their distance; a topic left without a partner (more topics than before) takes the next unused id and
+    drift None."""
+    if not previous:
+        return list(range(len(current))), [None] * len(current)
+    cost = np.array([[hellinger_sparse(p, c) for c in current] for p in previous], dtype=np.float64)
+    prefer = cost.copy()
+    n = min(len(previous), len(current))
+    prefer[np.arange(n), np.arange(n)] -= IDENTITY_BONUS  # keep positions unless a renumbering is clearly better
+    rows, cols = linear_sum_assignment(prefer)
+    ids: list[int | None] = [None] * len(current)
+    drift: list[float | None] = [None] * len(current)
+    for r, c in zip(rows, cols, strict=True):
+        ids[c], drift[c] = int(previous_ids[r]), float(cost[r, c])
+    fresh = max(previous_ids, default=-1) + 1
+    for c in range(len(current)):
+        if ids[c] is None:
+            ids[c], fresh = fresh, fresh + 1
+    return [int(i) for i in ids if i is not None], drift

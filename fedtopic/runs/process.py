@@ -1,0 +1,55 @@
+"""Which process runs a run, and whether it still does: a mark written at the start, checked by a dashboard.
+
+The mark holds the pid, the host and the process's start time as the kernel counts it (``/proc/<pid>/stat``,
+field 22), so a pid reused by another process after a crash is not mistaken for the run.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import Mapping
+from typing import Any
+
+PROCESS_FILE = "process.json"  # a node's mark in its state folder (``state/<party>/process.json``)
+
+
+def _start_ticks(pid: int) -> int | None:
+    """The kernel's start time of ``pid`` (clock ticks since boot), None where /proc cannot tell."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2:].split()  # after the command name, which may hold spaces
+    try:
+        return int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def process_mark() -> dict[str, Any]:
+    """This process: pid, host, start ticks and the wall-clock time of the mark."""
+    pid = os.getpid()
+    return {"pid": pid, "host": socket.gethostname(), "start_ticks": _start_ticks(pid), "started": time.time()}
+
+
+def process_alive(mark: Mapping[str, Any]) -> bool | None:
+    """Whether the process of ``mark`` still runs; None when it cannot be told (another host, no pid)."""
+    pid = mark.get("pid")
+    if not isinstance(pid, int) or mark.get("host") != socket.gethostname():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # it exists, run by another user
+    ticks = mark.get("start_ticks")
+    now = _start_ticks(pid)
+    if isinstance(ticks, int) and now is not None and now != ticks:
+        return False  # the pid now belongs to another process
+    if now is None and os.path.exists("/proc/self/stat"):
+        return False  # /proc works here but has no such process (a zombie being reaped)
+    return True
