@@ -9,6 +9,7 @@ A party is
   ``STOP_MIN_SECONDS``; and never more than ``STOP_MAX_SECONDS`` when the sign of life is a heartbeat
   (aggregator requests come every ``HEARTBEAT_SECONDS`` whatever a party computes);
 * ``behind`` when it is more than ``behind_rounds`` rounds behind the party furthest ahead;
+* ``unknown`` while nothing at all has been seen of it (no history here, no answer from a service yet);
 * ``alive`` otherwise.
 """
 
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 
 STOP_MIN_SECONDS = 6.0
 STOP_FACTOR = 4.0
-STOP_MAX_SECONDS = 8.0
+STOP_MAX_SECONDS = 6.0
 HEARTBEAT_SECONDS = 2.0
 BEHIND_ROUNDS = 10
 
@@ -54,6 +55,8 @@ def judge(*, now: float, last_sign: float | None, interval: float | None, round:
         return Verdict("finished")
     if process_alive is False:
         return Verdict("stopped", "its process ended before the run finished")
+    if process_alive is None and last_sign is None:
+        return Verdict("unknown", "no sign of it yet")
     if process_alive is None and last_sign is not None:
         silent = now - last_sign
         if silent > stop_after(interval, heartbeat=heartbeat):

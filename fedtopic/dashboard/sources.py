@@ -124,7 +124,7 @@ class PartyView:
     heads for the others, polled on a background thread (``SIGNS_EVERY_SECONDS``)."""
 
     def __init__(self, config_path: Path, party: str, *, state_dir: Path | None = None,
-                 rpc: str | None = None) -> None:
+                 rpc: str | None = None, url: str | None = None) -> None:
         from fedtopic.algorithms.base import Mode
         from fedtopic.algorithms.registry import get_algorithm
         from fedtopic.consortium.config import load_consortium
@@ -136,7 +136,7 @@ class PartyView:
         self.state_dir = state_dir or config_path.parent / "state" / party
         self.labels_path = self.state_dir / LABELS_FILE
         self.sync = Mode.sync in get_algorithm(self.cfg.algorithm.name).modes
-        self.rpc = rpc
+        self.rpc, self.url = rpc, url
         self._signs = Signs(note="asking the " + ("aggregator" if self.sync else "chain") + " …")
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, name="dashboard-signs", daemon=True)
@@ -194,7 +194,8 @@ class _AggregatorReader:
         from fedtopic.node.party_setup import load_own_keys
 
         keys = load_own_keys(view.cfg, view.config_path, view.viewer)  # type: ignore[arg-type]
-        self.client = AggregatorClient(view.cfg.aggregator.url, keys, "status", patience=0.0, timeout=5.0)
+        self.client = AggregatorClient(view.url or view.cfg.aggregator.url, keys, "status", patience=0.0,
+                                       timeout=5.0)
         self.ids = list(view.cfg.party_ids)
 
     def read(self) -> Signs:
@@ -274,7 +275,7 @@ class _ChainReader:
 
 
 def open_source(path: Path, *, party: str | None = None, state_dir: Path | None = None,
-                rpc: str | None = None) -> RunFolder | PartyView:
+                rpc: str | None = None, url: str | None = None) -> RunFolder | PartyView:
     """A run folder, or a consortium.toml seen as ``party`` (ConfigError in one line otherwise)."""
     path = Path(path)
     if path.suffix == ".toml":
@@ -282,7 +283,7 @@ def open_source(path: Path, *, party: str | None = None, state_dir: Path | None 
             raise ConfigError(f"{path} is a consortium config: give --party ID to watch it as that party")
         if not path.is_file():
             raise ConfigError(f"{path}: no such file")
-        return PartyView(path, party, state_dir=state_dir, rpc=rpc)
+        return PartyView(path, party, state_dir=state_dir, rpc=rpc, url=url)
     if party is not None:
         raise ConfigError("--party goes with a consortium.toml, not a run folder")
     return RunFolder(path)

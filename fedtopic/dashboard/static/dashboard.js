@@ -74,7 +74,7 @@
     body.replaceChildren(...s.parties.map((p) => {
       const stale = p.staleness && Object.keys(p.staleness).length
         ? Object.entries(p.staleness).map(([q, v]) => `${q}:${v}`).join(" ")
-        : (p.rounds_behind ? `${p.rounds_behind} rounds behind` : "–");
+        : (p.rounds_behind ? `${p.rounds_behind} round${p.rounds_behind === 1 ? "" : "s"} behind` : "–");
       const why = p.why ? ` (${p.why})` : (p.awaited ? " (the round waits for it)" : "");
       return h("tr", {"data-party": p.party},
         h("td", {}, p.party),
@@ -254,6 +254,7 @@
     const run = store.state ? store.state.run : {};
     const audit = (L && L.audit) || (store.state && store.state.audit);
     $("audit-line").textContent = run.transport !== "chain" ? "This run has no chain (its parties do not publish on a ledger)."
+      : run.kind === "simulate" ? "The simulation's chain is embedded in its process: these are its parties' own publication records (ledger audit runs on a consortium's chain)."
       : audit ? `ledger audit has verified ${audit.rounds_verified} rounds through block ${audit.through_block}; ${audit.failures} failed.`
       : "ledger audit has not run on this consortium yet (fedtopic ledger audit CONFIG).";
     const pubs = ((L && L.publications) || []).slice(-300).reverse();

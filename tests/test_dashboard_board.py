@@ -1,0 +1,157 @@
+"""The dashboard's data layer without a browser: incremental history reading, liveness, the board's panels over a
+run folder written by the real history writer, labels, and the static report's inlined data."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from fedtopic.dashboard.board import Board, compact
+from fedtopic.dashboard.liveness import STOP_MIN_SECONDS, judge
+from fedtopic.dashboard.report import render_report
+from fedtopic.dashboard.sources import RunFolder, open_source
+from fedtopic.dashboard.tail import HistoryTail
+from fedtopic.errors import ConfigError
+from fedtopic.runs.folder import write_run_info
+from fedtopic.runs.history import HistoryLine, HistoryWriter
+from fedtopic.runs.topic_snapshot import build_snapshot, snapshot_path, write_snapshot
+
+
+def _line(party: str, r: int, **kw) -> HistoryLine:
+    return HistoryLine(party=party, algorithm="csfed-lda", round=r, time=time.time(), compute_s=0.1, wait_s=0.05,
+                       bytes_up=100, bytes_down=200, contributors=["p1", "p2"], quality=-8.0 + 0.01 * r,
+                       quality_name="loglik_per_token", **kw)
+
+
+def test_tail_reads_only_what_was_appended_and_waits_for_a_torn_line(tmp_path):
+    path = tmp_path / "h.jsonl"
+    tail = HistoryTail(path)
+    assert tail.poll() == []
+    w = HistoryWriter(path)
+    w.append(_line("p1", 0))
+    w.append(_line("p1", 1))
+    assert [r["round"] for r in tail.poll()] == [0, 1]
+    assert tail.poll() == []
+    with open(path, "a") as fh:  # a write in progress
+        fh.write(_line("p1", 2).to_json()[:30])
+    assert tail.poll() == []
+    with open(path, "a") as fh:
+        fh.write(_line("p1", 2).to_json()[30:] + "\n")
+    assert [r["round"] for r in tail.poll()] == [2]
+    HistoryWriter(path, resumed=True).append(_line("p1", 1))  # a redone round replaces the earlier line
+    assert tail.poll()[0]["resumed"] is True and sorted(tail.rows) == [0, 1, 2] and tail.rows[1]["resumed"]
+    path.unlink()
+    HistoryWriter(path).append(_line("p1", 0))  # replaced: read again from the start
+    assert [r["round"] for r in tail.poll()] == [0] and sorted(tail.rows) == [0]
+
+
+@pytest.mark.parametrize("case, expected", [
+    (dict(finished=True, process_alive=False), "finished"),
+    (dict(process_alive=False), "stopped"),
+    (dict(process_alive=None, last_sign=-(STOP_MIN_SECONDS + 1)), "stopped"),
+    (dict(process_alive=True, last_sign=-600.0), "alive"),  # a live process that computes for long is not stopped
+    (dict(process_alive=None, last_sign=-1.0, round=5, leader=30), "behind"),
+    (dict(process_alive=None, last_sign=-7.0, heartbeat=True), "stopped"),
+    (dict(process_alive=None, last_sign=-20.0, interval=10.0), "alive"),  # slow rounds: 4 × 10 s of patience
+])
+def test_liveness_rules(case, expected):
+    args = dict(now=0.0, last_sign=-0.5, interval=None, round=None, leader=None, finished=False, process_alive=None,
+                heartbeat=False) | case
+    assert judge(**args).status == expected
+
+
+def _run_folder(tmp_path, rounds: int = 12):
+    run = tmp_path / "run"
+    (run / "history").mkdir(parents=True)
+    write_run_info(run, {"kind": "simulate", "algorithm": "csfed-lda", "mode": "sync", "topics": 3,
+                         "iterations": rounds, "parties": ["p1", "p2"], "protection": "mask", "options": {}})
+    vocab = [f"w{i}" for i in range(20)]
+    rng = np.random.default_rng(0)
+    phi = rng.dirichlet(np.full(20, 0.2), size=3)
+    for pid in ("p1", "p2"):
+        w = HistoryWriter(run / "history" / f"{pid}.jsonl")
+        for r in range(rounds):
+            top = np.argsort(-phi, axis=1)[:, :10]
+            w.append(_line(pid, r, top_words=[[vocab[i] for i in row] for row in top] if r % 10 == 0 else None,
+                           top_weights=[[float(phi[k, i]) for i in top[k]] for k in range(3)] if r % 10 == 0 else None,
+                           prevalence=[0.5, 0.3, 0.2] if r % 10 == 0 else None))
+        write_snapshot(snapshot_path(run / "history" / f"{pid}.jsonl"),
+                       build_snapshot(phi, np.array([0.5, 0.3, 0.2]), vocab, party=pid, algorithm="csfed-lda",
+                                      round=rounds - 1))
+    return run, phi
+
+
+def test_board_panels_over_a_run_folder(tmp_path):
+    run, phi = _run_folder(tmp_path)
+    board = Board(RunFolder(run))
+    state = board.state()
+    assert state["run"]["algorithm"] == "csfed-lda" and state["run"]["protection"] == "mask"
+    assert "only the sum" in state["run"]["sees"]
+    assert [p["party"] for p in state["parties"]] == ["p1", "p2"]
+    assert all(p["status"] == "alive" and p["round"] == 11 for p in state["parties"])  # this process runs it
+    assert state["parties"][0]["bytes_up"] == 1200
+    hist = board.history()
+    assert len(hist["rows"]["p1"]) == 12 and hist["cursors"] == {"p1": 12, "p2": 12}
+    assert board.history({"p1": 12, "p2": 10})["rows"] == {"p1": [], "p2": hist["rows"]["p2"][10:]}
+    topics = board.topics()
+    assert topics["party"] == "p1" and [t["id"] for t in topics["topics"]] == [0, 1, 2]
+    assert topics["topics"][0]["words"][0] == f"w{int(np.argmax(phi[0]))}"
+    assert len(topics["map"]) == 3 and topics["parties"] == ["p1", "p2"]
+    assert board.set_label(1, "  sport   news ") == {"1": "sport news"}
+    assert json.loads((run / "topic-labels.json").read_text()) == {"1": "sport news"}
+    assert board.topics()["labels"] == {"1": "sport news"}
+    with pytest.raises(ValueError):
+        board.set_label(1, "x" * 81)
+    assert board.set_label(1, "") == {}
+
+
+def test_a_run_whose_process_died_shows_stopped(tmp_path):
+    run, _ = _run_folder(tmp_path)
+    dead = subprocess.Popen([sys.executable, "-c", "import os; print(os.getpid())"], stdout=subprocess.PIPE, text=True)
+    pid = int(dead.communicate()[0])
+    info = json.loads((run / "run-info.json").read_text())
+    (run / "run-info.json").write_text(json.dumps(info | {"pid": pid}))
+    state = Board(RunFolder(run)).state()
+    assert state["run"]["state"] == "stopped"
+    assert {p["status"] for p in state["parties"]} == {"stopped"}
+
+
+def test_compact_rows_keep_what_the_panels_need():
+    row = json.loads(_line("p1", 3, epsilon=0.5, staleness={"p2": 2, "p3": 4},
+                           extra={"ledger": {"block": 9, "gas": 21000}}).to_json())
+    assert compact(row, frozenset({"p1", "p2"})) == {"r": 3, "t": row["time"], "c": 0.1, "x": 0.0, "w": 0.05,
+                                                     "u": 100, "d": 200, "q": row["quality"], "e": 0.5, "s": 4,
+                                                     "ledger": {"block": 9, "gas": 21000}}
+    assert compact(row, frozenset({"p1", "p2", "p3"}))["in"] == ["p1", "p2"]
+
+
+def test_report_inlines_everything_and_escapes_script_ends(tmp_path):
+    run, _ = _run_folder(tmp_path)
+    Board(RunFolder(run)).set_label(0, "</script><b>x</b>")
+    html = render_report(Board(RunFolder(run)))
+    assert "window.FEDTOPIC_REPORT" in html and 'src="static/' not in html and 'href="static/' not in html
+    assert "</script><b>" not in html  # the label cannot end the data script
+    data = re.search(r"window\.FEDTOPIC_REPORT = (.*?);</script>", html, re.S).group(1)
+    parsed = json.loads(data)
+    assert parsed["topics"]["labels"] == {"0": "</script><b>x</b>"} and len(parsed["rows"]["p1"]) == 12
+    assert not re.search(r"https?://", html.replace("http://www.w3.org/2000/svg", ""))  # nothing to fetch
+
+
+def test_sources_refuse_what_they_cannot_show(tmp_path):
+    with pytest.raises(ConfigError, match="not a folder"):
+        open_source(tmp_path / "missing")
+    with pytest.raises(ConfigError, match="holds no run"):
+        open_source(tmp_path)
+    (tmp_path / "c.toml").write_text("")
+    with pytest.raises(ConfigError, match="--party"):
+        open_source(tmp_path / "c.toml")
+    os.makedirs(tmp_path / "r" / "history")
+    with pytest.raises(ConfigError, match="consortium.toml"):
+        open_source(tmp_path / "r", party="p1")
