@@ -9,12 +9,14 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from fedtopic.cli.main import main
 from fedtopic.consortium.config import load_consortium, save_consortium
 from fedtopic.consortium.init import init_consortium
 from fedtopic.ledger.local_nodes import ANVIL_BINARY, REPO_ROOT, start_chain_up
+from fedtopic.runs.folder import load_topic_model
 
 pytestmark = pytest.mark.xdist_group("node-processes")
 ITERATIONS = 12
@@ -81,6 +83,10 @@ def test_three_node_processes_train_and_a_killed_node_resumes(tmp_path, capsys, 
         for p in summaries:
             model = tmp_path / "c" / "state" / p / "model"
             assert (model / "theta.npy").is_file() and (model / "model.npz").is_file()
+            assert load_topic_model(model).algorithm == "dafed-lda"  # not "lda"
+            rows = json.loads((model / "theta-rows.json").read_text())
+            assert len(rows["rows"]) == np.load(model / "theta.npy").shape[0] and rows["held_out"]
+            assert set(rows["rows"]).isdisjoint(rows["held_out"])
         capsys.readouterr()
         # every channel's rounds are contiguous and every payload matches its on-chain hash
         assert main(["ledger", "audit", "--config", str(init.config_path), "--format", "json"]) == 0

@@ -40,6 +40,15 @@ class TopicModel:
         if self.phi.ndim != 2 or self.phi.shape[1] != len(self.vocab):
             raise ModelError(f"Φ of shape {self.phi.shape} does not match a vocabulary of {len(self.vocab)} words")
 
+    def __repr__(self) -> str:
+        """A short summary (not the whole Φ): algorithm, K, V, priors and the first topics' top words."""
+        shown = "; ".join(" ".join(words[:5]) for words in self.top_words(5)[:3])
+        more = f"; … {self.n_topics - 3} more" if self.n_topics > 3 else ""
+        return (f"TopicModel({self.algorithm}, K={self.n_topics}, V={len(self.vocab)}, alpha={self.alpha:g}, "
+                f"beta={self.beta:g}: {shown}{more})")
+
+    __str__ = __repr__
+
     @property
     def n_topics(self) -> int:
         return int(self.phi.shape[0])

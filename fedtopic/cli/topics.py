@@ -29,11 +29,15 @@ def topics(
         table_data = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise ModelError(f"{path} is not valid JSON ({exc})") from exc
-    rows = [{"topic": t["topic"], "words": t["words"][:words]} for t in table_data]
+    rows = [{"topic": t["topic"], "words": t["words"][:words], "weights": (t.get("weights") or [])[:words],
+             "prevalence": t.get("prevalence"), "npmi": t.get("npmi")} for t in table_data]
     if fmt is OutputFormat.json:
         print_json(rows)
         return
-    table = Table("topic", "top words", title=str(run))
+    table = Table("topic", "share", "NPMI", "top words (weight)", title=str(run))
     for row in rows:
-        table.add_row(str(row["topic"]), " ".join(row["words"]))
+        share = "–" if row["prevalence"] is None else f"{100 * row['prevalence']:.1f} %"
+        npmi = "–" if row["npmi"] is None else f"{row['npmi']:.3f}"
+        shown = [f"{w} ({x:.3f})" for w, x in zip(row["words"], row["weights"])] if row["weights"] else row["words"]
+        table.add_row(str(row["topic"]), share, npmi, " ".join(shown))
     stdout_console.print(table)

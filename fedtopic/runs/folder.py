@@ -84,15 +84,21 @@ def write_summary(run_dir: Path, summary: dict[str, Any]) -> Path:
     return write_json(run_dir / "summary.json", ordered)
 
 
-def write_topics(run_dir: Path, top_words: list[list[str]], weights: list[list[float]] | None = None) -> Path:
-    """topics.json: a list of {topic, words[, weights]} with the top words of each topic."""
-    topics = []
-    for k, words in enumerate(top_words):
-        entry: dict[str, Any] = {"topic": k, "words": words}
-        if weights is not None:
-            entry["weights"] = [round(float(w), 6) for w in weights[k]]
-        topics.append(entry)
-    return write_json(run_dir / "topics.json", topics)
+def write_topics(run_dir: Path, table: list[dict[str, Any]]) -> Path:
+    """topics.json: one row per topic (``eval.topic_table``: topic, words, weights, prevalence, npmi)."""
+    return write_json(run_dir / "topics.json", table)
+
+
+def save_theta(run_dir: Path, theta: np.ndarray, train_names: tuple[str, ...], held_out_names: tuple[str, ...] = ()
+               ) -> Path:
+    """theta.npy (θ of the training documents, float64[D,K]) and theta-rows.json saying which document each row
+    is; the held-out documents have no row and are listed apart (their θ comes from ``fedtopic infer``)."""
+    np.save(run_dir / "theta.npy", theta)
+    names = list(train_names) if len(train_names) == theta.shape[0] else [str(i) for i in range(theta.shape[0])]
+    write_json(run_dir / "theta-rows.json", {"rows": names, "held_out": list(held_out_names),
+                                             "note": "row i of theta.npy is document rows[i]; held-out documents "
+                                                     "have no row (fedtopic infer gives theirs)"})
+    return run_dir / "theta.npy"
 
 
 def save_topic_model(run_dir: Path, model: TopicModelFile) -> Path:

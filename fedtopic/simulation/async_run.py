@@ -13,7 +13,7 @@ from fedtopic.algorithms.lda.party import privacy_summary
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.eval.plots import plot_grouped_bars, plot_histogram
 from fedtopic.eval.report import evaluate_model
-from fedtopic.eval.topics import top_words
+from fedtopic.eval.topic_table import topic_table
 from fedtopic.runs.folder import (
     TopicModelFile,
     save_topic_model,
@@ -46,7 +46,8 @@ def write_async_run(
     ]
     metrics = {k: float(np.mean([m[k] for m in per_party])) for k in per_party[0]}
     phi = sim.parties[0].phi()
-    write_topics(out, top_words(phi, data.train.vocab, 10))
+    write_topics(out, topic_table(phi, data.train.vocab, data.train,
+                                  prevalence=sim.parties[0].topic_distribution()[1]))
     save_topic_model(out, TopicModelFile(phi=phi, alpha=alpha, beta=hyper.beta, vocab=data.train.vocab,
                                          tokenizer=data.tokenizer, algorithm=algorithm))
     staleness = [s for log in sim.logs for s in log.staleness]

@@ -21,7 +21,7 @@ from fedtopic.corpus.training_data import TrainingData
 from fedtopic.eval.perplexity import completion_perplexity
 from fedtopic.eval.plots import plot_curves
 from fedtopic.eval.report import evaluate_model
-from fedtopic.eval.topics import top_words
+from fedtopic.eval.topic_table import topic_table
 from fedtopic.runs.folder import (
     TopicModelFile,
     save_topic_model,
@@ -89,8 +89,7 @@ def run_baseline(
     wall = time.perf_counter() - started
 
     phi = models[0].model.phi
-    words = top_words(phi, data.train.vocab, 10)
-    write_topics(out, words)
+    write_topics(out, topic_table(phi, data.train.vocab, trains[0], theta=models[0].theta))
     save_topic_model(out, TopicModelFile(phi=phi, alpha=alpha, beta=beta, vocab=data.train.vocab, tokenizer=data.tokenizer,
                                         algorithm=algorithm))
     if len(models) > 1:

@@ -75,9 +75,10 @@ class FedNMF(Algorithm):
         it) and the paper's scores on its own documents."""
         from fedtopic.algorithms.nmf.model import nmf_topic_model
         from fedtopic.eval.nmf_report import evaluate_nmf
-        from fedtopic.eval.topics import top_words
+        from fedtopic.eval.topic_table import topic_table
         from fedtopic.runs.folder import (
             TopicModelFile,
+            save_theta,
             save_topic_model,
             write_summary,
             write_topics,
@@ -86,8 +87,8 @@ class FedNMF(Algorithm):
         party, spec = run.party, run.spec
         out.mkdir(parents=True, exist_ok=True)
         model = nmf_topic_model(party.w, run.train.vocab, self.name, dict(run.tokenizer))
-        np.save(out / "theta.npy", party.topic_weights())
-        write_topics(out, top_words(model.phi, run.train.vocab, 10))
+        save_theta(out, party.topic_weights(), run.train.doc_names, run.test.doc_names)
+        write_topics(out, topic_table(model.phi, run.train.vocab, run.train, theta=party.topic_weights()))
         save_topic_model(out, TopicModelFile(phi=model.phi, alpha=0.0, beta=0.0, vocab=run.train.vocab,
                                              tokenizer=dict(run.tokenizer), algorithm=self.name,
                                              factors=model.factors))

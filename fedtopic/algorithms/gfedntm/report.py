@@ -14,9 +14,10 @@ from fedtopic.algorithms.model import TopicModel
 from fedtopic.errors import TrainingError
 from fedtopic.eval.coherence import npmi_coherence, top_word_ids
 from fedtopic.eval.diversity import topic_diversity
-from fedtopic.eval.topics import top_words
+from fedtopic.eval.topic_table import topic_table
 from fedtopic.runs.folder import (
     TopicModelFile,
+    save_theta,
     save_topic_model,
     write_summary,
     write_topics,
@@ -63,8 +64,9 @@ def write_gfedntm_party(out: Path, run: PartyRun, algorithm: str) -> dict[str, A
     out.mkdir(parents=True, exist_ok=True)
     model = _model(node, run.train.vocab, run.tokenizer, algorithm)
     phi = model.phi
-    np.save(out / "theta.npy", node.model().theta(node.counts, node.ctx))
-    write_topics(out, top_words(phi, run.train.vocab, 10))
+    theta = node.model().theta(node.counts, node.ctx)
+    save_theta(out, theta, run.train.doc_names, run.test.doc_names)
+    write_topics(out, topic_table(phi, run.train.vocab, run.train, theta=theta))
     save_topic_model(out, TopicModelFile(phi=phi, alpha=0.0, beta=0.0, vocab=run.train.vocab,
                                          tokenizer=dict(run.tokenizer), algorithm=algorithm, network=model.network))
     top = min(10, phi.shape[1])

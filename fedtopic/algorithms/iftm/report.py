@@ -19,9 +19,10 @@ from fedtopic.algorithms.federated import ConsortiumRun, PartyRun, history_total
 from fedtopic.algorithms.iftm.options import party_topic_counts
 from fedtopic.corpus.types import Corpus
 from fedtopic.eval.perplexity import completion_perplexity
-from fedtopic.eval.topics import top_words
+from fedtopic.eval.topic_table import topic_table
 from fedtopic.runs.folder import (
     TopicModelFile,
+    save_theta,
     save_topic_model,
     write_summary,
     write_topics,
@@ -51,7 +52,8 @@ def write_iftm_simulation(out: Path, run: ConsortiumRun, algorithm: Any) -> dict
         while solo.sweeps < spec.iterations:
             solo.local_round(spec.iterations)
         alone.append(heldout(solo.model.phi(), data.test, spec, alpha=a))
-    write_topics(out, top_words(global_model.topics, data.train.vocab, 10))
+    write_topics(out, topic_table(global_model.topics, data.train.vocab, data.train,
+                                  prevalence=parties[0].topic_distribution()[1]))
     save_topic_model(out, TopicModelFile(phi=global_model.topics, alpha=50.0 / global_model.topics.shape[0],
                                          beta=float(spec.options["beta"]), vocab=data.train.vocab,  # type: ignore[arg-type]
                                          tokenizer=data.tokenizer, algorithm=algorithm.name))
@@ -79,8 +81,8 @@ def write_iftm_party(out: Path, run: PartyRun, algorithm: str) -> dict[str, Any]
         raise ValueError("the party holds no global model")
     out.mkdir(parents=True, exist_ok=True)
     glob = party.global_model.topics
-    np.save(out / "theta.npy", party.model.theta())
-    write_topics(out, top_words(glob, run.train.vocab, 10))
+    save_theta(out, party.model.theta(), run.train.doc_names, run.test.doc_names)
+    write_topics(out, topic_table(glob, run.train.vocab, run.train, prevalence=party.topic_distribution()[1]))
     save_topic_model(out, TopicModelFile(phi=glob, alpha=50.0 / glob.shape[0], beta=float(spec.options["beta"]),  # type: ignore[arg-type]
                                          vocab=run.train.vocab, tokenizer=dict(run.tokenizer), algorithm=algorithm))
     of_global, of_own = heldout(glob, run.test, spec), heldout(party.model.phi(), run.test, spec)

@@ -15,7 +15,7 @@ from fedtopic.algorithms.lda.party import privacy_summary
 from fedtopic.algorithms.lda.run_folder import write_party_model
 from fedtopic.eval.perplexity import completion_perplexity
 from fedtopic.eval.report import evaluate_model
-from fedtopic.eval.topics import top_words
+from fedtopic.eval.topic_table import topic_table
 from fedtopic.runs.folder import (
     TopicModelFile,
     save_topic_model,
@@ -47,9 +47,9 @@ def write_csfed_simulation(out: Path, run: ConsortiumRun, *, fold_in_iterations:
     same = all(np.array_equal(p.phi(), phi) for p in parties[1:])
     metrics = evaluate_model(phi, hyper.resolved_alpha, data.train, data.test, fold_in_iterations=fold_in_iterations,
                              seed=hyper.seed)
-    write_topics(out, top_words(phi, data.train.vocab, 10))
+    write_topics(out, topic_table(phi, data.train.vocab, data.train, prevalence=first.topic_distribution()[1]))
     save_topic_model(out, TopicModelFile(phi=phi, alpha=hyper.resolved_alpha, beta=hyper.beta,
-                                         vocab=data.train.vocab, tokenizer=data.tokenizer))
+                                         vocab=data.train.vocab, tokenizer=data.tokenizer, algorithm="csfed-lda"))
     totals = [history_totals(rows) for rows in run.histories]
     summary: dict[str, Any] = {
         "algorithm": "csfed-lda", "dataset": data.name, "parties": len(parties), "topics": hyper.n_topics,

@@ -5,14 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from fedtopic.algorithms.lda.party import LDAParty, privacy_summary
 from fedtopic.corpus.types import Corpus
 from fedtopic.eval.report import evaluate_model
-from fedtopic.eval.topics import top_words
+from fedtopic.eval.topic_table import topic_table
 from fedtopic.runs.folder import (
     TopicModelFile,
+    save_theta,
     save_topic_model,
     write_summary,
     write_topics,
@@ -32,10 +31,11 @@ def write_party_model(out: Path, party: LDAParty, test: Corpus, tokenizer: dict[
     phi, theta = party.phi(), party.theta()
     metrics = evaluate_model(phi, hyper.resolved_alpha, party.corpus, test, theta_train=theta,
                              fold_in_iterations=fold_in_iterations, seed=hyper.seed)
-    np.save(out / "theta.npy", theta)
-    write_topics(out, top_words(phi, party.corpus.vocab, 10))
+    save_theta(out, theta, party.corpus.doc_names, test.doc_names)
+    write_topics(out, topic_table(phi, party.corpus.vocab, party.corpus, prevalence=party.topic_distribution()[1]))
     save_topic_model(out, TopicModelFile(phi=phi, alpha=hyper.resolved_alpha, beta=hyper.beta,
-                                         vocab=party.corpus.vocab, tokenizer=tokenizer))
+                                         vocab=party.corpus.vocab, tokenizer=tokenizer,
+                                         algorithm=str(summary.get("algorithm", "lda"))))
     full = {"topics": hyper.n_topics, "iterations": hyper.iterations, "seed": hyper.seed, "party": party.party_id,
             "sweeps": party.sweeps, "steps": party.steps} | summary | metrics
     report = party.privacy()

@@ -11,7 +11,7 @@ from fedtopic.algorithms.base import Fitted, TrainSpec
 from fedtopic.algorithms.lda.family import merge_corpora
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.eval.nmf_report import evaluate_nmf
-from fedtopic.eval.topics import top_words
+from fedtopic.eval.topic_table import topic_table
 from fedtopic.runs.folder import (
     TopicModelFile,
     save_topic_model,
@@ -26,7 +26,7 @@ def write_nmf_run(out: Path, data: TrainingData, algorithm: str, spec: TrainSpec
     train = merge_corpora(data.parties)
     model = fitted.model
     scores = evaluate_nmf(model.phi, fitted.theta, train, seed=spec.seed)
-    write_topics(out, top_words(model.phi, data.train.vocab, 10))
+    write_topics(out, topic_table(model.phi, data.train.vocab, train, theta=fitted.theta))
     save_topic_model(out, TopicModelFile(phi=model.phi, alpha=0.0, beta=0.0, vocab=data.train.vocab,
                                          tokenizer=data.tokenizer, algorithm=algorithm, factors=model.factors))
     summary: dict[str, Any] = {

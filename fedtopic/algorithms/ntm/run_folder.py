@@ -21,7 +21,7 @@ from fedtopic.eval.classify import svm_macro_f1
 from fedtopic.eval.coherence import npmi_coherence, top_word_ids
 from fedtopic.eval.diversity import topic_diversity
 from fedtopic.eval.ground_truth import dss, tss
-from fedtopic.eval.topics import top_words
+from fedtopic.eval.topic_table import topic_table
 from fedtopic.runs.folder import (
     TopicModelFile,
     save_topic_model,
@@ -59,7 +59,7 @@ def write_ntm_run(out: Path, data: TrainingData, algorithm: str, spec: TrainSpec
     """Evaluate ``fitted`` (θ rows = the training documents in party order) and write ``out``; the summary."""
     model = fitted.model
     scores = ntm_scores(model, data, fitted.theta, spec.seed)
-    write_topics(out, top_words(model.phi, data.train.vocab, 10))
+    write_topics(out, topic_table(model.phi, data.train.vocab, data.train, theta=fitted.theta))
     save_topic_model(out, TopicModelFile(phi=model.phi, alpha=0.0, beta=0.0, vocab=data.train.vocab,
                                          tokenizer=data.tokenizer, algorithm=algorithm, network=model.network))
     summary: dict[str, Any] = {
