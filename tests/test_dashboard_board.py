@@ -8,10 +8,10 @@ import os
 import re
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
+from _dashboard_runs import history_line, run_folder
 
 from fedtopic.dashboard.board import Board, compact
 from fedtopic.dashboard.liveness import STOP_MIN_SECONDS, judge
@@ -19,36 +19,28 @@ from fedtopic.dashboard.report import render_report
 from fedtopic.dashboard.sources import RunFolder, open_source
 from fedtopic.dashboard.tail import HistoryTail
 from fedtopic.errors import ConfigError
-from fedtopic.runs.folder import write_run_info
-from fedtopic.runs.history import HistoryLine, HistoryWriter
-from fedtopic.runs.topic_snapshot import build_snapshot, snapshot_path, write_snapshot
+from fedtopic.runs.history import HistoryWriter
 
 
-def _line(party: str, r: int, **kw) -> HistoryLine:
-    return HistoryLine(party=party, algorithm="csfed-lda", round=r, time=time.time(), compute_s=0.1, wait_s=0.05,
-                       bytes_up=100, bytes_down=200, contributors=["p1", "p2"], quality=-8.0 + 0.01 * r,
-                       quality_name="loglik_per_token", **kw)
-
-
-def test_tail_reads_only_what_was_appended_and_waits_for_a_torn_line(tmp_path):
+def test_tail_reads_only_what_was_appended_and_waits_for_a_tornhistory_line(tmp_path):
     path = tmp_path / "h.jsonl"
     tail = HistoryTail(path)
     assert tail.poll() == []
     w = HistoryWriter(path)
-    w.append(_line("p1", 0))
-    w.append(_line("p1", 1))
+    w.append(history_line("p1", 0))
+    w.append(history_line("p1", 1))
     assert [r["round"] for r in tail.poll()] == [0, 1]
     assert tail.poll() == []
     with open(path, "a") as fh:  # a write in progress
-        fh.write(_line("p1", 2).to_json()[:30])
+        fh.write(history_line("p1", 2).to_json()[:30])
     assert tail.poll() == []
     with open(path, "a") as fh:
-        fh.write(_line("p1", 2).to_json()[30:] + "\n")
+        fh.write(history_line("p1", 2).to_json()[30:] + "\n")
     assert [r["round"] for r in tail.poll()] == [2]
-    HistoryWriter(path, resumed=True).append(_line("p1", 1))  # a redone round replaces the earlier line
+    HistoryWriter(path, resumed=True).append(history_line("p1", 1))  # a redone round replaces the earlier line
     assert tail.poll()[0]["resumed"] is True and sorted(tail.rows) == [0, 1, 2] and tail.rows[1]["resumed"]
     path.unlink()
-    HistoryWriter(path).append(_line("p1", 0))  # replaced: read again from the start
+    HistoryWriter(path).append(history_line("p1", 0))  # replaced: read again from the start
     assert [r["round"] for r in tail.poll()] == [0] and sorted(tail.rows) == [0]
 
 
@@ -67,29 +59,8 @@ def test_liveness_rules(case, expected):
     assert judge(**args).status == expected
 
 
-def _run_folder(tmp_path, rounds: int = 12):
-    run = tmp_path / "run"
-    (run / "history").mkdir(parents=True)
-    write_run_info(run, {"kind": "simulate", "algorithm": "csfed-lda", "mode": "sync", "topics": 3,
-                         "iterations": rounds, "parties": ["p1", "p2"], "protection": "mask", "options": {}})
-    vocab = [f"w{i}" for i in range(20)]
-    rng = np.random.default_rng(0)
-    phi = rng.dirichlet(np.full(20, 0.2), size=3)
-    for pid in ("p1", "p2"):
-        w = HistoryWriter(run / "history" / f"{pid}.jsonl")
-        for r in range(rounds):
-            top = np.argsort(-phi, axis=1)[:, :10]
-            w.append(_line(pid, r, top_words=[[vocab[i] for i in row] for row in top] if r % 10 == 0 else None,
-                           top_weights=[[float(phi[k, i]) for i in top[k]] for k in range(3)] if r % 10 == 0 else None,
-                           prevalence=[0.5, 0.3, 0.2] if r % 10 == 0 else None))
-        write_snapshot(snapshot_path(run / "history" / f"{pid}.jsonl"),
-                       build_snapshot(phi, np.array([0.5, 0.3, 0.2]), vocab, party=pid, algorithm="csfed-lda",
-                                      round=rounds - 1))
-    return run, phi
-
-
-def test_board_panels_over_a_run_folder(tmp_path):
-    run, phi = _run_folder(tmp_path)
+def test_board_panels_over_arun_folder(tmp_path):
+    run, phi = run_folder(tmp_path)
     board = Board(RunFolder(run))
     state = board.state()
     assert state["run"]["algorithm"] == "csfed-lda" and state["run"]["protection"] == "mask"
@@ -113,7 +84,7 @@ def test_board_panels_over_a_run_folder(tmp_path):
 
 
 def test_a_run_whose_process_died_shows_stopped(tmp_path):
-    run, _ = _run_folder(tmp_path)
+    run, _ = run_folder(tmp_path)
     dead = subprocess.Popen([sys.executable, "-c", "import os; print(os.getpid())"], stdout=subprocess.PIPE, text=True)
     pid = int(dead.communicate()[0])
     info = json.loads((run / "run-info.json").read_text())
@@ -124,7 +95,7 @@ def test_a_run_whose_process_died_shows_stopped(tmp_path):
 
 
 def test_compact_rows_keep_what_the_panels_need():
-    row = json.loads(_line("p1", 3, epsilon=0.5, staleness={"p2": 2, "p3": 4},
+    row = json.loads(history_line("p1", 3, epsilon=0.5, staleness={"p2": 2, "p3": 4},
                            extra={"ledger": {"block": 9, "gas": 21000}}).to_json())
     assert compact(row, frozenset({"p1", "p2"})) == {"r": 3, "t": row["time"], "c": 0.1, "x": 0.0, "w": 0.05,
                                                      "u": 100, "d": 200, "q": row["quality"], "e": 0.5, "s": 4,
@@ -133,7 +104,7 @@ def test_compact_rows_keep_what_the_panels_need():
 
 
 def test_report_inlines_everything_and_escapes_script_ends(tmp_path):
-    run, _ = _run_folder(tmp_path)
+    run, _ = run_folder(tmp_path)
     Board(RunFolder(run)).set_label(0, "</script><b>x</b>")
     html = render_report(Board(RunFolder(run)))
     assert "window.FEDTOPIC_REPORT" in html and 'src="static/' not in html and 'href="static/' not in html

@@ -92,7 +92,7 @@ def test_live_sync_simulation_every_panel_lambda_labels_and_report(tmp_path):
             assert sim.wait(300) == 0, (tmp_path / "simulate.log").read_text()[-2000:]
             wait_until(lambda: page.inner_text("#run-state") == "finished", 10, "the page says the run finished")
             page.click("#tabs button[data-panel=convergence]")
-            page.wait_for_function("document.querySelector('#headline').textContent.includes('held-out perplexity')")
+            wait_until(lambda: "held-out perplexity" in page.inner_text("#headline"), 10, "the final perplexity")
             assert not page.errors, page.errors  # type: ignore[attr-defined]
         report = tmp_path / "report.html"
         out = subprocess.run([sys.executable, "-m", "fedtopic.cli.main", "report", str(run), "--out", str(report)],
@@ -120,7 +120,8 @@ def test_live_sync_simulation_every_panel_lambda_labels_and_report(tmp_path):
 
 def test_live_dafed_over_the_chain_shows_staleness_and_publications(tmp_path):
     sim, run = _simulate(tmp_path, "--algorithm", "dafed-lda", "--dataset", "synthetic", "--parties", "3",
-                         "--topics", "5", "--iterations", "60", "--transport", "chain", "--max-delay", "0.2")
+                         "--topics", "5", "--iterations", "60", "--transport", "chain", "--max-delay", "0.2",
+                         "--opt", "dp.noise_multiplier=2", "--opt", "dp.epsilon_budget=80")
     try:
         with dashboard(run, tmp_path / "dashboard.log") as url, browser_page() as page:
             page.goto(url)
@@ -135,7 +136,10 @@ def test_live_dafed_over_the_chain_shows_staleness_and_publications(tmp_path):
             wait_until(lambda: ":" in page.inner_text("#party-table tbody tr[data-party=p1] td:nth-child(5)"), 20,
                        "staleness per peer")
             page.click("#tabs button[data-panel=privacy]")
-            assert "sizes and times" in page.inner_text("#seen-line")
+            seen = page.inner_text("#seen-line")
+            assert "sizes and times" in seen and "differentially private" in seen
+            assert page.locator("#chart-epsilon path.series").count() == 3  # ε spent per party
+            assert "budget ε = 80" in page.text_content("#chart-epsilon")
             assert not page.errors, page.errors  # type: ignore[attr-defined]
         assert sim.wait(300) == 0, (tmp_path / "simulate.log").read_text()[-2000:]
     finally:
@@ -173,3 +177,55 @@ def test_a_killed_node_shows_stopped_on_the_other_parties_pages(tmp_path):
             for n in nodes.values():
                 stop(n)
 
+
+
+@pytest.mark.xdist_group("node-processes")
+def test_a_dafed_consortium_over_chain_up_every_panel_as_a_party_sees_it(tmp_path):
+    from fedtopic.cli.main import main
+    from fedtopic.consortium.config import load_consortium, save_consortium
+    from fedtopic.consortium.init import init_consortium
+    from fedtopic.ledger.local_nodes import start_chain_up
+
+    init = init_consortium(3, tmp_path / "c", seed=11)
+    cfg = load_consortium(init.config_path)
+    algorithm = cfg.algorithm.model_copy(update={"topics": 5, "iterations": 400, "random_delay": (0.05, 0.1)})
+    save_consortium(cfg.model_copy(update={"algorithm": algorithm,
+                                           "data": cfg.data.model_copy(update={"dataset": "synthetic"})}),
+                    init.config_path)
+    chain = start_chain_up(engine="embedded")
+    logs = {p: tmp_path / f"{p}.log" for p in ("p1", "p2", "p3")}
+    nodes: dict[str, subprocess.Popen] = {}
+    try:
+        assert main(["consortium", "deploy", str(init.config_path), "--rpc", chain.url, *chain.faucet_args]) == 0
+        nodes = {p: fedtopic(["node", "run", "--config", str(init.config_path), "--party", p, "--rpc", chain.url,
+                              "--format", "json"], logs[p]) for p in logs}
+        wait_until(lambda: all("round 3 " in logs[p].read_text() for p in logs)
+                   or any(n.poll() is not None for n in nodes.values()), 240, "every node past round 3")
+        assert all(n.poll() is None for n in nodes.values()), {p: logs[p].read_text()[-1500:] for p in logs}
+        assert main(["ledger", "audit", "--config", str(init.config_path), "--rpc", chain.url]) == 0
+        with dashboard(init.config_path, tmp_path / "d1.log", "--party", "p1", "--rpc", chain.url) as url, \
+                browser_page() as page:
+            page.goto(url)
+            for p in ("p2", "p3"):  # the others, from their channel heads on chain
+                page.wait_for_selector(f"#party-table tr[data-party={p}] .badge[data-status=alive]", timeout=30_000)
+            first = wait_until(lambda: _page_round(page), 30, "a round on the page")
+            wait_until(lambda: (_page_round(page) or -1) > first, 30, "the round counter advances")
+            _open_every_panel(page, tmp_path, "chain-consortium")
+            page.click("#tabs button[data-panel=ledger]")
+            wait_until(lambda: {"p2", "p3"} <= set(page.locator("#ledger-table tbody td:nth-child(2)").all_inner_texts()),
+                       20, "publications of p2 and p3 read from the chain")
+            gas = page.locator("#ledger-table tbody tr").first.locator("td").nth(5).inner_text()
+            assert gas.replace(",", "").isdigit()
+            assert "ledger audit has verified" in page.inner_text("#audit-line")
+            page.click("#tabs button[data-panel=topics]")
+            page.wait_for_selector("#topic-table tbody tr[data-topic]")
+            page.click("#tabs button[data-panel=parties]")
+            os.kill(nodes["p3"].pid, signal.SIGKILL)
+            wait_until(lambda: page.get_attribute("#party-table tr[data-party=p3] .badge", "data-status") == "stopped",
+                       10.0, "p3 stopped on p1's page within 10 s of the kill", every=0.1)
+            shot(page, tmp_path, "chain-consortium-p3-stopped")
+            assert not page.errors, page.errors  # type: ignore[attr-defined]
+    finally:
+        for n in nodes.values():
+            stop(n)
+        chain.stop()

@@ -123,7 +123,7 @@ class Board:
         for pid in ids:
             parties.append(self._party(pid, tracks.get(pid), signs.parties.get(pid), meta, leader, now))
         options = meta.get("options") or {}
-        budget = options.get("epsilon_budget") if isinstance(options, dict) else None
+        budget = _option(options, "epsilon_budget")
         run = {k: meta.get(k) for k in ("title", "kind", "algorithm", "mode", "topics", "iterations", "seed",
                                         "dataset", "protection", "transport", "finished")}
         run |= {"parties": len(ids), "viewer": getattr(self.source, "viewer", None), "epsilon_budget": budget,
@@ -139,7 +139,7 @@ class Board:
                now: float) -> dict[str, Any]:
         last = None if track is None else track.tail.latest()
         times = [] if track is None else [r["t"] for r in track.log[-50:] if r.get("t") is not None]
-        interval = usual_interval(times)
+        interval = usual_interval(times) or getattr(sign, "interval", None)
         own_round = None if last is None else int(last["round"])
         round_ = own_round if own_round is not None else (sign.round if sign is not None else None)
         last_time = None if last is None else last.get("time")
@@ -253,11 +253,22 @@ class Board:
         self.source.close()
 
 
+def _option(options: Any, name: str) -> Any:
+    """An algorithm option by its name alone or under a group (``dp.epsilon_budget``), else None."""
+    if not isinstance(options, dict):
+        return None
+    return next((v for k, v in options.items() if (k == name or k.endswith("." + name)) and v is not None), None)
+
+
 def _dp_on(options: Any) -> bool:
+    """Whether the run's releases are differentially private (LDA family's ``dp``, iFTM's finite ε)."""
     if not isinstance(options, dict):
         return False
-    return any(options.get(k) is not None for k in ("noise_multiplier", "rdp_budget", "epsilon_budget")) or \
-        (options.get("epsilon") not in (None, float("inf")) and "xi" in options)
+    if options.get("dp") is True or any(_option(options, k) is not None for k in
+                                         ("noise_multiplier", "rdp_budget", "epsilon_budget")):
+        return True
+    epsilon = options.get("epsilon")
+    return "xi" in options and isinstance(epsilon, (int, float)) and epsilon != float("inf")
 
 
 def _headline(summary: Any) -> dict[str, Any] | None:

@@ -11,6 +11,7 @@ member may read ``/status`` and the channel heads; payloads stay sealed).
 from __future__ import annotations
 
 import json
+import statistics
 import threading
 import time
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ class Sign:
 
     round: int | None = None
     last_sign: float | None = None
+    interval: float | None = None  # seconds per round as observed (chain), for the silence rule
     heartbeat: bool = False
     finished: bool = False
     awaited: bool = False
@@ -216,9 +218,12 @@ class _AggregatorReader:
 
 class _ChainReader:
     """The channel heads and new ``Published`` events of every member (sizes, blocks and gas; payloads sealed),
-    and how far ``ledger audit`` has verified (``state/ledger-audit.json``)."""
+    and how far ``ledger audit`` has verified (``state/ledger-audit.json``). A party's sign of life is when this
+    reader first saw its latest round (block timestamps follow the chain's clock, which a dev chain runs ahead)."""
 
     MAX_PUBLICATIONS = 2_000
+    FIRST_BLOCKS = 1_000  # publications shown from this many blocks before the head at start
+    BLOCKS_PER_READ = 200
 
     def __init__(self, view: PartyView) -> None:
         from fedtopic.ledger.endpoint import chain_for, registry_of
@@ -228,41 +233,47 @@ class _ChainReader:
         self.registry = registry_of(view.cfg)
         self.next_block: int | None = None
         self.publications: list[dict[str, Any]] = []
-        self.block_times: dict[int, float] = {}
-
-    def _time_of(self, block: int) -> float:
-        if block not in self.block_times:
-            self.block_times[block] = float(self.w3.eth.get_block(block)["timestamp"])
-        return self.block_times[block]
+        self.seen: dict[str, tuple[int, float]] = {}  # party → (its latest round, when this reader first saw it)
+        self.gaps: dict[str, list[float]] = {}  # party → seconds per round between the last changes seen
 
     def read(self) -> Signs:
         from fedtopic.ledger import raw
         from fedtopic.ledger.audit import ledger_status
 
         rows = ledger_status(self.w3, self.registry)
+        now = clock()
+        for r in rows:  # a block's timestamp is the chain's clock, not ours: a new round is a sign of life *now*
+            before = self.seen.get(r.party_id)
+            if r.latest_round is not None and (before is None or before[0] != r.latest_round):
+                if before is not None and r.latest_round > before[0]:
+                    gaps = self.gaps.setdefault(r.party_id, [])
+                    gaps.append((now - before[1]) / (r.latest_round - before[0]))
+                    del gaps[:-20]
+                self.seen[r.party_id] = (r.latest_round, now)
         head = int(self.w3.eth.block_number)
         channels = {r.channel: r.party_id for r in rows if int(r.channel, 16)}
-        lo = self.next_block if self.next_block is not None else max(0, head - 5_000)
+        lo = self.next_block if self.next_block is not None else max(0, head - self.FIRST_BLOCKS)
         if channels and head >= lo:
-            logs = raw.fetch_logs(self.w3, list(channels), lo, head)
+            hi = min(head, lo + self.BLOCKS_PER_READ - 1)  # a long backlog is read over several polls
+            logs = raw.fetch_logs(self.w3, list(channels), lo, hi)
             gas = self._gas_of({log.tx_hash for log in logs})
             for log in logs:
                 self.publications.append({"block": log.block, "party": channels.get(log.channel, log.channel),
                                           "round": log.round, "chunk": log.chunk, "chunks": log.n_chunks,
-                                          "bytes": len(log.payload), "gas": gas.get(log.tx_hash),
-                                          "time": self._time_of(log.block)})
+                                          "bytes": len(log.payload), "gas": gas.get(log.tx_hash), "seen": now})
             self.publications = self.publications[-self.MAX_PUBLICATIONS:]
-        self.next_block = head + 1
-        parties = {r.party_id: Sign(round=r.latest_round,
-                                    last_sign=None if r.latest_block is None else self._time_of(r.latest_block))
-                   for r in rows}
+            self.next_block = hi + 1
+        parties = {r.party_id: Sign(round=r.latest_round, last_sign=self.seen[r.party_id][1],
+                                    interval=statistics.median(self.gaps[r.party_id])
+                                    if self.gaps.get(r.party_id) else None)
+                   if r.party_id in self.seen else Sign() for r in rows}
         audit = _read_json(self.view.config_path.parent / "state" / "ledger-audit.json")
         verified = None if not isinstance(audit, dict) else {
             "through_block": audit.get("block"), "failures": len(audit.get("failures", [])),
             "rounds_verified": sum(int(c.get("rounds_verified", 0)) for c in audit.get("channels", {}).values())}
         return Signs(parties=parties, publications=list(self.publications), audit=verified,
-                     note=f"chain {self.w3.provider.endpoint_uri if hasattr(self.w3.provider, 'endpoint_uri') else ''}"
-                          f" at block {head}")
+                     note=f"chain at block {head}" + ("" if self.next_block is None or self.next_block > head else
+                                                      f" (publications read through block {self.next_block - 1})"))
 
     def _gas_of(self, hashes: set[str]) -> dict[str, int]:
         out = {}

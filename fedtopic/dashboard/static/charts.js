@@ -72,7 +72,7 @@ function lineChart(svg, series, opts) {
   svg.append(svgEl("text", {x: 12, y: m.t + 10}, opts.ylabel || ""));
   for (const h of hl) {
     svg.append(svgEl("line", {x1: m.l, x2: W - m.r, y1: Y(h.y), y2: Y(h.y), stroke: "#111", "stroke-dasharray": "5 4"}));
-    svg.append(svgEl("text", {x: W - m.r + 4, y: Y(h.y) + 4}, h.label));
+    svg.append(svgEl("text", {x: W - m.r - 4, y: Y(h.y) - 5, "text-anchor": "end"}, h.label));
   }
   const legend = svgEl("g", {class: "legend"});
   series.forEach((s, i) => {

@@ -1,0 +1,189 @@
+"""The dashboard's speed (issue 27): a history of 20 parties × 1,000 rounds, and a run watched against the same run
+unwatched.
+
+1. ``/api/state`` and ``/api/history`` latency over HTTP on a run folder of 20 parties × 1,000 rounds (K 20, top
+   words every 10 rounds, a topic snapshot per party), written by the real history writer: the first request
+   (cold: every file read) and the median of 50 after it.
+2. Page usable: headless Chromium (Debian's) opens the page until the party table holds all 20 parties and the
+   round counter shows 999; median of 5 fresh pages.
+3. Watching costs training: ``fedtopic simulate`` (csfed-lda, bbc-news, 3 parties, K 20) alone and with a
+   dashboard and an open page on it, alternating, the median of the runs' ``wall_seconds`` (summary.json) each.
+
+Run from the repository root: PYTHONPATH=. python benchmarks/bench_dashboard.py [--quick] [--out results.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+from fedtopic.runs.folder import write_run_info
+from fedtopic.runs.history import HistoryLine, HistoryWriter
+from fedtopic.runs.topic_snapshot import build_snapshot, snapshot_path, write_snapshot
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def write_history(run: Path, parties: int, rounds: int, k: int = 20, v: int = 2_000) -> None:
+    """A finished-looking run folder of ``parties`` histories of ``rounds`` lines each."""
+    (run / "history").mkdir(parents=True)
+    ids = [f"p{i + 1}" for i in range(parties)]
+    write_run_info(run, {"kind": "simulate", "algorithm": "csfed-lda", "mode": "sync", "topics": k,
+                         "iterations": rounds, "parties": ids, "protection": "mask", "options": {}})
+    rng = np.random.default_rng(0)
+    vocab = [f"word{i}" for i in range(v)]
+    phi = rng.dirichlet(np.full(v, 0.05), size=k)
+    top = np.argsort(-phi, axis=1)[:, :10]
+    t0 = time.time() - rounds
+    for pid in ids:
+        w = HistoryWriter(run / "history" / f"{pid}.jsonl")
+        lines = []
+        for r in range(rounds):
+            due = r % 10 == 0
+            lines.append(HistoryLine(
+                party=pid, algorithm="csfed-lda", round=r, time=t0 + r, compute_s=0.5, exchange_s=0.1, wait_s=0.2,
+                bytes_up=20_000, bytes_down=30_000, contributors=ids, quality=-8.0 + r * 1e-4,
+                quality_name="loglik_per_token",
+                top_words=[[vocab[i] for i in row] for row in top] if due else None,
+                top_weights=[[float(phi[j, i]) for i in top[j]] for j in range(k)] if due else None,
+                prevalence=[1.0 / k] * k if due else None).to_json())
+        with open(w.path, "w", encoding="utf-8") as fh:  # one write: the benchmark measures reading, not fsync
+            fh.write("\n".join(lines) + "\n")
+        write_snapshot(snapshot_path(w.path), build_snapshot(phi, None, vocab, party=pid, algorithm="csfed-lda",
+                                                             round=rounds - 1))
+
+
+class Dashboard:
+    """``fedtopic dashboard PATH --port 0`` as a child process; stopped by its PID."""
+
+    def __init__(self, path: Path) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "fedtopic.cli.main", "dashboard", str(path), "--port",
+                                      "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(x) for x in self.proc.stdout], daemon=True).start()  # type: ignore[union-attr]
+        self.url = lines.get(timeout=60).strip().split(": ", 1)[1]
+
+    def stop(self) -> None:
+        os.kill(self.proc.pid, signal.SIGTERM)
+        self.proc.wait(10)
+
+
+def api_latency(url: str, path: str, n: int) -> dict[str, float]:
+    with httpx.Client(timeout=30) as client:
+        t = time.perf_counter()
+        first = client.get(url + path)
+        cold = time.perf_counter() - t
+        times = []
+        for _ in range(n):
+            t = time.perf_counter()
+            client.get(url + path).raise_for_status()
+            times.append(time.perf_counter() - t)
+    return {"cold_ms": 1e3 * cold, "median_ms": 1e3 * statistics.median(times), "bytes": len(first.content)}
+
+
+def page_usable(url: str, parties: int, last_round: int, n: int) -> list[float]:
+    from playwright.sync_api import sync_playwright
+
+    out = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        for _ in range(n):
+            page = browser.new_context().new_page()
+            t = time.perf_counter()
+            page.goto(url)
+            while not (page.locator("#party-table tbody tr").count() == parties
+                       and page.inner_text("#round-counter") == str(last_round)):  # the page's CSP forbids eval
+                if time.perf_counter() - t > 60:
+                    raise SystemExit("the page did not show the run within 60 s")
+                time.sleep(0.01)
+            out.append(time.perf_counter() - t)
+            page.context.close()
+        browser.close()
+    return out
+
+
+def simulate_seconds(out: Path, iterations: int) -> float:
+    proc = subprocess.run([sys.executable, "-m", "fedtopic.cli.main", "simulate", "--algorithm", "csfed-lda",
+                           "--dataset", "bbc-news", "--parties", "3", "--topics", "20", "--iterations", str(iterations),
+                           "--out", str(out), "--format", "json"], capture_output=True, text=True, timeout=3600)
+    if proc.returncode != 0:
+        raise SystemExit(proc.stderr[-2000:])
+    return float(json.loads(proc.stdout)["wall_seconds"])
+
+
+def watched_seconds(out: Path, iterations: int) -> float:
+    """The same simulation with a dashboard on its run folder and a page open on it the whole time."""
+    from playwright.sync_api import sync_playwright
+
+    sim = subprocess.Popen([sys.executable, "-m", "fedtopic.cli.main", "simulate", "--algorithm", "csfed-lda",
+                            "--dataset", "bbc-news", "--parties", "3", "--topics", "20", "--iterations",
+                            str(iterations), "--out", str(out), "--format", "json"], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True)
+    until = time.monotonic() + 600
+    while not (out / "run-info.json").exists():
+        if time.monotonic() > until or sim.poll() is not None:
+            raise SystemExit("the simulation did not start")
+        time.sleep(0.05)
+    dash = Dashboard(out)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = browser.new_page()
+            page.goto(dash.url)
+            stdout, _ = sim.communicate(timeout=3600)
+            browser.close()
+    finally:
+        dash.stop()
+    return float(json.loads(stdout)["wall_seconds"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="5 parties × 200 rounds, 1 pair of runs")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    parties, rounds = (5, 200) if args.quick else (20, 1_000)
+    pairs, iterations = (1, 60) if args.quick else (3, 200)
+    results: dict[str, object] = {"parties": parties, "rounds": rounds}
+    with tempfile.TemporaryDirectory() as tmp:
+        run = Path(tmp) / "history-run"
+        write_history(run, parties, rounds)
+        dash = Dashboard(run)
+        try:
+            results["api_state"] = api_latency(dash.url, "api/state", 50)
+            results["api_history"] = api_latency(dash.url, "api/history", 10)
+            usable = page_usable(dash.url, parties, rounds - 1, 5)
+            results["page_usable_s"] = {"median": statistics.median(usable), "all": usable}
+        finally:
+            dash.stop()
+        print(json.dumps(results, indent=2), flush=True)
+        alone, watched = [], []
+        for i in range(pairs):  # alternating, so drift in the machine's load hits both alike
+            alone.append(simulate_seconds(Path(tmp) / f"alone{i}", iterations))
+            watched.append(watched_seconds(Path(tmp) / f"watched{i}", iterations))
+        results["training"] = {"iterations": iterations, "alone_s": alone, "watched_s": watched,
+                               "median_alone_s": statistics.median(alone),
+                               "median_watched_s": statistics.median(watched),
+                               "slowdown": statistics.median(watched) / statistics.median(alone) - 1.0}
+    print(json.dumps(results, indent=2))
+    if args.out is not None:
+        args.out.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
