@@ -7,7 +7,6 @@ what this process listens on.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 from pathlib import Path
 from typing import Annotated, Optional
@@ -19,7 +18,7 @@ from fedtopic.consortium.config import load_consortium
 from fedtopic.errors import ConfigError
 from fedtopic.network.app import create_app
 from fedtopic.network.settings import AggregatorSettings
-from fedtopic.network.tls import KEY_NAME, TLS_DIR
+from fedtopic.network.tls import KEY_NAME, TLS_DIR, is_loopback
 
 app = typer.Typer(
     name="aggregator",
@@ -28,15 +27,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @app.command("serve")
@@ -68,7 +58,7 @@ def serve(
                                                   read_timeout_seconds=read_timeout)
     url = urlsplit(consortium.aggregator.url)
     bind = host if host is not None else "127.0.0.1"
-    if host is None and url.hostname and not _is_loopback(url.hostname):
+    if host is None and url.hostname and not is_loopback(url.hostname):
         typer.echo(f"note: aggregator.url names {url.hostname}, but binding 127.0.0.1 only; pass --host to listen "
                    "elsewhere", err=True)
     tls: dict[str, str] = {}

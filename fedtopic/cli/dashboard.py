@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
 from pathlib import Path
 from typing import Annotated, Optional
@@ -11,17 +10,9 @@ import typer
 
 from fedtopic.cli.output import stderr_console, stdout_console
 from fedtopic.errors import ConfigError
+from fedtopic.network.tls import is_loopback
 
 MIN_TOKEN_CHARS = 16
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def dashboard(
@@ -46,7 +37,7 @@ def dashboard(
     from fedtopic.dashboard.board import Board
     from fedtopic.dashboard.sources import open_source
 
-    if not _loopback(host):
+    if not is_loopback(host):
         if token is None:
             raise ConfigError(f"--host {host} is not loopback: give --token (at least {MIN_TOKEN_CHARS} characters, "
                               "or 'generate'), or reach 127.0.0.1 through an SSH tunnel (README)")
@@ -56,14 +47,14 @@ def dashboard(
             raise ConfigError(f"--token must have at least {MIN_TOKEN_CHARS} characters")
     board = Board(open_source(path, party=party, state_dir=state, rpc=rpc, url=url))
     try:
-        config = uvicorn.Config(create_app(board, token=token if not _loopback(host) else None), host=host,
+        config = uvicorn.Config(create_app(board, token=token if not is_loopback(host) else None), host=host,
                                 port=port, log_level="warning", access_log=False, lifespan="off")
         server = uvicorn.Server(config)
         shown = f"[{host}]" if ":" in host else host
 
         def announce() -> None:
             bound = server.servers[0].sockets[0].getsockname()[1] if server.servers else port
-            query = f"/?token={token}" if token is not None and not _loopback(host) else "/"
+            query = f"/?token={token}" if token is not None and not is_loopback(host) else "/"
             stdout_console.print(f"dashboard of {path}: http://{shown}:{bound}{query}", highlight=False, soft_wrap=True)
             stderr_console.print("Ctrl-C stops it", highlight=False)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.dashboard.liveness import judge, stop_after, usual_interval
+from fedtopic.dashboard.liveness import Verdict, judge, stop_after, usual_interval
 from fedtopic.dashboard.protection_view import what_is_seen
 from fedtopic.dashboard.sources import PartyView, RunFolder, clock
 from fedtopic.dashboard.tail import HistoryTail
@@ -119,10 +119,14 @@ class Board:
         rounds = {pid: t.tail.latest()["round"] for pid, t in tracks.items() if t.tail.latest() is not None}
         rounds |= {pid: s.round for pid, s in signs.parties.items() if s.round is not None and pid not in rounds}
         leader = max(rounds.values(), default=None)
-        parties = []
-        for pid in ids:
-            parties.append(self._party(pid, tracks.get(pid), signs.parties.get(pid), meta, leader, now))
         options = meta.get("options") or {}
+        steps = _option(options, "steps") or 1
+        # DAFed ends for everyone once the fastest party has done its sweeps: a party silent after that ended
+        run_over = bool(meta.get("finished")) or (meta.get("mode") == "async" and leader is not None and
+                                                 bool(meta.get("iterations")) and
+                                                 leader * int(steps) >= int(meta["iterations"]))
+        parties = [self._party(pid, tracks.get(pid), signs.parties.get(pid), meta, leader, now, run_over)
+                   for pid in ids]
         budget = _option(options, "epsilon_budget")
         run = {k: meta.get(k) for k in ("title", "kind", "algorithm", "mode", "topics", "iterations", "seed",
                                         "dataset", "protection", "transport", "finished")}
@@ -136,7 +140,7 @@ class Board:
                 "audit": signs.audit}
 
     def _party(self, pid: str, track: _Track | None, sign: Any, meta: Mapping[str, Any], leader: int | None,
-               now: float) -> dict[str, Any]:
+               now: float, run_over: bool) -> dict[str, Any]:
         last = None if track is None else track.tail.latest()
         times = [] if track is None else [r["t"] for r in track.log[-50:] if r.get("t") is not None]
         interval = usual_interval(times) or getattr(sign, "interval", None)
@@ -145,10 +149,13 @@ class Board:
         last_time = None if last is None else last.get("time")
         last_sign = max([t for t in (last_time, getattr(sign, "last_sign", None)) if t is not None], default=None)
         alive = self.source.party_process_alive(pid)
-        finished = bool(meta.get("finished")) or bool(getattr(sign, "finished", False))
+        viewer = getattr(self.source, "viewer", None)
+        finished = bool(getattr(sign, "finished", False)) or (bool(meta.get("finished")) and viewer in (None, pid))
         verdict = judge(now=now, last_sign=last_sign, interval=interval, round=round_, leader=leader,
                         finished=finished, process_alive=alive,
                         heartbeat=bool(getattr(sign, "heartbeat", False)) and alive is None)
+        if run_over and verdict.status == "stopped":
+            verdict = Verdict("finished", "silent since the run ended")
         up = down = 0
         if track is not None:
             for r in track.tail.rows.values():

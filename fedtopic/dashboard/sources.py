@@ -82,6 +82,7 @@ class RunFolder:
         self.path = path
         self.viewer: str | None = None
         self.labels_path = path / LABELS_FILE
+        self._alive: tuple[float, bool | None] = (float("-inf"), None)
 
     def meta(self) -> dict[str, Any]:
         info = _read_json(self.path / RUN_INFO) or {}
@@ -111,8 +112,12 @@ class RunFolder:
         return {party: snapshot_path(path) for party, path in self.histories().items()}
 
     def party_process_alive(self, party: str) -> bool | None:
-        info = _read_json(self.path / RUN_INFO)
-        return process_alive(info) if isinstance(info, dict) else None
+        """The run's process (every party of a run folder shares it), looked at most every 0.5 s."""
+        now = clock()
+        if now - self._alive[0] > 0.5:
+            info = _read_json(self.path / RUN_INFO)
+            self._alive = (now, process_alive(info) if isinstance(info, dict) else None)
+        return self._alive[1]
 
     def signs(self) -> Signs:
         return Signs(note="")
