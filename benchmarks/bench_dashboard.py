@@ -5,9 +5,12 @@ unwatched.
    words every 10 rounds, a topic snapshot per party), written by the real history writer: the first request
    (cold: every file read) and the median of 50 after it.
 2. Page usable: headless Chromium (Debian's) opens the page until the party table holds all 20 parties and the
-   round counter shows 999; median of 5 fresh pages.
+   round counter shows 999: the first page of a dashboard that has read nothing yet, then the median of 5 fresh
+   pages.
 3. Watching costs training: ``fedtopic simulate`` (csfed-lda, bbc-news, 3 parties, K 20) alone and with a
-   dashboard and an open page on it, alternating, the median of the runs' ``wall_seconds`` (summary.json) each.
+   dashboard and an open page on it, 7 pairs alternating: the medians of the runs' ``wall_seconds``
+   (summary.json), the median ratio within a pair, and the CPU seconds the watchers (dashboard process and
+   Chromium) spent per second of the watched run (what they take from the training on a busy machine).
 
 Run from the repository root: PYTHONPATH=. python benchmarks/bench_dashboard.py [--quick] [--out results.json]
 """
@@ -126,8 +129,32 @@ def simulate_seconds(out: Path, iterations: int) -> float:
     return float(json.loads(proc.stdout)["wall_seconds"])
 
 
-def watched_seconds(out: Path, iterations: int) -> float:
-    """The same simulation with a dashboard on its run folder and a page open on it the whole time."""
+def _cpu_seconds(pid: int) -> float:
+    """utime + stime of ``pid`` (0 if it is gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return 0.0
+    fields = stat[stat.rfind(b")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _browser_pids() -> set[int]:
+    out = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                name = (entry / "comm").read_text().strip()
+            except OSError:
+                continue
+            if "chrom" in name or "headless" in name:
+                out.add(int(entry.name))
+    return out
+
+
+def watched_seconds(out: Path, iterations: int) -> tuple[float, float]:
+    """The same simulation with a dashboard on its run folder and a page open on it the whole time; its wall
+    seconds and the CPU seconds the watchers (dashboard process, Chromium) spent meanwhile."""
     from playwright.sync_api import sync_playwright
 
     sim = subprocess.Popen([sys.executable, "-m", "fedtopic.cli.main", "simulate", "--algorithm", "csfed-lda",
@@ -139,6 +166,7 @@ def watched_seconds(out: Path, iterations: int) -> float:
         if time.monotonic() > until or sim.poll() is not None:
             raise SystemExit("the simulation did not start")
         time.sleep(0.05)
+    before = _browser_pids()
     dash = Dashboard(out)
     try:
         with sync_playwright() as p:
@@ -146,23 +174,30 @@ def watched_seconds(out: Path, iterations: int) -> float:
             page = browser.new_page()
             page.goto(dash.url)
             stdout, _ = sim.communicate(timeout=3600)
+            watchers = _cpu_seconds(dash.proc.pid) + sum(_cpu_seconds(q) for q in _browser_pids() - before)
             browser.close()
     finally:
         dash.stop()
-    return float(json.loads(stdout)["wall_seconds"])
+    return float(json.loads(stdout)["wall_seconds"]), watchers
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="5 parties × 200 rounds, 1 pair of runs")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--no-training", action="store_true", help="only the history-reading figures")
     args = parser.parse_args()
     parties, rounds = (5, 200) if args.quick else (20, 1_000)
-    pairs, iterations = (1, 60) if args.quick else (3, 200)
+    pairs, iterations = (1, 60) if args.quick else (7, 200)
     results: dict[str, object] = {"parties": parties, "rounds": rounds}
     with tempfile.TemporaryDirectory() as tmp:
         run = Path(tmp) / "history-run"
         write_history(run, parties, rounds)
+        dash = Dashboard(run)
+        try:  # the first page on a dashboard that has read nothing yet, then the API warm, then more pages
+            results["page_usable_first_s"] = page_usable(dash.url, parties, rounds - 1, 1)[0]
+        finally:
+            dash.stop()
         dash = Dashboard(run)
         try:
             results["api_state"] = api_latency(dash.url, "api/state", 50)
@@ -172,14 +207,22 @@ def main() -> None:
         finally:
             dash.stop()
         print(json.dumps(results, indent=2), flush=True)
-        alone, watched = [], []
+        if args.no_training:
+            return
+        alone, watched, cpu = [], [], []
         for i in range(pairs):  # alternating, so drift in the machine's load hits both alike
             alone.append(simulate_seconds(Path(tmp) / f"alone{i}", iterations))
-            watched.append(watched_seconds(Path(tmp) / f"watched{i}", iterations))
+            seconds, watchers = watched_seconds(Path(tmp) / f"watched{i}", iterations)
+            watched.append(seconds)
+            cpu.append(watchers)
+        ratios = [w / a for a, w in zip(alone, watched)]
         results["training"] = {"iterations": iterations, "alone_s": alone, "watched_s": watched,
                                "median_alone_s": statistics.median(alone),
                                "median_watched_s": statistics.median(watched),
-                               "slowdown": statistics.median(watched) / statistics.median(alone) - 1.0}
+                               "slowdown": statistics.median(watched) / statistics.median(alone) - 1.0,
+                               "median_pair_ratio": statistics.median(ratios),
+                               "watcher_cpu_s": cpu,
+                               "watcher_cpu_share": statistics.median(c / w for c, w in zip(cpu, watched))}
     print(json.dumps(results, indent=2))
     if args.out is not None:
         args.out.write_text(json.dumps(results, indent=2))

@@ -162,6 +162,8 @@ def test_a_killed_node_shows_stopped_on_the_other_parties_pages(tmp_path):
                 for page, url in ((page1, url1), (page2, url2)):
                     page.goto(url)
                     page.wait_for_selector("#party-table tr[data-party=p3] .badge[data-status=alive]", timeout=30_000)
+                _open_every_panel(page1, tmp_path, "sync-consortium")
+                page1.click("#tabs button[data-panel=parties]")
                 os.kill(nodes["p3"].pid, signal.SIGKILL)
 
                 def status(page, party):

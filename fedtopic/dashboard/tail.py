@@ -7,11 +7,12 @@ look; a file that shrank (replaced) is read again from the start.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from fedtopic.runs.history import SCHEMA
 
@@ -47,8 +48,8 @@ class HistoryTail:
         new: list[dict[str, Any]] = []
         for raw in chunk[:end].split(b"\n"):
             try:
-                row = json.loads(raw)
-            except ValueError:
+                row = orjson.loads(raw)  # strict JSON, as the writer writes it
+            except orjson.JSONDecodeError:
                 continue
             if isinstance(row, dict) and row.get("schema") == SCHEMA and isinstance(row.get("round"), int):
                 self.rows[row["round"]] = row

@@ -56,7 +56,8 @@
     const s = store.state; if (!s) return;
     const run = s.run;
     $("title").textContent = run.title || "fedtopic";
-    const bits = [run.algorithm, run.topics ? `K = ${run.topics}` : null, `${run.parties} part${run.parties === 1 ? "y" : "ies"}`,
+    const who = run.mode === "centralised" ? "centralised" : `${run.parties} part${run.parties === 1 ? "y" : "ies"}`;
+    const bits = [run.algorithm, run.topics ? `K = ${run.topics}` : null, who,
       run.mode === "sync" ? `protection ${run.protection || "none"}` : run.transport ? `over ${run.transport}` : null,
       run.dataset, run.viewer ? `seen as ${run.viewer}` : null].filter(Boolean);
     $("run-line").textContent = bits.join(" · ");
@@ -71,6 +72,13 @@
     const s = store.state; if (!s) return;
     $("note").textContent = s.run.note || "";
     const body = $("party-table").tBodies[0];
+    if (!s.parties.length) {
+      body.replaceChildren(h("tr", {}, h("td", {colspan: 8, class: "muted"}, s.run.mode === "centralised"
+        ? "A centralised run: one process trained on every document; there are no parties."
+        : "No party has written a history line yet.")));
+      $("aggregates").replaceChildren();
+      return;
+    }
     body.replaceChildren(...s.parties.map((p) => {
       const stale = p.staleness && Object.keys(p.staleness).length
         ? Object.entries(p.staleness).map(([q, v]) => `${q}:${v}`).join(" ")
@@ -182,6 +190,7 @@
       sel.replaceChildren(...parties.map((p) => h("option", {value: p}, p)));
     }
     if (T && T.party) sel.value = T.party;
+    sel.parentElement.hidden = parties.length < 2;
     if (!T || !T.topics || !T.topics.length) {
       $("topic-table").tBodies[0].replaceChildren(h("tr", {}, h("td", {colspan: 5}, "no topics yet (they come with round 0's line)")));
       $("topic-map").replaceChildren();
