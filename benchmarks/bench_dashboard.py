@@ -10,7 +10,9 @@ unwatched.
 3. Watching costs training: ``fedtopic simulate`` (csfed-lda, bbc-news, 3 parties, K 20) alone and with a
    dashboard and an open page on it, 7 pairs alternating: the medians of the runs' ``wall_seconds``
    (summary.json), the median ratio within a pair, and the CPU seconds the watchers (dashboard process and
-   Chromium) spent per second of the watched run (what they take from the training on a busy machine).
+   Chromium) spent per second of the watched run, their start included; and in a steady state (15 s of a
+   running simulation, once the page has loaded) the share of one core each takes, which bounds what watching
+   can take from a CPU-bound run.
 
 Run from the repository root: PYTHONPATH=. python benchmarks/bench_dashboard.py [--quick] [--out results.json]
 """
@@ -181,6 +183,43 @@ def watched_seconds(out: Path, iterations: int) -> tuple[float, float]:
     return float(json.loads(stdout)["wall_seconds"]), watchers
 
 
+def steady_cpu(out: Path, iterations: int, settle: float = 4.0, window: float = 15.0) -> dict[str, float]:
+    """While a simulation runs with a page open on its dashboard: the CPU the dashboard process and Chromium
+    spend per second over ``window`` seconds once the page has loaded (``settle``), as a share of one core."""
+    from playwright.sync_api import sync_playwright
+
+    sim = subprocess.Popen([sys.executable, "-m", "fedtopic.cli.main", "simulate", "--algorithm", "csfed-lda",
+                            "--dataset", "bbc-news", "--parties", "3", "--topics", "20", "--iterations",
+                            str(iterations), "--out", str(out), "--format", "json"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    until = time.monotonic() + 600
+    while not (out / "history").exists():
+        if time.monotonic() > until or sim.poll() is not None:
+            raise SystemExit("the simulation did not start")
+        time.sleep(0.05)
+    before = _browser_pids()
+    dash = Dashboard(out)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            browser.new_page().goto(dash.url)
+            time.sleep(settle)
+            pids = _browser_pids() - before
+            d0, b0, t0 = _cpu_seconds(dash.proc.pid), sum(_cpu_seconds(q) for q in pids), time.monotonic()
+            time.sleep(window)
+            d1, b1, t1 = _cpu_seconds(dash.proc.pid), sum(_cpu_seconds(q) for q in pids), time.monotonic()
+            still = sim.poll() is None
+            browser.close()
+    finally:
+        dash.stop()
+        sim.kill()
+        sim.wait(30)
+    if not still:
+        raise SystemExit("the simulation ended inside the window: give it more iterations")
+    return {"dashboard_core_share": (d1 - d0) / (t1 - t0), "chromium_core_share": (b1 - b0) / (t1 - t0),
+            "window_s": t1 - t0}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="5 parties × 200 rounds, 1 pair of runs")
@@ -209,6 +248,8 @@ def main() -> None:
         print(json.dumps(results, indent=2), flush=True)
         if args.no_training:
             return
+        results["steady_watchers"] = steady_cpu(Path(tmp) / "steady", 2_000)
+        print(json.dumps(results["steady_watchers"], indent=2), flush=True)
         alone, watched, cpu = [], [], []
         for i in range(pairs):  # alternating, so drift in the machine's load hits both alike
             alone.append(simulate_seconds(Path(tmp) / f"alone{i}", iterations))
