@@ -41,7 +41,7 @@ def test_tail_reads_only_what_was_appended_and_waits_for_a_tornhistory_line(tmp_
     assert tail.poll()[0]["resumed"] is True and sorted(tail.rows) == [0, 1, 2] and tail.rows[1]["resumed"]
     path.unlink()
     HistoryWriter(path).append(history_line("p1", 0))  # replaced: read again from the start
-    assert [r["round"] for r in tail.poll()] == [0] and sorted(tail.rows) == [0]
+    assert [r["round"] for r in tail.poll()] == [0] and sorted(tail.rows) == [0] and tail.generation == 1
 
 
 @pytest.mark.parametrize("case, expected", [
@@ -81,6 +81,16 @@ def test_board_panels_over_arun_folder(tmp_path):
     with pytest.raises(ValueError):
         board.set_label(1, "x" * 81)
     assert board.set_label(1, "") == {}
+
+
+def test_a_new_run_in_the_same_folder_replaces_the_old_rows(tmp_path):
+    run, _ = run_folder(tmp_path)
+    board = Board(RunFolder(run))
+    assert len(board.history()["rows"]["p1"]) == 12
+    (run / "history" / "p1.jsonl").rename(run / "history" / "old.txt")
+    HistoryWriter(run / "history" / "p1.jsonl").append(history_line("p1", 0))
+    board.refresh(force=True)
+    assert [r["r"] for r in board.history()["rows"]["p1"]] == [0]
 
 
 def test_a_run_whose_process_died_shows_stopped(tmp_path):

@@ -105,3 +105,20 @@ def test_the_cli_refuses_in_one_line(tmp_path, args, message):
     out = _cli(str(run), "--port", "0", *args)
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_a_consortium_view_that_cannot_work_is_one_line(tmp_path):
+    from fedtopic.consortium.config import load_consortium, save_consortium
+    from fedtopic.consortium.init import init_consortium, key_file_path
+
+    init = init_consortium(3, tmp_path / "c", seed=3)
+    out = _cli(str(init.config_path), "--party", "p1", "--port", "0")  # dafed-lda, never deployed
+    assert out.returncode == 2 and "registry" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    out = _cli(str(init.config_path), "--party", "p9", "--port", "0")
+    assert out.returncode == 2 and "not a party" in out.stderr
+    cfg = load_consortium(init.config_path)
+    save_consortium(cfg.model_copy(update={"algorithm": cfg.algorithm.model_copy(update={"name": "csfed-lda"})}),
+                    init.config_path)
+    key_file_path(init.config_path.parent, "p1").unlink()
+    out = _cli(str(init.config_path), "--party", "p1", "--port", "0")
+    assert out.returncode == 2 and "key" in out.stderr and len(out.stderr.strip().splitlines()) == 1

@@ -12,6 +12,8 @@ from scipy.spatial.distance import jensenshannon
 
 from fedtopic.eval.topic_view import (
     LAMBDA_GRID,
+    hellinger_matrix,
+    hellinger_sparse,
     jensen_shannon,
     marginal,
     match_topics,
@@ -94,3 +96,13 @@ def test_matching_keeps_positions_under_small_moves_and_gives_new_topics_new_ids
     assert ids == [0, 1, 2] and drift[2] is None
     first_ids, first_drift = match_topics([], after, [])
     assert first_ids == [0, 1, 2] and first_drift == [None, None, None]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from("abcdefgh"), st.floats(0.0, 1.0), max_size=6), min_size=1, max_size=4),
+       st.lists(st.dictionaries(st.sampled_from("abcdefgh"), st.floats(0.0, 1.0), max_size=6), min_size=1, max_size=4))
+def test_the_hellinger_matrix_is_the_pairwise_distance(a, b):
+    m = hellinger_matrix(a, b)
+    for i, x in enumerate(a):
+        for j, y in enumerate(b):
+            assert m[i, j] == pytest.approx(hellinger_sparse(x, y), abs=1e-9)

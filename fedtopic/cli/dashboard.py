@@ -26,6 +26,8 @@ def dashboard(
                                                        "state/<party> beside the config)")] = None,
     rpc: Annotated[Optional[str], typer.Option(help="consortium.toml: JSON-RPC URL (default: chain.rpc)")] = None,  # noqa: UP007
     url: Annotated[Optional[str], typer.Option(help="consortium.toml: the aggregator's URL (default: aggregator.url)")] = None,  # noqa: UP007
+    insecure: Annotated[bool, typer.Option("--insecure", help="consortium.toml: allow plain HTTP to a non-loopback "
+                                                              "aggregator (its /status crosses the network in clear)")] = False,
     token: Annotated[Optional[str], typer.Option(envvar="FEDTOPIC_DASHBOARD_TOKEN",  # noqa: UP007
                                                  help="required on a non-loopback --host (≥ 16 characters; "
                                                       "'generate' makes one)")] = None,
@@ -45,7 +47,7 @@ def dashboard(
             token = secrets.token_urlsafe(24)
         if len(token) < MIN_TOKEN_CHARS:
             raise ConfigError(f"--token must have at least {MIN_TOKEN_CHARS} characters")
-    board = Board(open_source(path, party=party, state_dir=state, rpc=rpc, url=url))
+    board = Board(open_source(path, party=party, state_dir=state, rpc=rpc, url=url, insecure=insecure))
     try:
         config = uvicorn.Config(create_app(board, token=token if not is_loopback(host) else None), host=host,
                                 port=port, log_level="warning", access_log=False, lifespan="off")

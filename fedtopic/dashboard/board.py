@@ -63,6 +63,7 @@ class _Track:
         self.tail = HistoryTail(path)
         self.log: list[dict[str, Any]] = []
         self.snapshots: list[dict[str, Any]] = []  # history lines with top words: round, words, weights, prevalence
+        self.generation = 0  # the tail's: a file read again from the start (a new run) empties the lists
 
 
 class Board:
@@ -76,6 +77,8 @@ class Board:
         self._meta: dict[str, Any] = {}
         self.version = 0
         self._topics_cache: dict[str, tuple[Any, dict[str, Any]]] = {}
+        self._topic_ids: dict[str, _TopicIds] = {}
+        self._topics_lock = threading.Lock()
 
     # ---- reading ---------------------------------------------------------------------------------------------
     def refresh(self, *, force: bool = False) -> None:
@@ -92,6 +95,10 @@ class Board:
             for party, path in self.source.histories().items():
                 track = self._tracks.setdefault(party, _Track(path))
                 new = track.tail.poll()
+                if track.tail.generation != track.generation:  # another run's file: forget the old one's rows
+                    track.log, track.snapshots, track.generation = [], [], track.tail.generation
+                    self._topic_ids.pop(party, None)
+                    self._topics_cache.pop(party, None)
                 for row in new:
                     track.log.append(compact(row, everyone or frozenset(row.get("contributors") or [])))
                     if row.get("top_words"):
@@ -183,7 +190,7 @@ class Board:
         self.refresh()
         cursors = cursors or {}
         with self._lock:
-            rows = {pid: t.log[max(0, int(cursors.get(pid, 0))):] for pid, t in self._tracks.items()}
+            rows = {pid: t.log[_start(cursors.get(pid, 0), len(t.log)):] for pid, t in self._tracks.items()}
             return {"version": self.version, "rows": rows,
                     "cursors": {pid: len(t.log) for pid, t in self._tracks.items()}}
 
@@ -205,10 +212,13 @@ class Board:
         track = tracks.get(party) if party is not None else None
         history = list(track.snapshots) if track is not None else []
         key = (party, None if live is None else (live.get("round"), live.get("time")), len(history))
-        cached = self._topics_cache.get(str(party))
-        if cached is None or cached[0] != key:
-            cached = (key, _topic_panel(party, live, history))
-            self._topics_cache[str(party)] = cached
+        with self._topics_lock:  # two pages asking at once advance the ids once
+            cached = self._topics_cache.get(str(party))
+            if cached is None or cached[0] != key:
+                known = self._topic_ids.setdefault(str(party), _TopicIds())
+                known.advance(history)
+                cached = (key, _topic_panel(party, live, known))
+                self._topics_cache[str(party)] = cached
         return dict(cached[1]) | {"labels": labels,
                                   "parties": sorted(p for p, path in snaps.items() if path.is_file())}
 
@@ -258,6 +268,12 @@ class Board:
 
     def close(self) -> None:
         self.source.close()
+
+
+def _start(cursor: int, length: int) -> int:
+    """Where a page's rows resume: after its cursor, or from the start when the cursor is past the end (the
+    history was read again from the start: a new run in the folder)."""
+    return cursor if 0 <= cursor <= length else 0
 
 
 def _option(options: Any, name: str) -> Any:
@@ -333,31 +349,42 @@ def _as_dist(words: list[str], weights: list[float] | None) -> dict[str, float]:
     return {w: float(x) for w, x in zip(words, weights)}
 
 
-def _topic_panel(party: str | None, live: dict[str, Any] | None, history: list[dict[str, Any]]) -> dict[str, Any]:
-    """Stable ids through the history's snapshots (and the live one), the drift series, the map."""
-    ids: list[int] = []
-    prev: list[dict[str, float]] = []
-    drift_series: dict[str, list[list[float]]] = {}
-    last_drift: list[float | None] = []
-    last_round = None
-    for snap in history:
-        current = [_as_dist(w, None if snap["weights"] is None else snap["weights"][k])
-                   for k, w in enumerate(snap["words"])]
-        ids, last_drift = match_topics(prev, current, ids)
-        for i, d in zip(ids, last_drift):
-            if d is not None:
-                drift_series.setdefault(str(i), []).append([snap["round"], round(d, 4)])
-        prev, last_round = current, snap["round"]
-    out: dict[str, Any] = {"party": party, "round": None, "topics": [], "map": None, "drift": drift_series,
-                           "map_note": ""}
+class _TopicIds:
+    """Stable topic ids through one party's history snapshots, advanced only over the snapshots not yet seen."""
+
+    def __init__(self) -> None:
+        self.ids: list[int] = []
+        self.previous: list[dict[str, float]] = []
+        self.last_drift: list[float | None] = []
+        self.last_round: int | None = None
+        self.drift_series: dict[str, list[list[float]]] = {}
+        self.done = 0
+
+    def advance(self, snapshots: list[dict[str, Any]]) -> None:
+        for snap in snapshots[self.done:]:
+            current = [_as_dist(w, None if snap["weights"] is None else snap["weights"][k])
+                       for k, w in enumerate(snap["words"])]
+            self.ids, self.last_drift = match_topics(self.previous, current, self.ids)
+            for i, d in zip(self.ids, self.last_drift):
+                if d is not None:
+                    self.drift_series.setdefault(str(i), []).append([snap["round"], round(d, 4)])
+            self.previous, self.last_round = current, snap["round"]
+        self.done = len(snapshots)
+
+
+def _topic_panel(party: str | None, live: dict[str, Any] | None, known: _TopicIds) -> dict[str, Any]:
+    """The live snapshot's topics under the ids ``known`` carries (matched to the last history snapshot), the
+    drift series, the map."""
+    out: dict[str, Any] = {"party": party, "round": None, "topics": [], "map": None,
+                           "drift": known.drift_series, "map_note": ""}
     if live is None:
         return out
     topics = live["topics"]
-    current = [_as_dist(t["words"][:10], t["weights"][:10]) for t in topics]
-    if live.get("round") != last_round or not ids or len(ids) != len(topics):
-        live_ids, live_drift = match_topics(prev, current, ids)
+    if live.get("round") == known.last_round and len(known.ids) == len(topics):
+        live_ids, live_drift = known.ids, known.last_drift
     else:
-        live_ids, live_drift = ids, last_drift
+        current = [_as_dist(t["words"][:10], t["weights"][:10]) for t in topics]
+        live_ids, live_drift = match_topics(known.previous, current, known.ids)
     prevalence = live.get("prevalence")
     rows = []
     for k, t in enumerate(topics):

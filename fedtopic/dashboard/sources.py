@@ -131,7 +131,7 @@ class PartyView:
     heads for the others, polled on a background thread (``SIGNS_EVERY_SECONDS``)."""
 
     def __init__(self, config_path: Path, party: str, *, state_dir: Path | None = None,
-                 rpc: str | None = None, url: str | None = None) -> None:
+                 rpc: str | None = None, url: str | None = None, insecure: bool = False) -> None:
         from fedtopic.algorithms.base import Mode
         from fedtopic.algorithms.registry import get_algorithm
         from fedtopic.consortium.config import load_consortium
@@ -144,6 +144,16 @@ class PartyView:
         self.labels_path = self.state_dir / LABELS_FILE
         self.sync = Mode.sync in get_algorithm(self.cfg.algorithm.name).modes
         self.rpc, self.url = rpc, url
+        if self.sync:  # what the node itself trusts and signs with; a missing key or certificate is one line now
+            from fedtopic.network.tls import configure_trust
+            from fedtopic.node.party_setup import load_own_keys
+
+            configure_trust(self.cfg.aggregator.tls_cert_file(config_path.parent), insecure)
+            self.keys = load_own_keys(self.cfg, config_path, party)
+        else:
+            from fedtopic.ledger.endpoint import registry_of
+
+            registry_of(self.cfg)  # a consortium not yet deployed is one line now, not a note on the page
         self._signs = Signs(note="asking the " + ("aggregator" if self.sync else "chain") + " …")
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, name="dashboard-signs", daemon=True)
@@ -182,9 +192,11 @@ class PartyView:
 
     # ---- the others, from the aggregator or the chain ------------------------------------------------------
     def _poll(self) -> None:
-        reader = _AggregatorReader(self) if self.sync else _ChainReader(self)
+        reader: _AggregatorReader | _ChainReader | None = None
         while not self._stop.is_set():
             try:
+                if reader is None:
+                    reader = _AggregatorReader(self) if self.sync else _ChainReader(self)
                 self._signs = reader.read()
             except Exception as exc:  # noqa: BLE001 - the page says why the others are not shown, and retries
                 self._signs = Signs(parties=self._signs.parties, publications=self._signs.publications,
@@ -198,10 +210,8 @@ class _AggregatorReader:
 
     def __init__(self, view: PartyView) -> None:
         from fedtopic.network.client import AggregatorClient
-        from fedtopic.node.party_setup import load_own_keys
 
-        keys = load_own_keys(view.cfg, view.config_path, view.viewer)  # type: ignore[arg-type]
-        self.client = AggregatorClient(view.url or view.cfg.aggregator.url, keys, "status", patience=0.0,
+        self.client = AggregatorClient(view.url or view.cfg.aggregator.url, view.keys, "status", patience=0.0,
                                        timeout=5.0)
         self.ids = list(view.cfg.party_ids)
 
@@ -291,7 +301,7 @@ class _ChainReader:
 
 
 def open_source(path: Path, *, party: str | None = None, state_dir: Path | None = None,
-                rpc: str | None = None, url: str | None = None) -> RunFolder | PartyView:
+                rpc: str | None = None, url: str | None = None, insecure: bool = False) -> RunFolder | PartyView:
     """A run folder, or a consortium.toml seen as ``party`` (ConfigError in one line otherwise)."""
     path = Path(path)
     if path.suffix == ".toml":
@@ -299,7 +309,7 @@ def open_source(path: Path, *, party: str | None = None, state_dir: Path | None 
             raise ConfigError(f"{path} is a consortium config: give --party ID to watch it as that party")
         if not path.is_file():
             raise ConfigError(f"{path}: no such file")
-        return PartyView(path, party, state_dir=state_dir, rpc=rpc, url=url)
+        return PartyView(path, party, state_dir=state_dir, rpc=rpc, url=url, insecure=insecure)
     if party is not None:
         raise ConfigError("--party goes with a consortium.toml, not a run folder")
     return RunFolder(path)

@@ -26,6 +26,7 @@ class HistoryTail:
     offset: int = 0
     rows: dict[int, dict[str, Any]] = field(default_factory=dict)
     version: int = 0
+    generation: int = 0  # bumped when the file was replaced or truncated and is read again from the start
     _inode: int | None = None
 
     def poll(self) -> list[dict[str, Any]]:
@@ -35,6 +36,8 @@ class HistoryTail:
         except FileNotFoundError:
             return []
         if st.st_ino != self._inode or st.st_size < self.offset:  # replaced or truncated: start over
+            if self._inode is not None:
+                self.generation += 1
             self._inode, self.offset, self.rows = st.st_ino, 0, {}
         if st.st_size == self.offset:
             return []
