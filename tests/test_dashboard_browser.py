@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -175,6 +176,14 @@ def test_a_killed_node_shows_stopped_on_the_other_parties_pages(tmp_path):
                 shot(page1, tmp_path, "consortium-p1-sees-p3-stopped")
                 assert "seen as p1" in page1.inner_text("#run-line")
                 assert not page1.errors and not page2.errors  # type: ignore[attr-defined]
+            report = tmp_path / "p1.html"  # a party's report carries what the aggregator says of the others
+            out = subprocess.run([sys.executable, "-m", "fedtopic.cli.main", "report", str(config), "--party", "p1",
+                                  "--url", agg.url, "--out", str(report)], capture_output=True, text=True, timeout=120,
+                                 env=child_env())
+            assert out.returncode == 0, out.stderr
+            data = json.loads(re.search(r"window\.FEDTOPIC_REPORT = (.*?);</script>", report.read_text(), re.S)[1])
+            rounds = {p["party"]: p["round"] for p in data["state"]["parties"]}
+            assert rounds["p2"] is not None and rounds["p2"] >= 1 and rounds["p3"] is not None
         finally:
             for n in nodes.values():
                 stop(n)

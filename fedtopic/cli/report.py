@@ -15,13 +15,17 @@ def report(
     out: Annotated[Path, typer.Option(help="the HTML file to write")] = Path("report.html"),
     party: Annotated[Optional[str], typer.Option(help="consortium.toml: as this party")] = None,  # noqa: UP007
     state: Annotated[Optional[Path], typer.Option(help="consortium.toml: the party's state folder")] = None,  # noqa: UP007
+    url: Annotated[Optional[str], typer.Option(help="consortium.toml: the aggregator's URL (default: aggregator.url)")] = None,  # noqa: UP007
+    rpc: Annotated[Optional[str], typer.Option(help="consortium.toml: JSON-RPC URL (default: chain.rpc)")] = None,  # noqa: UP007
+    insecure: Annotated[bool, typer.Option("--insecure", help="consortium.toml: allow plain HTTP to a non-loopback "
+                                                              "aggregator")] = False,
 ) -> None:
     """Write the dashboard of a run as one HTML file that opens without a network or a server."""
     from fedtopic.dashboard.board import Board
     from fedtopic.dashboard.report import write_report
     from fedtopic.dashboard.sources import open_source
 
-    board = Board(open_source(path, party=party, state_dir=state))
+    board = Board(open_source(path, party=party, state_dir=state, url=url, rpc=rpc, insecure=insecure))
     try:
         written = write_report(board, out)
     finally:

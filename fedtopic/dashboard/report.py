@@ -20,6 +20,9 @@ def _inline_json(data: object) -> str:
 
 def render_report(board: Board) -> str:
     """The page of ``board`` with its data inlined: state, every history row, topics and ledger."""
+    wait = getattr(board.source, "wait_for_signs", None)
+    if wait is not None:  # a party's view: what the aggregator or chain says of the others belongs in the report
+        wait()
     board.refresh(force=True)
     data = {"state": board.state(), "rows": board.history()["rows"], "topics": board.topics(),
             "ledger": board.ledger()}

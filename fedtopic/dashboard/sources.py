@@ -155,7 +155,7 @@ class PartyView:
 
             registry_of(self.cfg)  # a consortium not yet deployed is one line now, not a note on the page
         self._signs = Signs(note="asking the " + ("aggregator" if self.sync else "chain") + " …")
-        self._stop = threading.Event()
+        self._stop, self._first = threading.Event(), threading.Event()
         self._thread = threading.Thread(target=self._poll, name="dashboard-signs", daemon=True)
         self._thread.start()
 
@@ -186,6 +186,10 @@ class PartyView:
     def signs(self) -> Signs:
         return self._signs
 
+    def wait_for_signs(self, timeout: float = 10.0) -> None:
+        """Until the first answer (or failure) of the aggregator or chain, at most ``timeout`` seconds."""
+        self._first.wait(timeout)
+
     def close(self) -> None:
         self._stop.set()
         self._thread.join(timeout=5.0)
@@ -198,10 +202,12 @@ class PartyView:
                 if reader is None:
                     reader = _AggregatorReader(self) if self.sync else _ChainReader(self)
                 self._signs = reader.read()
+                self._first.set()
             except Exception as exc:  # noqa: BLE001 - the page says why the others are not shown, and retries
                 self._signs = Signs(parties=self._signs.parties, publications=self._signs.publications,
                                     audit=self._signs.audit, note=f"cannot read the "
                                     f"{'aggregator' if self.sync else 'chain'}: {str(exc).splitlines()[0][:200]}")
+                self._first.set()
             self._stop.wait(SIGNS_EVERY_SECONDS)
 
 
