@@ -30,6 +30,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -154,64 +156,61 @@ def _browser_pids() -> set[int]:
     return out
 
 
-def watched_seconds(out: Path, iterations: int) -> tuple[float, float]:
-    """The same simulation with a dashboard on its run folder and a page open on it the whole time; its wall
-    seconds and the CPU seconds the watchers (dashboard process, Chromium) spent meanwhile."""
-    from playwright.sync_api import sync_playwright
-
+def _start_simulation(out: Path, iterations: int) -> subprocess.Popen:
+    """The benchmark's simulation in the background (its JSON summary on stdout), once its run folder exists."""
     sim = subprocess.Popen([sys.executable, "-m", "fedtopic.cli.main", "simulate", "--algorithm", "csfed-lda",
                             "--dataset", "bbc-news", "--parties", "3", "--topics", "20", "--iterations",
                             str(iterations), "--out", str(out), "--format", "json"], stdout=subprocess.PIPE,
                            stderr=subprocess.DEVNULL, text=True)
     until = time.monotonic() + 600
-    while not (out / "run-info.json").exists():
-        if time.monotonic() > until or sim.poll() is not None:
-            raise SystemExit("the simulation did not start")
-        time.sleep(0.05)
-    before = _browser_pids()
-    dash = Dashboard(out)
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            page = browser.new_page()
-            page.goto(dash.url)
-            stdout, _ = sim.communicate(timeout=3600)
-            watchers = _cpu_seconds(dash.proc.pid) + sum(_cpu_seconds(q) for q in _browser_pids() - before)
-            browser.close()
-    finally:
-        dash.stop()
-    return float(json.loads(stdout)["wall_seconds"]), watchers
-
-
-def steady_cpu(out: Path, iterations: int, settle: float = 4.0, window: float = 15.0) -> dict[str, float]:
-    """While a simulation runs with a page open on its dashboard: the CPU the dashboard process and Chromium
-    spend per second over ``window`` seconds once the page has loaded (``settle``), as a share of one core."""
-    from playwright.sync_api import sync_playwright
-
-    sim = subprocess.Popen([sys.executable, "-m", "fedtopic.cli.main", "simulate", "--algorithm", "csfed-lda",
-                            "--dataset", "bbc-news", "--parties", "3", "--topics", "20", "--iterations",
-                            str(iterations), "--out", str(out), "--format", "json"], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
-    until = time.monotonic() + 600
     while not (out / "history").exists():
         if time.monotonic() > until or sim.poll() is not None:
             raise SystemExit("the simulation did not start")
         time.sleep(0.05)
+    return sim
+
+
+@contextmanager
+def _watching(out: Path) -> Iterator[tuple[Dashboard, Callable[[], set[int]]]]:
+    """A dashboard on ``out`` and one Chromium page open on it; yields the dashboard and a function giving the
+    browser's processes."""
+    from playwright.sync_api import sync_playwright
+
     before = _browser_pids()
     dash = Dashboard(out)
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             browser.new_page().goto(dash.url)
+            yield dash, lambda: _browser_pids() - before
+            browser.close()
+    finally:
+        dash.stop()
+
+
+def watched_seconds(out: Path, iterations: int) -> tuple[float, float]:
+    """The same simulation with a dashboard on its run folder and a page open on it the whole time; its wall
+    seconds and the CPU seconds the watchers (dashboard process, Chromium) spent meanwhile."""
+    sim = _start_simulation(out, iterations)
+    with _watching(out) as (dash, browser_pids):
+        stdout, _ = sim.communicate(timeout=3600)
+        watchers = _cpu_seconds(dash.proc.pid) + sum(_cpu_seconds(q) for q in browser_pids())
+    return float(json.loads(stdout)["wall_seconds"]), watchers
+
+
+def steady_cpu(out: Path, iterations: int, settle: float = 4.0, window: float = 15.0) -> dict[str, float]:
+    """While a simulation runs with a page open on its dashboard: the CPU the dashboard process and Chromium
+    spend per second over ``window`` seconds once the page has loaded (``settle``), as a share of one core."""
+    sim = _start_simulation(out, iterations)
+    try:
+        with _watching(out) as (dash, browser_pids):
             time.sleep(settle)
-            pids = _browser_pids() - before
+            pids = browser_pids()
             d0, b0, t0 = _cpu_seconds(dash.proc.pid), sum(_cpu_seconds(q) for q in pids), time.monotonic()
             time.sleep(window)
             d1, b1, t1 = _cpu_seconds(dash.proc.pid), sum(_cpu_seconds(q) for q in pids), time.monotonic()
             still = sim.poll() is None
-            browser.close()
     finally:
-        dash.stop()
         sim.kill()
         sim.wait(30)
     if not still:
