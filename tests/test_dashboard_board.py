@@ -81,6 +81,10 @@ def test_board_panels_over_arun_folder(tmp_path):
     with pytest.raises(ValueError):
         board.set_label(1, "x" * 81)
     assert board.set_label(1, "") == {}
+    for _ in range(2):  # a round redone after a restart counts once in the totals (its lines both reach the page)
+        HistoryWriter(run / "history" / "p1.jsonl", resumed=True).append(history_line("p1", 11))
+    board.refresh(force=True)
+    assert board.state()["parties"][0]["bytes_up"] == 1200 and len(board.history()["rows"]["p1"]) == 14
 
 
 def test_a_new_run_in_the_same_folder_replaces_the_old_rows(tmp_path):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,29 @@ class _Track:
         self.log: list[dict[str, Any]] = []
         self.snapshots: list[dict[str, Any]] = []  # history lines with top words: round, words, weights, prevalence
         self.generation = 0  # the tail's: a file read again from the start (a new run) empties the lists
+        self.bytes_up = self.bytes_down = 0  # over the last line of every round
+
+    def count(self, row: Mapping[str, Any], replaced: Mapping[str, Any] | None) -> None:
+        """Keep the byte totals as ``row`` arrives (``replaced``: the earlier line of its round)."""
+        for old, sign in ((replaced, -1), (row, 1)):
+            if old is not None:
+                self.bytes_up += sign * int(old.get("bytes_up") or 0)
+                self.bytes_down += sign * int(old.get("bytes_down") or 0)
+
+    def view(self) -> _PartyRows:
+        """What the state needs of this party, copied (so it can be read while the files are read again)."""
+        latest = self.tail.latest()
+        return _PartyRows(latest=None if latest is None else dict(latest),
+                          times=[r["t"] for r in self.log[-50:] if r.get("t") is not None],
+                          bytes_up=self.bytes_up, bytes_down=self.bytes_down)
+
+
+@dataclass(frozen=True)
+class _PartyRows:
+    latest: dict[str, Any] | None
+    times: list[float]
+    bytes_up: int
+    bytes_down: int
 
 
 class Board:
@@ -97,9 +121,14 @@ class Board:
                 new = track.tail.poll()
                 if track.tail.generation != track.generation:  # another run's file: forget the old one's rows
                     track.log, track.snapshots, track.generation = [], [], track.tail.generation
+                    track.bytes_up = track.bytes_down = 0
                     self._topic_ids.pop(party, None)
                     self._topics_cache.pop(party, None)
-                for row in new:
+                latest: dict[int, dict[str, Any]] = {}  # this poll's line per round so far
+                for row in new:  # a redone round's bytes replace its earlier line's
+                    r = row["round"]
+                    track.count(row, latest[r] if r in latest else track.tail.replaced.get(r))
+                    latest[r] = row
                     track.log.append(compact(row, everyone or frozenset(row.get("contributors") or [])))
                     if row.get("top_words"):
                         track.snapshots.append({"round": row["round"], "words": row["top_words"],
@@ -115,7 +144,7 @@ class Board:
         self.refresh()
         with self._lock:
             meta = dict(self._meta)
-            tracks = dict(self._tracks)
+            tracks = {pid: t.view() for pid, t in self._tracks.items()}
             version = self.version
         signs = self.source.signs()
         now = clock()
@@ -123,7 +152,7 @@ class Board:
         for pid in tracks:
             if pid not in ids:
                 ids.append(pid)
-        rounds = {pid: t.tail.latest()["round"] for pid, t in tracks.items() if t.tail.latest() is not None}
+        rounds = {pid: t.latest["round"] for pid, t in tracks.items() if t.latest is not None}
         rounds |= {pid: s.round for pid, s in signs.parties.items() if s.round is not None and pid not in rounds}
         leader = max(rounds.values(), default=None)
         options = meta.get("options") or {}
@@ -146,11 +175,10 @@ class Board:
         return {"version": version, "now": now, "run": run, "parties": parties,
                 "audit": signs.audit}
 
-    def _party(self, pid: str, track: _Track | None, sign: Any, meta: Mapping[str, Any], leader: int | None,
+    def _party(self, pid: str, track: _PartyRows | None, sign: Any, meta: Mapping[str, Any], leader: int | None,
                now: float, run_over: bool) -> dict[str, Any]:
-        last = None if track is None else track.tail.latest()
-        times = [] if track is None else [r["t"] for r in track.log[-50:] if r.get("t") is not None]
-        interval = usual_interval(times) or getattr(sign, "interval", None)
+        last = None if track is None else track.latest
+        interval = (None if track is None else usual_interval(track.times)) or getattr(sign, "interval", None)
         own_round = None if last is None else int(last["round"])
         round_ = own_round if own_round is not None else (sign.round if sign is not None else None)
         last_time = None if last is None else last.get("time")
@@ -163,11 +191,7 @@ class Board:
                         heartbeat=bool(getattr(sign, "heartbeat", False)) and alive is None)
         if run_over and verdict.status == "stopped":
             verdict = Verdict("finished", "silent since the run ended")
-        up = down = 0
-        if track is not None:
-            for r in track.tail.rows.values():
-                up += int(r.get("bytes_up") or 0)
-                down += int(r.get("bytes_down") or 0)
+        up, down = (0, 0) if track is None else (track.bytes_up, track.bytes_down)
         out = {"party": pid, "round": round_, "last_time": last_sign, "age_s": None if last_sign is None else
                now - last_sign, "status": verdict.status, "why": verdict.why, "bytes_up": up, "bytes_down": down,
                "interval_s": interval, "stop_after_s": stop_after(interval, heartbeat=bool(getattr(sign, "heartbeat",
@@ -201,7 +225,7 @@ class Board:
         self.refresh()
         snaps = self.source.snapshots()
         with self._lock:
-            tracks = dict(self._tracks)
+            tracks = {pid: list(t.snapshots) for pid, t in self._tracks.items()}
         if party is None:
             party = getattr(self.source, "viewer", None) or next(
                 (p for p, path in snaps.items() if path.is_file()), None) or next(iter(tracks), None)
@@ -209,8 +233,7 @@ class Board:
         live = _read_snapshot(snaps.get(party)) if party is not None else None
         if live is None and isinstance(self.source, RunFolder):
             live = _model_snapshot(self.source.path)
-        track = tracks.get(party) if party is not None else None
-        history = list(track.snapshots) if track is not None else []
+        history = tracks.get(party, []) if party is not None else []
         key = (party, None if live is None else (live.get("round"), live.get("time")), len(history))
         with self._topics_lock:  # two pages asking at once advance the ids once
             cached = self._topics_cache.get(str(party))

@@ -27,6 +27,7 @@ class HistoryTail:
     rows: dict[int, dict[str, Any]] = field(default_factory=dict)
     version: int = 0
     generation: int = 0  # bumped when the file was replaced or truncated and is read again from the start
+    replaced: dict[int, dict[str, Any]] = field(default_factory=dict)  # the last poll's overwritten lines by round
     _inode: int | None = None
 
     def poll(self) -> list[dict[str, Any]]:
@@ -39,6 +40,7 @@ class HistoryTail:
             if self._inode is not None:
                 self.generation += 1
             self._inode, self.offset, self.rows = st.st_ino, 0, {}
+        self.replaced = {}
         if st.st_size == self.offset:
             return []
         with open(self.path, "rb") as fh:
@@ -55,6 +57,8 @@ class HistoryTail:
             except orjson.JSONDecodeError:
                 continue
             if isinstance(row, dict) and row.get("schema") == SCHEMA and isinstance(row.get("round"), int):
+                if row["round"] in self.rows:
+                    self.replaced.setdefault(row["round"], self.rows[row["round"]])
                 self.rows[row["round"]] = row
                 new.append(row)
         if new:
