@@ -51,6 +51,10 @@ def serve(
     """Serve the aggregator until interrupted; a restart with the same --data resumes every open round."""
     import uvicorn
 
+    from fedtopic.runs.process import stop_with_parent
+
+    stop_with_parent()  # started by simulate: end with it, even when it was killed
+
     consortium = load_consortium(config)
     settings = AggregatorSettings.from_consortium(consortium, data, max_body_bytes=int(max_body_mb * 2**20),
                                                   max_wait_seconds=max_wait,

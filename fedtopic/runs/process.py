@@ -53,3 +53,23 @@ def process_alive(mark: Mapping[str, Any]) -> bool | None:
     if now is None and os.path.exists("/proc/self/stat"):
         return False  # /proc works here but has no such process (a zombie being reaped)
     return True
+
+
+STOP_WITH_PARENT = "FEDTOPIC_STOP_WITH_PARENT"  # env: the pid of the process whose death must stop this one
+
+
+def stop_with_parent() -> None:
+    """In a child started with ``STOP_WITH_PARENT`` set to its parent's pid (Linux): the kernel sends SIGTERM
+    when that parent dies, even by kill -9, so a server a crashed ``simulate`` started does not outlive it; a
+    parent already gone is SystemExit at once. Elsewhere, and without the variable, nothing happens."""
+    import signal
+
+    parent = os.environ.pop(STOP_WITH_PARENT, None)
+    if parent is None or not parent.isdigit() or not os.path.exists("/proc/self"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGTERM))
+    if os.getppid() != int(parent):
+        raise SystemExit(f"the process that started this one ({parent}) has ended")

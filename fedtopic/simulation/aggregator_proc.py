@@ -2,7 +2,9 @@
 
 The child is ``python -m fedtopic.cli.main aggregator serve`` importing the
 same fedtopic as this process; it is stopped by its PID (SIGTERM, then SIGKILL
-after a grace period) and its log is kept in the run's folder.
+after a grace period) and its log is kept in the run's folder. On Linux the
+kernel also stops it when this process dies, even by kill -9
+(``runs.process.stop_with_parent``): a crashed simulation leaves no server.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import httpx
 
 from fedtopic.errors import NetworkError
 from fedtopic.ledger.local_nodes import free_port
+from fedtopic.runs.process import STOP_WITH_PARENT
 
 _PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding fedtopic/
 
@@ -50,7 +53,8 @@ class AggregatorProcess:
             ssl.create_default_context(cafile=str(cert))  # the consortium's pinned certificate
         self.url = f"{'http' if cert is None else 'https'}://127.0.0.1:{self.port}"
         self.log = log
-        env = {**os.environ, "PYTHONPATH": str(_PACKAGE_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        env = {**os.environ, "PYTHONPATH": str(_PACKAGE_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               STOP_WITH_PARENT: str(os.getpid())}  # the child ends with this process, even one killed -9
         cmd = [sys.executable, "-m", "fedtopic.cli.main", "aggregator", "serve", "--config", str(config),
                "--port", str(self.port), "--data", str(data), *extra_args]
         log.parent.mkdir(parents=True, exist_ok=True)
