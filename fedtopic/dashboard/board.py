@@ -7,6 +7,7 @@ a cursor per party (how many it has) and asks only for what came after it.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections.abc import Mapping
@@ -21,7 +22,7 @@ from fedtopic.dashboard.protection_view import what_is_seen
 from fedtopic.dashboard.sources import PartyView, RunFolder, clock
 from fedtopic.dashboard.tail import HistoryTail
 from fedtopic.eval.topic_view import match_topics, topic_map
-from fedtopic.runs.json_text import dumps
+from fedtopic.runs.folder import write_json
 
 REFRESH_SECONDS = 0.25  # files are looked at no more often than this, however many pages ask
 MAX_LABEL_CHARS = 80
@@ -122,8 +123,9 @@ class Board:
                 if track.tail.generation != track.generation:  # another run's file: forget the old one's rows
                     track.log, track.snapshots, track.generation = [], [], track.tail.generation
                     track.bytes_up = track.bytes_down = 0
-                    self._topic_ids.pop(party, None)
-                    self._topics_cache.pop(party, None)
+                    with self._topics_lock:
+                        self._topic_ids.pop(party, None)
+                        self._topics_cache.pop(party, None)
                 latest: dict[int, dict[str, Any]] = {}  # this poll's line per round so far
                 for row in new:  # a redone round's bytes replace its earlier line's
                     r = row["round"]
@@ -186,16 +188,15 @@ class Board:
         alive = self.source.party_process_alive(pid)
         viewer = getattr(self.source, "viewer", None)
         finished = bool(getattr(sign, "finished", False)) or (bool(meta.get("finished")) and viewer in (None, pid))
+        heartbeat = bool(getattr(sign, "heartbeat", False)) and alive is None
         verdict = judge(now=now, last_sign=last_sign, interval=interval, round=round_, leader=leader,
-                        finished=finished, process_alive=alive,
-                        heartbeat=bool(getattr(sign, "heartbeat", False)) and alive is None)
+                        finished=finished, process_alive=alive, heartbeat=heartbeat)
         if run_over and verdict.status == "stopped":
             verdict = Verdict("finished", "silent since the run ended")
         up, down = (0, 0) if track is None else (track.bytes_up, track.bytes_down)
         out = {"party": pid, "round": round_, "last_time": last_sign, "age_s": None if last_sign is None else
                now - last_sign, "status": verdict.status, "why": verdict.why, "bytes_up": up, "bytes_down": down,
-               "interval_s": interval, "stop_after_s": stop_after(interval, heartbeat=bool(getattr(sign, "heartbeat",
-                                                                                            False))),
+               "interval_s": interval, "stop_after_s": stop_after(interval, heartbeat=heartbeat),
                "own_history": track is not None and last is not None,
                "awaited": bool(getattr(sign, "awaited", False))}
         if last is not None:
@@ -267,11 +268,8 @@ class Board:
                 labels[str(topic)] = text
             else:
                 labels.pop(str(topic), None)
-            path = self.source.labels_path
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(path.name + ".tmp")
-            tmp.write_text(dumps(dict(sorted(labels.items(), key=lambda kv: int(kv[0])))) + "\n", encoding="utf-8")
-            tmp.replace(path)
+            self.source.labels_path.parent.mkdir(parents=True, exist_ok=True)
+            write_json(self.source.labels_path, dict(sorted(labels.items(), key=lambda kv: int(kv[0]))))
             return labels
 
     # ---- /api/ledger ---------------------------------------------------------------------------------------
@@ -337,18 +335,29 @@ def _read_snapshot(path: Path | None) -> dict[str, Any] | None:
 
 
 def _model_snapshot(run_dir: Path) -> dict[str, Any] | None:
-    """A finished run without history snapshots (``train``): its model.npz as a topic snapshot."""
+    """A finished run without history snapshots (``train``): its model.npz as a topic snapshot, built once per
+    version of the file (the topics' cache keys on the snapshot's time)."""
+    try:
+        mtime = (run_dir / "model.npz").stat().st_mtime_ns
+    except OSError:
+        return None
+    return _model_snapshot_of(str(run_dir), mtime)
+
+
+@functools.lru_cache(maxsize=4)
+def _model_snapshot_of(run_dir: str, mtime_ns: int) -> dict[str, Any] | None:
+    """``_model_snapshot`` of ``run_dir`` whose model.npz was last written at ``mtime_ns``."""
     from fedtopic.errors import ModelError
     from fedtopic.runs.folder import load_topic_model
     from fedtopic.runs.topic_snapshot import build_snapshot
 
     try:
-        model = load_topic_model(run_dir)
+        model = load_topic_model(Path(run_dir))
     except ModelError:
         return None
     phi = np.asarray(model.phi, dtype=np.float64)
     phi = phi / np.maximum(phi.sum(axis=1, keepdims=True), 1e-300)
-    prevalence = _prevalence_file(run_dir)
+    prevalence = _prevalence_file(Path(run_dir))
     return build_snapshot(phi, prevalence, model.vocab, party="model", algorithm=model.algorithm, round=-1)
 
 

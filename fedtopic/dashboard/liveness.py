@@ -4,10 +4,10 @@ A party is
 * ``finished`` when its run says so (the run folder's summary.json, the aggregator's session state, the node's
   own model);
 * ``stopped`` when its process is known dead (a run folder whose process ended without a summary), or, where
-  its process cannot be checked (another machine), when it has given no sign of life (a history line, an aggregator request, a publication) for longer than
-  ``stop_after(median round interval)``: ``STOP_FACTOR`` times its usual round interval, at least
-  ``STOP_MIN_SECONDS``; and never more than ``STOP_MAX_SECONDS`` when the sign of life is a heartbeat
-  (aggregator requests come every ``HEARTBEAT_SECONDS`` whatever a party computes);
+  its process cannot be checked (another machine), when it has given no sign of life (a history line, an
+  aggregator request, a publication) for longer than ``stop_after``: ``HEARTBEAT_STOP_SECONDS`` (three missed
+  heartbeats) where the signs are a node's heartbeats, which come every ``node.heartbeat.HEARTBEAT_SECONDS``
+  whatever it computes; else ``STOP_FACTOR`` times its usual round interval, at least ``STOP_MIN_SECONDS``;
 * ``behind`` when it is more than ``behind_rounds`` rounds behind the party furthest ahead;
 * ``unknown`` while nothing at all has been seen of it (no history here, no answer from a service yet);
 * ``alive`` otherwise.
@@ -19,10 +19,11 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from fedtopic.node.heartbeat import HEARTBEAT_SECONDS
+
 STOP_MIN_SECONDS = 6.0
 STOP_FACTOR = 4.0
-STOP_MAX_SECONDS = 6.0
-HEARTBEAT_SECONDS = 2.0
+HEARTBEAT_STOP_SECONDS = 3 * HEARTBEAT_SECONDS
 BEHIND_ROUNDS = 10
 
 
@@ -43,7 +44,7 @@ def usual_interval(times: Sequence[float]) -> float | None:
 def stop_after(interval: float | None, *, heartbeat: bool) -> float:
     """Seconds of silence after which a party counts as stopped (module docstring)."""
     if heartbeat:
-        return STOP_MAX_SECONDS
+        return HEARTBEAT_STOP_SECONDS
     return max(STOP_MIN_SECONDS, STOP_FACTOR * (interval or 0.0))
 
 
@@ -55,9 +56,9 @@ def judge(*, now: float, last_sign: float | None, interval: float | None, round:
         return Verdict("finished")
     if process_alive is False:
         return Verdict("stopped", "its process ended before the run finished")
-    if process_alive is None and last_sign is None:
-        return Verdict("unknown", "no sign of it yet")
-    if process_alive is None and last_sign is not None:
+    if process_alive is None:
+        if last_sign is None:
+            return Verdict("unknown", "no sign of it yet")
         silent = now - last_sign
         if silent > stop_after(interval, heartbeat=heartbeat):
             return Verdict("stopped", f"no sign of life for {silent:.0f} s")

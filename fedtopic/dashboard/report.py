@@ -9,6 +9,7 @@ from pathlib import Path
 
 from fedtopic.dashboard.app import asset
 from fedtopic.dashboard.board import Board
+from fedtopic.node.state_file import write_text_atomic
 from fedtopic.runs.json_text import strict
 
 
@@ -39,8 +40,5 @@ def render_report(board: Board) -> str:
 def write_report(board: Board, out: Path) -> Path:
     """Write the report to ``out`` atomically."""
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(render_report(board), encoding="utf-8")
-    tmp.replace(out)
+    write_text_atomic(out, render_report(board))
     return out

@@ -98,7 +98,7 @@ class RunFolder:
             out["mode"] = _mode_of(str(out["algorithm"]))
         out["summary"] = summary if isinstance(summary, dict) else None
         out["finished"] = isinstance(summary, dict)
-        out["process_alive"] = None if not info else process_alive(info)
+        out["process_alive"] = self.party_process_alive("")
         out["title"] = self.path.resolve().name
         return out
 
@@ -112,7 +112,8 @@ class RunFolder:
         return {party: snapshot_path(path) for party, path in self.histories().items()}
 
     def party_process_alive(self, party: str) -> bool | None:
-        """The run's process (every party of a run folder shares it), looked at most every 0.5 s."""
+        """The run's process (every party of a run folder shares it, whatever ``party``), looked at most every
+        0.5 s."""
         now = clock()
         if now - self._alive[0] > 0.5:
             info = _read_json(self.path / RUN_INFO)
