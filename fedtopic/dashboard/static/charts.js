@@ -32,6 +32,13 @@ function fmt(v) {
   return v.toPrecision(2);
 }
 
+// A tick's label: as many decimals as the step between ticks needs (0.005 apart: -6.620, -6.625), so no two
+// ticks read alike; whole steps as fmt gives them.
+function tickLabel(v, step) {
+  if (step >= 1) return fmt(v);
+  return v.toFixed(Math.min(8, Math.ceil(-Math.log10(step) - 1e-9)));
+}
+
 // At most `max` points, keeping the first and the last (every k-th in between).
 function thin(points, max) {
   if (points.length <= max) return points;
@@ -46,7 +53,7 @@ function lineChart(svg, series, opts) {
   opts = opts || {};
   svg.replaceChildren();
   const [W, H] = [900, Number(svg.getAttribute("viewBox").split(" ")[3]) || 320];
-  const m = {l: 64, r: 150, t: 14, b: 40};
+  const m = {l: 64, r: 150, t: 28, b: 40};  // the axis name sits above the plot, clear of the top tick
   const pts = series.flatMap((s) => s.points).filter((p) => Number.isFinite(p[1]));
   const hl = (opts.hlines || []).filter((h) => Number.isFinite(h.y));
   if (!pts.length) {
@@ -61,15 +68,16 @@ function lineChart(svg, series, opts) {
   const pad = (y1 - y0) * 0.05; y0 -= pad; y1 += pad;
   const X = (x) => m.l + (x - x0) / (x1 - x0) * (W - m.l - m.r);
   const Y = (y) => H - m.b - (y - y0) / (y1 - y0) * (H - m.t - m.b);
-  for (const t of niceTicks(y0, y1, 5)) {
+  const yt = niceTicks(y0, y1, 5), xt = niceTicks(x0, x1, 8);
+  for (const t of yt) {
     svg.append(svgEl("line", {x1: m.l, x2: W - m.r, y1: Y(t), y2: Y(t), class: "axis"}));
-    svg.append(svgEl("text", {x: m.l - 6, y: Y(t) + 4, "text-anchor": "end"}, fmt(t)));
+    svg.append(svgEl("text", {x: m.l - 6, y: Y(t) + 4, "text-anchor": "end"}, tickLabel(t, yt[1] - yt[0] || 1)));
   }
-  for (const t of niceTicks(x0, x1, 8)) {
-    svg.append(svgEl("text", {x: X(t), y: H - m.b + 16, "text-anchor": "middle"}, fmt(t)));
+  for (const t of xt) {
+    svg.append(svgEl("text", {x: X(t), y: H - m.b + 16, "text-anchor": "middle"}, tickLabel(t, xt[1] - xt[0] || 1)));
   }
   svg.append(svgEl("text", {x: (m.l + W - m.r) / 2, y: H - 6, "text-anchor": "middle"}, opts.xlabel || ""));
-  svg.append(svgEl("text", {x: 12, y: m.t + 10}, opts.ylabel || ""));
+  svg.append(svgEl("text", {x: 12, y: 14}, opts.ylabel || ""));
   for (const h of hl) {
     svg.append(svgEl("line", {x1: m.l, x2: W - m.r, y1: Y(h.y), y2: Y(h.y), stroke: "#111", "stroke-dasharray": "5 4"}));
     svg.append(svgEl("text", {x: W - m.r - 4, y: Y(h.y) - 5, "text-anchor": "end"}, h.label));
@@ -99,16 +107,17 @@ function stackedBars(svg, bars, keys, colors, opts) {
   opts = opts || {};
   svg.replaceChildren();
   const [W, H] = [900, Number(svg.getAttribute("viewBox").split(" ")[3]) || 300];
-  const m = {l: 64, r: 150, t: 14, b: 40};
+  const m = {l: 64, r: 150, t: 28, b: 40};  // the axis name sits above the plot, clear of the top tick
   if (!bars.length) {
     svg.append(svgEl("text", {x: W / 2, y: H / 2, "text-anchor": "middle"}, opts.empty || "no data yet"));
     return;
   }
   const top = Math.max(...bars.map((b) => b.parts.reduce((a, v) => a + (v || 0), 0)), 1e-9);
   const Y = (y) => H - m.b - y / top * (H - m.t - m.b);
-  for (const t of niceTicks(0, top, 5)) {
+  const yt = niceTicks(0, top, 5);
+  for (const t of yt) {
     svg.append(svgEl("line", {x1: m.l, x2: W - m.r, y1: Y(t), y2: Y(t), class: "axis"}));
-    svg.append(svgEl("text", {x: m.l - 6, y: Y(t) + 4, "text-anchor": "end"}, fmt(t)));
+    svg.append(svgEl("text", {x: m.l - 6, y: Y(t) + 4, "text-anchor": "end"}, tickLabel(t, yt[1] - yt[0] || 1)));
   }
   const slot = (W - m.l - m.r) / bars.length, w = Math.max(1, slot * 0.75);
   const every = Math.ceil(bars.length / 20);
@@ -125,7 +134,7 @@ function stackedBars(svg, bars, keys, colors, opts) {
     }
   });
   svg.append(svgEl("text", {x: (m.l + W - m.r) / 2, y: H - 6, "text-anchor": "middle"}, opts.xlabel || ""));
-  svg.append(svgEl("text", {x: 12, y: m.t + 10}, opts.ylabel || "seconds"));
+  svg.append(svgEl("text", {x: 12, y: 14}, opts.ylabel || "seconds"));
   const legend = svgEl("g", {class: "legend"});
   keys.forEach((k, j) => {
     const y = m.t + 10 + j * 16;
