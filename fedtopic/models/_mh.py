@@ -20,7 +20,16 @@ acceptance ratio would then not leave Eq. 10 invariant (measured: higher trainin
 likelihood, worse held-out perplexity). So q̂ excludes token i: a word-part draw of
 s0 is kept with probability q̂¬i(s0)/q̂(s0) ≤ 1 and redrawn otherwise. q then depends
 only on the other tokens, every MH step is an independence sampler, and
-accepting t over s with probability min(1, π(t) q(s) / (π(s) q(t))) keeps π exact.
+accepting t over s with probability min(1, π(t) q(s) / (π(s) q(t))) leaves π invariant
+*given the tables* (the chi-square tests in tests/test_models_sparse.py).
+
+The sweep as a whole is not exact: N̂ also remembers where the tokens visited earlier
+in the sweep *were*, information correlated with the token being sampled, so the
+composition of these steps is not a composition of fixed π-invariant kernels. A
+whole-sweep chi-square over every state of a 6-token corpus (the harness of
+tests/test_models_cycle_mh.py) rejects it (p ≈ 3e-7 from 40,000 chains); the bias is of
+AD-LDA's kind (stale counts) and shrinks with the corpus. sampler="mh" (_cycle_mh.py)
+reads only the current state and passes the same test.
 """
 
 from __future__ import annotations

@@ -12,9 +12,13 @@ The result depends on T (shard boundaries and streams) but not on thread timing.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from numba import njit, prange
 
+from fedtopic.models._alias import build_word_alias
+from fedtopic.models._cycle_mh import cycle_shard
 from fedtopic.models._dense import dense_shard
 from fedtopic.models._mh import mh_shard
 
@@ -100,4 +104,42 @@ def parallel_mh(
         words, doc_ptr, shard_bounds(doc_ptr, n_shards), z, n_dk, local_wk, local_k, tot_wk, tot_k,
         *tables, alpha, beta, vbeta, mh_steps, dense_above, rng,
     )
+    _merge(tot_wk, tot_k, local_wk, local_k)
+
+
+
+def _frozen_alias(other_wk: np.ndarray) -> tuple:
+    """(f_ptr, f_top, f_prob, f_alt, f_mass): alias tables with weights other_wk[w, k] (_cycle_mh's F)."""
+    ptr, top, prob, alt, mass, _, _, _ = build_word_alias(other_wk, np.zeros(other_wk.shape[1], np.int64), 1.0, 1.0)
+    return ptr, top, prob, alt, mass
+
+
+def cycle_other(frozen_wk: np.ndarray | None) -> tuple:
+    """(other_wk, *alias tables) for a one-shard cycle sweep: the frozen counts, or a (1, 1) placeholder."""
+    if frozen_wk is None:
+        empty = np.zeros(1, np.int64)
+        return (np.zeros((1, 1), np.int32), empty, np.zeros(0, np.int32), np.zeros(0), np.zeros(0, np.int32),
+                np.zeros(1))
+    return (frozen_wk, *_frozen_alias(frozen_wk))
+
+
+def parallel_cycle(
+    words, doc_ptr, z, n_dk, tot_wk, tot_k, local_wk, local_k, alpha, beta, vbeta, mh_steps, rng, scan
+) -> None:
+    """Cycle-MH sweep (_cycle_mh.py) over T document shards in threads (the kernel releases the GIL); tot_wk/tot_k
+    merged in place (local_*: as parallel_dense; scan(d0, d1): the shard's _cycle_mh.scan_order). A shard's F is
+    everything in the totals its tokens do not hold."""
+    n_shards, n_topics = local_wk.shape[0], tot_wk.shape[1]
+    bounds = shard_bounds(doc_ptr, n_shards)
+    _copy_into(tot_wk, tot_k, local_wk, local_k)
+
+    def run(t: int) -> None:
+        lo, hi = doc_ptr[bounds[t]], doc_ptr[bounds[t + 1]]
+        own = np.bincount(words[lo:hi].astype(np.int64) * n_topics + z[lo:hi], minlength=tot_wk.size)
+        other = (tot_wk - own.reshape(tot_wk.shape)).astype(np.int32)
+        cycle_shard(doc_ptr, bounds[t], bounds[t + 1], *scan(bounds[t], bounds[t + 1]), z, n_dk, local_wk[t],
+                    local_k[t], other, *_frozen_alias(other), alpha, beta, vbeta, mh_steps, rng, t)
+
+    with ThreadPoolExecutor(max_workers=n_shards) as pool:
+        list(pool.map(run, range(n_shards)))
     _merge(tot_wk, tot_k, local_wk, local_k)

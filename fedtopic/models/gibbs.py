@@ -11,6 +11,10 @@ and only the party's own counts change. Samplers:
 * ``"dense"``  — exact, O(K) per token (_dense.py);
 * ``"sparse"`` — alias-table Metropolis–Hastings with an exact document part, O(k_d) per
   token with k_d the topics present in the document, tokens visited word by word (_mh.py), for large K;
+* ``"mh"``     — exact Metropolis–Hastings cycling a word proposal and a document proposal
+  (LightLDA's, drawn as WarpLDA does), O(1) per token whatever K (_cycle_mh.py); ``mh_steps``
+  cycles per token. A sweep mixes less than an exact Gibbs sweep, so it pays off where O(K)
+  hurts: large K;
 * ``"auto"``   — dense below ``AUTO_SPARSE_FROM`` topics, sparse from there on.
 
 ``threads > 1`` splits the documents into that many shards sampled in parallel,
@@ -26,22 +30,32 @@ import numpy as np
 
 from fedtopic.errors import ModelError
 from fedtopic.models._alias import build_word_alias
+from fedtopic.models._cycle_mh import cycle_shard, scan_order
 from fedtopic.models._dense import dense_shard
 from fedtopic.models._mh import mh_shard
-from fedtopic.models._parallel import parallel_dense, parallel_mh
+from fedtopic.models._parallel import (
+    cycle_other,
+    parallel_cycle,
+    parallel_dense,
+    parallel_mh,
+)
 from fedtopic.models.state import LDAState
 
-SAMPLERS = ("auto", "dense", "sparse")
+SAMPLERS = ("auto", "dense", "sparse", "mh")
 # K from which "auto" takes the sparse sampler. Measured (docs/RESULTS.md, 2M tokens, 200-token
 # documents, α = 50/K): sparse ≈ 2× dense at K = 1000; dense faster at K ≤ 600, where the
 # documents' topic lists are long relative to K and the sparse sweep's random document access dominates.
 AUTO_SPARSE_FROM = 1000
 DEFAULT_MH_STEPS = 1  # MH proposals per token (sparse sampler); the exact document part keeps acceptance high
+# (word, document) cycles per token of the "mh" sampler. A cycle costs ~30 ns against ~110 ns of memory traffic
+# per token, so more cycles buy mixing cheaply: to tomotopy's held-out perplexity after 200 sweeps at K = 1000
+# (benchmarks/bench_mh.py) 1 cycle took ~57 s, 4 cycles ~27 s to the same point; 8 no sooner than 4.
+DEFAULT_MH_CYCLES = 4
 DENSE_FRACTION = 8  # sparse sampler: a token whose document has > K/8 topics takes the exact dense draw
 
 
 def resolve_sampler(sampler: str, n_topics: int) -> str:
-    """'dense' or 'sparse' for the requested name; ModelError for an unknown one."""
+    """'dense', 'sparse' or 'mh' for the requested name; ModelError for an unknown one."""
     if sampler not in SAMPLERS:
         raise ModelError(f"unknown sampler {sampler!r}; choose one of {', '.join(SAMPLERS)}")
     if sampler == "auto":
@@ -88,12 +102,13 @@ def sweep(
     frozen_k: np.ndarray | None = None,
     sampler: str = "auto",
     threads: int = 1,
-    mh_steps: int = DEFAULT_MH_STEPS,
+    mh_steps: int | None = None,
 ) -> None:
     """Resample every token of (words int32[N], doc_ptr int64[D+1]) once, updating `state` in place.
 
     frozen_wk int32[V,K] / frozen_k int64[K]: other parties' counts, read but never written
     (frozen_k defaults to frozen_wk.sum(0)). threads: number of document shards sampled in parallel.
+    mh_steps: MH proposals per token of "sparse" (default 1) or cycles per token of "mh" (default 4).
     """
     if not (alpha > 0 and beta > 0):
         raise ModelError(f"alpha and beta must be positive, got alpha={alpha}, beta={beta}")
@@ -103,9 +118,11 @@ def sweep(
         raise ModelError("words/doc_ptr do not match the state (different corpus?)")
     if not 1 <= threads <= state.rng.shape[0]:
         raise ModelError(f"threads must be in 1..{state.rng.shape[0]}, got {threads}")
+    kind = resolve_sampler(sampler, state.n_topics)
+    if mh_steps is None:
+        mh_steps = DEFAULT_MH_CYCLES if kind == "mh" else DEFAULT_MH_STEPS
     if mh_steps < 1:
         raise ModelError(f"mh_steps must be >= 1, got {mh_steps}")
-    kind = resolve_sampler(sampler, state.n_topics)
     dense_above = state.n_topics // DENSE_FRACTION
     if kind == "sparse" and _mostly_dense_fallback(state.n_dk, doc_ptr, dense_above):
         kind = "dense"
@@ -120,7 +137,15 @@ def sweep(
     threads = min(threads, n_docs)
     if threads > 1:
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    if kind == "dense":
+    if kind == "mh":
+        if threads == 1:
+            cycle_shard(doc_ptr, 0, n_docs, *state.scan(words, doc_ptr, 0, n_docs, scan_order), state.z, state.n_dk,
+                        tot_wk, tot_k, *cycle_other(frozen_wk), alpha, beta, vbeta, mh_steps, state.rng, 0)
+        else:
+            parallel_cycle(words, doc_ptr, state.z, state.n_dk, tot_wk, tot_k, *state.count_copies(threads),
+                           alpha, beta, vbeta, mh_steps, state.rng,
+                           lambda d0, d1: state.scan(words, doc_ptr, d0, d1, scan_order))
+    elif kind == "dense":
         if threads == 1:
             dense_shard(words, doc_ptr, 0, n_docs, state.z, state.n_dk, tot_wk, tot_k, alpha, beta, vbeta, state.rng, 0)
         else:

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedtopic.models.rng import PyXoroshiro
+from fedtopic.models.rng import (
+    _INV_2_53,
+    _MASK,
+    _SPLITMIX_M1,
+    _SPLITMIX_M2,
+    GOLDEN,
+    PyXoroshiro,
+)
 from fedtopic.models.state import LDAState
 
 
@@ -109,3 +116,93 @@ def reference_dp_sweep(
             state.n_k[k] += 1
     gen.store()
     return sampled
+
+
+def _counter_uniform_py(key: int, c: int) -> float:
+    """The kernel's counter stream (_cycle_mh.counter_uniform) in Python ints."""
+    z = (key + c * GOLDEN) & _MASK
+    z = ((z ^ (z >> 30)) * _SPLITMIX_M1) & _MASK
+    z = ((z ^ (z >> 27)) * _SPLITMIX_M2) & _MASK
+    return ((z ^ (z >> 31)) >> 11) * _INV_2_53
+
+
+def reference_cycle_sweep(
+    state: LDAState,
+    words: np.ndarray,
+    doc_ptr: np.ndarray,
+    alpha: float,
+    beta: float,
+    mh_steps: int = 1,
+    frozen_wk: np.ndarray | None = None,
+    frozen_k: np.ndarray | None = None,
+) -> None:
+    """Slow twin of ``_cycle_mh.cycle_shard`` (one shard): same scan order, uniforms and arithmetic, so the
+    kernel with threads=1 gives identical z and counts. The frozen counts' alias tables come from the same builder."""
+    from fedtopic.models._alias import build_word_alias
+
+    n_words, n_topics = state.n_wk.shape
+    vbeta = n_words * beta
+    f_wk = np.zeros_like(state.n_wk) if frozen_wk is None else frozen_wk
+    f_k = f_wk.sum(axis=0) if frozen_k is None else frozen_k
+    tot_wk = (state.n_wk + f_wk).astype(np.int32)
+    tot_k = (state.n_k + f_k).astype(np.int64)
+    f_ptr, f_top, f_prob, f_alt, f_mass = build_word_alias(f_wk.astype(np.int32), np.zeros(n_topics, np.int64),
+                                                           1.0, 1.0)[:5]
+    inv = 1.0 / (tot_k + vbeta)
+    gen = PyXoroshiro(state.rng, 0)
+    key = gen.next_u64()
+    order = np.argsort(words, kind="stable")
+    word_ptr = np.concatenate([[0], np.cumsum(np.bincount(words, minlength=n_words))])
+    doc_of = np.repeat(np.arange(len(doc_ptr) - 1), np.diff(doc_ptr))
+    z_w = state.z[order].astype(np.int64)
+
+    def word_topic(u01: float, w: int, j: int, s: int) -> int:
+        run_len, f_mass_w = int(word_ptr[w + 1] - word_ptr[w]), (f_mass[w] if frozen_wk is not None else 0.0)
+        u = u01 * (run_len + f_mass_w + n_topics * beta)
+        if u < run_len:
+            pos = int(word_ptr[w]) + min(int(u), run_len - 1)
+            return s if pos == j else int(z_w[pos])
+        u -= run_len
+        if u < f_mass_w:
+            n = int(f_ptr[w + 1] - f_ptr[w])
+            x = (u / f_mass_w) * n
+            e = min(int(x), n - 1)
+            slot = int(f_ptr[w]) + e
+            return int(f_top[slot] if x - e < f_prob[slot] else f_alt[slot])
+        return min(int((u - f_mass_w) / beta), n_topics - 1)
+
+    for j, i in enumerate(order):
+        w, d, s = int(words[i]), int(doc_of[i]), int(z_w[j])
+        base, length = int(doc_ptr[d]), int(doc_ptr[d + 1] - doc_ptr[d])
+        run_cnt = np.bincount(z_w[word_ptr[w]:word_ptr[w + 1]], minlength=n_topics)
+        run_cnt[s] -= 1
+        state.n_dk[d, s] -= 1
+        tot_wk[w, s] -= 1
+        tot_k[s] -= 1
+        inv[s] = 1.0 / (tot_k[s] + vbeta)
+        for r in range(mh_steps):
+            t = word_topic(_counter_uniform_py(key, 2 * mh_steps * j + 2 * r), w, j, s)
+            if t != s:
+                g_t = run_cnt[t] + beta + (f_wk[w, t] if frozen_wk is not None else 0)
+                g_s = run_cnt[s] + beta + (f_wk[w, s] if frozen_wk is not None else 0)
+                p_t = (state.n_dk[d, t] + alpha) * ((tot_wk[w, t] + beta) * inv[t])
+                p_s = (state.n_dk[d, s] + alpha) * ((tot_wk[w, s] + beta) * inv[s])
+                if gen.next_double() * (p_s * g_t) < p_t * g_s:
+                    s = t
+            u = _counter_uniform_py(key, 2 * mh_steps * j + 2 * r + 1) * (length + n_topics * alpha)
+            if u < length:
+                pos = base + min(int(u), length - 1)
+                t = s if pos == i else int(state.z[pos])
+            else:
+                t = min(int((u - length) / alpha), n_topics - 1)
+            if t != s and gen.next_double() * ((tot_wk[w, s] + beta) * inv[s]) < (tot_wk[w, t] + beta) * inv[t]:
+                s = t
+        z_w[j] = s
+        state.z[i] = s
+        state.n_dk[d, s] += 1
+        tot_wk[w, s] += 1
+        tot_k[s] += 1
+        inv[s] = 1.0 / (tot_k[s] + vbeta)
+    state.n_wk[:] = tot_wk - f_wk
+    state.n_k[:] = tot_k - f_k
+    gen.store()

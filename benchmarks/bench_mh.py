@@ -1,0 +1,127 @@
+"""Wall time to tomotopy's held-out perplexity: fedtopic's O(1) MH sampler (sampler="mh") vs tomotopy 0.14.
+
+    taskset -c 1 python benchmarks/bench_mh.py --topics 1000 [--doc-length 200] [--json out.json]
+
+A synthetic corpus with as many true topics as K (Φ ~ Dir(0.01) over V words, θ ~ Dir(3/K),
+Poisson document lengths), ~1M training tokens, held-out documents for document completion.
+tomotopy trains ``--sweeps`` sweeps on one thread (``train(step, workers=1)``), its held-out
+perplexity recorded at checkpoints (the curve is printed: the target means something only if
+it is still falling between 100 and 200 sweeps). Ours then trains with sampler="mh" on one
+thread until its perplexity reaches tomotopy's final one (or ``--max-seconds``, default twice tomotopy's time); the figure is
+the training wall time (evaluation excluded for both) and the ratio tomotopy / ours. Same Φ
+evaluation for both (fedtopic.eval.perplexity.completion_perplexity). Shares the corpus
+generator and tomotopy setup of bench_sampler.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_sampler import BETA, tomotopy_model, tomotopy_phi, used_vocabulary  # noqa: E402
+
+from fedtopic.corpus.types import Corpus  # noqa: E402
+from fedtopic.eval.perplexity import completion_perplexity  # noqa: E402
+from fedtopic.models.gibbs import sweep  # noqa: E402
+from fedtopic.models.state import init_state  # noqa: E402
+
+
+def topic_corpus(n_docs: int, mean_len: int, n_words: int, n_topics: int, seed: int, doc_topics: float = 3.0) -> Corpus:
+    """LDA generative process with sparse topics and sparse documents: Φ ~ Dir(0.01) (≈ 50 words carry a topic),
+    θ ~ Dir(doc_topics / K) (a document draws on a few topics, whatever K)."""
+    rng = np.random.default_rng(seed)
+    phi = rng.dirichlet(np.full(n_words, 0.01), size=n_topics)
+    cum_phi = np.cumsum(phi, axis=1)
+    lengths = np.maximum(rng.poisson(mean_len, size=n_docs), 2)
+    words = np.empty(int(lengths.sum()), dtype=np.int32)
+    pos = 0
+    for d in range(n_docs):
+        theta = rng.dirichlet(np.full(n_topics, doc_topics / n_topics))
+        z = np.searchsorted(np.cumsum(theta), rng.random(lengths[d]) * theta.sum()).clip(0, n_topics - 1)
+        u = rng.random(lengths[d])
+        words[pos:pos + lengths[d]] = [min(int(np.searchsorted(cum_phi[k], x * cum_phi[k, -1])), n_words - 1)
+                                       for k, x in zip(z, u)]
+        pos += lengths[d]
+    ptr = np.zeros(n_docs + 1, dtype=np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    return Corpus(words=words, doc_ptr=ptr, vocab=tuple(f"w{v}" for v in range(n_words)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--topics", type=int, default=1000)
+    ap.add_argument("--tokens", type=int, default=1_000_000, help="training tokens (default 1M)")
+    ap.add_argument("--doc-length", type=int, default=200, help="mean tokens per document (default 200)")
+    ap.add_argument("--vocabulary", type=int, default=5000)
+    ap.add_argument("--sweeps", type=int, default=200, help="tomotopy's sweeps (default 200)")
+    ap.add_argument("--mh-steps", type=int, default=None, help="(word, document) MH cycles per token (default 4)")
+    ap.add_argument("--samplers", nargs="+", default=["mh"], choices=["mh", "sparse", "dense"],
+                    help="our samplers to race to tomotopy's perplexity (default mh)")
+    ap.add_argument("--max-seconds", type=float, default=None, help="stop ours after this much training")
+    ap.add_argument("--eval-every", type=int, default=10, help="our sweeps between perplexity checks")
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args(argv)
+    k = args.topics
+    alpha = 50.0 / k
+    n_docs = args.tokens // args.doc_length
+    full = topic_corpus(n_docs + max(n_docs // 20, 50), args.doc_length, args.vocabulary, k, seed=7)
+    train, test = used_vocabulary(full.subset(np.arange(n_docs)), full.subset(np.arange(n_docs, full.n_docs)))
+    score = lambda phi: completion_perplexity(phi, test, alpha, iterations=20, seed=0)  # noqa: E731
+    print(f"corpus: {train.n_tokens:,} tokens, {train.n_docs:,} docs, V={train.n_words}, K={k}; held-out "
+          f"{test.n_tokens:,} tokens; load average {os.getloadavg()[0]:.2f}", flush=True)
+    result: dict = {"K": k, "tokens": int(train.n_tokens), "doc_length": args.doc_length, "tomotopy": []}
+
+    tomo = tomotopy_model(train, k, alpha, seed=1)
+    done, trained = 0, 0.0
+    for target in sorted({s for s in (10, 25, 50, 100, 150) if s < args.sweeps} | {args.sweeps}):
+        t0 = time.perf_counter()
+        tomo.train(target - done, workers=1)
+        trained += time.perf_counter() - t0
+        done = target
+        perplexity = score(tomotopy_phi(tomo, train.vocab))
+        result["tomotopy"].append({"sweeps": done, "seconds": trained, "perplexity": perplexity})
+        print(f"tomotopy sweeps {done:4d} train {trained:7.1f} s perplexity {perplexity:9.1f}", flush=True)
+    goal = result["tomotopy"][-1]["perplexity"]
+    cap = args.max_seconds if args.max_seconds is not None else 2.0 * trained
+
+    result["goal_perplexity"] = goal
+    result["tomotopy_seconds"] = result["tomotopy"][-1]["seconds"]
+    for sampler in args.samplers:
+        state = init_state(train.words, train.doc_ptr, train.n_words, k, seed=1)
+        done, trained, reached, curve = 0, 0.0, None, []
+        while trained < cap:
+            t0 = time.perf_counter()
+            for _ in range(args.eval_every):
+                sweep(state, train.words, train.doc_ptr, alpha, BETA, sampler=sampler, mh_steps=args.mh_steps)
+            trained += time.perf_counter() - t0
+            done += args.eval_every
+            perplexity = score((state.n_wk + BETA).T / (state.n_k + train.n_words * BETA)[:, None])
+            curve.append({"sweeps": done, "seconds": trained, "perplexity": perplexity})
+            print(f"ours {sampler:6s} sweeps {done:4d} train {trained:7.1f} s perplexity {perplexity:9.1f}", flush=True)
+            if perplexity <= goal:
+                reached = trained
+                break
+        row = {"curve": curve, "seconds_to_goal": reached}
+        if reached is None:
+            print(f"ours {sampler} did not reach tomotopy's {goal:.1f} within {cap:.0f} s", flush=True)
+        else:
+            row["ratio"] = result["tomotopy_seconds"] / reached
+            print(f"{sampler}: time to tomotopy's perplexity after {args.sweeps} sweeps ({goal:.1f}): tomotopy "
+                  f"{result['tomotopy_seconds']:.1f} s, ours {reached:.1f} s: {row['ratio']:.2f}x sooner", flush=True)
+        result[sampler] = row
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

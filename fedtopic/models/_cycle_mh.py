@@ -1,0 +1,227 @@
+"""O(1)-per-token sampler: Metropolis–Hastings cycling a word proposal and a document proposal.
+
+The two proposals of LightLDA (Yuan et al., WWW 2015, §3) in the form WarpLDA draws them
+(Chen et al., VLDB 2016, §4: the topic of a random token), with every count update made at
+once, so the chain is exact. Target for token i (word w, document d, current topic s),
+every count without token i (paper Eq. 10):
+
+    π(k) ∝ (n_dk + α) · (N_wk + β) / (N_k + Vβ),     N_wk = n_wk (this shard's tokens) + F_wk (the rest)
+
+Each of ``mh_steps`` cycles makes two MH moves, each leaving π invariant:
+
+* **word proposal** q(t | s) ∝ n_wt + δ_ts + F_wt + β: the topic of a uniformly chosen token
+  of w in this shard (token i counts, at s), or a draw from F_w (an alias table of the
+  counts this shard does not own: the frozen counts of other parties and, with threads, of
+  other shards; fixed during the sweep), or a uniform topic. Accept t with
+  min(1, π(t) g(s) / (π(s) g(t))), g(k) = n_wk + F_wk + β (= N_wk + β with one thread and
+  no other shards, when the ratio is (n_dt + α)(N_s + Vβ) / ((n_ds + α)(N_t + Vβ))).
+* **document proposal** q(t | s) ∝ n_dt + δ_ts + α: the topic of a uniformly chosen token of d
+  (token i counts, at s) or, with mass Kα, a uniform topic. Its ratio cancels π's document
+  factor: accept with min(1, (N_wt + β)(N_s + Vβ) / ((N_ws + β)(N_t + Vβ))).
+
+Both proposals read the *current* state only (no table frozen at the start of the sweep):
+alias tables of stale totals, as AliasLDA and LightLDA use, make each step exact given
+the tables but the sweep not, since the tables remember where tokens visited earlier in
+the sweep were; a whole-sweep chi-square on a 6-token corpus rejects that (p ≈ 1e-7) and
+accepts this kernel (tests/test_models_cycle_mh.py).
+
+Memory order (the point of the kernel: every token reads the document row of a random
+document). Tokens are visited word by word (any fixed scan order is a valid Gibbs sweep),
+so the word's rows and the topics of its tokens (z_w, kept in scan order) stay in cache
+and the word proposal reads them there. The proposals' randomness does not depend on the
+state, so it is drawn ``_AHEAD`` tokens early from a counter-based stream (SplitMix64's
+output at key + c·γ, c = 2·mh_steps·scan position + 2·cycle + {0 word, 1 document}) and the
+document-row entries and z entries the visit will read are prefetched then.
+
+Uniforms: proposals from the counter stream; the shard's own stream gives the key (its
+first draw) and the acceptance coins, in the order of the moves
+(reference.reference_cycle_sweep consumes the same). No fastmath: the acceptance tests
+evaluate exactly as the numpy reference writes them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, uint64
+
+from fedtopic.models._mh import _word_major
+from fedtopic.models._prefetch import prefetch
+from fedtopic.models.rng import GOLDEN, splitmix_output, step_double, step_u64
+
+_AHEAD = 16  # proposals drawn and their reads prefetched this many tokens ahead (a power of two)
+_INV_2_53 = 1.0 / 9007199254740992.0
+
+
+@njit(inline="always", cache=True)
+def counter_uniform(key, c):
+    """Uniform in [0, 1) number c of the counter stream with this key."""
+    return float(splitmix_output(key + uint64(c) * uint64(GOLDEN)) >> uint64(11)) * _INV_2_53
+
+
+@njit(inline="always", cache=True)
+def word_pick(u01, run_lo, run_len, f_mass, f_lo, f_hi, n_topics, beta):
+    """Word proposal for the uniform u01: (0, scan position) a token of the run, (1, slot, coin) the F alias, or
+    (2, topic) a uniform one — as (kind, index, coin). Scalars only: numba reference-counts arrays passed to a
+    helper that branches (~40 ns a call here), so callers read the tables themselves."""
+    u = u01 * (run_len + f_mass + n_topics * beta)
+    if u < run_len:
+        return 0, run_lo + min(np.int64(u), run_len - 1), 0.0
+    u -= run_len
+    if u < f_mass:
+        n = f_hi - f_lo
+        x = (u / f_mass) * n
+        e = min(np.int64(x), n - 1)
+        return 1, f_lo + e, x - e
+    return 2, min(np.int64((u - f_mass) / beta), n_topics - 1), 0.0
+
+
+@njit(inline="always", cache=True)
+def doc_pick(u01, base, length, n_topics, alpha):
+    """Document proposal for the uniform u01: a token position (≥ 0) or −1 − topic (the Kα part)."""
+    u = u01 * (length + n_topics * alpha)
+    if u < length:
+        return base + min(np.int64(u), length - 1)
+    return -1 - min(np.int64((u - length) / alpha), n_topics - 1)
+
+
+@njit(cache=True, nogil=True)
+def scan_order(words, doc_ptr, d0, d1):
+    """(word_ptr int64[V+1], order int64[n], doc_of int32[n]) of documents d0..d1-1's n tokens in word-major order:
+    the tokens of word w are order[word_ptr[w]:word_ptr[w+1]] (corpus order within a word), doc_of their documents.
+    V is max(words) + 1 over the whole corpus."""
+    lo = doc_ptr[d0]
+    n_scan = doc_ptr[d1] - lo
+    n_words = 0
+    for i in range(words.shape[0]):
+        n_words = max(n_words, words[i] + 1)
+    word_ptr, order = _word_major(words, lo, lo + n_scan, n_words)
+    doc_corpus = np.empty(n_scan, dtype=np.int32)
+    for d in range(d0, d1):
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            doc_corpus[i - lo] = d
+    doc_of = np.empty(n_scan, dtype=np.int32)
+    for j in range(n_scan):
+        doc_of[j] = doc_corpus[order[j] - lo]
+    return word_ptr, order, doc_of
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def cycle_shard(
+    doc_ptr, d0, d1, word_ptr, order, doc_of, z, n_dk, tot_wk, tot_k, other_wk, f_ptr, f_top, f_prob, f_alt,
+    f_mass, alpha, beta, vbeta, mh_steps, rng, stream,
+):
+    """One sweep over the tokens of documents d0..d1-1 in place (shapes as in _dense.dense_shard).
+
+    word_ptr / order / doc_of: scan_order of these documents (words with no token past its end have none).
+
+    tot_wk int32[V,K] / tot_k int64[K]: live totals (updated). other_wk int32[V,K]: the part of
+    tot_wk this shard's tokens do not hold (F above; shape (1, 1) when there is none), with its
+    alias tables f_* from _alias.build_word_alias (weights F_wk, f_mass[w] = Σ_k F_wk). The loop
+    is written out flat on purpose (see word_pick).
+    """
+    n_topics = tot_wk.shape[1]
+    has_other = other_wk.shape[0] == tot_wk.shape[0]
+    lo = doc_ptr[d0]
+    n_scan = doc_ptr[d1] - lo
+    inv = np.empty(n_topics, dtype=np.float64)
+    for k in range(n_topics):
+        inv[k] = 1.0 / (tot_k[k] + vbeta)
+    ra = rng[stream, 0]
+    rb = rng[stream, 1]
+    key, ra, rb = step_u64(ra, rb)
+    z_w = np.empty(n_scan, dtype=np.int32)  # topics in scan order
+    for j in range(n_scan):
+        z_w[j] = z[order[j]]
+    ndk_flat = n_dk.reshape(n_dk.shape[0] * n_topics)  # for the prefetch, which takes 1-d arrays
+    word_props = np.empty((_AHEAD, mh_steps), dtype=np.int64)  # ring of the next _AHEAD tokens' proposals
+    doc_props = np.empty((_AHEAD, mh_steps), dtype=np.int64)
+    run_cnt = np.zeros(n_topics, dtype=np.int64)  # n_wk of the visited word's run (this shard's tokens of w)
+    w = -1  # word of the visited token
+    w_fill = 0  # word of the token whose proposals are drawn
+    for jj in range(n_scan + _AHEAD):
+        j = jj - _AHEAD
+        if j >= 0:  # visit scan token j
+            while word_ptr[w + 1] <= j:
+                if w >= 0:
+                    for e in range(word_ptr[w], word_ptr[w + 1]):
+                        run_cnt[z_w[e]] = 0
+                w += 1
+                for e in range(word_ptr[w], word_ptr[w + 1]):
+                    run_cnt[z_w[e]] += 1
+            i = order[j]
+            d = doc_of[j]
+            s = np.int64(z_w[j])
+            n_dk[d, s] -= 1
+            tot_wk[w, s] -= 1
+            tot_k[s] -= 1
+            run_cnt[s] -= 1
+            inv[s] = 1.0 / (tot_k[s] + vbeta)
+            slot = j & (_AHEAD - 1)
+            for r in range(mh_steps):
+                wp = word_props[slot, r]  # a scan position of w's run (token j counts at s) or −1 − topic
+                if wp < 0:
+                    t = -1 - wp
+                elif wp == j:
+                    t = s
+                else:
+                    t = np.int64(z_w[wp])
+                if t != s:
+                    g_t = run_cnt[t] + beta
+                    g_s = run_cnt[s] + beta
+                    if has_other:
+                        g_t += other_wk[w, t]
+                        g_s += other_wk[w, s]
+                    p_t = (n_dk[d, t] + alpha) * ((tot_wk[w, t] + beta) * inv[t])
+                    p_s = (n_dk[d, s] + alpha) * ((tot_wk[w, s] + beta) * inv[s])
+                    u, ra, rb = step_double(ra, rb)
+                    if u * (p_s * g_t) < p_t * g_s:
+                        s = t
+                dp = doc_props[slot, r]  # a token of d (token i counts at s) or, as −1 − topic, the Kα part
+                if dp < 0:
+                    t = -1 - dp
+                elif dp == i:
+                    t = s
+                else:
+                    t = np.int64(z[dp])
+                if t != s:
+                    u, ra, rb = step_double(ra, rb)
+                    if u * ((tot_wk[w, s] + beta) * inv[s]) < (tot_wk[w, t] + beta) * inv[t]:
+                        s = t
+            z_w[j] = s
+            z[i] = s
+            n_dk[d, s] += 1
+            tot_wk[w, s] += 1
+            tot_k[s] += 1
+            run_cnt[s] += 1
+            inv[s] = 1.0 / (tot_k[s] + vbeta)
+        if jj < n_scan:  # draw scan token jj's proposals into the slot just freed; prefetch what they read
+            while word_ptr[w_fill + 1] <= jj:
+                w_fill += 1
+            d = doc_of[jj]
+            row = np.int64(d) * n_topics
+            base = doc_ptr[d]
+            length = doc_ptr[d + 1] - base
+            run_lo = word_ptr[w_fill]
+            run_len = word_ptr[w_fill + 1] - run_lo
+            f_mass_w = f_mass[w_fill] if has_other else 0.0
+            f_lo = f_ptr[w_fill] if has_other else 0
+            f_hi = f_ptr[w_fill + 1] if has_other else 0
+            slot = jj & (_AHEAD - 1)
+            c = 2 * mh_steps * jj
+            prefetch(ndk_flat, row + z_w[jj])
+            for r in range(mh_steps):
+                kind, e, coin = word_pick(counter_uniform(key, c + 2 * r), run_lo, run_len, f_mass_w, f_lo, f_hi,
+                                          n_topics, beta)
+                if kind == 0:
+                    word_props[slot, r] = e
+                    prefetch(ndk_flat, row + z_w[e])  # a hint: that token may move before the visit
+                else:
+                    t = e if kind == 2 else (np.int64(f_top[e]) if coin < f_prob[e] else np.int64(f_alt[e]))
+                    word_props[slot, r] = -1 - t
+                    prefetch(ndk_flat, row + t)
+                dp = doc_pick(counter_uniform(key, c + 2 * r + 1), base, length, n_topics, alpha)
+                doc_props[slot, r] = dp
+                if dp >= 0:
+                    prefetch(z, dp)
+    rng[stream, 0] = ra
+    rng[stream, 1] = rb

@@ -1,0 +1,133 @@
+"""The O(1) cycle-MH sampler (sampler="mh", LightLDA): draw for draw against the numpy reference, the exact
+posterior left invariant by a whole sweep (chi-square over every state of a tiny corpus), ground truth."""
+
+import itertools
+
+import numpy as np
+import pytest
+from _lda_synth import synthetic_lda, topic_l1_error
+from scipy.special import gammaln
+from scipy.stats import chisquare
+
+from fedtopic.corpus.types import Corpus
+from fedtopic.errors import ModelError
+from fedtopic.models.gibbs import resolve_sampler, sweep
+from fedtopic.models.lda import GibbsLDA
+from fedtopic.models.reference import reference_cycle_sweep
+from fedtopic.models.rng import make_rng_states
+from fedtopic.models.state import LDAState, counts_from_z, init_state
+
+
+def _copy(state: LDAState) -> LDAState:
+    return LDAState(z=state.z.copy(), n_dk=state.n_dk.copy(), n_wk=state.n_wk.copy(), n_k=state.n_k.copy(),
+                    rng=state.rng.copy())
+
+
+@pytest.mark.parametrize("mh_steps", [1, 3])
+@pytest.mark.parametrize("with_frozen", [False, True])
+def test_kernel_matches_the_numpy_reference_draw_for_draw(mh_steps, with_frozen):
+    corpus = synthetic_lda(n_docs=25, doc_len=30, n_words=60, n_topics=4, seed=3)[0]
+    k = 7
+    state = init_state(corpus.words, corpus.doc_ptr, corpus.n_words, k, seed=5)
+    frozen = np.random.default_rng(1).integers(0, 4, size=(corpus.n_words, k)).astype(np.int32) if with_frozen else None
+    ref = _copy(state)
+    for _ in range(3):
+        sweep(state, corpus.words, corpus.doc_ptr, 0.2, 0.05, frozen_wk=frozen, sampler="mh", mh_steps=mh_steps)
+        reference_cycle_sweep(ref, corpus.words, corpus.doc_ptr, 0.2, 0.05, mh_steps=mh_steps, frozen_wk=frozen)
+        np.testing.assert_array_equal(state.z, ref.z)
+        np.testing.assert_array_equal(state.n_dk, ref.n_dk)
+        np.testing.assert_array_equal(state.n_wk, ref.n_wk)
+        np.testing.assert_array_equal(state.n_k, ref.n_k)
+        np.testing.assert_array_equal(state.rng, ref.rng)
+    assert not np.array_equal(state.z, init_state(corpus.words, corpus.doc_ptr, corpus.n_words, k, seed=5).z)
+
+
+# A corpus small enough to enumerate: every assignment of its 6 tokens to 3 topics (729 states).
+_WORDS = np.array([0, 1, 0, 2, 1, 1], dtype=np.int32)
+_PTR = np.array([0, 3, 6], dtype=np.int64)
+_K, _V, _ALPHA, _BETA = 3, 3, 0.4, 0.3
+_FROZEN = np.array([[3, 0, 1], [0, 2, 0], [1, 1, 4]], dtype=np.int32)
+
+
+def _log_posterior(states: np.ndarray, alpha: float, frozen: np.ndarray) -> np.ndarray:
+    """log p(z | w) + const for every row of states int[S, N] (collapsed LDA, Eq. 10's joint; frozen counts added)."""
+    out = np.empty(len(states))
+    for r, z in enumerate(states):
+        n_dk, n_wk, n_k = counts_from_z(z.astype(np.int32), _WORDS, _PTR, _V, _K)
+        tot_wk, tot_k = n_wk + frozen, n_k + frozen.sum(0)
+        out[r] = gammaln(n_dk + alpha).sum() + gammaln(tot_wk + _BETA).sum() - gammaln(tot_k + _V * _BETA).sum()
+    return out
+
+
+def _one_sweep_from_posterior(n_chains: int, mh_steps: int, frozen: np.ndarray | None, seed: int,
+                              sampler: str = "mh"):
+    """(observed counts per state after one sweep from exact posterior draws, the posterior)."""
+    states = np.array(list(itertools.product(range(_K), repeat=len(_WORDS))), dtype=np.int64)
+    f = np.zeros((_V, _K), np.int32) if frozen is None else frozen
+    logp = _log_posterior(states, _ALPHA, f)
+    post = np.exp(logp - logp.max())
+    post /= post.sum()
+    starts = np.random.default_rng(seed).choice(len(states), size=n_chains, p=post)
+    index = {tuple(s): i for i, s in enumerate(states)}
+    observed = np.zeros(len(states), dtype=np.int64)
+    for c, start in enumerate(starts):
+        z = states[start].astype(np.int32)
+        n_dk, n_wk, n_k = counts_from_z(z, _WORDS, _PTR, _V, _K)
+        rng = make_rng_states(100_000 * seed + c, 1)  # a seeded stream per chain
+        state = LDAState(z=z, n_dk=n_dk, n_wk=n_wk, n_k=n_k, rng=rng)
+        sweep(state, _WORDS, _PTR, _ALPHA, _BETA, frozen_wk=frozen, sampler=sampler, mh_steps=mh_steps)
+        observed[index[tuple(state.z)]] += 1
+    return observed, post, states
+
+
+@pytest.mark.parametrize(("mh_steps", "frozen"), [(1, None), (2, _FROZEN)])
+def test_a_sweep_leaves_the_exact_posterior_invariant(mh_steps, frozen):
+    """Start every chain at an exact posterior draw, run one whole sweep: still the posterior (chi-square, 729 cells)."""
+    observed, post, states = _one_sweep_from_posterior(12_000, mh_steps, frozen, seed=11)
+    expected = observed.sum() * post
+    keep = expected >= 5  # pool the rare states into one cell
+    obs = np.append(observed[keep], observed[~keep].sum())
+    exp = np.append(expected[keep], expected[~keep].sum())
+    assert chisquare(obs, exp).pvalue > 1e-3
+    # the test has power: the posterior under another α (or without the frozen counts) is rejected
+    f = np.zeros((_V, _K), np.int32) if frozen is None else frozen
+    for wrong_alpha, wrong_frozen in ((2 * _ALPHA, f), (_ALPHA, np.zeros_like(f) if frozen is not None else _FROZEN)):
+        logw = _log_posterior(states, wrong_alpha, wrong_frozen)
+        wrong = np.exp(logw - logw.max())
+        wrong = observed.sum() * wrong / wrong.sum()
+        assert chisquare(np.append(observed[keep], observed[~keep].sum()),
+                         np.append(wrong[keep], wrong[~keep].sum())).pvalue < 1e-6
+
+
+def test_mh_recovers_ground_truth_about_as_well_as_dense():
+    corpus, phi_true = synthetic_lda(n_docs=150, doc_len=60, n_words=80, n_topics=5, seed=21)
+    errors = {s: topic_l1_error(phi_true, GibbsLDA(5, alpha=0.1, beta=0.05, sampler=s, seed=1).fit(corpus, 150).phi())
+              for s in ("dense", "mh")}
+    random_error = topic_l1_error(phi_true, np.random.default_rng(0).dirichlet(np.ones(80), size=5))
+    assert errors["mh"] < 0.25 * random_error
+    assert errors["mh"] < 1.3 * errors["dense"] + 0.02, errors
+
+
+def test_two_threads_are_reproducible_and_keep_the_counts_consistent():
+    corpus = synthetic_lda(n_docs=60, doc_len=40, n_words=100, n_topics=4, seed=2)[0]
+    runs = []
+    for _ in range(2):
+        state = init_state(corpus.words, corpus.doc_ptr, corpus.n_words, 6, seed=9)
+        for _ in range(3):
+            sweep(state, corpus.words, corpus.doc_ptr, 0.3, 0.05, sampler="mh", threads=2)
+        n_dk, n_wk, n_k = counts_from_z(state.z, corpus.words, corpus.doc_ptr, corpus.n_words, 6)
+        np.testing.assert_array_equal(state.n_dk, n_dk)
+        np.testing.assert_array_equal(state.n_wk, n_wk)
+        np.testing.assert_array_equal(state.n_k, n_k)
+        runs.append(state.z.copy())
+    np.testing.assert_array_equal(*runs)
+
+
+def test_mh_is_a_named_sampler_and_documents_of_one_token_work():
+    assert resolve_sampler("mh", 5) == "mh"
+    with pytest.raises(ModelError, match="unknown sampler"):
+        resolve_sampler("lightlda", 5)
+    corpus = Corpus(words=np.array([0, 1, 2, 1], np.int32), doc_ptr=np.array([0, 1, 2, 4], np.int64),
+                    vocab=("a", "b", "c"))
+    model = GibbsLDA(3, sampler="mh", seed=0).fit(corpus, 5)
+    assert model.state.n_k.sum() == 4
