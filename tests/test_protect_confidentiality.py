@@ -9,6 +9,7 @@ from scipy import stats
 
 from fedtopic.crypto.bitpack import packed_size, unpack_bits
 from fedtopic.crypto.codec import decode_counts
+from fedtopic.crypto.packing import unpack
 from fedtopic.crypto.paillier import (
     ciphertext_bytes,
     decrypt_ints,
@@ -16,6 +17,7 @@ from fedtopic.crypto.paillier import (
 )
 from fedtopic.crypto.protect import PROTECTIONS
 from fedtopic.crypto.protect.base import HEADER
+from fedtopic.crypto.protect.paillier_rows import parse_rows_meta
 
 RNG = np.random.default_rng(7)
 SHAPE = (40, 6)
@@ -39,14 +41,16 @@ def test_protected_rows_reach_the_aggregator_only_as_ciphertexts(name):
     meta, payloads, aggregate = run_round(scheme, MATS, ctxs)
     rows = np.array(meta["rows"])
     assert rows.size == 4 and set(rows) == set(ranking[:4] if name.endswith("iphe") else ranking[-4:])
+    spec = parse_rows_meta(meta)
+    assert spec.layout is not None and spec.n_ciphertexts < rows.size * SHAPE[1]  # counts packed into plaintexts
     for blob, mat in [*zip(payloads, MATS), (aggregate, sum(MATS))]:
-        cts, codec = _split_paillier(blob, rows.size * SHAPE[1])
+        cts, codec = _split_paillier(blob, spec.n_ciphertexts)
         plain = decode_counts(codec, expected_shape=SHAPE)
         assert not plain[rows].any()  # protected rows are absent from the plaintext part
         others = np.setdiff1d(np.arange(SHAPE[0]), rows)
         assert np.array_equal(plain[others], mat[others])  # the rest is the paper's sparse plaintext
         assert all(c >= PAILLIER.public.n for c in cts)  # ciphertexts, not small integers
-        assert decrypt_ints(PAILLIER.private, cts) == mat[rows].reshape(-1).tolist()
+        assert unpack(decrypt_ints(PAILLIER.private, cts), spec.layout).tolist() == mat[rows].reshape(-1).tolist()
 
 
 def test_packed_payload_is_all_ciphertext():
