@@ -68,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="our samplers to race to tomotopy's perplexity (default mh)")
     ap.add_argument("--max-seconds", type=float, default=None, help="stop ours after this much training")
     ap.add_argument("--eval-every", type=int, default=10, help="our sweeps between perplexity checks")
+    ap.add_argument("--goal", type=float, default=None,
+                    help="skip tomotopy: race to this perplexity (tomotopy's, from an earlier run of the same corpus)")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     k = args.topics
@@ -80,9 +82,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{test.n_tokens:,} tokens; load average {os.getloadavg()[0]:.2f}", flush=True)
     result: dict = {"K": k, "tokens": int(train.n_tokens), "doc_length": args.doc_length, "tomotopy": []}
 
-    tomo = tomotopy_model(train, k, alpha, seed=1)
+    tomo = tomotopy_model(train, k, alpha, seed=1) if args.goal is None else None
     done, trained = 0, 0.0
-    for target in sorted({s for s in (10, 25, 50, 100, 150) if s < args.sweeps} | {args.sweeps}):
+    checkpoints = sorted({s for s in (10, 25, 50, 100, 150) if s < args.sweeps} | {args.sweeps})
+    for target in checkpoints if tomo is not None else []:
         t0 = time.perf_counter()
         tomo.train(target - done, workers=1)
         trained += time.perf_counter() - t0
@@ -90,11 +93,10 @@ def main(argv: list[str] | None = None) -> int:
         perplexity = score(tomotopy_phi(tomo, train.vocab))
         result["tomotopy"].append({"sweeps": done, "seconds": trained, "perplexity": perplexity})
         print(f"tomotopy sweeps {done:4d} train {trained:7.1f} s perplexity {perplexity:9.1f}", flush=True)
-    goal = result["tomotopy"][-1]["perplexity"]
-    cap = args.max_seconds if args.max_seconds is not None else 2.0 * trained
-
+    goal = result["tomotopy"][-1]["perplexity"] if tomo is not None else args.goal
+    cap = args.max_seconds if args.max_seconds is not None else 2.0 * trained if tomo is not None else 600.0
     result["goal_perplexity"] = goal
-    result["tomotopy_seconds"] = result["tomotopy"][-1]["seconds"]
+    result["tomotopy_seconds"] = result["tomotopy"][-1]["seconds"] if tomo is not None else None
     for sampler in args.samplers:
         state = init_state(train.words, train.doc_ptr, train.n_words, k, seed=1)
         done, trained, reached, curve = 0, 0.0, None, []
@@ -113,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         row = {"curve": curve, "seconds_to_goal": reached}
         if reached is None:
             print(f"ours {sampler} did not reach tomotopy's {goal:.1f} within {cap:.0f} s", flush=True)
+        elif tomo is None:
+            print(f"{sampler}: {goal:.1f} reached in {reached:.1f} s", flush=True)
         else:
             row["ratio"] = result["tomotopy_seconds"] / reached
             print(f"{sampler}: time to tomotopy's perplexity after {args.sweeps} sweeps ({goal:.1f}): tomotopy "

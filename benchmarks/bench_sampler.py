@@ -128,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--iterations", type=int, default=None, help="sweeps before perplexity (default 200)")
     ap.add_argument("--doc-length", type=int, default=200, help="mean tokens per document (default 200)")
     ap.add_argument("--skip-perplexity", action="store_true")
+    ap.add_argument("--samplers", nargs="+", default=["dense", "sparse"], choices=["dense", "sparse", "mh"],
+                    help="our samplers to time (default dense sparse)")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = ap.parse_args(argv)
     n_docs, timed, iterations = (1000, 3, 30) if args.quick else (10_000, 5, 200)
@@ -140,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict = {"tokens": int(train.n_tokens), "V": train.n_words, "rows": [], "perplexity": {}}
     for k in args.topics:
         tomo = tomotopy_model(train, k, 50.0 / k, seed=1)
-        for sampler in ("dense", "sparse"):
+        for sampler in args.samplers:
             ours_s, tomo_s = timed_sweeps(train, k, sampler, 1, timed, 2, tomo)
             two_s, _ = timed_sweeps(train, k, sampler, 2, timed, 2)
             row = {
