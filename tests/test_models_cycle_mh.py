@@ -123,7 +123,7 @@ def test_two_threads_are_reproducible_and_keep_the_counts_consistent():
     np.testing.assert_array_equal(*runs)
 
 
-def test_mh_is_a_named_sampler_and_documents_of_one_token_work():
+def test_mh_is_a_named_sampler_and_tiny_corpora_work():
     assert resolve_sampler("mh", 5) == "mh"
     with pytest.raises(ModelError, match="unknown sampler"):
         resolve_sampler("lightlda", 5)
@@ -131,3 +131,11 @@ def test_mh_is_a_named_sampler_and_documents_of_one_token_work():
                     vocab=("a", "b", "c"))
     model = GibbsLDA(3, sampler="mh", seed=0).fit(corpus, 5)
     assert model.state.n_k.sum() == 4
+    # a one-word vocabulary, with and without frozen counts of the same shape as the placeholder's first axis
+    words, ptr = np.zeros(5, np.int32), np.array([0, 2, 5], np.int64)
+    for frozen in (None, np.array([[2, 0, 1]], np.int32)):
+        state = init_state(words, ptr, 1, 3, seed=1)
+        ref = _copy(state)
+        sweep(state, words, ptr, 0.5, 0.1, frozen_wk=frozen, sampler="mh")
+        reference_cycle_sweep(ref, words, ptr, 0.5, 0.1, mh_steps=4, frozen_wk=frozen)
+        np.testing.assert_array_equal(state.z, ref.z)

@@ -120,7 +120,7 @@ def cycle_shard(
     is written out flat on purpose (see word_pick).
     """
     n_topics = tot_wk.shape[1]
-    has_other = other_wk.shape[0] == tot_wk.shape[0]
+    has_other = other_wk.shape == tot_wk.shape
     lo = doc_ptr[d0]
     n_scan = doc_ptr[d1] - lo
     inv = np.empty(n_topics, dtype=np.float64)
