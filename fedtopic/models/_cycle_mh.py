@@ -46,7 +46,8 @@ from numba import njit, uint64
 
 from fedtopic.models._mh import _word_major
 from fedtopic.models._prefetch import prefetch
-from fedtopic.models.rng import GOLDEN, splitmix_output, step_double, step_u64
+from fedtopic.models.normal import xo_double, xo_next
+from fedtopic.models.rng import GOLDEN, splitmix_output
 
 _AHEAD = 16  # proposals drawn and their reads prefetched this many tokens ahead (a power of two)
 _INV_2_53 = 1.0 / 9007199254740992.0
@@ -82,6 +83,15 @@ def doc_pick(u01, base, length, n_topics, alpha):
     if u < length:
         return base + min(np.int64(u), length - 1)
     return -1 - min(np.int64((u - length) / alpha), n_topics - 1)
+
+
+@njit(inline="always", cache=True)
+def proposed_topic(code, own, s, topic_there):
+    """The topic a proposal code names: −1 − code for a drawn topic, else the topic of the token at position
+    code (topic_there, read by the caller), which is s when that token is the one being sampled (own)."""
+    if code < 0:
+        return -1 - code
+    return s if code == own else np.int64(topic_there)
 
 
 @njit(cache=True, nogil=True)
@@ -128,7 +138,7 @@ def cycle_shard(
         inv[k] = 1.0 / (tot_k[k] + vbeta)
     ra = rng[stream, 0]
     rb = rng[stream, 1]
-    key, ra, rb = step_u64(ra, rb)
+    key, ra, rb = xo_next(ra, rb)
     z_w = np.empty(n_scan, dtype=np.int32)  # topics in scan order
     for j in range(n_scan):
         z_w[j] = z[order[j]]
@@ -159,12 +169,7 @@ def cycle_shard(
             slot = j & (_AHEAD - 1)
             for r in range(mh_steps):
                 wp = word_props[slot, r]  # a scan position of w's run (token j counts at s) or −1 − topic
-                if wp < 0:
-                    t = -1 - wp
-                elif wp == j:
-                    t = s
-                else:
-                    t = np.int64(z_w[wp])
+                t = proposed_topic(wp, j, s, z_w[max(wp, 0)])
                 if t != s:
                     g_t = run_cnt[t] + beta
                     g_s = run_cnt[s] + beta
@@ -173,18 +178,13 @@ def cycle_shard(
                         g_s += other_wk[w, s]
                     p_t = (n_dk[d, t] + alpha) * ((tot_wk[w, t] + beta) * inv[t])
                     p_s = (n_dk[d, s] + alpha) * ((tot_wk[w, s] + beta) * inv[s])
-                    u, ra, rb = step_double(ra, rb)
+                    u, ra, rb = xo_double(ra, rb)
                     if u * (p_s * g_t) < p_t * g_s:
                         s = t
                 dp = doc_props[slot, r]  # a token of d (token i counts at s) or, as −1 − topic, the Kα part
-                if dp < 0:
-                    t = -1 - dp
-                elif dp == i:
-                    t = s
-                else:
-                    t = np.int64(z[dp])
+                t = proposed_topic(dp, i, s, z[max(dp, 0)])
                 if t != s:
-                    u, ra, rb = step_double(ra, rb)
+                    u, ra, rb = xo_double(ra, rb)
                     if u * ((tot_wk[w, s] + beta) * inv[s]) < (tot_wk[w, t] + beta) * inv[t]:
                         s = t
             z_w[j] = s

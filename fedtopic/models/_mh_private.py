@@ -93,13 +93,6 @@ def move_weights(k, kp, ndk, ckw, ck, entry_words, entry_vals, m):
         ck[kp] += entry_vals[e]
 
 
-@njit(inline="always", cache=True)
-def _move(i, k, kp, z, ndk, ckw, ck, buf_w, buf_v, m):
-    """Token i moves from topic k to kp."""
-    move_weights(k, kp, ndk, ckw, ck, buf_w, buf_v, m)
-    z[i] = kp
-
-
 @njit(cache=True, nogil=True, parallel=True)
 def build_dense_alias(ckw, ck, beta, vbeta, prob, alt, weight):
     """Word-proposal tables from privatised weights ckw float64[K,V], ck float64[K]: for each word w, Vose
@@ -134,8 +127,8 @@ def mh_sweep(words, doc_ptr, z, n_dk, ckw, ck, log_phi, alpha, key, n_words, eps
              prob, alt, weight, buf_w, buf_v, rng, stream):
     """One private MH sweep in place (z, n_dk, ckw, ck updated); returns the number of accepted moves.
 
-    The helpers above (doc_proposal, _loglik, move_weights, alias_draw, _argmax_word) are written out in the
-    loop with the same arithmetic and draws: numba reference-counts the arrays handed to a helper that branches
+    doc_proposal, _loglik, move_weights, alias_draw and _argmax_word (which SentenceLDA's sweep calls) are
+    written out in the loop with the same arithmetic and draws: numba reference-counts the arrays handed to a helper that branches
     (an atomic call each), which cost more than the sampling itself (1.6 µs a token at ε = ∞, K = 50).
     """
     n_topics = n_dk.shape[1]
@@ -159,20 +152,39 @@ def mh_sweep(words, doc_ptr, z, n_dk, ckw, ck, log_phi, alpha, key, n_words, eps
             ll_k = 0.0
             for e in range(m):
                 ll_k += buf_v[e] * log_phi[k, buf_w[e]]
-            # doc proposal (Eq. 17, as doc_proposal), acceptance Eq. 19
-            u, s0, s1 = xo_double(s0, s1)
-            if u * (n_d + k_alpha) < n_d:
-                kp = z[start + min(int(u * (n_d + k_alpha)), n_d - 1)]
-            else:
-                u, s0, s1 = xo_double(s0, s1)
-                kp = min(int(u * n_topics), n_topics - 1)
-            if kp != k:
+            # phase 0: doc proposal (Eq. 17, as doc_proposal), acceptance Eq. 19; phase 1: word proposal (Eq. 20)
+            # from the sweep's tables (as _argmax_word, alias_draw), acceptance Eq. 22
+            for phase in range(2):
+                if phase == 0:
+                    u, s0, s1 = xo_double(s0, s1)
+                    if u * (n_d + k_alpha) < n_d:
+                        kp = z[start + min(int(u * (n_d + k_alpha)), n_d - 1)]
+                    else:
+                        u, s0, s1 = xo_double(s0, s1)
+                        kp = min(int(u * n_topics), n_topics - 1)
+                else:
+                    if m == 0:  # every entry fell below τ: the token carries no word, only its document's topics
+                        break
+                    best, wp = -1e300, buf_w[0]
+                    for e in range(m):
+                        if buf_v[e] > best:
+                            best, wp = buf_v[e], buf_w[e]
+                    u, s0, s1 = xo_double(s0, s1)
+                    slot = min(int(u * n_topics), n_topics - 1)
+                    u, s0, s1 = xo_double(s0, s1)
+                    kp = slot if u < prob[wp, slot] else alt[wp, slot]
+                if kp == k:
+                    continue
                 ll_p = 0.0
                 for e in range(m):
                     ll_p += buf_v[e] * log_phi[kp, buf_w[e]]
-                # π(k′)q(k|k′)/(π(k)q(k′|k)): the reverse move's proposal counts the token at k′, so
-                # q(k|k′) ∝ Ĉ_k + α and q(k′|k) ∝ Ĉ_k′ + α, and the doc-topic factors cancel
-                log_a = ll_p - ll_k
+                if phase == 0:
+                    # π(k′)q(k|k′)/(π(k)q(k′|k)): the reverse move's proposal counts the token at k′, so
+                    # q(k|k′) ∝ Ĉ_k + α and q(k′|k) ∝ Ĉ_k′ + α, and the doc-topic factors cancel
+                    log_a = ll_p - ll_k
+                else:
+                    log_a = (math.log(n_dk[d, kp] + alpha) - math.log(n_dk[d, k] - 1 + alpha) + ll_p - ll_k
+                             + math.log(weight[wp, k]) - math.log(weight[wp, kp]))
                 u, s0, s1 = xo_double(s0, s1)
                 if log_a >= 0.0 or u < math.exp(log_a):
                     n_dk[d, k] -= 1
@@ -184,34 +196,6 @@ def mh_sweep(words, doc_ptr, z, n_dk, ckw, ck, log_phi, alpha, key, n_words, eps
                         ck[kp] += buf_v[e]
                     z[i] = kp
                     k, ll_k = kp, ll_p
-                    accepted += 1
-            if m == 0:  # every entry fell below τ: the token carries no word, only its document's topics
-                continue
-            # word proposal (Eq. 20) from the sweep's tables (as _argmax_word, alias_draw), acceptance Eq. 22
-            best, wp = -1e300, buf_w[0]
-            for e in range(m):
-                if buf_v[e] > best:
-                    best, wp = buf_v[e], buf_w[e]
-            u, s0, s1 = xo_double(s0, s1)
-            slot = min(int(u * n_topics), n_topics - 1)
-            u, s0, s1 = xo_double(s0, s1)
-            kp = slot if u < prob[wp, slot] else alt[wp, slot]
-            if kp != k:
-                ll_p = 0.0
-                for e in range(m):
-                    ll_p += buf_v[e] * log_phi[kp, buf_w[e]]
-                log_a = (math.log(n_dk[d, kp] + alpha) - math.log(n_dk[d, k] - 1 + alpha) + ll_p - ll_k
-                         + math.log(weight[wp, k]) - math.log(weight[wp, kp]))
-                u, s0, s1 = xo_double(s0, s1)
-                if log_a >= 0.0 or u < math.exp(log_a):
-                    n_dk[d, k] -= 1
-                    n_dk[d, kp] += 1
-                    for e in range(m):
-                        ckw[k, buf_w[e]] -= buf_v[e]
-                        ckw[kp, buf_w[e]] += buf_v[e]
-                        ck[k] -= buf_v[e]
-                        ck[kp] += buf_v[e]
-                    z[i] = kp
                     accepted += 1
     rng[stream, 0], rng[stream, 1] = s0, s1
     return accepted

@@ -139,24 +139,6 @@ def next_double(states, stream):
     return float(next_u64(states, stream) >> uint64(11)) * _INV_2_53
 
 
-@njit(inline="always", cache=True)
-def step_u64(a, b):
-    """xoroshiro128+ on a stream held in two scalars: (next uint64, new a, new b), the draws of next_u64.
-
-    For hot loops: a stream kept in registers costs no array access and no reference counting.
-    """
-    out = a + b
-    b ^= a
-    return out, _rotl(a, 24) ^ b ^ (b << uint64(16)), _rotl(b, 37)
-
-
-@njit(inline="always", cache=True)
-def step_double(a, b):
-    """(uniform in [0, 1), new a, new b): next_double on a stream held in two scalars."""
-    out, a, b = step_u64(a, b)
-    return float(out >> uint64(11)) * _INV_2_53, a, b
-
-
 OWN_ROW = 4  # row of take_stream's padded copy that holds the stream (64 bytes in)
 
 
