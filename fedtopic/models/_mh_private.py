@@ -128,8 +128,9 @@ def mh_sweep(words, doc_ptr, z, n_dk, ckw, ck, log_phi, alpha, key, n_words, eps
     """One private MH sweep in place (z, n_dk, ckw, ck updated); returns the number of accepted moves.
 
     doc_proposal, _loglik, move_weights, alias_draw and _argmax_word (which SentenceLDA's sweep calls) are
-    written out in the loop with the same arithmetic and draws: numba reference-counts the arrays handed to a helper that branches
-    (an atomic call each), which cost more than the sampling itself (1.6 µs a token at ε = ∞, K = 50).
+    written out in the loop with the same arithmetic and draws: numba reference-counts the arrays handed to a
+    helper that branches (an atomic call each). The sweep stays memory-bound (its [K, V] arrays are read by
+    column in document order; docs/RESULTS.md "Hot paths").
     """
     n_topics = n_dk.shape[1]
     k_alpha = n_topics * alpha
