@@ -59,8 +59,7 @@ def _log_posterior(states: np.ndarray, alpha: float, frozen: np.ndarray) -> np.n
     return out
 
 
-def _one_sweep_from_posterior(n_chains: int, mh_steps: int, frozen: np.ndarray | None, seed: int,
-                              sampler: str = "mh"):
+def _one_sweep_from_posterior(n_chains: int, mh_steps: int, frozen: np.ndarray | None, seed: int):
     """(observed counts per state after one sweep from exact posterior draws, the posterior)."""
     states = np.array(list(itertools.product(range(_K), repeat=len(_WORDS))), dtype=np.int64)
     f = np.zeros((_V, _K), np.int32) if frozen is None else frozen
@@ -75,7 +74,7 @@ def _one_sweep_from_posterior(n_chains: int, mh_steps: int, frozen: np.ndarray |
         n_dk, n_wk, n_k = counts_from_z(z, _WORDS, _PTR, _V, _K)
         rng = make_rng_states(100_000 * seed + c, 1)  # a seeded stream per chain
         state = LDAState(z=z, n_dk=n_dk, n_wk=n_wk, n_k=n_k, rng=rng)
-        sweep(state, _WORDS, _PTR, _ALPHA, _BETA, frozen_wk=frozen, sampler=sampler, mh_steps=mh_steps)
+        sweep(state, _WORDS, _PTR, _ALPHA, _BETA, frozen_wk=frozen, sampler="mh", mh_steps=mh_steps)
         observed[index[tuple(state.z)]] += 1
     return observed, post, states
 

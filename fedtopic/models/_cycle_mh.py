@@ -47,10 +47,9 @@ from numba import njit, uint64
 from fedtopic.models._mh import _word_major
 from fedtopic.models._prefetch import prefetch
 from fedtopic.models.normal import xo_double, xo_next
-from fedtopic.models.rng import GOLDEN, splitmix_output
+from fedtopic.models.rng import _INV_2_53, GOLDEN, splitmix_output
 
 _AHEAD = 16  # proposals drawn and their reads prefetched this many tokens ahead (a power of two)
-_INV_2_53 = 1.0 / 9007199254740992.0
 
 
 @njit(inline="always", cache=True)

@@ -107,7 +107,6 @@ def parallel_mh(
     _merge(tot_wk, tot_k, local_wk, local_k)
 
 
-
 def _frozen_alias(other_wk: np.ndarray) -> tuple:
     """(f_ptr, f_top, f_prob, f_alt, f_mass): alias tables with weights other_wk[w, k] (_cycle_mh's F)."""
     ptr, top, prob, alt, mass, _, _, _ = build_word_alias(other_wk, np.zeros(other_wk.shape[1], np.int64), 1.0, 1.0)

@@ -47,9 +47,10 @@ SAMPLERS = ("auto", "dense", "sparse", "mh")
 # documents' topic lists are long relative to K and the sparse sweep's random document access dominates.
 AUTO_SPARSE_FROM = 1000
 DEFAULT_MH_STEPS = 1  # MH proposals per token (sparse sampler); the exact document part keeps acceptance high
-# (word, document) cycles per token of the "mh" sampler. A cycle costs ~30 ns against ~110 ns of memory traffic
-# per token, so more cycles buy mixing cheaply: to tomotopy's held-out perplexity after 200 sweeps at K = 1000
-# (benchmarks/bench_mh.py) 1 cycle took ~57 s, 4 cycles ~27 s to the same point; 8 no sooner than 4.
+# (word, document) cycles per token of the "mh" sampler. A cycle costs 25–45 ns against ~110 ns of memory traffic
+# per token, so more cycles buy mixing cheaply (benchmarks/bench_mh.py, K = 1000, docs/RESULTS.md "Hot paths"):
+# to perplexity 1,756, 1 cycle took ~53 s and 4 cycles ~25 s; to tomotopy's after 200 sweeps, 3 / 4 / 6 cycles
+# took 77.9 / 72.2 / 88.2 s.
 DEFAULT_MH_CYCLES = 4
 DENSE_FRACTION = 8  # sparse sampler: a token whose document has > K/8 topics takes the exact dense draw
 
