@@ -289,3 +289,27 @@ def test_client_retries_with_backoff_then_raises_unavailable(consortium, caplog)
     warnings = [r.getMessage() for r in caplog.records]
     assert len(warnings) == 1 and warnings[0].startswith("waiting for the aggregator at")  # one line, not one per try
     dead.close()
+
+
+def test_progress_is_the_callers_own_view_of_a_session(server, consortium) -> None:
+    """``GET /v1/sessions/{id}/progress``: state, open round and the caller's own progress only (how a starting
+    node picks its run without fetching every member of every session); 404 for no session."""
+    clients = {p: AggregatorClient(server.url, consortium.keys[p], "progress") for p in PIDS}
+    assert clients["p1"].progress() is None
+    clients["p1"].open_session(PIDS, combiner="none", meta={"shape": list(SHAPE)})
+    fresh = clients["p2"].progress()
+    assert fresh is not None and fresh.state == "running" and fresh.current_round == 0
+    assert fresh.you.party == "p2" and fresh.you.last_round is None and fresh.you.ended is None
+    for p in PIDS[:2]:
+        clients[p].submit(0, encode_counts(counts(p, 0)))
+    clients["p3"].submit(0, encode_counts(counts("p3", 0)))
+    clients["p1"].submit(1, encode_counts(counts("p1", 1)))
+    mine, theirs = clients["p1"].progress(), clients["p3"].progress()
+    assert mine is not None and theirs is not None and mine.current_round == theirs.current_round == 1
+    assert (mine.you.party, mine.you.last_round, theirs.you.last_round) == ("p1", 1, 0)
+    for p in PIDS:
+        clients[p].finished()
+    done = clients["p3"].progress()
+    assert done is not None and done.state == "finished" and done.you.ended == "finished"
+    for c in clients.values():
+        c.close()

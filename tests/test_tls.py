@@ -5,9 +5,12 @@ HTTP to an address that is not loopback is refused unless --insecure."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import ssl
 import subprocess
 import sys
+import time
 
 import pytest
 from _csfed_setup import make_consortium
@@ -56,14 +59,30 @@ def test_plain_http_leaves_loopback_only_when_told(tmp_path, monkeypatch, capsys
 
     monkeypatch.setattr(tls, "TRUST", tls.Trust())
     monkeypatch.setattr(rpc, "RETRY", rpc.RetryPolicy())  # `node run` below sets this process's patience
-    assert client_verify("http://127.0.0.1:8000") is True
+    assert client_verify("http://127.0.0.1:8000") is False  # plain HTTP: no TLS, no CA bundle loaded
     with pytest.raises(NetworkError, match="refusing plain HTTP to 192.0.2.7"):
         client_verify("http://192.0.2.7:8000")
     with pytest.raises(NetworkError, match="pins no certificate"):
         client_verify("https://192.0.2.7:8443")
     configure_trust(None, insecure=True)
-    assert client_verify("http://192.0.2.7:8000") is True
+    assert client_verify("http://192.0.2.7:8000") is False
     config, _ = make_consortium(tmp_path / "c", protection="none", iterations=2)
     code = main(["node", "run", "--config", str(config), "--party", "p1", "--url", "http://192.0.2.7:8000"])
     err = capsys.readouterr().err
     assert code == 2 and "refusing plain HTTP to 192.0.2.7" in err and "Traceback" not in err
+
+
+def test_the_pinned_context_is_shared_until_the_certificate_changes(tmp_path, monkeypatch):
+    monkeypatch.setattr(tls, "TRUST", tls.Trust())
+    cert, _ = make_certificate(["127.0.0.1"], tmp_path / "a")
+    configure_trust(cert)
+    first = client_verify("https://127.0.0.1:8443")
+    assert isinstance(first, ssl.SSLContext) and client_verify("https://127.0.0.1:8443") is first
+    der = ssl.PEM_cert_to_DER_cert(cert.read_text())
+    assert [c for c in first.get_ca_certs(binary_form=True)] == [der]  # the pinned certificate and nothing else
+    other, _ = make_certificate(["127.0.0.1"], tmp_path / "b")
+    cert.write_bytes(other.read_bytes())  # rotated in place: the next client trusts the new one only
+    os.utime(cert, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
+    rotated = client_verify("https://127.0.0.1:8443")
+    assert rotated is not first
+    assert rotated.get_ca_certs(binary_form=True) == [ssl.PEM_cert_to_DER_cert(other.read_text())]

@@ -46,20 +46,22 @@ def serve(
     max_wait: Annotated[float, typer.Option("--max-wait", min=0.1, max=600, help="Longest long-poll, s.")] = 30.0,
     memory_budget_mb: Annotated[float, typer.Option("--memory-budget-mb", min=1, help="Largest memory one session's round may hold (parties × largest update + combine arrays), MiB.")] = 2048.0,
     read_timeout: Annotated[float, typer.Option("--read-timeout", min=0.1, max=3600, help="Seconds a request body may take to arrive before it is dropped.")] = 60.0,
+    keep_alive: Annotated[int, typer.Option("--keep-alive", min=1, max=3600, help="Seconds an idle connection stays open for the party's next request.")] = 30,
     tls_key: Annotated[Optional[Path], typer.Option("--tls-key", help="With aggregator.tls_cert in the config: its private key (default tls/aggregator.key beside the config).")] = None,  # noqa: UP007
 ) -> None:
     """Serve the aggregator until interrupted; a restart with the same --data resumes every open round."""
     import uvicorn
 
-    from fedtopic.runs.process import stop_with_parent
+    from fedtopic.runs.process import raise_open_files_limit, stop_with_parent
 
     stop_with_parent()  # started by simulate: end with it, even when it was killed
+    raise_open_files_limit()  # a connection per waiting party: 1,000 parties pass a soft limit of 1,024
 
     consortium = load_consortium(config)
     settings = AggregatorSettings.from_consortium(consortium, data, max_body_bytes=int(max_body_mb * 2**20),
                                                   max_wait_seconds=max_wait,
                                                   memory_budget_bytes=int(memory_budget_mb * 2**20),
-                                                  read_timeout_seconds=read_timeout)
+                                                  read_timeout_seconds=read_timeout, keep_alive_seconds=keep_alive)
     url = urlsplit(consortium.aggregator.url)
     bind = host if host is not None else "127.0.0.1"
     if host is None and url.hostname and not is_loopback(url.hostname):
@@ -76,4 +78,5 @@ def serve(
     elif url.scheme == "https":
         raise ConfigError("aggregator.url is https but aggregator.tls_cert is not set: run `fedtopic consortium tls`")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    uvicorn.run(create_app(settings), host=bind, port=port or url.port or 8000, log_level="info", **tls)
+    uvicorn.run(create_app(settings), host=bind, port=port or url.port or 8000, log_level="info",
+                timeout_keep_alive=settings.keep_alive_seconds, **tls)

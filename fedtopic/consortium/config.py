@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -277,10 +278,11 @@ class ConsortiumConfig(_Section):
     def cp_matrix(self) -> np.ndarray:
         """The paper's CP as bool (P, P): CP[i, j] is True when party j may read party i's channel."""
         ids = self.party_ids
+        index = {p: i for i, p in enumerate(ids)}
         out = np.eye(len(ids), dtype=bool)
         for i, owner in enumerate(ids):
             for reader in self.readers_of(owner):
-                out[i, ids.index(reader)] = True
+                out[i, index[reader]] = True
         return out
 
 
@@ -317,7 +319,7 @@ def cross_problems(raw: Any) -> list[str]:
             for reader in dict.fromkeys(readers):
                 if reader not in ids:
                     problems.append(f"cp: channel {owner!r} lists unknown reader {reader!r}")
-            dupes = sorted({r for r in readers if readers.count(r) > 1})
+            dupes = sorted(r for r, n in Counter(readers).items() if n > 1)  # not list.count: O(P³) for P parties
             problems.extend(f"cp: channel {owner!r} lists reader {r!r} twice" for r in dupes)
     return problems
 

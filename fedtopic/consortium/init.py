@@ -72,13 +72,13 @@ def write_admin_key(path: Path, seed: bytes | None) -> Path:
 
 def cp_from_consortia(consortia: Iterable[Iterable[str]]) -> dict[str, list[str]]:
     """CP from consortia (paper Def. 4): every member reads every other member's channel (symmetric)."""
-    readers: dict[str, list[str]] = {}
+    readers: dict[str, dict[str, None]] = {}  # insertion-ordered sets: a list's `in` made this O(P³)
     for members in consortia:
         group = list(dict.fromkeys(members))
         for owner in group:
-            known = readers.setdefault(owner, [])
-            known.extend(m for m in group if m != owner and m not in known)
-    return readers
+            known = readers.setdefault(owner, {})
+            known.update((m, None) for m in group if m != owner)
+    return {owner: list(known) for owner, known in readers.items()}
 
 
 def parse_cp_file(path: str | os.PathLike[str], *, expected_parties: int | None = None) -> dict[str, list[str]]:

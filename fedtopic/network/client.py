@@ -6,8 +6,9 @@ as ``patience`` seconds (default 10 minutes: an aggregator restart, whose cold
 start alone takes seconds, must not end a training). The first failure is
 logged once as a warning saying what the client waits for and how long it will
 keep trying; the recovery is logged once; the retries between are at DEBUG.
-4xx answers are never retried: they raise ``AggregatorRejected`` with the
-server's code and reason. A submit whose answer was lost and whose retry meets
+4xx answers are not retried (except 408: the body arrived too slowly, a
+client starved of CPU): they raise ``AggregatorRejected`` with the server's
+code and reason. A submit whose answer was lost and whose retry meets
 ``duplicate_update`` with the same payload hash counts as accepted.
 """
 
@@ -34,6 +35,7 @@ from fedtopic.network.schemas import (
     RecoveryReceipt,
     RoundOut,
     SessionOut,
+    SessionProgress,
     SessionStatus,
     StatusOut,
     UpdateReceipt,
@@ -70,6 +72,11 @@ class AggregateResult:
 WAIT_REPORT_SECONDS = 10.0
 """How often a party waiting for a round's aggregate is told who is missing (``fetch_aggregate(on_wait=)``)."""
 
+_LIMITS = httpx.Limits(keepalive_expiry=2.0)
+"""Idle connections are dropped after 2 s, before uvicorn's 5 s closes them: reusing one the server is closing at
+that moment fails with "Server disconnected without sending a response" (seen with 1,000 parties)."""
+
+
 def _aggregate_result(round: int, resp: httpx.Response) -> AggregateResult:
     return AggregateResult(round, resp.content, _split(resp.headers.get(H_CONTRIBUTORS)),
                            _split(resp.headers.get(H_MISSING)), resp.headers.get(H_CLOSE_REASON, ""))
@@ -92,7 +99,7 @@ class AggregatorClient:
         self.patience = patience
         self.backoff = backoff
         self._http = httpx.Client(base_url=self.url, timeout=timeout, transport=transport,
-                                  verify=client_verify(self.url))
+                                  verify=client_verify(self.url), limits=_LIMITS)
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -128,7 +135,7 @@ class AggregatorClient:
                                        "not pin (aggregator.tls_cert): refusing to send anything to it") from None
                 last = f"{type(exc).__name__}: {exc}"
             else:
-                if resp.status_code < 500:
+                if resp.status_code < 500 and resp.status_code != 408:  # 408: our body came too slowly; again
                     if attempt:
                         log.warning("aggregator %s answers again after %.0f s", self.url, time.monotonic() - started)
                     return resp
@@ -320,13 +327,22 @@ class AggregatorClient:
         """The aggregate payload of ``round`` (see ``fetch_aggregate``)."""
         return self.fetch_aggregate(round, timeout).payload
 
-    def finished(self) -> SessionStatus:
+    def finished(self) -> SessionProgress:
         """Tell the aggregator this party finished its training in this session."""
-        return SessionStatus.model_validate(self._json("POST", f"/v1/sessions/{self.session}/finished"))
+        return SessionProgress.model_validate(self._json("POST", f"/v1/sessions/{self.session}/finished"))
 
-    def abandon(self) -> SessionStatus:
+    def abandon(self) -> SessionProgress:
         """Leave this session for a fresh run: the parties waiting in it stop instead of waiting forever."""
-        return SessionStatus.model_validate(self._json("POST", f"/v1/sessions/{self.session}/abandoned"))
+        return SessionProgress.model_validate(self._json("POST", f"/v1/sessions/{self.session}/abandoned"))
+
+    def progress(self) -> SessionProgress | None:
+        """This session's state and this party's progress in it (None if the session does not exist)."""
+        resp = self._send("GET", f"/v1/sessions/{self.session}/progress")
+        if resp.status_code == 404 and self._rejected(resp).code == "unknown_session":
+            return None
+        if resp.status_code != 200:
+            raise self._rejected(resp)
+        return SessionProgress.model_validate(resp.json())
 
     def session_status(self) -> SessionStatus | None:
         """This session's state, who it waits for and each member's last update (None if it does not exist)."""

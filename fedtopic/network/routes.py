@@ -26,7 +26,7 @@ from fedtopic.network.schemas import (
     RoundOut,
     SessionCreate,
     SessionOut,
-    SessionStatus,
+    SessionProgress,
     StatusOut,
     UpdateReceipt,
     VocabularyIn,
@@ -79,14 +79,20 @@ def get_session(session_id: SessionId, party: RequestParty, aggregator: Aggregat
     return aggregator.session(session_id, party)
 
 
+@v1.get("/sessions/{session_id}/progress")
+def get_progress(session_id: SessionId, party: RequestParty, aggregator: AggregatorDep) -> SessionProgress:
+    """The session's state and the caller's own progress in it (its size does not grow with the session's)."""
+    return aggregator.progress(session_id, party)
+
+
 @v1.post("/sessions/{session_id}/finished")
-def session_finished(session_id: SessionId, party: RequestParty, aggregator: AggregatorDep) -> SessionStatus:
+def session_finished(session_id: SessionId, party: RequestParty, aggregator: AggregatorDep) -> SessionProgress:
     """This party finished its training in the session (the session is finished once every member has)."""
     return aggregator.end_session(session_id, party, "finished")
 
 
 @v1.post("/sessions/{session_id}/abandoned")
-def session_abandoned(session_id: SessionId, party: RequestParty, aggregator: AggregatorDep) -> SessionStatus:
+def session_abandoned(session_id: SessionId, party: RequestParty, aggregator: AggregatorDep) -> SessionProgress:
     """This party left the session for a fresh run (`node run --fresh`): the others stop instead of waiting."""
     return aggregator.end_session(session_id, party, "abandoned")
 
@@ -162,7 +168,8 @@ async def get_aggregate(session_id: SessionId, round: RoundNumber, party: Reques
         row = await anyio.to_thread.run_sync(aggregator.aggregate, session_id, round, party)
         if row is not None:
             return _aggregate_response(row)
-        wanted = await anyio.to_thread.run_sync(aggregator.recovery_wanted, session_id, round, party)
+        wanted = None if not aggregator.is_recovering(session_id, round) else \
+            await anyio.to_thread.run_sync(aggregator.recovery_wanted, session_id, round, party)
         if wanted is not None:
             return _not_ready("recovery_needed", f"round {round} lost {', '.join(wanted[0])}: send your recovery",
                               dropped=wanted[0], survivors=wanted[1])
@@ -180,8 +187,11 @@ async def _await_close(aggregator: Aggregator, signal: RoundSignal, session_id: 
         event = signal.current()  # before the checks: a close in between still sets it
         if aggregator.is_closed(session_id, round):
             return True
-        if time.monotonic() >= deadline or aggregator.recovery_wanted(session_id, round, party) is not None:
+        if time.monotonic() >= deadline:
             return False
+        if aggregator.is_recovering(session_id, round) and await anyio.to_thread.run_sync(
+                aggregator.recovery_wanted, session_id, round, party) is not None:
+            return False  # the lock only off the event loop: a worker holding it must not stall every request
         aggregator.saw(party)  # a party waiting here is alive
         await wait_for(event, min(MAX_SLEEP_SECONDS, deadline - time.monotonic()))
 

@@ -150,6 +150,16 @@ class SessionStatus(BaseModel):
     straggler_events: list[StragglerEvent]
 
 
+class SessionProgress(BaseModel):
+    """One member's view of a session, its size independent of the session's (how a starting node picks the run
+    it joins: 1,000 nodes asking for a 1,000-member ``SessionStatus`` each is a million rows)."""
+
+    session_id: str
+    state: Literal["running", "finished", "abandoned"]
+    current_round: int
+    you: PartySeen
+
+
 class StatusOut(BaseModel):
     """Everything an operator needs to see at a glance."""
 

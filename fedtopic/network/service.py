@@ -22,7 +22,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +50,7 @@ from fedtopic.network.schemas import (
     RoundOut,
     SessionCreate,
     SessionOut,
+    SessionProgress,
     SessionStatus,
     StatusOut,
     StragglerEvent,
@@ -79,6 +80,7 @@ class _Session:
     recovery: _Recovery | None = None
     running: Any = None  # the open round's running combine (``fold_update``), if the combiner keeps one
     refused: dict[str, str] = field(default_factory=dict)  # member → what differed when its open was refused
+    last: tuple[int, AggregateRow] | None = None  # the latest closed round's aggregate: every member reads it
 
 
 class Aggregator:
@@ -179,19 +181,21 @@ class Aggregator:
                      combiner_name)
             return self._session_out(sess), True
 
+    # Reads without the lock (update_bound, session, aggregate, is_closed): a session's spec never changes once
+    # opened and its state is replaced, never mutated, so a reader sees one consistent state. Holding the lock
+    # for them made 1,000 parties queue behind every commit (each commit gives up the GIL, and taking it back
+    # waits behind every runnable thread).
     def update_bound(self, sid: str, party: str) -> int:
         """The largest update (or recovery) body ``party`` may send to session ``sid``: 404/403 if none."""
-        with self._lock:
-            sess = self._session(sid)
-            self._member(sess, party)
-            return sess.combiner.max_update_bytes(sess.out.meta)
+        sess = self._session(sid)
+        self._member(sess, party)
+        return sess.combiner.max_update_bytes(sess.out.meta)
 
     def session(self, sid: str, party: str) -> SessionOut:
         """The session's spec, for one of its members."""
-        with self._lock:
-            sess = self._session(sid)
-            self._member(sess, party)
-            return self._session_out(sess)
+        sess = self._session(sid)
+        self._member(sess, party)
+        return self._session_out(sess)
 
     def _session_out(self, sess: _Session) -> SessionOut:
         return sess.out.model_copy(update={"current_round": sess.state.number})
@@ -313,8 +317,9 @@ class Aggregator:
             self._fail(sess, now, str(exc))
             return
         sess.recovery = None
-        self.store.close_round(sid, state.number, now, reason, aggregate, sha256_hex(aggregate), contributors,
-                               state.missing)
+        sha = sha256_hex(aggregate)
+        self.store.close_round(sid, state.number, now, reason, aggregate, sha, contributors, state.missing)
+        sess.last = (state.number, AggregateRow(aggregate, sha, contributors, state.missing, reason))
         sess.state = next_round(state)
         if reason == "deadline":
             log.warning("session %s round %d closed by the straggler deadline without %s", sid, state.number,
@@ -382,16 +387,17 @@ class Aggregator:
     # data transmitter --------------------------------------------------------------
     def aggregate(self, sid: str, round: int, party: str) -> AggregateRow | None:
         """The round's aggregate; None while the round is open; Rejection if it is not opened or pruned."""
-        with self._lock:
-            self._close_due(self._clock())
-            sess = self._session(sid)
-            self._member(sess, party)
-            if round > sess.state.number:
-                raise Rejection(409, "round_not_open",
-                                f"round {round} is not open yet; the open round is {sess.state.number}")
-            if round == sess.state.number:
-                return None
-            row = self.store.aggregate(sid, round)
+        sess = self._session(sid)
+        self._member(sess, party)
+        if _due(sess, self._clock()):
+            with self._lock:
+                self._close_due(self._clock())
+        number, last = sess.state.number, sess.last
+        if round > number:
+            raise Rejection(409, "round_not_open", f"round {round} is not open yet; the open round is {number}")
+        if round == number:
+            return None
+        row = last[1] if last is not None and last[0] == round else self.store.aggregate(sid, round)
         if row is not None and row.close_reason == "failed":
             least = _min_contributors(sess.combiner)
             if len(row.contributors) < least:
@@ -410,6 +416,11 @@ class Aggregator:
         """Lock-free check for long-polls: has ``round`` closed? (False for unknown sessions.)"""
         sess = self._sessions.get(sid)
         return sess is not None and sess.state.number > round
+
+    def is_recovering(self, sid: str, round: int) -> bool:
+        """Lock-free check for long-polls: is ``round`` the open round and waiting for recovery messages?"""
+        sess = self._sessions.get(sid)
+        return sess is not None and sess.state.number == round and sess.recovery is not None
 
     def round_info(self, sid: str, round: int) -> RoundOut:
         """One round's clock state."""
@@ -442,27 +453,39 @@ class Aggregator:
         """``party`` made an authenticated request now (``/status`` says when each member was last seen)."""
         self._seen[party] = self._clock()
 
-    def end_session(self, sid: str, party: str, kind: str) -> SessionStatus:
+    def end_session(self, sid: str, party: str, kind: str) -> SessionProgress:
         """``party`` finished its training in ``sid`` ("finished") or abandoned it for a fresh run ("abandoned"):
-        recorded once, and the waiting parties are woken (an abandoned round never completes)."""
+        recorded once; an abandon wakes the waiting parties (its round never completes). The answer is the
+        party's own view (a whole ``SessionStatus`` per finishing party made the end of a run O(P²))."""
         with self._lock:
             sess = self._session(sid)
             self._member(sess, party)
             self.store.end_session(sid, party, kind, self._clock())
             log.info("session %s: %s %s", sid, party, kind)
-            self.on_change()
-            return self._status_of(sid, sess)
+            if kind == "abandoned":
+                self.on_change()
+            return self.progress(sid, party)
+
+    def progress(self, sid: str, party: str) -> SessionProgress:
+        """The session's state and ``party``'s own progress in it (a member's question, answered in O(1) rows
+        of the session's members)."""
+        with self._lock:
+            sess = self._session(sid)
+            self._member(sess, party)
+            ends = self.store.session_ends(sid)
+            last = self.store.last_update(sid, party)
+            return SessionProgress(session_id=sid, state=_session_state(ends, sess.state.expected),
+                                   current_round=sess.state.number,
+                                   you=PartySeen(party=party, last_round=None if last is None else last[0],
+                                                 last_update_at=None if last is None else last[1],
+                                                 last_seen_at=self._seen.get(party),
+                                                 ended=ends[party][0] if party in ends else None))  # type: ignore[arg-type]
 
     def _status_of(self, sid: str, sess: _Session) -> SessionStatus:
         ends = self.store.session_ends(sid)
         last = self.store.last_updates(sid)
         expected = list(sess.state.expected)
-        if any(kind == "abandoned" for kind, _ in ends.values()):
-            state = "abandoned"
-        elif all(ends.get(p, ("", 0.0))[0] == "finished" for p in expected):
-            state = "finished"
-        else:
-            state = "running"
+        state = _session_state(ends, expected)
         current = self.round_info(sid, sess.state.number)
         seen = [PartySeen(party=p, last_round=last[p][0] if p in last else None,
                           last_update_at=last[p][1] if p in last else None,
@@ -480,6 +503,24 @@ class Aggregator:
             self._close_due(self._clock())
             sessions = [self._status_of(sid, sess) for sid, sess in self._sessions.items()]
         return StatusOut(protection=self.protection, parties=list(self.parties), sessions=sessions)
+
+
+def _due(sess: _Session, now: float) -> bool:
+    """Whether ``sess``'s open round may be due to close (deadline passed, complete, recovery late): then a
+    reader closes it under the lock; otherwise the ticker would find nothing either."""
+    state = sess.state
+    if sess.recovery is not None:
+        return now >= sess.recovery.requested_at + state.deadline_seconds
+    return len(state.received) >= len(state.expected) or (state.deadline_at is not None and now >= state.deadline_at)
+
+
+def _session_state(ends: Mapping[str, tuple[str, float]], expected: Sequence[str]) -> str:
+    """abandoned if a member abandoned the session, finished once every member finished, else running."""
+    if any(kind == "abandoned" for kind, _ in ends.values()):
+        return "abandoned"
+    if all(ends.get(p, ("", 0.0))[0] == "finished" for p in expected):
+        return "finished"
+    return "running"
 
 
 def _min_contributors(combiner: Combiner) -> int:

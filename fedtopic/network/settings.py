@@ -44,6 +44,10 @@ class AggregatorSettings(BaseModel):
     max_wait_seconds: float = Field(30.0, gt=0, le=600, description="longest long-poll of one request")
     max_clock_skew_seconds: float = Field(300.0, gt=0, le=3600, description="signed-request timestamp window")
     read_timeout_seconds: float = Field(60.0, gt=0, le=3600, description="longest a request body may take to arrive")
+    keep_alive_seconds: int = Field(30, ge=1, le=3600, description="how long an idle connection stays open: a party "
+                                    "busy sampling (or a thread of a 1,000-party simulation waiting for its turn "
+                                    "under the GIL) may reuse it seconds later; uvicorn's 5 s closed connections "
+                                    "under such clients' requests")
 
     @field_validator("parties")
     @classmethod

@@ -193,6 +193,13 @@ class Store:
                           (session,))
         return {party: (int(n), float(at)) for party, n, at in rows}
 
+    def last_update(self, session: str, party: str) -> tuple[int, float] | None:
+        """(``party``'s latest round with an update, when it arrived) in ``session``; None before its first."""
+        rows = self._read("SELECT MAX(number), MAX(received_at) FROM updates WHERE session = ? AND party = ?",
+                          (session, party))
+        n, at = rows[0]
+        return None if n is None else (int(n), float(at))
+
     # rounds and updates ----------------------------------------------------------
     def round(self, session: str, number: int) -> RoundRow | None:
         """One round, or None if it was never opened."""

@@ -19,7 +19,7 @@ from typing import Any
 
 from fedtopic.errors import TrainingError
 from fedtopic.network.client import AggregatorClient
-from fedtopic.network.schemas import SessionStatus
+from fedtopic.network.schemas import SessionProgress
 
 MAX_GENERATIONS = 10_000
 
@@ -33,11 +33,10 @@ def resolve_run_session(client_for: Callable[[str], AggregatorClient], base: str
                         params: Mapping[str, Any], *, fresh: bool, say: Callable[[str], None]) -> str:
     """The base session id this party's new run trains in (see the module docstring). ``client_for(session)``: a
     client of that session; ``probe``: the run's first channel, whose session tells a generation's state."""
-    with client_for(f"{base}-{probe}") as client:
-        sessions = {s.session_id: s for s in client.status().sessions}
-    newest: tuple[int, SessionStatus] | None = None
-    for number in range(1, MAX_GENERATIONS):
-        found = sessions.get(f"{generation(base, number)}-{probe}")
+    newest: tuple[int, SessionProgress] | None = None
+    for number in range(1, MAX_GENERATIONS):  # a small probe per generation (/status holds every session's members)
+        with client_for(f"{generation(base, number)}-{probe}") as client:
+            found = client.progress()
         if found is None:
             break
         newest = (number, found)
@@ -47,8 +46,8 @@ def resolve_run_session(client_for: Callable[[str], AggregatorClient], base: str
     name = generation(base, number)
     if status.state != "running":
         return generation(base, number + 1)
-    mine = next((s for s in status.seen if s.party == party), None)
-    if mine is None or (mine.last_round is None and mine.ended is None):
+    mine = status.you
+    if mine.last_round is None and mine.ended is None:
         if not fresh:
             return name
         with client_for(f"{name}-{probe}") as client:
@@ -59,6 +58,8 @@ def resolve_run_session(client_for: Callable[[str], AggregatorClient], base: str
         raise TrainingError(f"session {name}-{probe} already holds {party}'s updates up to round {mine.last_round}, "
                             f"but {party} has no checkpoint of that run (state moved or wiped?): put the state back to "
                             "resume, or start a new run with `node run --fresh` on every node")
+    with client_for(f"{name}-{probe}") as client:  # rare (--fresh over a lost state): every channel of the run
+        sessions = {s.session_id: s for s in client.status().sessions}
     for sid in sorted(s for s in sessions if s.startswith(f"{name}-") and sessions[s].state == "running"):
         with client_for(sid) as client:
             client.abandon()

@@ -17,8 +17,10 @@ from fedtopic.consortium.init import init_consortium
 def local_consortium(work: Path, n_parties: int, spec: TrainSpec, *, algorithm: str = "csfed-lda",
                      protection: str, delta: float = 0.005, key_bits: int = 2048,
                      seed: int = 0) -> tuple[Path, ConsortiumConfig]:
-    """A fresh consortium.toml + seeded key files in ``work`` for a loopback run of ``algorithm``."""
-    init = init_consortium(n_parties, work, seed=seed, name="loopback")
+    """A fresh consortium.toml + seeded key files in ``work`` for a loopback run of ``algorithm`` through an
+    aggregator. Its CP is empty: CP says who reads whose chain channel, which no aggregator consults, and a full
+    CP is P² names (a million for 1,000 parties, seconds to write and to read back)."""
+    init = init_consortium(n_parties, work, seed=seed, name="loopback", cp={})
     cfg = load_consortium(init.config_path)
     defaults = {o.name: o.default for o in get_algorithm(algorithm).options}
     cfg = cfg.model_copy(update={

@@ -6,6 +6,8 @@ algorithm evaluates and writes the run folder (``Algorithm.write_simulation``). 
 
 from __future__ import annotations
 
+import os
+import resource
 import tempfile
 import threading
 import time
@@ -24,9 +26,13 @@ from fedtopic.errors import ConfigError
 from fedtopic.node.session_params import session_params
 from fedtopic.node.sync_runtime import Connection, run_sync_party
 from fedtopic.runs.history import HistoryLine
+from fedtopic.runs.process import raise_open_files_limit
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 from fedtopic.simulation.local_consortium import local_consortium
 from fedtopic.simulation.party_threads import PATIENCE, run_party_threads
+
+FILES_PER_PARTY = 4
+"""Open files a simulated party holds at most: a connection per channel and its history file."""
 
 
 def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, *, protection: str = "none",
@@ -45,6 +51,10 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
     algo.check_data(data.parties, spec)
     algo.check_protection(spec, protection, len(data.parties))
     n = len(data.parties)
+    files = raise_open_files_limit()
+    if files != resource.RLIM_INFINITY and files < FILES_PER_PARTY * n + 256:
+        raise ConfigError(f"{n} parties in one process need about {FILES_PER_PARTY * n + 256} open files (a "
+                          f"connection per channel each); this process may open {files} (`ulimit -n`)")
     with tempfile.TemporaryDirectory(prefix=f"{algorithm}-") as tmp:
         work = Path(tmp)
         config, cfg = local_consortium(work / "consortium", n, spec, algorithm=algorithm, protection=protection,
@@ -55,7 +65,7 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
         with AggregatorProcess(config, work / "aggregator", run_dir / "aggregator.log", port=port or None) as agg:
             say(f"aggregator {agg.url} (pid {agg.proc.pid}); {n} parties, K = {spec.topics}, protection {protection}")
             started = time.perf_counter()
-            lock = threading.Lock() if serialize_compute else None
+            lock = threading.Lock() if serialize_compute else threading.BoundedSemaphore(_cores())
 
             def one(i: int) -> list[HistoryLine]:
                 pid = cfg.party_ids[i]
@@ -71,6 +81,16 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
     run = ConsortiumRun(data, spec, parties, [[asdict(line) for line in h] for h in histories], protection, wall,
                         {"compare_centralized": compare_centralized})
     return algo.write_simulation(run_dir, run)
+
+
+def _cores() -> int:
+    """Parties that compute at once: one per core this process may use. More only queue for the GIL's slices
+    (numba releases it, the Python around it does not), and every party waiting in an exchange then waits for
+    the GIL after each socket call: with 1,000 party threads a request's body took over a minute to arrive."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _protections(carried_by: tuple[str, ...]) -> tuple[str, ...]:
