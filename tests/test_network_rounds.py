@@ -182,3 +182,27 @@ def test_full_round_left_open_by_a_crash_closes_on_restart(tmp_path) -> None:
     row = agg.aggregate("run", 0, "b")
     assert row.close_reason == "complete"
     np.testing.assert_array_equal(decode_counts(row.payload), np.full((4, 2), 6))
+
+
+def test_a_read_closes_a_due_round_and_the_latest_aggregate_is_the_stored_one(tmp_path) -> None:
+    """Reads skip the lock unless something is due: a read after the deadline still closes the round (no
+    ticker runs here), and the aggregate kept in memory for every member's read is the one committed."""
+    clock = Clock()
+    agg = _aggregator(tmp_path, clock)
+    agg.open_session(_spec(), "a")
+    mats = {p: np.full((4, 2), i + 1) for i, p in enumerate(PARTIES)}
+    agg.submit("run", 0, "a", encode_counts(mats["a"]))
+    clock.t += 29.9
+    assert agg.aggregate("run", 0, "b") is None and not agg.is_closed("run", 0)
+    clock.t += 0.1
+    row = agg.aggregate("run", 0, "b")  # the deadline passed: this read closes the round
+    assert row.close_reason == "deadline" and row.contributors == ("a",) and row.missing == ("b", "c")
+    assert row == agg.store.aggregate("run", 0)
+    with pytest.raises(Rejection) as exc:
+        agg.aggregate("run", 2, "a")
+    assert exc.value.code == "round_not_open"
+    for p in PARTIES:
+        agg.submit("run", 1, p, encode_counts(mats[p]))
+    latest = agg.aggregate("run", 1, "c")
+    assert latest == agg.store.aggregate("run", 1) and latest.close_reason == "complete"
+    assert agg.aggregate("run", 0, "c") == row  # an older round comes from the store
