@@ -46,8 +46,11 @@ def relevance_candidates(phi: np.ndarray, p_w: np.ndarray, n: int = 20,
     k_topics, v = phi.shape
     n = min(n, v)
     chosen: list[set[int]] = [set() for _ in range(k_topics)]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_phi, log_pw = np.log(phi), np.log(p_w)[None, :]  # once, not per λ: the logs were most of the cost
     for lam in grid:
-        score = relevance(phi, p_w, float(lam))
+        with np.errstate(invalid="ignore"):
+            score = log_phi - (1.0 - float(lam)) * log_pw  # = relevance(phi, p_w, lam), rearranged
         top = np.argpartition(-score, n - 1, axis=1)[:, :n]
         for k in range(k_topics):
             chosen[k].update(int(i) for i in top[k] if np.isfinite(score[k, i]))
