@@ -206,3 +206,22 @@ def test_a_read_closes_a_due_round_and_the_latest_aggregate_is_the_stored_one(tm
     latest = agg.aggregate("run", 1, "c")
     assert latest == agg.store.aggregate("run", 1) and latest.close_reason == "complete"
     assert agg.aggregate("run", 0, "c") == row  # an older round comes from the store
+
+
+def test_status_repeats_its_answer_only_while_nothing_changed(tmp_path) -> None:
+    """``/status`` (no signature, O(sessions × members)) is computed again on any change, or once ``max_age``
+    has passed; never per request while a flood repeats it."""
+    clock = Clock()
+    agg = _aggregator(tmp_path, clock)
+    agg.open_session(_spec(), "a")
+    first = agg.status(max_age=60)
+    assert agg.status(max_age=60) is first
+    assert agg.status(max_age=0) is not first  # no max age: always fresh
+    agg.submit("run", 0, "a", encode_counts(np.ones((4, 2), dtype=np.int64)))
+    after_submit = agg.status(max_age=60)
+    assert after_submit.sessions[0].current_round.received == ["a"]
+    clock.t += 30  # the straggler deadline passed: due, so computed again (and the read closes the round)
+    closed = agg.status(max_age=60)
+    assert closed.sessions[0].current_round.round == 1 and closed.sessions[0].straggler_events
+    agg.end_session("run", "b", "finished")
+    assert agg.status(max_age=60).sessions[0].seen[1].ended == "finished"

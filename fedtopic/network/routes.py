@@ -43,6 +43,7 @@ from fedtopic.network.wire import (
     PAYLOAD_MEDIA_TYPE,
 )
 
+STATUS_MAX_AGE = 1.0  # /status repeats its last answer while nothing changed, for at most this many seconds
 MAX_SLEEP_SECONDS = 1.0  # a long-poll re-checks at least this often even if no close woke it
 _BINARY = {PAYLOAD_MEDIA_TYPE: {"schema": {"type": "string", "format": "binary"}}}
 _PROBLEMS = {code: {"model": Problem} for code in (401, 403, 404, 409, 413, 422)}
@@ -60,7 +61,7 @@ def healthz() -> Health:
 @ops.get("/status")
 def status_(aggregator: AggregatorDep) -> StatusOut:
     """Sessions, their open round, who has submitted, and straggler events (no payloads)."""
-    return aggregator.status()
+    return aggregator.status(max_age=STATUS_MAX_AGE)
 
 
 @v1.post("/sessions", status_code=status.HTTP_201_CREATED, responses={200: {"model": SessionOut}})

@@ -100,6 +100,8 @@ class Aggregator:
         self._sessions: dict[str, _Session] = {}
         self._seen: dict[str, float] = {}  # party → its last authenticated request (in memory: liveness only)
         self.on_change: Callable[[], None] = lambda: None  # called when a round closes, fails or wants recovery
+        self._ends = 0  # finished/abandoned messages so far (part of ``status``'s cache key)
+        self._status_cache: tuple[tuple, float, StatusOut] | None = None
         for sid, spec, by, at in store.sessions():  # resume: every session's open round from disk
             self._sessions[sid] = self._load(sid, spec, by, at)
 
@@ -461,6 +463,7 @@ class Aggregator:
             sess = self._session(sid)
             self._member(sess, party)
             self.store.end_session(sid, party, kind, self._clock())
+            self._ends += 1
             log.info("session %s: %s %s", sid, party, kind)
             if kind == "abandoned":
                 self.on_change()
@@ -497,12 +500,29 @@ class Aggregator:
                              straggler_events=[StragglerEvent(round=n, closed_at=at, missing=list(m))
                                                for n, at, m in self.store.straggler_events(sid)])
 
-    def status(self) -> StatusOut:
-        """Every session's state, who it waits for, each member's last update, and straggler events."""
+    def status(self, max_age: float = 0.0) -> StatusOut:
+        """Every session's state, who it waits for, each member's last update, and straggler events.
+
+        ``max_age``: the last answer again if nothing has changed since and it is younger than that (only the
+        members' last-seen times may then be older): ``/status`` needs no signature and costs O(sessions ×
+        members), so a flood of it costs one computation per change or per ``max_age``, not per request."""
+        key = self._status_key()
+        cached = self._status_cache
+        if cached is not None and cached[0] == key and time.monotonic() - cached[1] < max_age:
+            return cached[2]
         with self._lock:
             self._close_due(self._clock())
             sessions = [self._status_of(sid, sess) for sid, sess in self._sessions.items()]
-        return StatusOut(protection=self.protection, parties=list(self.parties), sessions=sessions)
+        out = StatusOut(protection=self.protection, parties=list(self.parties), sessions=sessions)
+        self._status_cache = (key, time.monotonic(), out)
+        return out
+
+    def _status_key(self) -> tuple:
+        """What ``status`` shows changes only with this (sessions, rounds, updates, recoveries, refusals, ends),
+        or with time (deadlines: ``_due``)."""
+        now = self._clock()
+        return (self._ends, tuple((sid, s.state.number, len(s.state.received), s.recovery is not None,
+                                   len(s.refused), _due(s, now)) for sid, s in list(self._sessions.items())))
 
 
 def _due(sess: _Session, now: float) -> bool:
