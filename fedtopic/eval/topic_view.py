@@ -35,8 +35,13 @@ def marginal(phi: np.ndarray, prevalence: np.ndarray) -> np.ndarray:
 def relevance(phi: np.ndarray, p_w: np.ndarray, lam: float) -> np.ndarray:
     """float64[K,V]: r(w, k | λ) (module docstring); a word with φ_kw = 0 scores −inf."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        log_phi = np.log(phi)
-        return lam * log_phi + (1.0 - lam) * (log_phi - np.log(p_w)[None, :])
+        return _relevance_of_logs(np.log(phi), np.log(p_w)[None, :], lam)
+
+
+def _relevance_of_logs(log_phi: np.ndarray, log_pw: np.ndarray, lam: float) -> np.ndarray:
+    """``relevance`` from log Φ [K,V] and log p_w [1,V] (candidates take the logs once for the whole λ grid)."""
+    with np.errstate(invalid="ignore"):
+        return lam * log_phi + (1.0 - lam) * (log_phi - log_pw)
 
 
 def relevance_candidates(phi: np.ndarray, p_w: np.ndarray, n: int = 20,
@@ -49,8 +54,7 @@ def relevance_candidates(phi: np.ndarray, p_w: np.ndarray, n: int = 20,
     with np.errstate(divide="ignore", invalid="ignore"):
         log_phi, log_pw = np.log(phi), np.log(p_w)[None, :]  # once, not per λ: the logs were most of the cost
     for lam in grid:
-        with np.errstate(invalid="ignore"):
-            score = log_phi - (1.0 - float(lam)) * log_pw  # = relevance(phi, p_w, lam), rearranged
+        score = _relevance_of_logs(log_phi, log_pw, float(lam))
         top = np.argpartition(-score, n - 1, axis=1)[:, :n]
         for k in range(k_topics):
             chosen[k].update(int(i) for i in top[k] if np.isfinite(score[k, i]))

@@ -273,7 +273,7 @@ class Aggregator:
         # "complete" here too: a crash between the last update's commit and the aggregate's leaves a full open round
         for sess in self._sessions.values():
             if sess.recovery is not None:
-                if now >= sess.recovery.requested_at + sess.state.deadline_seconds:
+                if _recovery_late(sess, now):
                     self._fail(sess, now, "the survivors' recovery messages did not arrive in time")
                 continue
             reason = close_reason(sess.state, now)
@@ -525,13 +525,16 @@ class Aggregator:
                                    len(s.refused), _due(s, now)) for sid, s in list(self._sessions.items())))
 
 
+def _recovery_late(sess: _Session, now: float) -> bool:
+    """Whether the survivors' recovery messages of ``sess``'s open round are overdue (it has a recovery)."""
+    assert sess.recovery is not None
+    return now >= sess.recovery.requested_at + sess.state.deadline_seconds
+
+
 def _due(sess: _Session, now: float) -> bool:
-    """Whether ``sess``'s open round may be due to close (deadline passed, complete, recovery late): then a
+    """Whether ``_close_due`` would act on ``sess`` at ``now`` (complete, deadline passed, recovery late): then a
     reader closes it under the lock; otherwise the ticker would find nothing either."""
-    state = sess.state
-    if sess.recovery is not None:
-        return now >= sess.recovery.requested_at + state.deadline_seconds
-    return len(state.received) >= len(state.expected) or (state.deadline_at is not None and now >= state.deadline_at)
+    return _recovery_late(sess, now) if sess.recovery is not None else close_reason(sess.state, now) is not None
 
 
 def _session_state(ends: Mapping[str, tuple[str, float]], expected: Sequence[str]) -> str:
