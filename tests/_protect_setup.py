@@ -9,22 +9,23 @@ from fedtopic.crypto.paillier import generate_paillier_keys
 from fedtopic.crypto.protect import ProtectionContext, RoundInfo
 
 PAILLIER = generate_paillier_keys(1024)  # the smallest allowed size keeps the tests fast
-PARTY_KEYS = [generate_party_keys(f"p{i}", seed=b"protect-tests") for i in range(4)]
+PARTY_KEYS = [generate_party_keys(f"p{i}", seed=b"protect-tests") for i in range(4)]  # more made on demand
 MASK_SECRET = bytes(range(32))
 SESSION = "sess-1"
 
 
 def contexts(shape: tuple[int, int], *, parties: int = 3, round: int = 1, delta: float = 0.25,
              ranking: np.ndarray | None = None, max_value: int = 1000, session: str = SESSION,
-             private: bool = True) -> list[ProtectionContext]:  # fmt: skip
+             private: bool = True, mask_degree: int | None = None) -> list[ProtectionContext]:  # fmt: skip
     """One context per party, consortium order."""
+    PARTY_KEYS.extend(generate_party_keys(f"p{i}", seed=b"protect-tests") for i in range(len(PARTY_KEYS), parties))
     publics = tuple(k.x25519_public for k in PARTY_KEYS[:parties])
     order = np.arange(shape[0]) if ranking is None else ranking
     return [ProtectionContext(session=session, round=round, shape=shape, n_parties=parties, party_index=i,
                               max_value=max_value, delta=delta, paillier_public=PAILLIER.public,
                               paillier_private=PAILLIER.private if private else None, word_ranking=order,
                               x25519_private=PARTY_KEYS[i].x25519_private_key, party_publics=publics,
-                              mask_secret=MASK_SECRET)
+                              mask_secret=MASK_SECRET, mask_degree=mask_degree)
             for i in range(parties)]  # fmt: skip
 
 

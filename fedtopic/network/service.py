@@ -59,13 +59,15 @@ from fedtopic.network.schemas import (
 )
 from fedtopic.network.store import AggregateRow, Store
 from fedtopic.network.wire import sha256_hex
+from fedtopic.text import some_names
 
 log = logging.getLogger("fedtopic.aggregator")
 
 
 @dataclass(frozen=True)
 class _Recovery:
-    """The open round lost ``dropped``; every one of ``survivors`` (its contributors) must send a recovery message."""
+    """The open round lost ``dropped``; every one of ``survivors`` (the contributors that shared masks with a
+    dropped party: all of them under a complete mask graph) must send a recovery message."""
 
     dropped: tuple[str, ...]
     survivors: tuple[str, ...]
@@ -310,10 +312,11 @@ class Aggregator:
         except RecoveryNeeded as need:
             if sess.recovery is None:
                 dropped = tuple(state.expected[i] for i in need.dropped)
-                self.store.request_recovery(sid, state.number, dropped, contributors, now)
-                sess.recovery = _Recovery(dropped, contributors, now)
+                survivors = tuple(state.expected[i] for i in need.survivors)
+                self.store.request_recovery(sid, state.number, dropped, survivors, now)
+                sess.recovery = _Recovery(dropped, survivors, now)
                 log.warning("session %s round %d lost %s: waiting for recovery messages from %s", sid,
-                            state.number, ", ".join(dropped), ", ".join(contributors))
+                            state.number, some_names(dropped), some_names(survivors))
             return
         except InvalidPayload as exc:
             self._fail(sess, now, str(exc))

@@ -44,6 +44,7 @@ from fedtopic.node.run_session import resolve_run_session
 from fedtopic.node.state_file import read_arrays, write_arrays, write_text_atomic
 from fedtopic.runs.history import HistoryLine, HistoryWriter, top_words_due
 from fedtopic.runs.topic_snapshot import record_topics
+from fedtopic.text import some_names
 
 CHECKPOINT = "party-checkpoint.npz"
 SESSION_FILE = "session.txt"  # the base session id this party's run trains in (``run_session``)
@@ -183,12 +184,6 @@ class _Exchange:
         self._checkpoint()
 
 
-def _some(names: Sequence[str], shown: int = 8) -> str:
-    """The first ``shown`` names and how many more (a round of 1,000 parties waits for hundreds)."""
-    more = len(names) - shown
-    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
-
-
 def _runtime_meta(party_id: str, algorithm: str, params: Mapping[str, Any], next_round: int,
                   offsets: Mapping[str, int] | None = None, session: str = "") -> np.ndarray:
     return np.array(json.dumps({"format": _FORMAT, "party": party_id, "algorithm": algorithm,
@@ -280,7 +275,7 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
             say(f"{party.party_id}: checkpoint during round {round_box[0]}")
 
     def waiting(channel: str, missing: list[str], seconds: float) -> None:
-        say(f"{party.party_id}: round {round_box[0]} waits for {_some(missing) or 'the aggregator'} "
+        say(f"{party.party_id}: round {round_box[0]} waits for {some_names(missing) or 'the aggregator'} "
             f"({seconds:.0f} s, channel {channel})")
 
     with ExitStack() as stack:

@@ -104,6 +104,7 @@ class ProtectionContext:
     x25519_private: bytes | None = field(default=None, repr=False)
     party_publics: tuple[bytes, ...] = ()
     mask_secret: bytes | None = field(default=None, repr=False)
+    mask_degree: int | None = None  # ``mask``'s neighbour-graph degree; None: ``mask_graph.default_degree``
     obfuscators: Any = field(default=None, repr=False)  # an ObfuscatorPool, or None: fresh randomness inline
 
     def __post_init__(self) -> None:
