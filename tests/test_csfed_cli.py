@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from fedtopic.cli.main import main
+from fedtopic.crypto.protect.mask_graph import default_degree
 from fedtopic.runs.folder import SUMMARY_KEYS
 
 pytestmark = pytest.mark.xdist_group("csfed-aggregator")
@@ -61,3 +63,18 @@ def test_simulate_serves_its_aggregator_on_the_port_asked(tmp_path, capsys):
     port = free_port()
     assert main([*args, "--port", str(port), "--out", str(tmp_path / "b")]) == 0
     assert f"127.0.0.1:{port}" in (tmp_path / "b" / "aggregator.log").read_text()
+
+
+def test_sixty_four_masked_parties_on_a_sparse_mask_graph_train_the_unprotected_model(tmp_path, capsys):
+    """Past 59 parties ``mask`` masks along a sparse neighbour graph (SecAgg+): through the real aggregator the
+    64 parties still get exactly the sum, so Φ is the one the same run without protection trains."""
+    assert default_degree(64) < 63
+    phi = {}
+    for protection in ("mask", "none"):
+        out = tmp_path / protection
+        assert main(["simulate", "--algorithm", "csfed-lda", "--protection", protection, "--dataset", "synthetic",
+                     "--parties", "64", "--scheme", "b", "--topics", "5", "--iterations", "2", "--seed", "3",
+                     "--out", str(out), "--format", "json"]) == 0
+        phi[protection] = np.load(out / "model.npz")["phi"]
+    assert np.array_equal(phi["mask"], phi["none"])
+    capsys.readouterr()
