@@ -1,17 +1,14 @@
 """A synchronous node's checkpoint file: named arrays in one .npz, written atomically and durably.
 
 The temp file is fsynced before it replaces the old checkpoint, so a crash leaves either the old state or the
-new one, never half of either. Records (small dataclasses) travel as one JSON string array.
+new one, never half of either.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -42,13 +39,3 @@ def read_arrays(path: Path) -> dict[str, np.ndarray]:
     """Every array of ``path`` (no pickle); OSError or ValueError if it is not a readable .npz."""
     with np.load(path, allow_pickle=False) as npz:
         return {k: npz[k] for k in npz.files}
-
-
-def records_array(records: Sequence[Any]) -> np.ndarray:
-    """Dataclass records as one JSON string (a 0-d array)."""
-    return np.array(json.dumps([asdict(r) for r in records]))
-
-
-def records_from(array: np.ndarray, cls: type) -> list[Any]:
-    """The records ``records_array`` wrote, as ``cls`` instances."""
-    return [cls(**row) for row in json.loads(str(array))]

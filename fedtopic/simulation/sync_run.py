@@ -12,7 +12,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +77,7 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
 
             histories = run_party_threads([f"party {pid}" for pid in cfg.party_ids], one)
             wall = time.perf_counter() - started
-    run = ConsortiumRun(data, spec, parties, [[asdict(line) for line in h] for h in histories], protection, wall,
+    run = ConsortiumRun(data, spec, parties, [[line.as_dict() for line in h] for h in histories], protection, wall,
                         {"compare_centralized": compare_centralized})
     return algo.write_simulation(run_dir, run)
 
