@@ -183,7 +183,7 @@ class AuthGate:
         except _Disconnected:
             log.info("%s %s: client disconnected before sending its whole body", scope["method"], scope["path"])
             return
-        scope.setdefault("state", {})["party"] = party
+        scope.setdefault("state", {}).update(party=party, body_sha256=body_sha)  # the hash just checked
         sent = False
 
         async def replay() -> Message:

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Query, Response, status
 
 from fedtopic.network.deps import (
     AggregatorDep,
+    BodySha256,
     RawBody,
     RequestParty,
     RoundNumber,
@@ -124,8 +125,8 @@ def get_round(session_id: SessionId, round: RoundNumber, party: RequestParty, ag
          openapi_extra={"requestBody": {"required": True, "content": _BINARY}},
          responses={200: {"content": _BINARY, "description": "with wait > 0: the round closed within wait "
                                                               "seconds; its aggregate, contributors in headers"}})
-async def submit_update(session_id: SessionId, round: RoundNumber, body: RawBody, party: UpdateParty,
-                        aggregator: AggregatorDep, settings: SettingsDep, signal: RoundSignalDep,
+async def submit_update(session_id: SessionId, round: RoundNumber, body: RawBody, sha: BodySha256,
+                        party: UpdateParty, aggregator: AggregatorDep, settings: SettingsDep, signal: RoundSignalDep,
                         wait: Annotated[float, Query(ge=0, le=600, description="then long-poll the aggregate "
                                                                                "for this many seconds")] = 0.0
                         ) -> Response | UpdateReceipt:
@@ -133,7 +134,7 @@ async def submit_update(session_id: SessionId, round: RoundNumber, body: RawBody
     202 with the receipt; with ``wait`` > 0 the answer is the round's aggregate (200, as the aggregate route
     gives it) if the round closes within ``wait`` seconds, which saves a synchronous round its second request.
     The receipt (202) still comes if it does not, or if the round waits for a mask recovery message."""
-    receipt = await anyio.to_thread.run_sync(aggregator.submit, session_id, round, party, body)
+    receipt = await anyio.to_thread.run_sync(aggregator.submit, session_id, round, party, body, sha)
     if wait <= 0 or not receipt.round_closed and not await _await_close(
             aggregator, signal, session_id, round, party, min(wait, settings.max_wait_seconds)):
         return receipt

@@ -238,8 +238,10 @@ class Aggregator:
                                 f"party {party!r} already submitted its update for round {round}", sha256=sha)
         raise rejection
 
-    def submit(self, sid: str, round: int, party: str, payload: bytes) -> UpdateReceipt:
-        """Accept ``party``'s update for ``round`` (committed before returning) and close the round if complete."""
+    def submit(self, sid: str, round: int, party: str, payload: bytes, sha: str | None = None) -> UpdateReceipt:
+        """Accept ``party``'s update for ``round`` (committed before returning) and close the round if complete.
+
+        ``sha``: the payload's SHA-256 if the caller already checked it (the route: AuthGate hashed the body)."""
         with self._lock:
             self._close_due(self._clock())
             sess = self._session(sid)
@@ -248,7 +250,7 @@ class Aggregator:
             sess.combiner.validate(payload, sess.out.meta, round=round, session=sid)
         except InvalidPayload as exc:
             raise Rejection(422, "invalid_payload", f"update of {party!r} for round {round}: {exc}") from None
-        sha = sha256_hex(payload)
+        sha = sha256_hex(payload) if sha is None else sha
         with self._lock:
             now = self._clock()
             self._close_due(now)
