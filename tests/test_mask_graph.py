@@ -127,8 +127,20 @@ def test_the_session_meta_carries_the_degree_and_refuses_a_wrong_one():
     for bad in (3, 20, 0):
         with pytest.raises(InvalidUpdate, match="mask_degree"):
             MASK.check_meta(META | {"mask_degree": bad})
-    with pytest.raises(InvalidUpdate, match="older fedtopic"):
-        MASK.check_meta({k: v for k, v in META.items() if k != "mask_degree"})
+
+
+
+def test_a_session_opened_before_the_graph_still_combines_as_every_pair():
+    """An aggregator upgraded mid-run keeps combining an older session (no mask_degree): every survivor's recovery
+    is wanted, as that version's parties send; a party of this version refuses to join it (its meta differs)."""
+    old = {k: v for k, v in META.items() if k != "mask_degree"}
+    MASK.check_meta(old)
+    assert MASK.max_update_bytes(old) == MASK.max_update_bytes(META)
+    survivors = [i for i in range(PARTIES) if i != 5]
+    with pytest.raises(RecoveryNeeded) as info:
+        MASK.combine([UPDATES[i] for i in survivors], view(old, survivors, parties=PARTIES))
+    assert info.value.survivors == tuple(survivors)
+    assert MASK.session_meta(CTXS[0]) != old
 
 
 @pytest.mark.parametrize("dropped", [[], [3], [0, 19], [2, 3, 4], [1, 5, 6, 9, 12, 17]])

@@ -221,16 +221,20 @@ def _spec(meta: Mapping[str, Any]) -> tuple[tuple[int, int], int, int, int]:
     if bits != mask_bits(parties, max_value):
         raise InvalidUpdate(f"meta.mask_bits must be {mask_bits(parties, max_value)} for {parties} parties and "
                             f"max_value {max_value}")  # fmt: skip
-    if "mask_degree" not in meta:
-        raise InvalidUpdate("meta.mask_degree is missing (a session of an older fedtopic: start a new one)")
-    why = mask_graph.check_degree(parties, meta["mask_degree"])
+    why = mask_graph.check_degree(parties, _degree(meta))
     if why is not None:
         raise InvalidUpdate(f"meta.mask_degree: {why}")
     return shape, parties, max_value, bits
 
 
+def _degree(meta: Mapping[str, Any]) -> Any:
+    """meta.mask_degree; every pair (P - 1) for a session opened before the neighbour graph, whose rounds an
+    aggregator of this version still combines (it never touches the self masks, which changed with it)."""
+    return meta.get("mask_degree", int(meta["parties"]) - 1)
+
+
 def _neighbours(session: str, meta: Mapping[str, Any], index: int) -> tuple[int, ...]:
-    return mask_graph.neighbours(session, int(meta["parties"]), int(meta["mask_degree"]), index)
+    return mask_graph.neighbours(session, int(meta["parties"]), int(_degree(meta)), index)
 
 
 def _check_body(body: bytes, shape: tuple[int, int], bits: int, error: type[ProtectionError]) -> None:
@@ -371,7 +375,7 @@ class MaskScheme:
         for payload, idx in zip(payloads, indices):
             self.fold(total, payload, idx, view.meta, round=view.round, session=view.session)
         dropped = sorted(set(range(parties)) - set(indices))
-        needed = mask_graph.adjacent_to(view.session, parties, int(view.meta["mask_degree"]), set(dropped))
+        needed = mask_graph.adjacent_to(view.session, parties, int(_degree(view.meta)), set(dropped))
         got: dict[int, bytes] = {}
         for blob in recoveries:
             who, gone = self.validate_recovery(blob, view.meta, round=view.round, session=view.session)
