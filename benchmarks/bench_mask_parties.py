@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 
 from fedtopic.crypto.bitpack import pack_bits
 from fedtopic.crypto.protect.base import AGGREGATE_MAGIC, ProtectionContext, pack_header
-from fedtopic.crypto.protect.mask import MASK, _Keystreams, _self_key, mask_bits
+from fedtopic.crypto.protect.mask import MASK, _dtype, _Keystreams, _self_key, mask_bits
 from fedtopic.crypto.protect.mask_graph import default_degree
 
 TOPICS = 10
@@ -38,7 +38,7 @@ def _decode_seconds(ctx: ProtectionContext, contributors: list[int], bits: int) 
     """Seconds ``decode_aggregate`` takes on an aggregate of ``contributors`` (its value is irrelevant to the cost;
     the zero aggregate fails the final sum check)."""
     shape = ctx.shape
-    words = np.zeros(shape[0] * shape[1], dtype=np.uint16 if bits <= 16 else np.uint32)
+    words = np.zeros(shape[0] * shape[1], dtype=_dtype(bits))
     body = struct.pack("<H", len(contributors)) + struct.pack(f"<{len(contributors)}H", *contributors) + \
         pack_bits(words, bits)
     blob = pack_header(AGGREGATE_MAGIC, "mask", len(contributors), ctx.round, shape, "bench") + body
@@ -78,7 +78,7 @@ def measure(parties: int, cells: int, rounds: int, dropped: float, seed: int = 0
         times["decode_all"].append(_decode_seconds(at, list(range(parties)), bits))
         times["decode_dropped"].append(_decode_seconds(at, survivors, bits))
         streams = _Keystreams(shape[0] * shape[1], bits)
-        total = np.zeros(shape[0] * shape[1], dtype=streams(bytes(32)).dtype)
+        total = np.zeros(shape[0] * shape[1], dtype=_dtype(bits))
         t0 = time.perf_counter()
         for i in range(parties):  # the anchor: one independent self mask per contributor
             total -= streams(_self_key(at, i))
