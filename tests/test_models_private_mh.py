@@ -10,9 +10,12 @@ from _lda_synth import synthetic_lda, topic_l1_error
 from scipy import stats
 
 from fedtopic.errors import ModelError
+from fedtopic.models._cycle_mh import scan_order
 from fedtopic.models._mh_private import build_dense_alias, mh_sweep
+from fedtopic.models._mh_private_exact import mh_sweep_exact
 from fedtopic.models.private_mh import PrivateMHLDA
 from fedtopic.models.privatize import buffer_size, expected_entries, privatized_vector
+from fedtopic.models.reference import reference_private_exact_sweep
 from fedtopic.models.rng import make_rng_states
 
 
@@ -58,9 +61,22 @@ def test_privatised_vector_is_fixed_by_key_and_token_and_off_at_infinity():
     assert np.array_equal(exact, np.eye(30)[[2] * 5])
 
 
-def test_private_mh_chain_has_eq_6_as_stationary_distribution():
-    """ε = ∞, fixed Φ and fixed proposal tables: the joint topics of a 3-token document follow Eq. 6 exactly."""
-    k, words = 3, np.array([0, 1, 2], dtype=np.int32)
+def _doc_order_sweep(words, ptr, z, n_dk, ckw, ck, phi, alpha, prob, alt, weight, rng):
+    bw, bv = np.empty(4, np.int64), np.empty(4)
+    return mh_sweep(words, ptr, z, n_dk, ckw, ck, np.log(phi), alpha, np.uint64(1), phi.shape[1], math.inf, 0.2,
+                    prob, alt, weight, bw, bv, rng, 0)
+
+
+def _word_major_sweep(words, ptr, z, n_dk, ckw, ck, phi, alpha, prob, alt, weight, rng):
+    word_ptr, order, doc_of = scan_order(words, ptr, 0, len(ptr) - 1)
+    return mh_sweep_exact(ptr, word_ptr, order, doc_of, z, n_dk, ckw, ck, phi, alpha, prob, alt, weight, rng, 0)
+
+
+@pytest.mark.parametrize("sweep", [_doc_order_sweep, _word_major_sweep])
+def test_private_mh_chain_has_eq_6_as_stationary_distribution(sweep):
+    """ε = ∞, fixed Φ and fixed proposal tables: the joint topics of a 3-token document follow Eq. 6 exactly, in
+    document order (the privatised path) and word by word (ε = ∞'s kernel)."""
+    k, words = 3, np.array([2, 0, 1], dtype=np.int32)
     ptr = np.array([0, 3], dtype=np.int64)
     phi = np.array([[0.6, 0.3, 0.1], [0.1, 0.2, 0.7], [0.3, 0.4, 0.3]])
     alpha = 0.7
@@ -70,21 +86,52 @@ def test_private_mh_chain_has_eq_6_as_stationary_distribution():
     n_dk = np.array([[3, 0, 0]], dtype=np.int32)
     ckw, ck = np.zeros((k, 3)), np.zeros(k)
     rng = make_rng_states(5, 1)
-    bw, bv = np.empty(4, np.int64), np.empty(4)
     seen = {}
     for it in range(60_000):
-        mh_sweep(words, ptr, z, n_dk, ckw, ck, np.log(phi), alpha, np.uint64(1), 3, math.inf, 0.2, prob, alt,
-                 weight, bw, bv, rng, 0)
+        sweep(words, ptr, z, n_dk, ckw, ck, phi, alpha, prob, alt, weight, rng)
         if it >= 1000:
             seen[tuple(z)] = seen.get(tuple(z), 0) + 1
     states = list(itertools.product(range(k), repeat=3))
     target = []
     for s in states:  # p(z) ∝ Π_i φ_{z_i w_i} · Π_k Γ(n_k + α) (the collapsed θ of Eq. 6)
         n = np.bincount(s, minlength=k)
-        target.append(np.prod([phi[s[i], i] for i in range(3)]) * np.prod([math.gamma(c + alpha) for c in n]))
+        target.append(np.prod([phi[s[i], words[i]] for i in range(3)]) * np.prod([math.gamma(c + alpha) for c in n]))
     target = np.array(target) / np.sum(target)
     observed = np.array([seen.get(s, 0) for s in states])
     assert stats.chisquare(observed, target * observed.sum()).pvalue > 1e-4
+
+
+def _random_state(seed):
+    """A random corpus (empty documents and unused words included), its counts, a Φ and the Eq. 20 tables."""
+    rng = np.random.default_rng(seed)
+    n_docs, v, k = 25, 30, 7
+    lengths = rng.integers(0, 14, n_docs)
+    ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    words = rng.integers(0, v - 3, ptr[-1]).astype(np.int32)
+    z = rng.integers(0, k, ptr[-1]).astype(np.int32)
+    n_dk = np.zeros((n_docs, k), np.int32)
+    np.add.at(n_dk, (np.repeat(np.arange(n_docs), lengths), z), 1)
+    ckw = np.zeros((k, v))
+    np.add.at(ckw, (z, words), 1.0)
+    prob, alt, weight = np.empty((v, k)), np.empty((v, k), np.int32), np.empty((v, k))
+    build_dense_alias(ckw, ckw.sum(1), 0.05, v * 0.05, prob, alt, weight)
+    return words, ptr, z, n_dk, ckw, ckw.sum(1), rng.dirichlet(np.ones(v), k), prob, alt, weight
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_word_major_sweep_matches_its_reference_draw_for_draw(seed):
+    words, ptr, z, n_dk, ckw, ck, phi, prob, alt, weight = _random_state(seed)
+    mine = [z, n_dk, ckw, ck, make_rng_states(seed, 1)]
+    ref = [a.copy() for a in mine]
+    word_ptr, order, doc_of = scan_order(words, ptr, 0, len(ptr) - 1)
+    for _ in range(4):
+        got = mh_sweep_exact(ptr, word_ptr, order, doc_of, *mine[:4], phi, 0.3, prob, alt, weight, mine[4], 0)
+        want = reference_private_exact_sweep(words, ptr, *ref[:4], phi, 0.3, prob, alt, weight, ref[4], 0)
+        assert got == want > 0
+        for a, b in zip(mine, ref):
+            assert np.array_equal(a, b)
+    assert np.array_equal(mine[2], np.bincount(mine[0] * ckw.shape[1] + words, minlength=ckw.size)
+                          .reshape(ckw.shape))  # C^KW kept equal to the counts of z
 
 
 @pytest.mark.parametrize("eps", [math.inf, 11.0])

@@ -129,26 +129,20 @@ def mh_sweep(words, doc_ptr, z, n_dk, ckw, ck, log_phi, alpha, key, n_words, eps
 
     doc_proposal, _loglik, move_weights, alias_draw and _argmax_word (which SentenceLDA's sweep calls) are
     written out in the loop with the same arithmetic and draws: numba reference-counts the arrays handed to a
-    helper that branches (an atomic call each). The sweep stays memory-bound (its [K, V] arrays are read by
-    column in document order; docs/RESULTS.md "Hot paths").
+    helper that branches (an atomic call each). In document order a token's [K, V] columns are at random places;
+    at ε = ∞ the driver runs the same chain word by word instead (``_mh_private_exact``).
     """
     n_topics = n_dk.shape[1]
     k_alpha = n_topics * alpha
-    exact = not math.isfinite(epsilon)
     s0, s1 = rng[stream, 0], rng[stream, 1]
     accepted = 0
     for d in range(doc_ptr.shape[0] - 1):
         start, stop = doc_ptr[d], doc_ptr[d + 1]
         n_d = stop - start
         for i in range(start, stop):
-            if exact:  # privatized_vector at ε = ∞: the true word, weight 1
-                buf_w[0] = words[i]
-                buf_v[0] = 1.0
-                m = 1
-            else:
-                m = privatized_vector(key, i, words[i], n_words, epsilon, tau, buf_w, buf_v)
-                if m < 0:
-                    raise ValueError("privatised vector larger than its buffer")
+            m = privatized_vector(key, i, words[i], n_words, epsilon, tau, buf_w, buf_v)
+            if m < 0:
+                raise ValueError("privatised vector larger than its buffer")
             k = z[i]
             ll_k = 0.0
             for e in range(m):

@@ -17,12 +17,14 @@ import numpy as np
 
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ModelError
+from fedtopic.models._cycle_mh import scan_order
 from fedtopic.models._mh_private import (
     accumulate_ckw,
     build_dense_alias,
     mh_sweep,
     reassign_from_model,
 )
+from fedtopic.models._mh_private_exact import mh_sweep_exact
 from fedtopic.models._mh_sentence import (
     accumulate_ckw_sentences,
     mh_sentence_sweep,
@@ -81,13 +83,20 @@ class PrivateMHLDA:
             raise ModelError("empty corpus: there are no tokens to train on")
 
     def _allocate(self, corpus: Corpus) -> None:
-        """Scratch for the privatised vectors and the word-proposal tables."""
+        """Scratch for the privatised vectors and the word-proposal tables; at ε = ∞ the word-major scan order."""
         v, k = corpus.n_words, self.n_topics
+        self._scan = self._word_major_scan(corpus)
         self._buf_w = np.empty(buffer_size(v, self.epsilon, self.tau), dtype=np.int64)
         self._buf_v = np.empty(self._buf_w.shape[0], dtype=np.float64)
         self._prob = np.empty((v, k), dtype=np.float64)
         self._alt = np.empty((v, k), dtype=np.int32)
         self._weight = np.empty((v, k), dtype=np.float64)
+
+    def _word_major_scan(self, corpus: Corpus) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """At ε = ∞, ``scan_order`` of the corpus for ``mh_sweep_exact`` (the tokens grouped by word); else None."""
+        if math.isfinite(self.epsilon):
+            return None
+        return scan_order(corpus.words, corpus.doc_ptr, 0, corpus.n_docs)
 
     def _initial_topics(self, corpus: Corpus) -> np.ndarray:
         """int32[N]: a uniformly random topic per token."""
@@ -129,18 +138,29 @@ class PrivateMHLDA:
         debiasing only what the model reports cut it to 0.26."""
         key = np.uint64((self.seed * 0x9E3779B97F4A7C15 + 0xD1B54A32D192ED03 * (self.iterations_done + 1)) % 2**64)
         self._phi = dirichlet_rows(np.maximum(self.ckw, 0.0), self.beta, key)
-        self._log_phi = np.log(np.maximum(self._phi, 1e-300))
+
+    def _log_phi(self) -> np.ndarray:
+        """float64[K,V] log Φ for the privatised likelihood (Eq. 8); ε = ∞ needs only Φ's ratios."""
+        return np.log(np.maximum(self._phi, 1e-300))
 
     # training -----------------------------------------------------------------------------------
     def sweep(self) -> int:
-        """One local iteration (Alg. 1 l. 12–22): tables, a private MH sweep, a new Φ; returns accepted moves."""
+        """One local iteration (Alg. 1 l. 12–22): tables, a private MH sweep, a new Φ; returns accepted moves.
+
+        At ε = ∞ the same chain runs word by word (``_mh_private_exact``), so its draws differ from the
+        document-order sweep's."""
         corpus = self._ready()
         v = corpus.n_words
         build_dense_alias(np.maximum(self.ckw, 0.0), np.maximum(self.ck, 0.0), self.beta, v * self.beta,
                           self._prob, self._alt, self._weight)
-        accepted = mh_sweep(corpus.words, corpus.doc_ptr, self.z, self.n_dk, self.ckw, self.ck, self._log_phi,
-                            self.alpha, self.key, v, self.epsilon, self.tau, self._prob, self._alt, self._weight,
-                            self._buf_w, self._buf_v, self.rng, 0)
+        if self._scan is not None:
+            word_ptr, order, doc_of = self._scan
+            accepted = mh_sweep_exact(corpus.doc_ptr, word_ptr, order, doc_of, self.z, self.n_dk, self.ckw, self.ck,
+                                      self._phi, self.alpha, self._prob, self._alt, self._weight, self.rng, 0)
+        else:
+            accepted = mh_sweep(corpus.words, corpus.doc_ptr, self.z, self.n_dk, self.ckw, self.ck,
+                                self._log_phi(), self.alpha, self.key, v, self.epsilon, self.tau, self._prob,
+                                self._alt, self._weight, self._buf_w, self._buf_v, self.rng, 0)
         self.iterations_done += 1
         self.draw_phi()
         return int(accepted)
@@ -153,7 +173,7 @@ class PrivateMHLDA:
             raise ModelError(f"new local model of shape {model.shape}, expected {(self.n_topics, corpus.n_words)}")
         phi = np.maximum(model, 0.0) + 1e-12
         phi /= phi.sum(axis=1, keepdims=True)
-        self._phi, self._log_phi = phi, np.log(phi)
+        self._phi = phi
         build_dense_alias(phi, np.ones(self.n_topics), 0.0, 0.0, self._prob, self._alt, self._weight)  # q_w(k) ∝ φ_kw
         self._reassign()
         self._recount()
@@ -182,7 +202,6 @@ class PrivateMHLDA:
         self.z, self.n_dk = arrays["z"].astype(np.int32), arrays["n_dk"].astype(np.int32)
         self.ckw, self.ck = arrays["ckw"].astype(np.float64), arrays["ck"].astype(np.float64)
         self._phi = arrays["phi"].astype(np.float64)
-        self._log_phi = np.log(np.maximum(self._phi, 1e-300))
         self.rng = arrays["rng"].astype(np.uint64)
         self.iterations_done = int(arrays["iterations_done"])
 
@@ -226,6 +245,10 @@ class PrivateMHSentenceLDA(PrivateMHLDA):
         self._sv = np.empty(v, dtype=np.float64)
         self._argmax = np.empty(int(np.diff(corpus.sent_ptr).max()), dtype=np.int64)  # type: ignore[arg-type]
 
+    def _word_major_scan(self, corpus: Corpus) -> None:
+        """None: a sentence's tokens move together, so its sweep stays in document order."""
+        return None
+
     def _initial_topics(self, corpus: Corpus) -> np.ndarray:
         """int32[N]: a uniformly random topic per sentence, carried by each of its tokens."""
         gen = np.random.default_rng([self.seed, 0x5E17])
@@ -251,7 +274,7 @@ class PrivateMHSentenceLDA(PrivateMHLDA):
         build_dense_alias(np.maximum(self.ckw, 0.0), np.maximum(self.ck, 0.0), self.beta, v * self.beta,
                           self._prob, self._alt, self._weight)
         accepted = mh_sentence_sweep(corpus.words, self._doc_sent, corpus.sent_ptr, self.z, self.n_dk, self.ckw,
-                                     self.ck, self._log_phi, self.alpha, self.key, v, self.epsilon, self.tau,
+                                     self.ck, self._log_phi(), self.alpha, self.key, v, self.epsilon, self.tau,
                                      self._prob, self._alt, self._weight, self._buf_w, self._buf_v, self._acc,
                                      self._sw, self._sv, self._argmax, self.rng, 0)
         self.iterations_done += 1

@@ -206,3 +206,55 @@ def reference_cycle_sweep(
     state.n_wk[:] = tot_wk - f_wk
     state.n_k[:] = tot_k - f_k
     gen.store()
+
+
+def reference_private_exact_sweep(
+    words: np.ndarray,
+    doc_ptr: np.ndarray,
+    z: np.ndarray,
+    n_dk: np.ndarray,
+    ckw: np.ndarray,
+    ck: np.ndarray,
+    phi: np.ndarray,
+    alpha: float,
+    prob: np.ndarray,
+    alt: np.ndarray,
+    weight: np.ndarray,
+    rng: np.ndarray,
+    stream: int = 0,
+) -> int:
+    """Slow twin of ``_mh_private_exact.mh_sweep_exact``: same scan order, uniforms and arithmetic, so the kernel
+    gives identical z and counts; returns the accepted moves."""
+    n_topics = n_dk.shape[1]
+    gen = PyXoroshiro(rng, stream)
+    key = gen.next_u64()
+    doc_of = np.repeat(np.arange(len(doc_ptr) - 1), np.diff(doc_ptr))
+    accepted = 0
+    for j, i in enumerate(np.argsort(words, kind="stable")):
+        w, d, s = int(words[i]), int(doc_of[i]), int(z[i])
+        base, length = int(doc_ptr[d]), int(doc_ptr[d + 1] - doc_ptr[d])
+        u = _counter_uniform_py(key, 2 * j) * (length + n_topics * alpha)
+        doc_t = int(z[base + min(int(u), length - 1)]) if u < length else min(int((u - length) / alpha), n_topics - 1)
+        x = _counter_uniform_py(key, 2 * j + 1) * n_topics
+        e = min(int(x), n_topics - 1)
+        word_t = e if x - e < prob[w, e] else int(alt[w, e])
+        for phase, t in enumerate((doc_t, word_t)):
+            if t == s:
+                continue
+            if phase == 0:
+                accept = gen.next_double() * phi[s, w] < phi[t, w]
+            else:
+                accept = (gen.next_double() * ((n_dk[d, s] - 1 + alpha) * phi[s, w] * weight[w, t])
+                          < (n_dk[d, t] + alpha) * phi[t, w] * weight[w, s])
+            if accept:
+                n_dk[d, s] -= 1
+                n_dk[d, t] += 1
+                ckw[s, w] -= 1.0
+                ckw[t, w] += 1.0
+                ck[s] -= 1.0
+                ck[t] += 1.0
+                z[i] = t
+                s = t
+                accepted += 1
+    gen.store()
+    return accepted
