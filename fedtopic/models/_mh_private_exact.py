@@ -1,4 +1,4 @@
-"""iFTM's private MH sweep for LDA at ε = ∞ (no privatisation), in word-major order (Jiang et al., Alg. 1 l. 11–21).
+"""iFTM's private MH sweep for LDA at ε = ∞ (no privatisation), word by word (Jiang et al., Alg. 1 l. 11–21).
 
 The chain is ``_mh_private.mh_sweep``'s: per token a document proposal (Eq. 17, accepted with Eq. 19 as
 corrected there: φ_k′w / φ_kw) then a word proposal (Eq. 20, from the Vose tables built from C^KW when the

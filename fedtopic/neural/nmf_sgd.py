@@ -77,12 +77,18 @@ def init_h(counts: sp.csr_matrix, topics: int, rng: np.random.Generator) -> np.n
     return np.abs(rng.standard_normal((n, topics))) * np.sqrt(mean / topics)
 
 
-def reconstruction_loss(counts: sp.csr_matrix, w: np.ndarray, h: np.ndarray) -> float:
-    """‖A − H Wᵀ‖²_F (Eq. 1) for A float[N,V] sparse, W float64[V,k], H float64[N,k], without densifying A:
-    ‖A‖² − 2⟨A, H Wᵀ⟩ + ‖H Wᵀ‖² with the last term as trace((HᵀH)(WᵀW))."""
-    a = counts.tocsr()
-    cross = float(np.sum(a.multiply(h @ w.T))) if a.nnz else 0.0
-    return float(a.multiply(a).sum()) - 2.0 * cross + float(np.sum((h.T @ h) * (w.T @ w)))
+def reconstruction_loss(counts: sp.csr_matrix, w: np.ndarray, h: np.ndarray, *, chunk: int = 65_536) -> float:
+    """‖A − H Wᵀ‖²_F (Eq. 1) for A float[N,V] sparse, W float64[V,k], H float64[N,k], without forming H Wᵀ:
+    ‖A‖² − 2⟨A, H Wᵀ⟩ + ‖H Wᵀ‖², the cross term over A's nonzeros only (h_j · w_v for each, ``chunk`` at a
+    time) and the last as trace((HᵀH)(WᵀW)). O(nnz·k + (N + V)·k²) instead of N·V·k: a client's loss at
+    V = 15,184 and k = 200 took 130 ms through the dense product."""
+    a = counts.tocoo(copy=True)
+    a.sum_duplicates()
+    cross = 0.0
+    for at in range(0, a.nnz, chunk):
+        rows, cols, vals = a.row[at:at + chunk], a.col[at:at + chunk], a.data[at:at + chunk]
+        cross += float(vals @ np.einsum("ij,ij->i", h[rows], w[cols]))
+    return float(a.data @ a.data) - 2.0 * cross + float(np.sum((h.T @ h) * (w.T @ w)))
 
 
 class NMFClient:
@@ -107,11 +113,12 @@ class NMFClient:
         wt = torch.tensor(w, dtype=torch.float64)
         ht = torch.from_numpy(self.h)  # shares memory: the projected writes below update self.h
         critic = Critic(theta, v, k) if settings.mi_weight > 0 and theta is not None else None
+        grad_w, square = torch.empty((v, k), dtype=torch.float64), torch.empty((v, k), dtype=torch.float64)
         for _ in range(epochs):
             order = np.random.default_rng([self.seed, self.index, self.epochs_done]).permutation(self.n_docs)
             for start in range(0, self.n_docs, settings.batch):
                 idx = order[start:start + settings.batch]
-                self._step(wt, ht, critic, idx, settings)
+                self._step(wt, ht, critic, idx, settings, grad_w, square)
             # a non-finite value never leaves W or H once it is in, so one check per epoch catches every one
             if not (torch.isfinite(wt).all() and torch.isfinite(ht).all()):
                 raise TrainingError(f"client {self.index}: SGD produced a non-finite W or H (epoch "
@@ -119,16 +126,20 @@ class NMFClient:
             self.epochs_done += 1
         return wt.numpy().copy(), (critic.flat() if critic is not None else theta)
 
-    def _step(self, wt: Any, ht: Any, critic: Critic | None, idx: np.ndarray, s: SGDSettings) -> None:
+    def _step(self, wt: Any, ht: Any, critic: Critic | None, idx: np.ndarray, s: SGDSettings, grad_w: Any,
+              square: Any) -> None:
         """One simultaneous projected step of W, H_b (and θ) on the batch ``idx``. The reconstruction term's
         gradients are closed-form (R = A_b − H_b Wᵀ: ∇_W = −(2/B) Rᵀ H_b, ∇_{H_b} = −(2/B) R W); autograd runs
-        only through the SMILE term, which involves H_b and θ but not W."""
+        only through the SMILE term, which involves H_b and θ but not W. ``grad_w``, ``square`` float64[V,k]:
+        scratch for ∇_W and its square, so no W-sized tensor is allocated per step (the page faults of the four
+        it made were a fifth of the step at V = 15,184, k = 200); the same operations in the same order, the
+        same bits."""
         b = len(idx)
         rows = torch.from_numpy(idx)
         a = torch.from_numpy(self.counts[idx].toarray())
         hb = ht[rows]
         resid = a - hb @ wt.T  # [B, V]
-        grad_w = (-2.0 / b) * (resid.T @ hb)  # [V, k]
+        torch.matmul(resid.T, hb, out=grad_w).mul_(-2.0 / b)  # [V, k]
         d = -2.0 * (resid @ wt)  # each h_j's own-term gradient, B·∇_{h_j}L  [B, k]
         if critic is not None and b >= 2:
             h = hb.clone().requires_grad_(True)
@@ -143,6 +154,7 @@ class NMFClient:
             wd = d @ wt.T  # [B, V]
             s_h = (d * d).sum(dim=1) / torch.clamp(2.0 * (wd * wd).sum(dim=1), min=1e-300)
             hg = (-2.0 / b) * ((hb @ hb.T) @ resid)  # = H_b ∇_Wᵀ [B, V], through the B×B Gram matrix
-            s_w = b * float((grad_w * grad_w).sum()) / max(2.0 * float((hg * hg).sum()), 1e-300)
+            s_w = b * float(torch.mul(grad_w, grad_w, out=square).sum()) / max(2.0 * float((hg * hg).sum()),
+                                                                                  1e-300)
             ht[rows] = torch.clamp(hb - torch.clamp(s_h, max=s.lr)[:, None] * d, min=0.0)
-            wt.sub_(min(s.lr, s_w) * grad_w).clamp_(min=0.0)
+            wt.sub_(grad_w.mul_(min(s.lr, s_w))).clamp_(min=0.0)

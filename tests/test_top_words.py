@@ -1,0 +1,20 @@
+"""``top_of``'s partial selection gives exactly the full stable sort's top words: ties to the lower id, NaN last."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from fedtopic.runs.topic_snapshot import top_of
+
+weights = st.sampled_from([0.0, 0.25, 0.5, 1.0, np.nan]) | st.floats(0.0, 1.0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(phi=st.integers(1, 5).flatmap(lambda k: st.integers(1, 30).flatmap(
+    lambda v: arrays(np.float64, (k, v), elements=weights))), n=st.integers(0, 35))
+def test_top_of_equals_the_stable_sort(phi, n):
+    ids, w = top_of(phi, n)
+    want = np.argsort(-phi, axis=1, kind="stable")[:, :n]
+    assert np.array_equal(ids, want)
+    assert np.array_equal(w, np.take_along_axis(phi, want, axis=1), equal_nan=True)
