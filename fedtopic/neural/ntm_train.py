@@ -160,7 +160,7 @@ def train_centralised(counts: sp.csr_matrix, ctx: np.ndarray | None, topics: int
             idx = perm[start:start + settings.batch]
             if len(idx) < 2:  # BatchNorm needs two documents
                 continue
-            w = torch.tensor(flat, requires_grad=True)
+            w = torch.from_numpy(flat).requires_grad_(True)  # no copy: Adam returns a new W, this one is not written
             noise = draw_noise(np.random.default_rng([seed, 1, step]), len(idx), topics)
             loss, stats = batch_loss(w, shapes, _tensor(counts, idx),
                                      None if ctx is None else torch.from_numpy(ctx[idx]), noise)

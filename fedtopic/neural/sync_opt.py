@@ -62,7 +62,7 @@ class NodeStep:
     def __init__(self, flat: np.ndarray, shapes: Shapes, x: np.ndarray, ctx: np.ndarray | None, noise: Noise,
                  union_size: int) -> None:
         self.shapes, self.union = shapes, float(union_size)
-        self.w = torch.tensor(flat, dtype=torch.float64, requires_grad=True)
+        self.w = torch.from_numpy(np.ascontiguousarray(flat, dtype=np.float64)).requires_grad_(True)  # not written
         self.p = unflatten(self.w, shapes)
         self.x = torch.from_numpy(np.asarray(x, dtype=np.float64))
         self.ctx = None if ctx is None else torch.from_numpy(np.asarray(ctx, dtype=np.float64))
