@@ -35,7 +35,14 @@ from fedtopic.corpus.synthetic import generate_synthetic  # noqa: E402
 from fedtopic.corpus.training_data import TrainingData  # noqa: E402
 from fedtopic.models.nnls import counts_matrix  # noqa: E402
 from fedtopic.neural.ntm_train import FederatedNode, NTMSettings  # noqa: E402
-from fedtopic.neural.prodlda import Shapes, batch_loss, draw_noise, init_params  # noqa: E402
+from fedtopic.neural.prodlda import (  # noqa: E402
+    Shapes,
+    batch_loss,
+    draw_noise,
+    flat_gradient,
+    init_params,
+    leaves,
+)
 from fedtopic.neural.sync_local import train_in_process  # noqa: E402
 from fedtopic.neural.sync_opt import Adam  # noqa: E402
 from fedtopic.simulation.sync_run import simulate_sync  # noqa: E402
@@ -54,11 +61,10 @@ def centralised_epoch(counts, topics: int, union: int, seed: int) -> tuple[float
     started = time.perf_counter()
     for start in range(0, len(perm), union):
         idx = perm[start:start + union]
-        w = torch.tensor(flat, requires_grad=True)
-        loss, _ = batch_loss(w, shapes, torch.from_numpy(counts[idx].toarray()), None,
+        params = leaves(flat, shapes)
+        loss, _ = batch_loss(params, torch.from_numpy(counts[idx].toarray()), None,
                              draw_noise(np.random.default_rng([seed, steps]), len(idx), topics))
-        (grad,) = torch.autograd.grad(loss / len(idx), [w])
-        flat = adam.step(flat, grad.numpy())
+        flat = adam.step(flat, flat_gradient(loss / len(idx), params))
         steps += 1
     return time.perf_counter() - started, steps
 

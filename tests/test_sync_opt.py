@@ -12,8 +12,10 @@ from fedtopic.neural.prodlda import (  # noqa: E402
     Shapes,
     batch_loss,
     draw_noise,
+    flat_gradient,
     init_params,
     initial_running,
+    leaves,
     update_running,
 )
 from fedtopic.neural.sync_opt import Adam, NodeStep  # noqa: E402
@@ -33,10 +35,9 @@ def federated_gradient(flat, shapes, xs, ctxs, noise):
 
 
 def central_gradient(flat, shapes, x, ctx, noise):
-    w = torch.tensor(flat, requires_grad=True)
-    loss, stats = batch_loss(w, shapes, torch.from_numpy(x), None if ctx is None else torch.from_numpy(ctx), noise)
-    (g,) = torch.autograd.grad(loss / len(x), [w])
-    return g.numpy(), stats
+    params = leaves(flat, shapes)
+    loss, stats = batch_loss(params, torch.from_numpy(x), None if ctx is None else torch.from_numpy(ctx), noise)
+    return flat_gradient(loss / len(x), params), stats
 
 
 def data(seed: int, sizes, v: int, d: int):

@@ -33,8 +33,10 @@ from fedtopic.neural.prodlda import (
     batch_loss,
     draw_noise,
     eval_losses,
+    flat_gradient,
     init_params,
     initial_running,
+    leaves,
     posterior_theta,
     update_running,
 )
@@ -160,12 +162,11 @@ def train_centralised(counts: sp.csr_matrix, ctx: np.ndarray | None, topics: int
             idx = perm[start:start + settings.batch]
             if len(idx) < 2:  # BatchNorm needs two documents
                 continue
-            w = torch.from_numpy(flat).requires_grad_(True)  # no copy: Adam returns a new W, this one is not written
+            params = leaves(flat, shapes)  # no copy: Adam returns a new W, this one is not written
             noise = draw_noise(np.random.default_rng([seed, 1, step]), len(idx), topics)
-            loss, stats = batch_loss(w, shapes, _tensor(counts, idx),
-                                     None if ctx is None else torch.from_numpy(ctx[idx]), noise)
-            (grad,) = torch.autograd.grad(loss / len(idx), [w])
-            flat = adam.step(flat, grad.numpy())
+            loss, stats = batch_loss(params, _tensor(counts, idx), None if ctx is None else torch.from_numpy(ctx[idx]),
+                                     noise)
+            flat = adam.step(flat, flat_gradient(loss / len(idx), params))
             running = update_running(running, stats, len(idx))
             step += 1
         val = eval_loss(flat, shapes, counts[val_idx], None if ctx is None else ctx[val_idx], running)

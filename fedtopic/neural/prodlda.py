@@ -89,6 +89,21 @@ def unflatten(flat: Any, shapes: Shapes) -> dict[str, Any]:
     return out
 
 
+def leaves(flat: np.ndarray, shapes: Shapes) -> dict[str, Any]:
+    """Each parameter as its own autograd leaf over ``flat``'s memory (float64[|W|], not copied, not written).
+
+    Not views of one flat leaf: autograd would then give every parameter's gradient as a zero |W|-vector with
+    its slice filled, and add the ten up (44 % of a CombinedTM step at 1.27 M parameters)."""
+    return {name: torch.from_numpy(view).requires_grad_(True) for name, view in unflatten(flat, shapes).items()}
+
+
+def flat_gradient(loss: Any, params: dict[str, Any]) -> np.ndarray:
+    """d loss / dW float64[|W|] over ``leaves``, in the flat vector's order (a parameter the loss does not
+    reach gets zeros)."""
+    grads = torch.autograd.grad(loss, list(params.values()), allow_unused=True, materialize_grads=True)
+    return np.concatenate([g.detach().reshape(-1).numpy() for g in grads])
+
+
 @dataclass(frozen=True)
 class Noise:
     """ε float64[B,K], the encoder's dropout keep-mask bool[B,100] and θ's bool[B,K]."""
@@ -158,9 +173,9 @@ def moments(y: Any) -> tuple[Any, Any]:
     return y.mean(dim=0), y.var(dim=0, unbiased=False)
 
 
-def batch_loss(flat: Any, shapes: Shapes, x: Any, ctx: Any | None, noise: Noise) -> tuple[Any, Stats]:
-    """Σ over the batch of the per-document loss, BatchNorm on this batch's own statistics (centralised)."""
-    p = unflatten(flat, shapes)
+def batch_loss(p: dict[str, Any], x: Any, ctx: Any | None, noise: Noise) -> tuple[Any, Stats]:
+    """Σ over the batch of the per-document loss, BatchNorm on this batch's own statistics (centralised); ``p``
+    the parameters (``leaves``)."""
     mu_pre, lv_pre = encode(p, x, ctx, noise.keep_hidden)
     s_mu, s_lv = moments(mu_pre), moments(lv_pre)
     dec_pre, (mu, lv) = decode_pre(p, batch_norm(mu_pre, s_mu), batch_norm(lv_pre, s_lv), noise)

@@ -33,7 +33,8 @@ from fedtopic.neural.prodlda import (
     decode_pre,
     doc_losses,
     encode,
-    unflatten,
+    flat_gradient,
+    leaves,
 )
 from fedtopic.neural.require import require_torch
 
@@ -62,8 +63,7 @@ class NodeStep:
     def __init__(self, flat: np.ndarray, shapes: Shapes, x: np.ndarray, ctx: np.ndarray | None, noise: Noise,
                  union_size: int) -> None:
         self.shapes, self.union = shapes, float(union_size)
-        self.w = torch.from_numpy(np.ascontiguousarray(flat, dtype=np.float64)).requires_grad_(True)  # not written
-        self.p = unflatten(self.w, shapes)
+        self.p = leaves(np.ascontiguousarray(flat, dtype=np.float64), shapes)  # not written
         self.x = torch.from_numpy(np.asarray(x, dtype=np.float64))
         self.ctx = None if ctx is None else torch.from_numpy(np.asarray(ctx, dtype=np.float64))
         self.noise = noise
@@ -114,8 +114,7 @@ class NodeStep:
             parts.append(pull_back(g[:k], g[k:], self.s1[layer][0].detach().numpy(), self.union))
         g_p1 = torch.from_numpy(np.concatenate(parts))
         q = self.loss + (self.g_p2 * self.p2).sum() + (g_p1 * self.p1).sum()
-        (grad,) = torch.autograd.grad(q, [self.w], allow_unused=True, materialize_grads=True)
-        return grad.detach().numpy()
+        return flat_gradient(q, self.p)
 
     def batch_stats(self) -> Stats:
         """The union batch's statistics of the three layers (for the running averages)."""
