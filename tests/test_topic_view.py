@@ -107,3 +107,24 @@ def test_the_hellinger_matrix_is_the_pairwise_distance(a, b):
         for j, y in enumerate(b):
             # squared: H near 0 is √(1 − BC), which turns a rounding of BC (1e-16) into 1e-8 in either form
             assert m[i, j] ** 2 == pytest.approx(hellinger_sparse(x, y) ** 2, abs=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), k=st.integers(1, 5), v=st.integers(1, 40), n=st.integers(1, 10))
+def test_candidates_equal_a_sort_per_lambda_with_ties_and_zeros(seed, k, v, n):
+    """The one-pass selection against sorting every λ's scores (ties to the lower id; φ = 0 never a candidate),
+    on weights with many ties and zeros."""
+    rng = np.random.default_rng(seed)
+    phi = rng.integers(0, 4, (k, v)).astype(float)
+    phi[:, 0] += 1.0  # every topic has a word
+    phi /= phi.sum(axis=1, keepdims=True)
+    p_w = marginal(phi, np.full(k, 1.0 / k))
+    got = relevance_candidates(phi, p_w, n)
+    for t in range(k):
+        chosen: set[int] = set()
+        for lam in LAMBDA_GRID:
+            r = relevance(phi, p_w, lam)[t]
+            ids = sorted((w for w in range(v) if np.isfinite(r[w])), key=lambda w: (-r[w], w))[:n]  # φ = 0: −inf or NaN
+            chosen.update(ids)
+        want = sorted(chosen, key=lambda w: (-phi[t, w], w))
+        assert got[t].tolist() == want

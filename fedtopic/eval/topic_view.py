@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+from numba import njit
 from scipy.optimize import linear_sum_assignment
 
 LAMBDA_GRID = tuple(round(0.1 * i, 1) for i in range(11))
@@ -47,22 +48,57 @@ def _relevance_of_logs(log_phi: np.ndarray, log_pw: np.ndarray, lam: float) -> n
 def relevance_candidates(phi: np.ndarray, p_w: np.ndarray, n: int = 20,
                          grid: Sequence[float] = LAMBDA_GRID) -> list[np.ndarray]:
     """Per topic, int64[≤ n·len(grid)] word ids: the union of its top ``n`` words under relevance at every λ of
-    ``grid``, ordered by φ_kw descending (ties: lower id)."""
-    k_topics, v = phi.shape
-    n = min(n, v)
-    chosen: list[set[int]] = [set() for _ in range(k_topics)]
+    ``grid`` (words with φ_kw = 0 never; ties at the n-th place to the lower id), ordered by φ_kw descending
+    (ties: lower id). One pass over each topic's words in numba keeps every λ's top n at once: 11
+    ``argpartition``s of K×V scores and a Python loop over their picks took 0.26 s at K = 200, V = 15,184."""
+    phi = np.ascontiguousarray(phi, dtype=np.float64)
+    n = min(n, phi.shape[1])
     with np.errstate(divide="ignore", invalid="ignore"):
-        log_phi, log_pw = np.log(phi), np.log(p_w)[None, :]  # once, not per λ: the logs were most of the cost
-    for lam in grid:
-        score = _relevance_of_logs(log_phi, log_pw, float(lam))
-        top = np.argpartition(-score, n - 1, axis=1)[:, :n]
-        for k in range(k_topics):
-            chosen[k].update(int(i) for i in top[k] if np.isfinite(score[k, i]))
+        log_phi, log_pw = np.log(phi), np.log(np.asarray(p_w, dtype=np.float64))
+    top = _top_by_relevance(log_phi, log_pw, np.asarray(grid, dtype=np.float64), n)
     out = []
-    for k in range(k_topics):
-        ids = np.fromiter(sorted(chosen[k]), dtype=np.int64, count=len(chosen[k]))
+    for k in range(phi.shape[0]):
+        ids = np.unique(top[k][top[k] >= 0])
         out.append(ids[np.lexsort((ids, -phi[k, ids]))])
     return out
+
+
+@njit(cache=True, nogil=True)
+def _top_by_relevance(log_phi, log_pw, lams, n):
+    """int64[K, len(lams), n]: per topic and λ the ids of the n highest finite relevance scores (as
+    ``_relevance_of_logs`` computes them), −1 where fewer; a later word replaces the n-th only when strictly
+    higher, so ties go to the lower id."""
+    k_topics, v = log_phi.shape
+    n_lams = lams.shape[0]
+    top = np.full((k_topics, n_lams, n), -1, dtype=np.int64)
+    best = np.empty((n_lams, n), dtype=np.float64)  # each λ's scores kept, descending
+    count = np.zeros(n_lams, dtype=np.int64)
+    for k in range(k_topics):
+        count[:] = 0
+        floor = -np.inf  # every λ's n-th score once all are full: a word below it at both ends of λ is out
+        for w in range(v):
+            lp = log_phi[k, w]
+            if not np.isfinite(lp) or max(lp, lp - log_pw[w]) < floor:  # r is linear in λ: its max is at an end
+                continue
+            for j in range(n_lams):
+                lam = lams[j]
+                r = lam * lp + (1.0 - lam) * (lp - log_pw[w])
+                if not np.isfinite(r):
+                    continue
+                c = count[j]
+                if c == n and not r > best[j, n - 1]:
+                    continue
+                at = c if c < n else n - 1  # the slot freed at the end, then shifted into place
+                while at > 0 and r > best[j, at - 1]:
+                    best[j, at] = best[j, at - 1]
+                    top[k, j, at] = top[k, j, at - 1]
+                    at -= 1
+                best[j, at] = r
+                top[k, j, at] = w
+                count[j] = min(c + 1, n)
+            if count.min() == n:
+                floor = best[:, n - 1].min()
+    return top
 
 
 def jensen_shannon(phi: np.ndarray) -> np.ndarray:
