@@ -11,11 +11,14 @@ torch = pytest.importorskip("torch")
 from fedtopic.neural.prodlda import (  # noqa: E402
     Shapes,
     batch_loss,
+    decode_pre,
     draw_noise,
+    encode,
     flat_gradient,
     init_params,
     initial_running,
     leaves,
+    unflatten,
     update_running,
 )
 from fedtopic.neural.sync_opt import Adam, NodeStep  # noqa: E402
@@ -113,3 +116,20 @@ def test_adam_matches_torch_optim_adam():
         opt.step()
         w = ours.step(w, g)
     np.testing.assert_allclose(w, t.detach().numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_evaluation_mode_is_without_dropout():
+    """Evaluation (validation loss, θ of new documents) passes the hidden layer and θ through unscaled, as a
+    dropout layer in eval mode does: inverted dropout's 1/(1 − p) belongs to training only."""
+    shapes = Shapes(vocabulary=12, topics=3, context=5)
+    p = unflatten(torch.from_numpy(init_params(shapes, np.random.default_rng(1))), shapes)
+    rng = np.random.default_rng(2)
+    x, ctx = torch.from_numpy(rng.poisson(0.5, (4, 12)).astype(float)), torch.from_numpy(rng.standard_normal((4, 5)))
+    mu_pre, lv_pre = encode(p, x, ctx, None)
+    softplus = torch.nn.functional.softplus
+    hidden = softplus(softplus(torch.cat([x, ctx @ p["adapt_w"].T + p["adapt_b"]], dim=1) @ p["in_w"].T + p["in_b"])
+                      @ p["h1_w"].T + p["h1_b"])
+    torch.testing.assert_close(mu_pre, hidden @ p["mu_w"].T)
+    torch.testing.assert_close(lv_pre, hidden @ p["lv_w"].T)
+    dec, _ = decode_pre(p, mu_pre, lv_pre, draw_noise(rng, 4, 3, training=False))
+    torch.testing.assert_close(dec, torch.softmax(mu_pre, dim=1) @ p["beta"])

@@ -106,22 +106,23 @@ def flat_gradient(loss: Any, params: dict[str, Any]) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Noise:
-    """ε float64[B,K], the encoder's dropout keep-mask bool[B,100] and θ's bool[B,K]."""
+    """ε float64[B,K], the encoder's dropout keep-mask bool[B,100] and θ's bool[B,K] (None: no dropout, as in
+    evaluation, where a dropout layer is the identity)."""
 
     eps: Any
-    keep_hidden: Any
-    keep_theta: Any
+    keep_hidden: Any | None
+    keep_theta: Any | None
 
     def rows(self, start: int, stop: int) -> Noise:
         """The draws of batch rows start..stop (a node's slice of the union batch)."""
-        return Noise(self.eps[start:stop], self.keep_hidden[start:stop], self.keep_theta[start:stop])
+        return Noise(self.eps[start:stop], None if self.keep_hidden is None else self.keep_hidden[start:stop],
+                     None if self.keep_theta is None else self.keep_theta[start:stop])
 
 
 def draw_noise(rng: np.random.Generator, batch: int, topics: int, training: bool = True) -> Noise:
     """The batch's ε and dropout masks (no dropout and ε = 0 when not training)."""
     if not training:
-        return Noise(torch.zeros(batch, topics, dtype=torch.float64), torch.ones(batch, HIDDEN, dtype=torch.bool),
-                     torch.ones(batch, topics, dtype=torch.bool))
+        return Noise(torch.zeros(batch, topics, dtype=torch.float64), None, None)
     eps = torch.from_numpy(rng.standard_normal((batch, topics)))
     return Noise(eps, torch.from_numpy(rng.random((batch, HIDDEN)) >= DROPOUT),
                  torch.from_numpy(rng.random((batch, topics)) >= DROPOUT))
@@ -142,19 +143,23 @@ def batch_norm(y: Any, stats: tuple[Any, Any]) -> Any:
     return (y - mean) / torch.sqrt(var + BN_EPS)
 
 
-def encode(p: dict[str, Any], x: Any, ctx: Any | None, keep_hidden: Any) -> tuple[Any, Any]:
-    """(μ_pre, logσ²_pre) float[B,K] before their BatchNorm."""
+def encode(p: dict[str, Any], x: Any, ctx: Any | None, keep_hidden: Any | None) -> tuple[Any, Any]:
+    """(μ_pre, logσ²_pre) float[B,K] before their BatchNorm; inverted dropout with ``keep_hidden``, none when
+    it is None."""
     inp = x if ctx is None else torch.cat([x, ctx @ p["adapt_w"].T + p["adapt_b"]], dim=1)
     hidden = torch.nn.functional.softplus(inp @ p["in_w"].T + p["in_b"])
     hidden = torch.nn.functional.softplus(hidden @ p["h1_w"].T + p["h1_b"])
-    hidden = hidden * keep_hidden / (1.0 - DROPOUT)
+    if keep_hidden is not None:
+        hidden = hidden * keep_hidden / (1.0 - DROPOUT)
     return hidden @ p["mu_w"].T, hidden @ p["lv_w"].T
 
 
 def decode_pre(p: dict[str, Any], mu: Any, lv: Any, noise: Noise) -> tuple[Any, Any]:
     """(θ β before its BatchNorm float[B,V], the posterior (μ, logσ²) after theirs) given normalised μ, logσ²."""
     z = mu + torch.exp(0.5 * lv) * noise.eps
-    theta = torch.softmax(z, dim=1) * noise.keep_theta / (1.0 - DROPOUT)
+    theta = torch.softmax(z, dim=1)
+    if noise.keep_theta is not None:
+        theta = theta * noise.keep_theta / (1.0 - DROPOUT)
     return theta @ p["beta"], (mu, lv)
 
 
@@ -187,9 +192,7 @@ def posterior_theta(flat: Any, shapes: Shapes, x: Any, ctx: Any | None, running:
     """θ float64[B,K] of documents: softmax of the posterior mean, BatchNorm on the running statistics (no
     sampling, no dropout: the same document always gets the same θ)."""
     with torch.no_grad():
-        p = unflatten(flat, shapes)
-        keep = torch.ones(x.shape[0], HIDDEN, dtype=torch.bool)
-        mu_pre, _ = encode(p, x, ctx, keep)
+        mu_pre, _ = encode(unflatten(flat, shapes), x, ctx, None)
         return torch.softmax(batch_norm(mu_pre, running.mu), dim=1).numpy()
 
 
