@@ -189,8 +189,11 @@ def doc_losses(p: dict[str, Any], x: Any, dec_pre: Any, dec_stats: tuple[Any, An
 
 
 def moments(y: Any) -> tuple[Any, Any]:
-    """(mean, biased variance) over the batch rows."""
-    return y.mean(dim=0), y.var(dim=0, unbiased=False)
+    """(mean, biased variance) over the batch rows, the variance in two passes as the mean square of y − mean
+    (``torch.var`` over dim 0 reads the batch by column: 3× slower forward and back at 64 × 2,000)."""
+    mean = y.mean(dim=0)
+    centred = y - mean
+    return mean, (centred * centred).mean(dim=0)
 
 
 def batch_loss(p: dict[str, Any], x: Any, ctx: Any | None, noise: Noise) -> tuple[Any, Stats]:
