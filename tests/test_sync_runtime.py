@@ -122,12 +122,13 @@ def test_a_recomputed_update_that_differs_from_the_one_sent_is_refused(tmp_path)
     from fedtopic.node.sync_runtime import _Pending
 
     pending = _Pending(tmp_path)
-    assert pending.payload("mean", 3, "d1", lambda: b"sent") == b"sent"
-    assert pending.payload("mean", 3, "d1", lambda: b"other bytes, same update") == b"sent"  # resent as persisted
+    first, second = np.array([1.0, 2.0]), np.array([1.0, 2.5])
+    assert pending.payload("mean", 3, first, lambda: b"sent") == b"sent"
+    assert pending.payload("mean", 3, first.copy(), lambda: b"other bytes, same update") == b"sent"  # as persisted
     with pytest.raises(TrainingError, match="differs from the one sent before the restart"):
-        pending.payload("mean", 3, "d2", lambda: b"x")
+        pending.payload("mean", 3, second, lambda: b"x")
     pending.clear()
-    assert pending.payload("mean", 3, "d2", lambda: b"x") == b"x"
+    assert pending.payload("mean", 3, second, lambda: b"x") == b"x"
 
 
 def test_history_appends_skips_torn_lines_and_keeps_the_last_line_per_round(tmp_path):

@@ -100,9 +100,13 @@ class _Pending:
     folder: Path | None
     keep: frozenset[str] = frozenset()  # channels whose payloads outlive checkpoints (setup, redone at every start)
 
-    def payload(self, channel: str, seq: int, digest: str, encode: Callable[[], bytes]) -> bytes:
+    def payload(self, channel: str, seq: int, update: np.ndarray | TopicsUpdate, encode: Callable[[], bytes]) -> bytes:
+        """The encoded ``update``: persisted before it is sent (with the update's digest), or the one persisted
+        before a restart when its digest matches. Without a folder (a one-process simulation) nothing is kept,
+        and the update is not hashed (a gFedNTM gradient is 6 MB: 25 hashes a step)."""
         if self.folder is None:
             return encode()
+        digest = update_digest(update)
         base = self.folder / f"{channel}-{seq}"
         meta, blob = base.with_suffix(".json"), base.with_suffix(".bin")
         if meta.is_file() and blob.is_file():
@@ -148,13 +152,12 @@ class _Exchange:
             ch = self.channels[channel]
         except KeyError:
             raise TrainingError(f"the party exchanges on channel {channel!r}, which it did not declare") from None
-        digest = update_digest(update)
         m = self.meter
         recoveries = getattr(ch, "recoveries", 0)
         for _ in range(MAX_FAILED_ROUNDS):
             t0 = time.perf_counter()
             rnd = seq + getattr(ch, "offset", 0)  # the aggregator's round: later after a failed one
-            payload = self.pending.payload(channel, rnd, digest, lambda: ch.encode(update, seq))
+            payload = self.pending.payload(channel, rnd, update, lambda: ch.encode(update, seq))
             t1 = time.perf_counter()
             self.lock.release()  # computing is done: let another party compute while this one waits
             try:
