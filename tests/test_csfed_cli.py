@@ -41,8 +41,11 @@ def test_quick_timing_experiment_writes_table_4(tmp_path, capsys):
     assert ("centralized", 1) in rows and ("CSFed HE (δ=100 %, unpacked)", 1) in rows
     for r in summary["rows"]:
         assert r["critical_path"] >= r["gibbs"] >= 0 and r["total_cpu"] >= r["critical_path"] - 1e-9
-    assert rows[("CSFed paillier-iphe", 1)]["encryption"] > rows[("CSFed none", 1)]["encryption"]
-    assert rows[("CSFed HE (δ=100 %, unpacked)", 1)]["encryption"] > rows[("CSFed paillier-iphe", 1)]["encryption"]
+    # what protection adds shows in the bytes, which are deterministic; its seconds are measured, not compared
+    # (milliseconds at this size, moved by the machine's load: IPHE's pooled encode has come out under none's)
+    none, iphe, he = (rows[(m, 1)] for m in ("CSFed none", "CSFed paillier-iphe", "CSFed HE (δ=100 %, unpacked)"))
+    assert he["bytes_per_party"] > iphe["bytes_per_party"] > none["bytes_per_party"]
+    assert he["encryption"] > 0 and iphe["encryption"] > 0
     assert (out / "timing.png").stat().st_size > 1000 and "| CSFed mask |" in (out / "table.md").read_text()
     capsys.readouterr()
 
