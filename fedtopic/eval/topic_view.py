@@ -77,10 +77,9 @@ def _top_by_relevance(log_phi, log_pw, lams, n):
     count = np.zeros(n_lams, dtype=np.int64)
     for k in range(k_topics):
         count[:] = 0
-        floor = -np.inf  # every λ's n-th score once all are full: a word below it at both ends of λ is out
         for w in range(v):
             lp = log_phi[k, w]
-            if not np.isfinite(lp) or max(lp, lp - log_pw[w]) < floor:  # r is linear in λ: its max is at an end
+            if not np.isfinite(lp):  # φ_kw = 0: −inf or NaN at every λ
                 continue
             for j in range(n_lams):
                 lam = lams[j]
@@ -98,8 +97,6 @@ def _top_by_relevance(log_phi, log_pw, lams, n):
                 best[j, at] = r
                 top[k, j, at] = w
                 count[j] = min(c + 1, n)
-            if count.min() == n:
-                floor = best[:, n - 1].min()
     return top
 
 
