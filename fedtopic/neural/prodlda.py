@@ -147,7 +147,12 @@ def encode(p: dict[str, Any], x: Any, ctx: Any | None, keep_hidden: Any | None) 
     """(μ_pre, logσ²_pre) float[B,K] before their BatchNorm; inverted dropout with ``keep_hidden``, none when
     it is None."""
     inp = x if ctx is None else torch.cat([x, ctx @ p["adapt_w"].T + p["adapt_b"]], dim=1)
-    hidden = torch.nn.functional.softplus(inp @ p["in_w"].T + p["in_b"])
+    return _encoder_heads(p, inp @ p["in_w"].T + p["in_b"], keep_hidden)
+
+
+def _encoder_heads(p: dict[str, Any], pre: Any, keep_hidden: Any | None) -> tuple[Any, Any]:
+    """The encoder after its first linear layer ``pre`` [B,100]: softplus, the second layer, dropout, μ/logσ²."""
+    hidden = torch.nn.functional.softplus(pre)
     hidden = torch.nn.functional.softplus(hidden @ p["h1_w"].T + p["h1_b"])
     if keep_hidden is not None:
         hidden = hidden * keep_hidden / (1.0 - DROPOUT)
@@ -163,10 +168,7 @@ def encode_eval(p: dict[str, Any], x: Any, ctx: Any | None) -> tuple[Any, Any]:
         return encode(p, x, None, None)
     v = x.shape[1]
     w_x, w_c = p["in_w"][:, :v], p["in_w"][:, v:]
-    pre = x @ w_x.T + ctx @ (w_c @ p["adapt_w"]).T + (w_c @ p["adapt_b"] + p["in_b"])
-    hidden = torch.nn.functional.softplus(pre)
-    hidden = torch.nn.functional.softplus(hidden @ p["h1_w"].T + p["h1_b"])
-    return hidden @ p["mu_w"].T, hidden @ p["lv_w"].T
+    return _encoder_heads(p, x @ w_x.T + ctx @ (w_c @ p["adapt_w"]).T + (w_c @ p["adapt_b"] + p["in_b"]), None)
 
 
 def decode_pre(p: dict[str, Any], mu: Any, lv: Any, noise: Noise) -> tuple[Any, Any]:
