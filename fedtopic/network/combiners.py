@@ -7,6 +7,12 @@ closes, on the accepted payloads in the session's party order (not arrival
 order, so floating-point sums are reproducible). No I/O, no clock, no state:
 the same payloads give the same bytes.
 
+A combiner whose combine is a sum may also offer ``running``: the round's sum
+folded in update by update as they are accepted (``fold_update``), so that the
+request completing the round only finishes it instead of reading and decoding
+all P updates. ``validate`` then returns what it decoded, and the fold takes
+that instead of decoding the payload a second time.
+
 ``COMBINERS`` maps the session's ``combiner`` name to an instance. ``none`` is
 the bare count codec below (the CSFed node sends exactly that for protection
 ``none``; the update signature already binds session and round, so the
@@ -19,7 +25,7 @@ recovery messages and calls ``combine(..., recoveries=...)``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -65,8 +71,9 @@ class Combiner(Protocol):
         ...
 
     def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
-                 session: str | None = None) -> None:
-        """InvalidPayload unless ``payload`` is a well-formed update for ``round`` of ``session`` with ``meta``."""
+                 session: str | None = None) -> Any:
+        """InvalidPayload unless ``payload`` is a well-formed update for ``round`` of ``session`` with ``meta``;
+        returns what the check decoded (the running combine's input), or None."""
         ...
 
     def combine(self, payloads: Sequence[bytes], ctx: RoundContext) -> bytes:
@@ -109,10 +116,11 @@ class CountSumCombiner:
         return codec_bound(v, k)
 
     def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
-                 session: str | None = None) -> None:
+                 session: str | None = None) -> np.ndarray:
+        """The decoded counts int64[V, K]."""
         v, k = _shape(meta, (2, 2), MAX_CELLS)
         try:
-            decode_counts(payload, expected_shape=(v, k))
+            return decode_counts(payload, expected_shape=(v, k))
         except CryptoError as exc:
             raise InvalidPayload(str(exc)) from None
 
@@ -121,9 +129,19 @@ class CountSumCombiner:
         total = np.zeros((v, k), dtype=np.int64)
         for payload in payloads:
             total += decode_counts(payload, expected_shape=(v, k))
-        if total.size and int(total.max()) > MAX_COUNT:
-            raise InvalidPayload(f"summed count {int(total.max())} exceeds the codec's {MAX_COUNT}")
-        return encode_counts(total)
+        return _finish_counts(total)
+
+    def running(self, meta: Mapping[str, Any], *, session: str, round: int) -> RunningSum:
+        """Integer sums: folded in arrival order (exact, so the same bytes as ``combine``)."""
+        v, k = _shape(meta, (2, 2), MAX_CELLS)
+        return RunningSum(round, np.zeros((v, k), dtype=np.int64), ordered=False,
+                          decode=lambda payload: self.validate(payload, meta), finish=_finish_counts)
+
+
+def _finish_counts(total: np.ndarray) -> bytes:
+    if total.size and int(total.max()) > MAX_COUNT:
+        raise InvalidPayload(f"summed count {int(total.max())} exceeds the codec's {MAX_COUNT}")
+    return encode_counts(total)
 
 
 class DenseSumCombiner:
@@ -158,28 +176,95 @@ class DenseSumCombiner:
         return DENSE_HEADER_MAX + int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize
 
     def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
-                 session: str | None = None) -> None:
+                 session: str | None = None) -> np.ndarray:
+        """The decoded array (``meta``'s shape and dtype)."""
         shape, dtype, nonnegative = self._spec(meta)
         arr = decode_array(payload, shape, dtype)
         if nonnegative and arr.size and arr.min() < 0:
             where = np.unravel_index(int(np.argmin(arr)), shape)
             raise InvalidPayload(f"negative value {arr.min()} at index {tuple(int(i) for i in where)}")
+        return arr
 
     def combine(self, payloads: Sequence[bytes], ctx: RoundContext) -> bytes:
         shape, dtype, _ = self._spec(ctx.meta)
-        acc_dtype = np.int64 if dtype == "int64" else np.float64
-        total = np.zeros(shape, dtype=acc_dtype)
-        bound = 0  # sum of per-payload max |value|, exact in Python ints: int64 adds would wrap silently
+        total = np.zeros(shape, dtype=np.int64 if dtype == "int64" else np.float64)
+        bound = _Int64Bound(dtype)
         for payload in payloads:
             arr = decode_array(payload, shape, dtype)
-            if dtype == "int64" and arr.size:
-                bound += max(abs(int(arr.max())), abs(int(arr.min())))
-                if bound > np.iinfo(np.int64).max:
-                    raise InvalidPayload("int64 sum may overflow")
+            bound.add(arr)
             total += arr
-        if dtype == "float32" and total.size and np.abs(total).max() > np.finfo(np.float32).max:
-            raise InvalidPayload("float32 sum overflows")
-        return encode_array(total.astype(dtype))
+        return _finish_dense(total, dtype)
+
+    def running(self, meta: Mapping[str, Any], *, session: str, round: int) -> RunningSum:
+        """int64 folded in arrival order (exact); floats in the session's party order, so that the aggregate has
+        the bits of ``combine``'s sum: an update waits, decoded, until every earlier party's is in (at most P − 1
+        arrays, within the session's memory bound ``service.session_memory``)."""
+        shape, dtype, _ = self._spec(meta)
+        bound = _Int64Bound(dtype)
+
+        def fold(total: np.ndarray, arr: np.ndarray) -> None:
+            bound.add(arr)
+            total += arr
+
+        return RunningSum(round, np.zeros(shape, dtype=np.int64 if dtype == "int64" else np.float64),
+                          ordered=dtype != "int64", decode=lambda payload: self.validate(payload, meta),
+                          finish=lambda total: _finish_dense(total, dtype), fold=fold)
+
+
+class _Int64Bound:
+    """Σ over payloads of max |value|, exact in Python ints (int64 adds would wrap silently); InvalidPayload as
+    soon as an int64 sum could overflow. Nothing to check for floats."""
+
+    def __init__(self, dtype: str) -> None:
+        self.dtype, self.bound = dtype, 0
+
+    def add(self, arr: np.ndarray) -> None:
+        if self.dtype == "int64" and arr.size:
+            self.bound += max(abs(int(arr.max())), abs(int(arr.min())))
+            if self.bound > np.iinfo(np.int64).max:
+                raise InvalidPayload("int64 sum may overflow")
+
+
+def _finish_dense(total: np.ndarray, dtype: str) -> bytes:
+    if dtype == "float32" and total.size and np.abs(total).max() > np.finfo(np.float32).max:
+        raise InvalidPayload("float32 sum overflows")
+    return encode_array(total.astype(dtype))
+
+
+class RunningSum:
+    """One round's element-wise sum folded in as updates are accepted; ``result`` has the bytes ``combine`` gives
+    for the same updates. ``ordered``: fold in party-index order (float sums: addition is not associative), an
+    update arriving early waiting decoded; else in arrival order (integers)."""
+
+    def __init__(self, round: int, total: np.ndarray, *, ordered: bool, decode: Callable[[bytes], np.ndarray],
+                 finish: Callable[[np.ndarray], bytes],
+                 fold: Callable[[np.ndarray, np.ndarray], None] = lambda total, arr: total.__iadd__(arr)) -> None:
+        self.round, self.total, self.ordered = round, total, ordered
+        self._decode, self._finish, self._fold = decode, finish, fold
+        self.indices: set[int] = set()
+        self._waiting: dict[int, np.ndarray] = {}
+        self._next = 0  # ordered: every index below it is folded in
+
+    def add(self, payload: bytes, index: int, checked: Any = None) -> None:
+        """Fold in party ``index``'s accepted update; ``checked``: its array as ``validate`` returned it."""
+        if index in self.indices:
+            raise InvalidPayload(f"party index {index} is already folded into round {self.round}")
+        arr = checked if checked is not None else self._decode(payload)
+        self.indices.add(index)
+        if not self.ordered:
+            self._fold(self.total, arr)
+            return
+        self._waiting[index] = arr
+        while self._next in self._waiting:
+            self._fold(self.total, self._waiting.pop(self._next))
+            self._next += 1
+
+    def result(self, ctx: RoundContext) -> bytes | None:
+        """The aggregate if every party of the session is folded in exactly once; None otherwise (combine then)."""
+        if ctx.round != self.round or len(ctx.contributors) != len(ctx.expected) or \
+                self.indices != set(range(len(ctx.expected))) or self._waiting:
+            return None
+        return self._finish(self.total)
 
 
 def _protected() -> list[Combiner]:
@@ -199,17 +284,17 @@ COMBINERS: dict[str, Combiner] = {c.name: c for c in (CountSumCombiner(), DenseS
 
 
 def fold_update(running: Any, combiner: Combiner, meta: Mapping[str, Any], *, session: str, round: int,
-                index: int, payload: bytes) -> Any:  # fmt: skip
-    """Fold an accepted update into the round's running combine (``CombinerAdapter.running``); the running
-    combine to keep, or None when the combiner has none or the update did not fold (the close then combines
-    the stored updates)."""
+                index: int, payload: bytes, checked: Any = None) -> Any:  # fmt: skip
+    """Fold an accepted update into the round's running combine (``RunningSum``, ``CombinerAdapter.running``);
+    the running combine to keep, or None when the combiner has none or the update did not fold (the close then
+    combines the stored updates). ``checked``: what ``validate`` returned for this payload."""
     if running is None or running.round != round:
         start = getattr(combiner, "running", None)
         running = None if start is None else start(meta, session=session, round=round)
     if running is None:
         return None
     try:
-        running.add(payload, index)
+        running.add(payload, index, checked)
     except InvalidPayload:
         return None
     return running

@@ -247,7 +247,7 @@ class Aggregator:
             sess = self._session(sid)
             self._admission(sess, round, party)
         try:  # validation may be slow (decoding); it runs outside the lock
-            sess.combiner.validate(payload, sess.out.meta, round=round, session=sid)
+            checked = sess.combiner.validate(payload, sess.out.meta, round=round, session=sid)
         except InvalidPayload as exc:
             raise Rejection(422, "invalid_payload", f"update of {party!r} for round {round}: {exc}") from None
         sha = sha256_hex(payload) if sha is None else sha
@@ -257,7 +257,7 @@ class Aggregator:
             self._admission(sess, round, party)  # again: the round may have moved while we validated
             self.store.add_update(sid, round, party, sha, payload, now)
             sess.running = fold_update(sess.running, sess.combiner, sess.out.meta, session=sid, round=round,
-                                       index=sess.state.expected.index(party), payload=payload)
+                                       index=sess.state.expected.index(party), payload=payload, checked=checked)
             sess.state = admit(sess.state, party, now)
             state = sess.state
             closed = close_reason(state, now) == "complete"

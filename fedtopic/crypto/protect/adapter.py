@@ -30,8 +30,9 @@ class RunningCombine:
         self.total = scheme.running_sum(meta)
         self.indices: list[int] = []
 
-    def add(self, payload: bytes, index: int) -> None:
-        """Fold in party ``index``'s accepted update (``error`` if it does not fit the round)."""
+    def add(self, payload: bytes, index: int, checked: Any = None) -> None:
+        """Fold in party ``index``'s accepted update (``error`` if it does not fit the round). ``checked`` (what
+        ``validate`` returned) is None for every scheme: the fold reads the payload in one pass."""
         if index in self.indices:
             raise self._error(f"party index {index} is already folded into round {self.round}")
         try:
