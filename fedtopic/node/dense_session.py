@@ -50,7 +50,7 @@ class DenseSession:
 
     def decode(self, blob: bytes, round: int, contributors: int) -> np.ndarray:
         if self.prot is None:
-            return decode_array(blob, (self.n,), "float64").astype(np.float64)
+            return np.asarray(decode_array(blob, (self.n,), "float64"), dtype=np.float64)  # no copy if native
         return FIXED_POINT.decode_sum(self.prot.decode(blob, round).reshape(-1), contributors)
 
     def send(self, payload: bytes, round: int, timeout: float, on_wait: WaitReport | None = None) -> AggregateResult:
