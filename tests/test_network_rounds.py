@@ -225,3 +225,26 @@ def test_status_repeats_its_answer_only_while_nothing_changed(tmp_path) -> None:
     assert closed.sessions[0].current_round.round == 1 and closed.sessions[0].straggler_events
     agg.end_session("run", "b", "finished")
     assert agg.status(max_age=60).sessions[0].seen[1].ended == "finished"
+
+
+def test_the_lock_free_read_gives_only_the_last_combined_aggregate_to_a_member(tmp_path) -> None:
+    clock = Clock()
+    agg = Aggregator(Store(tmp_path), {p: f"0x{i:040x}" for i, p in enumerate((*PARTIES, "x"), start=1)},
+                     protection="none", default_deadline=30.0, clock=clock)
+    agg.open_session(_spec(), "a")
+    mats = {p: np.full((4, 2), i + 1) for i, p in enumerate(PARTIES)}
+    assert agg.recent_aggregate("run", 0, "a") is None  # open
+    for p in PARTIES:
+        agg.submit("run", 0, p, encode_counts(mats[p]))
+    assert agg.recent_aggregate("run", 0, "b") == agg.aggregate("run", 0, "b")
+    assert agg.recent_aggregate("run", 0, "x") is None  # in the consortium, not in the session
+    assert agg.recent_aggregate("nope", 0, "a") is None
+    agg.submit("run", 1, "a", encode_counts(mats["a"]))
+    agg.submit("run", 1, "b", encode_counts(mats["b"]))
+    agg.submit("run", 1, "c", encode_counts(mats["c"]))
+    assert agg.recent_aggregate("run", 0, "a") is None  # no longer the last: the store has it
+    np.testing.assert_array_equal(decode_counts(agg.aggregate("run", 0, "a").payload), sum(mats.values()))
+    agg.submit("run", 2, "a", encode_counts(mats["a"]))
+    clock.t += 31.0  # a deadline closes round 2 with a, which none releases (the sum of a's own update is fine)
+    agg.tick()
+    assert agg.recent_aggregate("run", 2, "c") == agg.aggregate("run", 2, "c")

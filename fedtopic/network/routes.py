@@ -138,7 +138,8 @@ async def submit_update(session_id: SessionId, round: RoundNumber, body: RawBody
     if wait <= 0 or not receipt.round_closed and not await _await_close(
             aggregator, signal, session_id, round, party, min(wait, settings.max_wait_seconds)):
         return receipt
-    row = await anyio.to_thread.run_sync(aggregator.aggregate, session_id, round, party)
+    row = aggregator.recent_aggregate(session_id, round, party) or \
+        await anyio.to_thread.run_sync(aggregator.aggregate, session_id, round, party)
     return receipt if row is None else _aggregate_response(row)
 
 
@@ -167,7 +168,8 @@ async def get_aggregate(session_id: SessionId, round: RoundNumber, party: Reques
     or at once if it waits for this party's recovery message."""
     until = time.monotonic() + min(wait, settings.max_wait_seconds)
     while True:
-        row = await anyio.to_thread.run_sync(aggregator.aggregate, session_id, round, party)
+        row = aggregator.recent_aggregate(session_id, round, party) or \
+            await anyio.to_thread.run_sync(aggregator.aggregate, session_id, round, party)
         if row is not None:
             return _aggregate_response(row)
         wanted = None if not aggregator.is_recovering(session_id, round) else \

@@ -419,6 +419,17 @@ class Aggregator:
             raise Rejection(410, "aggregate_gone", f"the aggregate of round {round} is no longer kept")
         return row
 
+    def recent_aggregate(self, sid: str, round: int, party: str) -> AggregateRow | None:
+        """Lock-free, for the long-polls on the event loop: the aggregate of ``round`` if it is the round that
+        closed last, with an aggregate, and ``party`` is a member; else None (then ``aggregate`` in a worker
+        thread, which may read the store and says why there is none)."""
+        sess = self._sessions.get(sid)
+        last = None if sess is None else sess.last  # one read: the service replaces the tuple, never edits it
+        if last is None or last[0] != round or party not in sess.state.expected:  # type: ignore[union-attr]
+            return None
+        row = last[1]
+        return row if row.close_reason != "failed" and row.payload is not None else None
+
     def is_closed(self, sid: str, round: int) -> bool:
         """Lock-free check for long-polls: has ``round`` closed? (False for unknown sessions.)"""
         sess = self._sessions.get(sid)
