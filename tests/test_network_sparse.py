@@ -14,6 +14,8 @@ from fedtopic.network.errors import InvalidPayload
 from fedtopic.network.sparse import (
     HEADER,
     MAGIC,
+    _gather,
+    _scatter,
     decode_array,
     encode_array,
     encode_sparse,
@@ -39,6 +41,34 @@ def test_both_forms_round_trip(arr: np.ndarray) -> None:
         out = decode_array(blob, arr.shape, arr.dtype.name)
         np.testing.assert_array_equal(out, arr)
         assert out.dtype == arr.dtype
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 200), st.sampled_from([0.0, 0.1, 0.5, 0.9, 1.0]), st.sampled_from(["float64", "float32", "int64"]),
+       st.integers(0, 2**32 - 1))
+def test_the_kernels_match_numpy_masks_at_every_length(n: int, keep: float, dtype: str, seed: int) -> None:
+    """The numba gather/scatter against numpy's boolean indexing (the slow reference), with lengths that end
+    mid-byte, all-zero and all-set bytes, and guard elements around the arrays that must stay untouched."""
+    rng = np.random.default_rng(seed)
+    arr = (rng.normal(size=n) * 1e3 * (rng.random(n) < keep)).astype(dtype)
+    arr[arr == 0] = 0  # no −0.0: the form keeps zeros as +0
+    blob = encode_sparse(arr)
+    mask = arr != 0
+    reference = HEADER.pack(MAGIC, ["float64", "float32", "int64"].index(dtype), n) + \
+        np.packbits(mask, bitorder="little").tobytes() + arr[mask].astype(np.dtype(dtype).newbyteorder("<")).tobytes()
+    assert blob == reference
+    np.testing.assert_array_equal(decode_array(blob, (n,), dtype), arr)
+    bits, m = np.packbits(mask, bitorder="little"), int(mask.sum())
+    guarded = np.full(n + 16, 7, dtype=dtype)  # the kernels on views: a write past either end shows
+    guarded[8:8 + n] = 0  # the scatter writes only bytes with a set bit: the rest arrives zeroed
+    if m:
+        _scatter(bits, arr[mask], guarded[8:8 + n])
+        np.testing.assert_array_equal(guarded[8:8 + n], arr)
+    spare = np.full(m + 17, 7, dtype=dtype)
+    _gather(arr, bits, spare[8:8 + m + 1])
+    np.testing.assert_array_equal(spare[8:8 + m], arr[mask])
+    assert (guarded[:8] == 7).all() and (guarded[8 + n:] == 7).all()
+    assert (spare[:8] == 7).all() and (spare[9 + m:] == 7).all()
 
 
 def test_the_smaller_form_is_chosen() -> None:

@@ -12,6 +12,10 @@ Bitmap form, all little-endian: the 8-byte magic, the dtype's index in ``DTYPES`
 number of elements n (u64), ⌈n/8⌉ bytes of bits (element i is bit i % 8 of byte i // 8, the padding bits 0),
 then one value of the dtype per set bit, in element order. The decoder trusts nothing: exact length, zero
 padding, finite values.
+
+The values move between the bitmap and the dense array in one numba pass each way (``_scatter``, ``_gather``):
+numpy's boolean-mask indexing took 1.6 ms per direction for gFedNTM's 770,250-value gradient, and under load a
+fifth of the aggregator's busy time went to it.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import struct
 
 import numpy as np
+from numba import njit
 
 from fedtopic.network.dense import DTYPES, decode_dense, encode_dense
 from fedtopic.network.errors import InvalidPayload
@@ -27,15 +32,72 @@ MAGIC = b"FTBITS\x00\x01"
 HEADER = struct.Struct("<8sB7xQ")
 
 
+_POPCOUNT = np.array([bin(b).count("1") for b in range(256)], dtype=np.int64)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scatter_byte(b, base, width, values, j, last, out):  # pragma: no cover
+    for k in range(width):
+        bit = (b >> k) & 1
+        v = values[min(j, last)]
+        out[base + k] = v if bit else v - v  # v − v: a zero of v's type (values are finite)
+        j += bit
+    return j
+
+
+@njit(cache=True, nogil=True)
+def _scatter(bits: np.ndarray, values: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
+    """out[i] ← the next of ``values`` for every set bit i of ``bits`` (uint8, element i is bit i % 8 of byte
+    i // 8), zero elsewhere; n = len(out) elements, at least one value. Branch-free within a byte (a select, the
+    read index clamped to the last value): half the time of testing each bit."""
+    n = out.shape[0]
+    j = 0
+    last = values.shape[0] - 1
+    for at in range(n // 8):
+        if bits[at]:
+            j = _scatter_byte(bits[at], at * 8, 8, values, j, last, out)
+    if n % 8 and bits[n // 8]:
+        _scatter_byte(bits[n // 8], n - n % 8, n % 8, values, j, last, out)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _gather_byte(flat, b, base, width, values, j):  # pragma: no cover
+    for k in range(width):
+        values[j] = flat[base + k]
+        j += (b >> k) & 1
+    return j
+
+
+@njit(cache=True, nogil=True)
+def _gather(flat: np.ndarray, bits: np.ndarray, values: np.ndarray) -> None:  # pragma: no cover
+    """values[:m] ← the m elements of ``flat`` whose bit is set in ``bits`` (as in ``_scatter``), in element order.
+    ``values`` has one slot more than m: every element of a byte is written at the running index, which only a
+    set bit advances, so a write may land in the spare slot."""
+    n = flat.shape[0]
+    j = 0
+    for at in range(n // 8):
+        if bits[at]:
+            j = _gather_byte(flat, bits[at], at * 8, 8, values, j)
+    if n % 8 and bits[n // 8]:
+        _gather_byte(flat, bits[n // 8], n - n % 8, n % 8, values, j)
+
+
+def _native(dtype: str) -> np.dtype:
+    """The numpy dtype ``dtype`` in this machine's byte order (the kernels take native arrays)."""
+    return np.dtype(dtype).newbyteorder("=")
+
+
 def encode_sparse(arr: np.ndarray) -> bytes:
     """The bitmap form of ``arr`` (any shape; C-order elements)."""
     flat = np.ascontiguousarray(arr).reshape(-1)
     if flat.dtype.name not in DTYPES:
         raise InvalidPayload(f"sparse payload dtype must be one of {', '.join(DTYPES)}, got {flat.dtype}")
-    mask = flat != 0
+    bits = np.packbits(flat != 0, bitorder="little")
+    m = int(_POPCOUNT[bits].sum())
+    values = np.empty(m + 1, dtype=_native(flat.dtype.name))
+    _gather(flat.astype(values.dtype, copy=False), bits, values)
     head = HEADER.pack(MAGIC, DTYPES.index(flat.dtype.name), flat.size)
-    values = flat[mask].astype(flat.dtype.newbyteorder("<"))
-    return head + np.packbits(mask, bitorder="little").tobytes() + values.tobytes()
+    return head + bits.tobytes() + values[:m].astype(values.dtype.newbyteorder("<"), copy=False).tobytes()
 
 
 def encode_array(arr: np.ndarray) -> bytes:
@@ -63,19 +125,19 @@ def decode_array(blob: bytes, shape: tuple[int, ...], dtype: str) -> np.ndarray:
     n_bytes = -(-n // 8)
     if len(blob) < HEADER.size + n_bytes:
         raise InvalidPayload(f"sparse payload is {len(blob)} bytes, shorter than its {n}-element bitmap")
-    bits = np.unpackbits(np.frombuffer(blob, np.uint8, n_bytes, HEADER.size), bitorder="little")
-    if bits[n:].any():
+    bits = np.frombuffer(blob, np.uint8, n_bytes, HEADER.size)
+    if n % 8 and bits[-1] >> (n % 8):
         raise InvalidPayload("sparse payload sets a bitmap padding bit")
-    mask = bits[:n].astype(bool)
-    m = int(mask.sum())
+    m = int(_POPCOUNT[bits].sum())
     want = np.dtype(dtype).newbyteorder("<")
     expected = HEADER.size + n_bytes + m * want.itemsize
     if len(blob) != expected:
         raise InvalidPayload(f"sparse payload is {len(blob)} bytes, its bitmap of {m} entries needs {expected}")
-    values = np.frombuffer(blob, want, m, HEADER.size + n_bytes)
+    values = np.frombuffer(blob, want, m, HEADER.size + n_bytes).astype(_native(dtype), copy=False)
     if values.dtype.kind == "f" and not np.isfinite(values).all():
+        mask = np.unpackbits(bits, count=n, bitorder="little").astype(bool)
         raise InvalidPayload("sparse payload has a NaN or infinite value at index "
                              f"{int(np.flatnonzero(mask)[np.flatnonzero(~np.isfinite(values))[0]])}")
-    out = np.zeros(size, dtype=want)
-    out[mask] = values
+    out = np.zeros(size, dtype=values.dtype)
+    _scatter(bits, values, out)
     return out.reshape(shape)
