@@ -36,7 +36,11 @@ async def _settings(request: Request) -> AggregatorSettings:
 
 
 async def _raw_body(request: Request) -> bytes:
-    return await request.body()  # bounded and hash-checked by AuthGate before the route runs
+    """The body AuthGate read, bounded and checked against its signed hash before the route runs."""
+    body = getattr(request.state, "body", None)
+    if body is None:  # only if the app runs without its AuthGate
+        raise Rejection(401, "unsigned", "request was not authenticated")
+    return body
 
 
 async def _round_signal(request: Request) -> RoundSignal:

@@ -183,7 +183,9 @@ class AuthGate:
         except _Disconnected:
             log.info("%s %s: client disconnected before sending its whole body", scope["method"], scope["path"])
             return
-        scope.setdefault("state", {}).update(party=party, body_sha256=body_sha)  # the hash just checked
+        # the hash just checked, and the body itself: a route reading it back through Request.body() would copy
+        # it once more (Starlette joins it with the empty chunk that ends its stream)
+        scope.setdefault("state", {}).update(party=party, body_sha256=body_sha, body=body)
         sent = False
 
         async def replay() -> Message:
