@@ -46,18 +46,18 @@ def noise_block_size(n_topics: int) -> int:
 
 
 @njit(inline="always", cache=True)
-def noised_draw(ndk, nwk, e, sigma, clip, inv, p, blk, alpha, beta, u):
+def noised_draw(ndk, nwk, e, sigma, clip, inv, p, alpha, beta, u):
     """Topic drawn from Eq. 1 with the word's counts noised and clipped: ñ_j = min(max(n_j + σ·e_j, 0), clip).
 
     ndk int32[K] document row, nwk int32[K] true word row, e float64[K] standard normals, inv float64[K] =
-    1/(N_k + Vβ), p and blk the scratch of ``dense_draw``; one pass computes ñ and the products.
+    1/(N_k + Vβ), p the scratch of ``dense_draw``; one pass computes ñ and the products.
     """
     total = 0.0
     for j in range(inv.shape[0]):
         v = (ndk[j] + alpha) * (min(max(nwk[j] + sigma * e[j], 0.0), clip) + beta) * inv[j]
         p[j] = v
         total += v
-    return locate(p, blk, inv.shape[0], u * total)
+    return locate(p, inv.shape[0], u * total)
 
 
 # fastmath without ninf: the sums vectorise as in the dense kernel, while clip = inf stays meaningful; nnan lets
@@ -83,7 +83,7 @@ def dp_shard(
     """One DP sweep over all documents in place; returns how many tokens were sampled."""
     n_topics = tot_k.shape[0]
     adaptive = freq.shape[0] > 0
-    p, blk = dense_scratch(n_topics)
+    p = dense_scratch(n_topics)
     inv = np.empty(n_topics, dtype=np.float64)
     for k in range(n_topics):
         inv[k] = 1.0 / (tot_k[k] + vbeta)
@@ -124,7 +124,7 @@ def dp_shard(
             else:
                 e = noise[:n_topics]
             u, s0, s1 = xo_double(s0, s1)
-            k = np.uint64(noised_draw(ndk, nwk, e, sigma, clip, inv, p, blk, alpha, beta, u))
+            k = np.uint64(noised_draw(ndk, nwk, e, sigma, clip, inv, p, alpha, beta, u))
             z[i] = k
             ndk[k] += 1
             nwk[k] += 1

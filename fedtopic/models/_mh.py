@@ -195,7 +195,7 @@ def mh_shard(
         z_w[j] = z[order[j]]
     cum = np.empty(n_topics, dtype=np.float64)
     ndk = np.zeros(n_topics, dtype=np.int32)  # dense row for the dense fallback
-    p, blk = dense_scratch(n_topics)
+    p = dense_scratch(n_topics)
     phi = np.empty(n_topics, dtype=np.float64)  # (N_wk + β)/(N_k + Vβ) for the current word w
     for w in range(tot_wk.shape[0]):
         nwk = tot_wk[w]
@@ -226,7 +226,7 @@ def mh_shard(
             if n_t > dense_above:
                 for e in range(n_t):
                     ndk[dtop[base + e]] = dcnt[base + e]
-                k = dense_draw(ndk, nwk, inv, p, blk, alpha, beta, next_double(own, OWN_ROW))
+                k = dense_draw(ndk, nwk, inv, p, alpha, beta, next_double(own, OWN_ROW))
                 for e in range(n_t):
                     ndk[dtop[base + e]] = 0
             else:
