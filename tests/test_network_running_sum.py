@@ -9,7 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fedtopic.crypto.codec import encode_counts
-from fedtopic.network.combiners import COMBINERS, DenseSumCombiner, RoundContext
+from fedtopic.network.combiners import (
+    COMBINERS,
+    DenseSumCombiner,
+    RoundContext,
+    RunningSum,
+)
 from fedtopic.network.errors import InvalidPayload
 from fedtopic.network.schemas import SessionCreate
 from fedtopic.network.service import Aggregator
@@ -91,6 +96,30 @@ def test_running_sum_waits_for_every_party_and_refuses_a_second_fold() -> None:
     partial = RoundContext("s", 0, meta, ("p0", "p1"), ("p0", "p1", "p2"))  # a deadline left p2 out
     assert running.result(partial) is None
     assert running.result(_ctx(meta, 3)) == combiner.combine(payloads, _ctx(meta, 3))
+
+
+def test_an_ordered_sum_gives_up_beyond_its_waiting_bytes_and_combine_takes_over() -> None:
+    """A first party late with every other update waiting decoded: past ``max_waiting`` bytes the running sum
+    drops them and says so (None), so the close combines the stored updates; in order, nothing ever waits."""
+    meta = {"shape": [100], "dtype": "float64"}
+    combiner = COMBINERS["dense-sum"]
+    payloads = [encode_array(a) for a in _float_updates(np.random.default_rng(5), 4, 100)]
+
+    def running(cap: int) -> RunningSum:
+        return RunningSum(0, np.zeros(100), ordered=True, decode=lambda b: combiner.validate(b, meta),
+                          finish=lambda total: encode_array(total), max_waiting=cap)
+
+    late_first = running(2 * 800)  # room for two waiting arrays of 100 float64, not three
+    for i in (1, 2, 3, 0):
+        late_first.add(payloads[i], i)
+    assert late_first.result(_ctx(meta, 4)) is None
+    roomy = running(3 * 800)
+    for i in (1, 2, 3, 0):
+        roomy.add(payloads[i], i)
+    in_order = running(0)
+    for i in range(4):
+        in_order.add(payloads[i], i)
+    assert roomy.result(_ctx(meta, 4)) == in_order.result(_ctx(meta, 4)) == combiner.combine(payloads, _ctx(meta, 4))
 
 
 def test_int64_running_sum_refuses_an_overflow_like_combine() -> None:

@@ -197,8 +197,8 @@ class DenseSumCombiner:
 
     def running(self, meta: Mapping[str, Any], *, session: str, round: int) -> RunningSum:
         """int64 folded in arrival order (exact); floats in the session's party order, so that the aggregate has
-        the bits of ``combine``'s sum: an update waits, decoded, until every earlier party's is in (at most P − 1
-        arrays, within the session's memory bound ``service.session_memory``)."""
+        the bits of ``combine``'s sum: an update waits, decoded, until every earlier party's is in (at most
+        ``MAX_WAITING_BYTES`` of them)."""
         shape, dtype, _ = self._spec(meta)
         bound = _Int64Bound(dtype)
 
@@ -231,37 +231,55 @@ def _finish_dense(total: np.ndarray, dtype: str) -> bytes:
     return encode_array(total.astype(dtype))
 
 
+MAX_WAITING_BYTES = 256 * 2**20
+"""Decoded updates an ordered ``RunningSum`` holds for an earlier party's to arrive. Beyond it the running sum
+gives up and the close combines the stored updates, as before there were running sums, so a slow first party
+of a large consortium costs no more memory than ``service.session_memory`` allows for."""
+
+
 class RunningSum:
     """One round's element-wise sum folded in as updates are accepted; ``result`` has the bytes ``combine`` gives
     for the same updates. ``ordered``: fold in party-index order (float sums: addition is not associative), an
-    update arriving early waiting decoded; else in arrival order (integers)."""
+    update arriving early waiting decoded (up to ``max_waiting`` bytes); else in arrival order (integers)."""
 
     def __init__(self, round: int, total: np.ndarray, *, ordered: bool, decode: Callable[[bytes], np.ndarray],
                  finish: Callable[[np.ndarray], bytes],
-                 fold: Callable[[np.ndarray, np.ndarray], None] = lambda total, arr: total.__iadd__(arr)) -> None:
+                 fold: Callable[[np.ndarray, np.ndarray], None] = lambda total, arr: total.__iadd__(arr),
+                 max_waiting: int = MAX_WAITING_BYTES) -> None:
         self.round, self.total, self.ordered = round, total, ordered
         self._decode, self._finish, self._fold = decode, finish, fold
         self.indices: set[int] = set()
         self._waiting: dict[int, np.ndarray] = {}
+        self._waiting_bytes, self._max_waiting = 0, max_waiting
+        self._gave_up = False  # ordered, and the waiting updates would have passed max_waiting
         self._next = 0  # ordered: every index below it is folded in
 
     def add(self, payload: bytes, index: int, checked: Any = None) -> None:
         """Fold in party ``index``'s accepted update; ``checked``: its array as ``validate`` returned it."""
         if index in self.indices:
             raise InvalidPayload(f"party index {index} is already folded into round {self.round}")
-        arr = checked if checked is not None else self._decode(payload)
         self.indices.add(index)
+        if self._gave_up:
+            return
+        arr = checked if checked is not None else self._decode(payload)
         if not self.ordered:
             self._fold(self.total, arr)
             return
+        if index != self._next and self._waiting_bytes + arr.nbytes > self._max_waiting:
+            self._gave_up = True
+            self._waiting.clear()
+            return
         self._waiting[index] = arr
+        self._waiting_bytes += arr.nbytes
         while self._next in self._waiting:
-            self._fold(self.total, self._waiting.pop(self._next))
+            arr = self._waiting.pop(self._next)
+            self._waiting_bytes -= arr.nbytes
+            self._fold(self.total, arr)
             self._next += 1
 
     def result(self, ctx: RoundContext) -> bytes | None:
         """The aggregate if every party of the session is folded in exactly once; None otherwise (combine then)."""
-        if ctx.round != self.round or len(ctx.contributors) != len(ctx.expected) or \
+        if self._gave_up or ctx.round != self.round or len(ctx.contributors) != len(ctx.expected) or \
                 self.indices != set(range(len(ctx.expected))) or self._waiting:
             return None
         return self._finish(self.total)

@@ -37,6 +37,7 @@ _POPCOUNT = np.array([bin(b).count("1") for b in range(256)], dtype=np.int64)
 
 @njit(cache=True, nogil=True, inline="always")
 def _scatter_byte(b, base, width, values, j, last, out):  # pragma: no cover
+    """The ``width`` elements of one bitmap byte ``b`` from ``base``; returns the next value index."""
     for k in range(width):
         bit = (b >> k) & 1
         v = values[min(j, last)]
@@ -62,6 +63,7 @@ def _scatter(bits: np.ndarray, values: np.ndarray, out: np.ndarray) -> None:  # 
 
 @njit(cache=True, nogil=True, inline="always")
 def _gather_byte(flat, b, base, width, values, j):  # pragma: no cover
+    """The set elements among ``width`` of one bitmap byte ``b`` from ``base``; returns the next value index."""
     for k in range(width):
         values[j] = flat[base + k]
         j += (b >> k) & 1
