@@ -1,8 +1,9 @@
 """FastAPI dependencies as typed ``Annotated`` aliases: the routes only declare what they need.
 
 Every dependency is ``async def``: each only reads request state (nothing blocks), and FastAPI runs a plain
-``def`` dependency in its thread pool, a round trip to a worker thread for an attribute read. With five of them
-per update, a round of five tiny updates cost the aggregator 13.6 ms of CPU.
+``def`` dependency in its thread pool, a round trip to a worker thread for an attribute read. Five of them ran
+per update: a round of five tiny updates cost the aggregator 13.6 ms of CPU with them, 7.1 ms without
+(``benchmarks/bench_exchange.py``).
 """
 
 from __future__ import annotations
