@@ -30,6 +30,7 @@ from fedtopic.algorithms.fednmf.server_rules import (
 from fedtopic.algorithms.nmf.options import sgd_settings
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import TrainingError
+from fedtopic.eval.coherence import heaviest_ids
 from fedtopic.models.nnls import counts_matrix
 
 
@@ -151,7 +152,7 @@ class FedNMFParty:
 
     def top_words_ids(self, n: int) -> np.ndarray:
         """int[k, n]: every topic's n heaviest words in W."""
-        return np.argsort(-self.w.T, axis=1, kind="stable")[:, :n]
+        return heaviest_ids(self.w.T, n)
 
     def topic_distribution(self) -> tuple[np.ndarray, np.ndarray]:
         """Wᵀ with rows normalised, float64[k,n], and the topics' prevalence float64[k]: their share of this

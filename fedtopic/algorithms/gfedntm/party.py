@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from fedtopic.algorithms.federated import Channel, Exchange, StepRecord
+from fedtopic.eval.coherence import heaviest_ids
 
 CHECKPOINT_EVERY = 8
 KEEP_AGGREGATES = 16  # the aggregator's (network.store.KEEP_AGGREGATES; a test checks they agree)
@@ -78,7 +79,7 @@ class GFedNTMParty:
     def top_words_ids(self, n: int) -> np.ndarray:
         from fedtopic.neural.prodlda import topics
 
-        return np.argsort(-topics(self.node.flat, self.node.shapes), axis=1, kind="stable")[:, :n]
+        return heaviest_ids(topics(self.node.flat, self.node.shapes), n)
 
     def topic_distribution(self) -> tuple[np.ndarray, None]:
         """softmax(β) float64[K,V] (ProdLDA's topics); no prevalence (θ of the documents is not kept)."""

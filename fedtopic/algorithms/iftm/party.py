@@ -20,6 +20,7 @@ from fedtopic.algorithms.lda.family import merge_corpora
 from fedtopic.algorithms.model import TopicModel
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ModelError
+from fedtopic.eval.coherence import heaviest_ids
 from fedtopic.models.private_mh import PrivateMHLDA, PrivateMHSentenceLDA
 
 
@@ -148,7 +149,7 @@ class IFTMParty:
     def top_words_ids(self, n: int) -> np.ndarray:
         """int[K, n]: the top words of M* (after the first round) or of the local model."""
         phi = self.global_model.topics if self.global_model is not None else self.model.phi()
-        return np.argsort(-phi, axis=1, kind="stable")[:, :n]
+        return heaviest_ids(phi, n)
 
     def topic_distribution(self) -> tuple[np.ndarray, np.ndarray | None]:
         """Φ float64[K,V] of M* (after the first round; its weights as prevalence) or of the local model (θ's

@@ -24,6 +24,7 @@ from fedtopic.algorithms.lda.options import LDAHyper
 from fedtopic.algorithms.lda.snapshot import ChannelSnapshot
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ModelError, TrainingError
+from fedtopic.eval.coherence import heaviest_ids
 from fedtopic.models.distributions import phi_from_counts
 from fedtopic.models.lda import GibbsLDA
 from fedtopic.models.state import LDAState, check_state
@@ -184,7 +185,7 @@ class LDAParty:
 
     def top_words_ids(self, n: int) -> np.ndarray:
         """int[K, n]: the top words of Φ_Σ."""
-        return np.argsort(-self.phi(), axis=1, kind="stable")[:, :n]
+        return heaviest_ids(self.phi(), n)
 
     def topic_distribution(self) -> tuple[np.ndarray, np.ndarray]:
         """Φ_Σ float64[K,V] (Eq. 9) and the topics' prevalence float64[K]: their share of the consortium's
