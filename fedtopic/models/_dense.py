@@ -94,6 +94,16 @@ def dense_scratch(n_topics):
     return np.zeros((n_topics + _B - 1) // _B * _B, dtype=np.float64)
 
 
+@njit(inline="always", cache=True)
+def _refresh(k, ndk, nwk, inv, q, p, alpha, beta, total):
+    """Topic k's q entry from its current counts and inv, and its product p_k; returns Σp with p_k's change."""
+    q[k] = (ndk[k] + alpha) * inv[k]
+    v = q[k] * (nwk[k] + beta)
+    total += v - p[k]
+    p[k] = v
+    return total
+
+
 @njit(cache=True, fastmath=True, nogil=True, error_model="numpy")
 def dense_shard(
     words: np.ndarray,  # int32[N]
@@ -132,20 +142,13 @@ def dense_shard(
                 p[j] = v
                 total += v
             if joined >= 0:
-                k = np.uint64(joined)
-                q[k] = (ndk[k] + alpha) * inv[k]
-                v = q[k] * (nwk[k] + beta)
-                total += v - p[k]
-                p[k] = v
+                total = _refresh(np.uint64(joined), ndk, nwk, inv, q, p, alpha, beta, total)
             k = np.uint64(z[i])
             ndk[k] -= 1
             nwk[k] -= 1
             tot_k[k] -= 1
             inv[k] = 1.0 / (tot_k[k] + vbeta)
-            q[k] = (ndk[k] + alpha) * inv[k]
-            v = q[k] * (nwk[k] + beta)
-            total += v - p[k]
-            p[k] = v
+            total = _refresh(k, ndk, nwk, inv, q, p, alpha, beta, total)
             k = np.uint64(locate(p, n_topics, next_double(own, OWN_ROW) * total))
             z[i] = k
             ndk[k] += 1
