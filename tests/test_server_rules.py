@@ -11,6 +11,7 @@ from fedtopic.algorithms.fednmf.server_rules import (
     RuleState,
     rule_params,
     select_clients,
+    server_step,
     server_update,
     weighted_delta,
 )
@@ -84,3 +85,49 @@ def test_client_selection_is_seeded_and_sized() -> None:
 def test_weighted_delta_refuses_an_empty_round() -> None:
     with pytest.raises(ConfigError, match="must be positive"):
         weighted_delta(np.zeros(3), 0.0)
+
+
+def numpy_rule(rule: str, x: np.ndarray, delta: np.ndarray, m: np.ndarray, v: np.ndarray,
+               t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rules' equations in numpy, one temporary per operation (the slow reference of the one-pass kernel)."""
+    p = rule_params(rule)
+    if rule == "avg":
+        return x + p.eta * delta, m, v
+    m = p.beta_1 * m + (1.0 - p.beta_1) * delta
+    d2 = delta * delta
+    v = {"adagrad": lambda: v + d2, "yogi": lambda: v - (1.0 - p.beta_2) * d2 * np.sign(v - d2),
+         "adam": lambda: p.beta_2 * v + (1.0 - p.beta_2) * d2}[rule]()
+    eta = p.eta * np.sqrt(1.0 - p.beta_2 ** (t + 1.0)) / (1.0 - p.beta_1 ** (t + 1.0)) if rule == "adam" else p.eta
+    return x + eta * m / (np.sqrt(v) + p.tau), m, v
+
+
+@pytest.mark.parametrize("rule", ["avg", "adagrad", "yogi", "adam"])
+def test_the_one_pass_kernel_gives_numpys_bits_and_steps_in_place(rule: str) -> None:
+    rng = np.random.default_rng(3)
+    n = 1001
+    x, m = rng.standard_normal(n), rng.standard_normal(n) * 1e-3
+    v = np.abs(rng.standard_normal(n)) * 1e-6
+    v[:5] = 0.0  # Yogi's sign(0) and √0
+    for t in (1, 2, 9):
+        delta = rng.standard_normal(n) * 1e-3
+        delta[5:9] = 0.0
+        v[9], delta[9] = 0.25, 0.5  # v − Δ² = 0 exactly: Yogi's sign(0)
+        want = numpy_rule(rule, x, delta, m, v, t)
+        got_x, got = server_update(rule, x, delta, RuleState(m, v), t)
+        for a, b in zip((got_x, got.m, got.v), want):
+            np.testing.assert_array_equal(a, b)
+        inplace_x, state = x.copy(), RuleState(m.copy(), v.copy())
+        server_step(rule, inplace_x, delta, state, t)
+        for a, b in zip((inplace_x, state.m, state.v), want):
+            np.testing.assert_array_equal(a, b)
+        x, m, v = want
+
+
+def test_server_step_refuses_what_it_cannot_step_in_place() -> None:
+    state = RuleState.zeros(4)
+    with pytest.raises(ValueError, match="contiguous float64 of one shape"):
+        server_step("adam", np.zeros(8)[::2], np.zeros(4), state, 1)  # a strided x would be stepped in a copy
+    with pytest.raises(ValueError, match="contiguous float64 of one shape"):
+        server_step("adam", np.zeros(4, dtype=np.float32), np.zeros(4), state, 1)
+    with pytest.raises(ConfigError, match="unknown server rule 'sgd'"):
+        server_step("sgd", np.zeros(4), np.zeros(4), state, 1)

@@ -30,7 +30,15 @@ weights never reach zero) and needs a different learning rate; the benchmark ``b
 projected loss with scikit-learn's coordinate-descent NMF on the same matrix (docs/RESULTS.md).
 
 A batch of one document has no negative pair, so its MI term is skipped (Eq. 2 needs B ≥ 2). λ = 0 skips the
-critic altogether (plain NMF+SGD / FedNMF). Everything is float64, so the same seed gives the same bits.
+critic altogether (plain NMF+SGD / FedNMF).
+
+Precision: a client computes in ``precision`` (float32 by default for the algorithms, float64 here): W, H_i, the
+batch and the critic are held in that type, while W and θ travel, and the server's rule runs, in float64. The
+step is four products of a B × V block with the V × k weights, and at float64 they already ran at this core's
+peak: float32 halves their time (docs/RESULTS.md, "FedNMF"). Either way one thread computes in a fixed order,
+so the same seed gives the same bits. (Runs recorded before this step took its present form differ from
+float64's in the last bits: W's step rounds differently now that ∇_W is not formed; see ``_step``.)
+
 Batch order: epoch e of client c shuffles with a generator seeded by (seed, c, e), e counted over the client's
 whole training, so one client under FedAvg with C = 1 sees exactly the batches of centralised NMF+SGD.
 """
@@ -44,6 +52,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fedtopic.errors import TrainingError
+from fedtopic.neural.dense_rows import dense_rows
 from fedtopic.neural.require import require_torch
 
 torch: Any = require_torch("NMF by SGD")
@@ -51,6 +60,7 @@ torch: Any = require_torch("NMF by SGD")
 from fedtopic.neural.smile import Critic, smile_lower_bound  # noqa: E402  (after the one clear torch check)
 
 ASSUMED_DOC_LENGTH = 10.0  # tokens per document behind the public W⁽⁰⁾ scale (short texts, paper Table II)
+PRECISIONS = {"float32": torch.float32, "float64": torch.float64}
 
 
 @dataclass(frozen=True)
@@ -82,23 +92,32 @@ def reconstruction_loss(counts: sp.csr_matrix, w: np.ndarray, h: np.ndarray, *, 
     ‖A‖² − 2⟨A, H Wᵀ⟩ + ‖H Wᵀ‖², the cross term over A's nonzeros only (h_j · w_v for each, ``chunk`` at a
     time) and the last as trace((HᵀH)(WᵀW)). O(nnz·k + (N + V)·k²) instead of N·V·k: a client's loss at
     V = 15,184 and k = 200 took 130 ms through the dense product."""
+    h = np.asarray(h, dtype=np.float64)
     a = counts.tocoo(copy=True)
     a.sum_duplicates()
     cross = 0.0
     for at in range(0, a.nnz, chunk):
         rows, cols, vals = a.row[at:at + chunk], a.col[at:at + chunk], a.data[at:at + chunk]
         cross += float(vals @ np.einsum("ij,ij->i", h[rows], w[cols]))
-    return float(a.data @ a.data) - 2.0 * cross + float(np.sum((h.T @ h) * (w.T @ w)))
+    ht, wt = torch.from_numpy(h), torch.from_numpy(np.asarray(w, dtype=np.float64))
+    # torch's one thread: numpy's BLAS would start its own pool beside every party's thread
+    return float(a.data @ a.data) - 2.0 * cross + float(((ht.T @ ht) * (wt.T @ wt)).sum())
 
 
 class NMFClient:
     """One client's documents A_i, its private H_i and the ClientUpdate of Alg. 1."""
 
-    def __init__(self, counts: sp.csr_matrix, topics: int, *, index: int, seed: int) -> None:
+    def __init__(self, counts: sp.csr_matrix, topics: int, *, index: int, seed: int,
+                 precision: str = "float64") -> None:
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+        self.dtype = PRECISIONS[precision]
         self.counts = sp.csr_matrix(counts, dtype=np.float64)
+        # the batches' rows in the working type (counts are integers, exact in float32 below 2^24)
+        self._rows = self.counts if precision == "float64" else sp.csr_matrix(counts, dtype=np.float32)
         self.index = index
         self.seed = seed
-        self.h = init_h(self.counts, topics, np.random.default_rng([seed, index, 0x48]))
+        self.h = init_h(self.counts, topics, np.random.default_rng([seed, index, 0x48])).astype(precision)
         self.epochs_done = 0
 
     @property
@@ -107,39 +126,41 @@ class NMFClient:
 
     def client_update(self, w: np.ndarray, theta: np.ndarray | None, settings: SGDSettings,
                       epochs: int) -> tuple[np.ndarray, np.ndarray | None]:
-        """(W_i, θ_i) after ``epochs`` local epochs from the global (W float64[V,k], θ or None when λ = 0);
-        H_i is updated in place."""
+        """(W_i float64[V,k], θ_i) after ``epochs`` local epochs from the global (W float64[V,k], θ or None when
+        λ = 0); H_i is updated in place."""
         v, k = w.shape
-        wt = torch.tensor(w, dtype=torch.float64)
+        wt = torch.tensor(w, dtype=self.dtype)
         ht = torch.from_numpy(self.h)  # shares memory: the projected writes below update self.h
-        critic = Critic(theta, v, k) if settings.mi_weight > 0 and theta is not None else None
-        grad_w, square = torch.empty((v, k), dtype=torch.float64), torch.empty((v, k), dtype=torch.float64)
+        critic = Critic(theta, v, k, dtype=self.dtype) if settings.mi_weight > 0 and theta is not None else None
+        batch = np.empty((min(settings.batch, self.n_docs), v), dtype=self.h.dtype)  # A_b, refilled each step
         for _ in range(epochs):
             order = np.random.default_rng([self.seed, self.index, self.epochs_done]).permutation(self.n_docs)
             for start in range(0, self.n_docs, settings.batch):
                 idx = order[start:start + settings.batch]
-                self._step(wt, ht, critic, idx, settings, grad_w, square)
+                self._step(wt, ht, critic, idx, settings, batch)
             # a non-finite value never leaves W or H once it is in, so one check per epoch catches every one
             if not (torch.isfinite(wt).all() and torch.isfinite(ht).all()):
                 raise TrainingError(f"client {self.index}: SGD produced a non-finite W or H (epoch "
                                     f"{self.epochs_done}); lower --opt lr")
             self.epochs_done += 1
-        return wt.numpy().copy(), (critic.flat() if critic is not None else theta)
+        return wt.numpy().astype(np.float64), (critic.flat() if critic is not None else theta)
 
-    def _step(self, wt: Any, ht: Any, critic: Critic | None, idx: np.ndarray, s: SGDSettings, grad_w: Any,
-              square: Any) -> None:
-        """One simultaneous projected step of W, H_b (and θ) on the batch ``idx``. The reconstruction term's
-        gradients are closed-form (R = A_b − H_b Wᵀ: ∇_W = −(2/B) Rᵀ H_b, ∇_{H_b} = −(2/B) R W); autograd runs
-        only through the SMILE term, which involves H_b and θ but not W. ``grad_w``, ``square`` float64[V,k]:
-        scratch for ∇_W and its square, so no W-sized tensor is allocated per step (the page faults of the four
-        it made were a fifth of the step at V = 15,184, k = 200); the same operations in the same order, the
-        same bits."""
+    def _step(self, wt: Any, ht: Any, critic: Critic | None, idx: np.ndarray, s: SGDSettings,
+              batch: np.ndarray) -> None:
+        """One simultaneous projected step of W, H_b (and θ) on the batch ``idx``, every gradient at the same point.
+
+        The reconstruction term's gradients are closed-form (R = A_b − H_b Wᵀ [B,V]: ∇_W = −(2/B) Rᵀ H_b,
+        B·∇_{h_j}L = −2 (R W)_j); autograd runs only through the SMILE term, which involves H_b and θ but not W.
+        ∇_W is never formed: W's step is one product accumulated into W (W += (2t/B) Rᵀ H_b, then clamped), and
+        its cap needs only B×B matrices, ‖∇_W‖² = (2/B)²⟨R Rᵀ, Γ⟩ and ‖H_b ∇_Wᵀ‖² = (2/B)²⟨R Rᵀ, Γ²⟩ with
+        Γ = H_b H_bᵀ. So W (V×k) is the one large array the step touches, by four products with B×V or B×k
+        blocks, and no V×k scratch pushes it out of cache. ``batch`` float[≥B, V]: scratch for A_b."""
         b = len(idx)
         rows = torch.from_numpy(idx)
-        a = torch.from_numpy(self.counts[idx].toarray())
+        dense_rows(self._rows.indptr, self._rows.indices, self._rows.data, idx, batch)
+        a = torch.from_numpy(batch[:b])
         hb = ht[rows]
-        resid = a - hb @ wt.T  # [B, V]
-        torch.matmul(resid.T, hb, out=grad_w).mul_(-2.0 / b)  # [V, k]
+        resid = torch.addmm(a, hb, wt.T, alpha=-1.0)  # R = A_b − H_b Wᵀ [B, V]
         d = -2.0 * (resid @ wt)  # each h_j's own-term gradient, B·∇_{h_j}L  [B, k]
         if critic is not None and b >= 2:
             h = hb.clone().requires_grad_(True)
@@ -152,9 +173,8 @@ class NMFClient:
         with torch.no_grad():
             # step caps: the exact minimiser along the gradient of each block's reconstruction quadratic
             wd = d @ wt.T  # [B, V]
-            s_h = (d * d).sum(dim=1) / torch.clamp(2.0 * (wd * wd).sum(dim=1), min=1e-300)
-            hg = (-2.0 / b) * ((hb @ hb.T) @ resid)  # = H_b ∇_Wᵀ [B, V], through the B×B Gram matrix
-            s_w = b * float(torch.mul(grad_w, grad_w, out=square).sum()) / max(2.0 * float((hg * hg).sum()),
-                                                                                  1e-300)
+            s_h = (d * d).sum(dim=1) / torch.clamp(2.0 * (wd * wd).sum(dim=1), min=torch.finfo(self.dtype).tiny)
+            rr, gram = (resid @ resid.T).double(), (hb @ hb.T).double()  # [B, B]
+            s_w = b * float((rr * gram).sum()) / max(2.0 * float((rr * (gram @ gram)).sum()), 1e-300)
             ht[rows] = torch.clamp(hb - torch.clamp(s_h, max=s.lr)[:, None] * d, min=0.0)
-            wt.sub_(grad_w.mul_(min(s.lr, s_w))).clamp_(min=0.0)
+            wt.addmm_(resid.T, hb, alpha=2.0 * min(s.lr, s_w) / b).clamp_(min=0.0)  # W − t ∇_W, projected

@@ -52,14 +52,15 @@ def critic_size(vocabulary: int, topics: int) -> int:
 
 
 class Critic:
-    """T_θ's tensors (leaf tensors with gradients), views into one flat float64 parameter vector."""
+    """T_θ's tensors (leaf tensors with gradients, in ``dtype``) from one flat float64 parameter vector."""
 
-    def __init__(self, flat: np.ndarray, vocabulary: int, topics: int) -> None:
+    def __init__(self, flat: np.ndarray, vocabulary: int, topics: int, *, dtype: Any = None) -> None:
         if flat.shape != (critic_size(vocabulary, topics),):
             raise ValueError(f"θ has {flat.shape} entries, V={vocabulary}, k={topics} needs "
                              f"{critic_size(vocabulary, topics)}")
         h1, h2 = HIDDEN
         self.shapes = [(h1, vocabulary), (h1, topics), (h1,), (h2, h1), (h2,), (1, h2), (1,)]
+        self.dtype = torch.float64 if dtype is None else dtype
         self.params: list[Any] = []
         self.load_flat(flat)
 
@@ -68,16 +69,16 @@ class Critic:
         out, at = [], 0
         for shape in self.shapes:
             n = int(np.prod(shape))
-            out.append(torch.tensor(flat[at:at + n].reshape(shape), dtype=torch.float64, requires_grad=True))
+            out.append(torch.tensor(flat[at:at + n].reshape(shape), dtype=self.dtype, requires_grad=True))
             at += n
         self.params = out
 
     def flat(self) -> np.ndarray:
         """θ as a float64 vector."""
-        return np.concatenate([p.detach().numpy().reshape(-1) for p in self.params])
+        return np.concatenate([p.detach().numpy().reshape(-1) for p in self.params]).astype(np.float64, copy=False)
 
     def pair_scores(self, a: Any, h: Any) -> Any:
-        """T float64[B,B], T[j, j'] = T_θ(a_j, h_j') for a float64[B,V] and h float64[B,k]."""
+        """T float[B,B], T[j, j'] = T_θ(a_j, h_j') for a float[B,V] and h float[B,k] (the critic's type)."""
         u, g, b1, w2, b2, w3, b3 = self.params
         first = (a @ u.T)[:, None, :] + (h @ g.T)[None, :, :] + b1  # [B, B, 32]
         second = torch.relu(torch.relu(first) @ w2.T + b2)  # [B, B, 256]

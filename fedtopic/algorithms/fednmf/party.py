@@ -24,7 +24,7 @@ from fedtopic.algorithms.fednmf.server_rules import (
     RuleState,
     rule_params,
     select_clients,
-    server_update,
+    server_step,
     weighted_delta,
 )
 from fedtopic.algorithms.nmf.options import sgd_settings
@@ -55,7 +55,8 @@ class FedNMFParty:
 
         self.party_id, self.index, self.n_clients, self.spec = party_id, index, n_clients, spec
         self.corpus = corpus
-        self.client = NMFClient(counts_matrix(corpus), spec.topics, index=index, seed=spec.seed)
+        self.client = NMFClient(counts_matrix(corpus), spec.topics, index=index, seed=spec.seed,
+                                precision=str(spec.options["precision"]))
         self.settings = sgd_settings(spec.options)
         self.w, self.theta = initial_global(corpus.n_words, spec)
         self.rule = str(spec.options["server_rule"])
@@ -102,19 +103,26 @@ class FedNMFParty:
             return np.zeros(self.size + 1)
         w_i, theta_i = self.client.client_update(self.w, self.theta, self.settings,
                                                  int(self.spec.options["local_epochs"]))  # type: ignore[arg-type]
-        x_i = w_i.reshape(-1) if theta_i is None else np.concatenate([w_i.reshape(-1), theta_i])
         n_i = float(self.client.n_docs)
-        return np.concatenate([n_i * (x_i - self.x), [n_i]])
+        u = np.empty(self.size + 1)
+        np.subtract(w_i.reshape(-1), self.w.reshape(-1), out=u[:self.w.size])
+        if theta_i is not None:
+            np.subtract(theta_i, self.theta, out=u[self.w.size:-1])
+        u[:-1] *= n_i
+        u[-1] = n_i
+        return u
 
     def apply(self, total: np.ndarray) -> None:
         """Step x with the rule from the round's summed updates float64[n + 1]."""
         if total.shape != (self.size + 1,):
             raise ValueError(f"aggregate has {total.shape} values, expected {self.size + 1}")
         delta = weighted_delta(total[:-1], total[-1])
-        x, self.state_rule = server_update(self.rule, self.x, delta, self.state_rule, self.round + 1, self.params)
-        self.w = np.maximum(x[:self.w.size].reshape(self.w.shape), 0.0)
+        x = self.x if self.theta is None else self.x.copy()  # a view of W when there is no θ: stepped in place
+        server_step(self.rule, x, delta, self.state_rule, self.round + 1, self.params)
         if self.theta is not None:
+            self.w[:] = x[:self.w.size].reshape(self.w.shape)
             self.theta = x[self.w.size:].copy()
+        np.maximum(self.w, 0.0, out=self.w)
         self.round += 1
 
     def topic_weights(self) -> np.ndarray:

@@ -88,30 +88,34 @@ def weighted_delta(total: np.ndarray, weight: float) -> np.ndarray:
 
 def server_update(rule: str, x: np.ndarray, delta: np.ndarray, state: RuleState, t: int,
                   params: RuleParams | None = None) -> tuple[np.ndarray, RuleState]:
-    """(x_t, state_t) from x_{t-1} float64[n], Δ float64[n], state_{t-1} and the server round t ≥ 1."""
+    """(x_t, state_t) from x_{t-1} float64[n], Δ float64[n], state_{t-1} and the server round t ≥ 1 (inputs
+    untouched)."""
+    x, m, v = (np.array(a, dtype=np.float64) for a in (x, state.m, state.v))
+    server_step(rule, x, delta, RuleState(m, v), t, params)
+    return x, RuleState(m, v)
+
+
+def server_step(rule: str, x: np.ndarray, delta: np.ndarray, state: RuleState, t: int,
+                params: RuleParams | None = None) -> None:
+    """``server_update`` in place: x float64[n] becomes x_t and ``state``'s arrays state_t (one pass, no
+    temporaries: a party's x is millions of values)."""
+    from fedtopic.algorithms.fednmf.rule_kernel import rule_step
+
+    if rule not in SERVER_RULES:
+        raise ConfigError(f"unknown server rule {rule!r}: choose one of {', '.join(SERVER_RULES)}")
     p = params or rule_params(rule)
-    x = np.asarray(x, dtype=np.float64)
-    delta = np.asarray(delta, dtype=np.float64)
-    if x.shape != delta.shape or state.m.shape != x.shape:
-        raise ValueError(f"shapes differ: x {x.shape}, Δ {delta.shape}, state {state.m.shape}")
+    delta = np.ascontiguousarray(delta, dtype=np.float64)
+    if any(a.dtype != np.float64 or not a.flags.c_contiguous or a.shape != x.shape for a in (x, state.m, state.v)) \
+            or delta.shape != x.shape:
+        raise ValueError(f"x, Δ and the state must be contiguous float64 of one shape: x {x.shape} {x.dtype}, "
+                         f"Δ {delta.shape}, state {state.m.shape}")
     if t < 1:
         raise ValueError(f"server rounds count from 1, got {t}")
-    if rule == "avg":
-        return x + p.eta * delta, state
-    m = p.beta_1 * state.m + (1.0 - p.beta_1) * delta
-    d2 = delta * delta
-    if rule == "adagrad":
-        v = state.v + d2
-    elif rule == "yogi":
-        v = state.v - (1.0 - p.beta_2) * d2 * np.sign(state.v - d2)
-    elif rule == "adam":
-        v = p.beta_2 * state.v + (1.0 - p.beta_2) * d2
-    else:
-        raise ConfigError(f"unknown server rule {rule!r}: choose one of {', '.join(SERVER_RULES)}")
     eta = p.eta
     if rule == "adam":
         eta = p.eta * np.sqrt(1.0 - p.beta_2 ** (t + 1.0)) / (1.0 - p.beta_1 ** (t + 1.0))
-    return x + eta * m / (np.sqrt(v) + p.tau), RuleState(m, v)
+    rule_step(SERVER_RULES.index(rule), x.reshape(-1), delta.reshape(-1), state.m.reshape(-1), state.v.reshape(-1),
+              float(eta), p.beta_1, p.beta_2, p.tau)
 
 
 def select_clients(n_clients: int, fraction: float, round: int, seed: int) -> tuple[int, ...]:

@@ -15,6 +15,8 @@ SGD_OPTIONS: tuple[Option, ...] = (
            minimum=0.0),
     Option("tau", float, 5.0, "τ of the SMILE clip of e^T to e^−τ…e^τ (Eq. 2; the paper fixes 5)", minimum=0.0,
            exclusive_minimum=True),
+    Option("precision", str, "float32", "a client's arithmetic: float32, or float64 at about twice the time "
+           "(W, θ and the server rule are float64 either way)", choices=("float32", "float64")),
 )
 
 FEDERATED_OPTIONS: tuple[Option, ...] = (

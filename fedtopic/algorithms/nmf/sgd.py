@@ -34,7 +34,8 @@ class NMFSGD(Algorithm):
         from fedtopic.neural.nmf_sgd import NMFClient, reconstruction_loss
 
         corpus = merge_corpora(parts)
-        client = NMFClient(counts_matrix(corpus), spec.topics, index=0, seed=spec.seed)
+        client = NMFClient(counts_matrix(corpus), spec.topics, index=0, seed=spec.seed,
+                           precision=str(spec.options["precision"]))
         w, theta = initial_global(corpus.n_words, spec)
         settings = sgd_settings(spec.options)
         for epoch in range(1, spec.iterations + 1):
