@@ -88,7 +88,7 @@ def init_h(counts: sp.csr_matrix, topics: int, rng: np.random.Generator) -> np.n
 
 
 def reconstruction_loss(counts: sp.csr_matrix, w: np.ndarray, h: np.ndarray, *, chunk: int = 65_536) -> float:
-    """‖A − H Wᵀ‖²_F (Eq. 1) for A float[N,V] sparse, W float64[V,k], H float64[N,k], without forming H Wᵀ:
+    """‖A − H Wᵀ‖²_F (Eq. 1) for A float[N,V] sparse, W float64[V,k], H float[N,k], without forming H Wᵀ:
     ‖A‖² − 2⟨A, H Wᵀ⟩ + ‖H Wᵀ‖², the cross term over A's nonzeros only (h_j · w_v for each, ``chunk`` at a
     time) and the last as trace((HᵀH)(WᵀW)). O(nnz·k + (N + V)·k²) instead of N·V·k: a client's loss at
     V = 15,184 and k = 200 took 130 ms through the dense product."""

@@ -117,7 +117,7 @@ class FedNMFParty:
         if total.shape != (self.size + 1,):
             raise ValueError(f"aggregate has {total.shape} values, expected {self.size + 1}")
         delta = weighted_delta(total[:-1], total[-1])
-        x = self.x if self.theta is None else self.x.copy()  # a view of W when there is no θ: stepped in place
+        x = self.x  # a view of W when there is no θ (stepped in place), else a new vector
         server_step(self.rule, x, delta, self.state_rule, self.round + 1, self.params)
         if self.theta is not None:
             self.w[:] = x[:self.w.size].reshape(self.w.shape)
@@ -126,7 +126,7 @@ class FedNMFParty:
         self.round += 1
 
     def topic_weights(self) -> np.ndarray:
-        """H_i float64[N_i,k] (stays here)."""
+        """H_i float[N_i,k] in the client's precision (stays here)."""
         return self.client.h
 
     # the party protocol (algorithms.federated) ----------------------------------------------------
