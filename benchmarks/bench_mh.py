@@ -1,6 +1,6 @@
 """Wall time to tomotopy's held-out perplexity: fedtopic's O(1) MH sampler (sampler="mh") vs tomotopy 0.14.
 
-    taskset -c 1 python benchmarks/bench_mh.py --topics 1000 [--doc-length 200] [--json out.json]
+    taskset -c 1 python benchmarks/bench_mh.py --topics 1000 [--doc-length 200] [--sparse-after N] [--json out.json]
 
 A synthetic corpus with as many true topics as K (Φ ~ Dir(0.01) over V words, θ ~ Dir(3/K),
 Poisson document lengths), ~1M training tokens, held-out documents for document completion.
@@ -66,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mh-steps", type=int, default=None, help="(word, document) MH cycles per token (default 4)")
     ap.add_argument("--samplers", nargs="+", default=["mh"], choices=["mh", "sparse", "dense"],
                     help="our samplers to race to tomotopy's perplexity (default mh)")
+    ap.add_argument("--sparse-after", type=int, default=None,
+                    help="with mh: switch to the exact sparse sampler after this many sweeps (a schedule under test)")
     ap.add_argument("--max-seconds", type=float, default=None, help="stop ours after this much training")
     ap.add_argument("--eval-every", type=int, default=10, help="our sweeps between perplexity checks")
     ap.add_argument("--goal", type=float, default=None,
@@ -80,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     score = lambda phi: completion_perplexity(phi, test, alpha, iterations=20, seed=0)  # noqa: E731
     print(f"corpus: {train.n_tokens:,} tokens, {train.n_docs:,} docs, V={train.n_words}, K={k}; held-out "
           f"{test.n_tokens:,} tokens; load average {os.getloadavg()[0]:.2f}", flush=True)
-    result: dict = {"K": k, "tokens": int(train.n_tokens), "doc_length": args.doc_length, "tomotopy": []}
+    result: dict = {"K": k, "tokens": int(train.n_tokens), "doc_length": args.doc_length, "tomotopy": [],
+                    "sparse_after": args.sparse_after}
 
     tomo = tomotopy_model(train, k, alpha, seed=1) if args.goal is None else None
     done, trained = 0, 0.0
@@ -102,8 +105,10 @@ def main(argv: list[str] | None = None) -> int:
         done, trained, reached, curve = 0, 0.0, None, []
         while trained < cap:
             t0 = time.perf_counter()
-            for _ in range(args.eval_every):
-                sweep(state, train.words, train.doc_ptr, alpha, BETA, sampler=sampler, mh_steps=args.mh_steps)
+            for i in range(args.eval_every):
+                late = sampler == "mh" and args.sparse_after is not None and done + i >= args.sparse_after
+                sweep(state, train.words, train.doc_ptr, alpha, BETA, sampler="sparse" if late else sampler,
+                      mh_steps=args.mh_steps)
             trained += time.perf_counter() - t0
             done += args.eval_every
             perplexity = score((state.n_wk + BETA).T / (state.n_k + train.n_words * BETA)[:, None])
