@@ -67,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--samplers", nargs="+", default=["mh"], choices=["mh", "sparse", "dense"],
                     help="our samplers to race to tomotopy's perplexity (default mh)")
     ap.add_argument("--sparse-after", type=int, default=None,
-                    help="with mh: switch to the exact sparse sampler after this many sweeps (a schedule under test)")
+                    help="with mh: switch to the sparse (AliasLDA) sampler after this many sweeps "
+                         "(a schedule under test)")
     ap.add_argument("--max-seconds", type=float, default=None, help="stop ours after this much training")
     ap.add_argument("--eval-every", type=int, default=10, help="our sweeps between perplexity checks")
     ap.add_argument("--goal", type=float, default=None,
