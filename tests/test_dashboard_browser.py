@@ -86,6 +86,8 @@ def test_live_sync_simulation_every_panel_lambda_labels_and_report(tmp_path):
             assert words_at_0 != words_at_1  # λ = 0 ranks by lift, not by probability
             box = page.locator("input.label-input[data-topic='3']")
             box.fill("sport")
+            page.click("#topic-table tbody tr[data-topic='5'] td:first-child")  # rebuilds the table, as new topics do
+            assert box.input_value() == "sport"  # typed, not yet saved: kept across the rebuild
             box.dispatch_event("change")
             page.wait_for_selector("input.label-input[data-topic='3'][data-saved='1']")
             assert json.loads((run / "topic-labels.json").read_text()) == {"3": "sport"}

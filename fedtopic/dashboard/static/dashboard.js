@@ -181,7 +181,15 @@
     const score = (i) => lam * Math.log(t.weights[i]) + (1 - lam) * Math.log(t.weights[i] / t.marginal[i]);
     return idx.sort((a, b) => score(b) - score(a) || a - b).slice(0, 10);
   }
-  function labelOf(id) { return (store.topics && store.topics.labels && store.topics.labels[String(id)]) || ""; }
+  // A live table is rebuilt whenever new topics arrive: what is typed and not yet saved, and what this page
+  // saved after the topics it shows were fetched, must survive the rebuild.
+  const drafts = {};
+  const savedHere = {};
+  function labelOf(id) {
+    const k = String(id);
+    if (k in savedHere) return savedHere[k];
+    return (store.topics && store.topics.labels && store.topics.labels[k]) || "";
+  }
   function renderTopics() {
     const T = store.topics;
     const sel = $("topic-party");
@@ -198,10 +206,15 @@
     }
     $("topic-round").textContent = T.round !== null && T.round >= 0 ? `round ${T.round}` : "final model";
     const top = Math.max(...T.topics.flatMap((t) => t.weights.slice(0, 10)));
+    const active = document.activeElement;
+    const editing = active && active.classList.contains("label-input") ? active.getAttribute("data-topic") : null;
     const rows = T.topics.slice().sort((a, b) => a.id - b.id).map((t) => {
-      const input = h("input", {class: "label-input", value: labelOf(t.id), "data-topic": t.id,
+      const k = String(t.id);
+      const input = h("input", {class: "label-input", value: k in drafts ? drafts[k] : labelOf(t.id), "data-topic": t.id,
         placeholder: "label…", "aria-label": `label of topic ${t.id}`});
       if (INLINE) input.setAttribute("disabled", "disabled");
+      if (!(k in drafts) && labelOf(t.id)) markSaved(input, true);
+      input.addEventListener("input", () => { drafts[k] = input.value; markSaved(input, false); });
       input.addEventListener("change", () => saveLabel(t.id, input));
       const words = ranked(t).map((i) => h("span", {class: "word", title: `φ = ${t.weights[i]}, p(w) = ${t.marginal[i]}`},
         t.words[i], h("span", {class: "bar", style: `width:${Math.max(1, 40 * t.weights[i] / top).toFixed(1)}px`})));
@@ -214,7 +227,13 @@
       return tr;
     });
     $("topic-table").tBodies[0].replaceChildren(...rows);
+    const again = editing === null ? null : document.querySelector(`input.label-input[data-topic='${editing}']`);
+    if (again) { again.focus(); again.setSelectionRange(again.value.length, again.value.length); }
     renderMap(T);
+  }
+  function markSaved(input, saved) {
+    input.classList.toggle("saved", saved);
+    if (saved) input.setAttribute("data-saved", "1"); else input.removeAttribute("data-saved");
   }
   function renderMap(T) {
     const svg = $("topic-map");
@@ -235,15 +254,20 @@
     });
   }
   async function saveLabel(id, input) {
+    const k = String(id), value = input.value;
     const resp = await fetch(`api/labels/${id}`, {method: "PUT", headers: {"Content-Type": "application/json"},
-      body: JSON.stringify({label: input.value})});
+      body: JSON.stringify({label: value})});
+    // the table may have been rebuilt while the request was out: mark the input that shows this topic now
+    const live = document.querySelector(`input.label-input[data-topic='${k}']`) || input;
     if (resp.ok) {
-      store.topics.labels = (await resp.json()).labels;
-      input.classList.add("saved");
-      input.setAttribute("data-saved", "1");
+      const labels = (await resp.json()).labels;
+      if (store.topics) store.topics.labels = labels;
+      savedHere[k] = labels[k] || "";
+      if (drafts[k] === value) delete drafts[k];
+      if (!(k in drafts)) { live.value = savedHere[k]; markSaved(live, true); }
     } else {
-      input.classList.remove("saved");
-      input.title = (await resp.json()).detail || "not saved";
+      markSaved(live, false);
+      live.title = (await resp.json()).detail || "not saved";
     }
   }
   function exportRows() {
