@@ -14,15 +14,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fedtopic.algorithms.registry import get_algorithm  # noqa: E402
-from fedtopic.corpus.training_data import load_training_data  # noqa: E402
-from fedtopic.experiments.fednmf_paper import TableSettings, _score, methods  # noqa: E402
+from fedtopic.experiments.fednmf_paper import (  # noqa: E402
+    TableSettings,
+    methods,
+    table_data,
+    table_row,
+)
 
 
 def main() -> None:
@@ -40,14 +41,9 @@ def main() -> None:
         sys.exit(f"bench_fednmf_row: no row {args.method!r}; choose one of {', '.join(rows)}")
     algorithm, options, iterations = rows[args.method]
     extra = dict(o.split("=", 1) for o in args.opt)
-    data = load_training_data(dataset=args.dataset, corpus=None, n_parties=s.clients, scheme="dirichlet",
-                              seed=s.seed, progress=False, dirichlet_alpha=s.dirichlet_alpha)
-    spec = get_algorithm(algorithm).spec(args.topics, args.rounds or iterations, s.seed, options | extra)
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="bench-fednmf-row-") as tmp:
-        scores = _score(algorithm, spec, data, Path(tmp))
-    out = {"dataset": args.dataset, "topics": args.topics, "method": args.method, "options": options | extra,
-           "iterations": args.rounds or iterations, "seconds": round(time.perf_counter() - started, 1), **scores}
+    row = table_row(table_data(args.dataset, s), s, args.topics, args.method, algorithm, options | extra,
+                    args.rounds or iterations)
+    out = {"dataset": args.dataset, **row, "seconds": round(row["seconds"], 1)}
     print(json.dumps(out))
     if args.json:
         args.json.write_text(json.dumps(out, indent=1) + "\n")

@@ -100,20 +100,31 @@ def _score(algorithm: str, spec: TrainSpec, data: TrainingData, work: Path) -> d
     return evaluate_nmf(fitted.model.phi, fitted.theta, train, seed=spec.seed)
 
 
+def table_data(dataset: str, s: TableSettings) -> TrainingData:
+    """The clients of the tables and figures: ``s.clients`` parties, labels ~ Dir(α·p) (§IV-D)."""
+    return load_training_data(dataset=dataset, corpus=None, n_parties=s.clients, scheme="dirichlet", seed=s.seed,
+                              progress=False, dirichlet_alpha=s.dirichlet_alpha)
+
+
+def table_row(data: TrainingData, s: TableSettings, k: int, name: str, algorithm: str, options: dict[str, str],
+              iterations: int) -> dict[str, Any]:
+    """One row of the tables at ``k`` (a ``methods`` entry): its scores and ``seconds``, training and scoring."""
+    spec = get_algorithm(algorithm).spec(k, iterations, s.seed, options)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="fednmf-table-") as tmp:
+        scores = _score(algorithm, spec, data, Path(tmp))
+    return {"method": name, "algorithm": algorithm, "topics": k, "options": options, "iterations": iterations,
+            "seconds": time.perf_counter() - started, **scores}
+
+
 def tables(dataset: str, s: TableSettings, say: Callable[[str], None]) -> dict[str, Any]:
     """Every method at every k on ``dataset``; rows per run and the per-method means over k."""
-    data = load_training_data(dataset=dataset, corpus=None, n_parties=s.clients, scheme="dirichlet", seed=s.seed,
-                              progress=False, dirichlet_alpha=s.dirichlet_alpha)
+    data = table_data(dataset, s)
     rows = []
     for k in s.topics:
         for name, algorithm, options, iterations in methods(s):
             say(f"{dataset} k={k}: {name}")
-            spec = get_algorithm(algorithm).spec(k, iterations, s.seed, options)
-            started = time.perf_counter()
-            with tempfile.TemporaryDirectory(prefix="fednmf-table-") as tmp:
-                scores = _score(algorithm, spec, data, Path(tmp))
-            rows.append({"method": name, "algorithm": algorithm, "topics": k, "options": options,
-                         "iterations": iterations, "seconds": time.perf_counter() - started, **scores})
+            rows.append(table_row(data, s, k, name, algorithm, options, iterations))
     return {"dataset": dataset, "rows": rows, "means": table_means(dataset, rows)}
 
 
@@ -196,8 +207,7 @@ def _fed_spec(s: TableSettings, k: int, rounds: int, rule: str, mi: bool) -> Tra
 
 def communication(dataset: str, s: TableSettings, k: int, every: int, say: Callable[[str], None]) -> dict[str, Any]:
     """Fig. 3: macro-F1 (and accuracy) of the eight federated methods against communication rounds."""
-    data = load_training_data(dataset=dataset, corpus=None, n_parties=s.clients, scheme="dirichlet", seed=s.seed,
-                              progress=False, dirichlet_alpha=s.dirichlet_alpha)
+    data = table_data(dataset, s)
     train = merge_corpora(data.parties)
     curves: dict[str, list[dict[str, float]]] = {}
     for name, rule, mi in FIGURE_METHODS:
