@@ -11,7 +11,7 @@ from scipy.stats import chisquare
 
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ModelError
-from fedtopic.models.gibbs import resolve_sampler, sweep
+from fedtopic.models.gibbs import MH_EXACT_BELOW, resolve_sampler, sweep
 from fedtopic.models.lda import GibbsLDA
 from fedtopic.models.reference import reference_cycle_sweep
 from fedtopic.models.rng import make_rng_states
@@ -25,15 +25,20 @@ def _copy(state: LDAState) -> LDAState:
 
 @pytest.mark.parametrize("mh_steps", [1, 3])
 @pytest.mark.parametrize("with_frozen", [False, True])
-def test_kernel_matches_the_numpy_reference_draw_for_draw(mh_steps, with_frozen):
+@pytest.mark.parametrize("exact_below", [0, 4, MH_EXACT_BELOW])
+def test_kernel_matches_the_numpy_reference_draw_for_draw(mh_steps, with_frozen, exact_below):
+    """exact_below 0: cycles for every token; 4: both moves, documents crossing the bound both ways; default: the
+    exact-document move for every token (a 30-token document holds at most 7 topics)."""
     corpus = synthetic_lda(n_docs=25, doc_len=30, n_words=60, n_topics=4, seed=3)[0]
     k = 7
     state = init_state(corpus.words, corpus.doc_ptr, corpus.n_words, k, seed=5)
     frozen = np.random.default_rng(1).integers(0, 4, size=(corpus.n_words, k)).astype(np.int32) if with_frozen else None
     ref = _copy(state)
     for _ in range(3):
-        sweep(state, corpus.words, corpus.doc_ptr, 0.2, 0.05, frozen_wk=frozen, sampler="mh", mh_steps=mh_steps)
-        reference_cycle_sweep(ref, corpus.words, corpus.doc_ptr, 0.2, 0.05, mh_steps=mh_steps, frozen_wk=frozen)
+        sweep(state, corpus.words, corpus.doc_ptr, 0.2, 0.05, frozen_wk=frozen, sampler="mh", mh_steps=mh_steps,
+              mh_exact_below=exact_below)
+        reference_cycle_sweep(ref, corpus.words, corpus.doc_ptr, 0.2, 0.05, mh_steps=mh_steps, frozen_wk=frozen,
+                              exact_below=exact_below)
         np.testing.assert_array_equal(state.z, ref.z)
         np.testing.assert_array_equal(state.n_dk, ref.n_dk)
         np.testing.assert_array_equal(state.n_wk, ref.n_wk)
@@ -59,7 +64,7 @@ def _log_posterior(states: np.ndarray, alpha: float, frozen: np.ndarray) -> np.n
     return out
 
 
-def _one_sweep_from_posterior(n_chains: int, mh_steps: int, frozen: np.ndarray | None, seed: int):
+def _one_sweep_from_posterior(n_chains: int, mh_steps: int, frozen: np.ndarray | None, exact_below: int, seed: int):
     """(observed counts per state after one sweep from exact posterior draws, the posterior)."""
     states = np.array(list(itertools.product(range(_K), repeat=len(_WORDS))), dtype=np.int64)
     f = np.zeros((_V, _K), np.int32) if frozen is None else frozen
@@ -74,15 +79,20 @@ def _one_sweep_from_posterior(n_chains: int, mh_steps: int, frozen: np.ndarray |
         n_dk, n_wk, n_k = counts_from_z(z, _WORDS, _PTR, _V, _K)
         rng = make_rng_states(100_000 * seed + c, 1)  # a seeded stream per chain
         state = LDAState(z=z, n_dk=n_dk, n_wk=n_wk, n_k=n_k, rng=rng)
-        sweep(state, _WORDS, _PTR, _ALPHA, _BETA, frozen_wk=frozen, sampler="mh", mh_steps=mh_steps)
+        sweep(state, _WORDS, _PTR, _ALPHA, _BETA, frozen_wk=frozen, sampler="mh", mh_steps=mh_steps,
+              mh_exact_below=exact_below)
         observed[index[tuple(state.z)]] += 1
     return observed, post, states
 
 
-@pytest.mark.parametrize(("mh_steps", "frozen"), [(1, None), (2, _FROZEN)])
-def test_a_sweep_leaves_the_exact_posterior_invariant(mh_steps, frozen):
-    """Start every chain at an exact posterior draw, run one whole sweep: still the posterior (chi-square, 729 cells)."""
-    observed, post, states = _one_sweep_from_posterior(12_000, mh_steps, frozen, seed=11)
+@pytest.mark.parametrize(("mh_steps", "frozen", "exact_below"),
+                         [(1, None, 0), (2, _FROZEN, 0), (1, None, 1), (2, _FROZEN, 1), (1, _FROZEN, MH_EXACT_BELOW)])
+def test_a_sweep_leaves_the_exact_posterior_invariant(mh_steps, frozen, exact_below):
+    """Start every chain at an exact posterior draw, run one whole sweep: still the posterior (chi-square, 729 cells).
+
+    exact_below 0: cycles (a document's other tokens always hold a topic); 1: the exact-document move where the
+    document's other two tokens share a topic, cycles where not; the default: the exact-document move throughout."""
+    observed, post, states = _one_sweep_from_posterior(12_000, mh_steps, frozen, exact_below, seed=11)
     expected = observed.sum() * post
     keep = expected >= 5  # pool the rare states into one cell
     obs = np.append(observed[keep], observed[~keep].sum())
@@ -136,5 +146,5 @@ def test_mh_is_a_named_sampler_and_tiny_corpora_work():
         state = init_state(words, ptr, 1, 3, seed=1)
         ref = _copy(state)
         sweep(state, words, ptr, 0.5, 0.1, frozen_wk=frozen, sampler="mh")
-        reference_cycle_sweep(ref, words, ptr, 0.5, 0.1, mh_steps=4, frozen_wk=frozen)
+        reference_cycle_sweep(ref, words, ptr, 0.5, 0.1, mh_steps=4, frozen_wk=frozen, exact_below=MH_EXACT_BELOW)
         np.testing.assert_array_equal(state.z, ref.z)

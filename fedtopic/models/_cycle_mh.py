@@ -1,13 +1,32 @@
-"""O(1)-per-token sampler: Metropolis–Hastings cycling a word proposal and a document proposal.
+"""The "mh" sampler: exact Metropolis–Hastings, O(min(k_d, bound)) per token whatever K.
 
-The two proposals of LightLDA (Yuan et al., WWW 2015, §3) in the form WarpLDA draws them
-(Chen et al., VLDB 2016, §4: the topic of a random token), with every count update made at
-once, so the chain is exact. Target for token i (word w, document d, current topic s),
-every count without token i (paper Eq. 10):
+Target for token i (word w, document d, current topic s), every count without token i
+(paper Eq. 10):
 
     π(k) ∝ (n_dk + α) · (N_wk + β) / (N_k + Vβ),     N_wk = n_wk (this shard's tokens) + F_wk (the rest)
 
-Each of ``mh_steps`` cycles makes two MH moves, each leaving π invariant:
+A token takes one of two moves, chosen by k_d, the number of topics its document's *other*
+tokens hold (a function of the other tokens only, so each move leaves π invariant given the
+choice, as the dense fallback of _mh.py):
+
+**Exact-document move** (k_d ≤ ``exact_below``; AliasLDA's split, Li et al. KDD 2014, with a
+word part that reads the current state). One MH step with the independence proposal
+
+    q(k) ∝ n_dk φ_k + α c g(k),   φ_k = (N_wk + β)/(N_k + Vβ),   g(k) = n_wk + δ_ks + F_wk + β,
+
+whose document part is π's exactly (O(k_d): the document's topic list and counts, kept as
+tokens move) and whose word part is the word proposal below scaled by the constant
+c = K / (N − 1 + KVβ) = 1 / mean_k(N_k + Vβ) (Σ_k N_k = N − 1 without the token: a constant of
+the sweep). q depends on the other tokens only (the δ_ks term proposes s itself, a null move),
+so accepting t with min(1, π(t) q(s) / (π(s) q(t))) leaves π invariant, and acceptance is near 1
+where the document part dominates: the step mixes about as a Gibbs draw. The choice of c
+(φ's denominator averaged) is ours; AliasLDA takes the word part from stale alias tables,
+which a whole-sweep test rejects (below).
+
+**Cycles** (a document with more topics: long documents early in the chain). The two
+proposals of LightLDA (Yuan et al., WWW 2015, §3) in the form WarpLDA draws them (Chen et
+al., VLDB 2016, §4: the topic of a random token), ``mh_steps`` cycles of two moves, each O(1)
+and leaving π invariant:
 
 * **word proposal** q(t | s) ∝ n_wt + δ_ts + F_wt + β: the topic of a uniformly chosen token
   of w in this shard (token i counts, at s), or a draw from F_w (an alias table of the
@@ -19,22 +38,25 @@ Each of ``mh_steps`` cycles makes two MH moves, each leaving π invariant:
   (token i counts, at s) or, with mass Kα, a uniform topic. Its ratio cancels π's document
   factor: accept with min(1, (N_wt + β)(N_s + Vβ) / ((N_ws + β)(N_t + Vβ))).
 
-Both proposals read the *current* state only (no table frozen at the start of the sweep):
+Every proposal reads the *current* state only (no table frozen at the start of the sweep):
 alias tables of stale totals, as AliasLDA and LightLDA use, make each step exact given
 the tables but the sweep not, since the tables remember where tokens visited earlier in
 the sweep were; a whole-sweep chi-square on a 6-token corpus rejects that (p ≈ 1e-7) and
-accepts this kernel (tests/test_models_cycle_mh.py).
+accepts this kernel, with either move or both (tests/test_models_cycle_mh.py).
 
 Memory order (the point of the kernel: every token reads the document row of a random
 document). Tokens are visited word by word (any fixed scan order is a valid Gibbs sweep),
 so the word's rows and the topics of its tokens (z_w, kept in scan order) stay in cache
-and the word proposal reads them there. The proposals' randomness does not depend on the
-state, so it is drawn ``_AHEAD`` tokens early from a counter-based stream (SplitMix64's
+and the word proposal reads them there, as φ (kept for the visited word) is. The proposals'
+randomness does not depend on the state, so it is drawn ``_AHEAD`` tokens early from a counter-based stream (SplitMix64's
 output at key + c·γ, c = 2·mh_steps·scan position + 2·cycle + {0 word, 1 document}) and the
-document-row entries and z entries the visit will read are prefetched then.
+document-row entries, z entries and topic lists the visit will read are prefetched then. For a
+token whose document is below the bound then, only the first word proposal is drawn ahead
+(the exact move reads no other); should the document have crossed it by the visit, the rest
+are drawn then from the same counters.
 
 Uniforms: proposals from the counter stream; the shard's own stream gives the key (its
-first draw) and the acceptance coins, in the order of the moves
+first draw), the exact move's part choice and the acceptance coins, in the order of the moves
 (reference.reference_cycle_sweep consumes the same). No fastmath: the acceptance tests
 evaluate exactly as the numpy reference writes them.
 """
@@ -117,7 +139,7 @@ def scan_order(words, doc_ptr, d0, d1):
 @njit(cache=True, nogil=True, error_model="numpy")
 def cycle_shard(
     doc_ptr, d0, d1, word_ptr, order, doc_of, z, n_dk, tot_wk, tot_k, other_wk, f_ptr, f_top, f_prob, f_alt,
-    f_mass, alpha, beta, vbeta, mh_steps, rng, stream,
+    f_mass, alpha, beta, vbeta, mh_steps, exact_below, rng, stream,
 ):
     """One sweep over the tokens of documents d0..d1-1 in place (shapes as in _dense.dense_shard).
 
@@ -125,16 +147,20 @@ def cycle_shard(
 
     tot_wk int32[V,K] / tot_k int64[K]: live totals (updated). other_wk int32[V,K]: the part of
     tot_wk this shard's tokens do not hold (F above; shape (1, 1) when there is none), with its
-    alias tables f_* from _alias.build_word_alias (weights F_wk, f_mass[w] = Σ_k F_wk). The loop
-    is written out flat on purpose (see word_pick).
+    alias tables f_* from _alias.build_word_alias (weights F_wk, f_mass[w] = Σ_k F_wk). A token
+    whose document's other tokens hold at most exact_below topics takes the exact-document move,
+    any other token mh_steps cycles. The loop is written out flat on purpose (see word_pick).
     """
     n_topics = tot_wk.shape[1]
     has_other = other_wk.shape == tot_wk.shape
     lo = doc_ptr[d0]
     n_scan = doc_ptr[d1] - lo
     inv = np.empty(n_topics, dtype=np.float64)
+    n_tot = 0
     for k in range(n_topics):
         inv[k] = 1.0 / (tot_k[k] + vbeta)
+        n_tot += tot_k[k]
+    c_word = n_topics / ((n_tot - 1) + n_topics * vbeta)  # c: 1 / mean(N_k + Vβ) without the token, a constant
     ra = rng[stream, 0]
     rb = rng[stream, 1]
     key, ra, rb = xo_next(ra, rb)
@@ -142,8 +168,33 @@ def cycle_shard(
     for j in range(n_scan):
         z_w[j] = z[order[j]]
     ndk_flat = n_dk.reshape(n_dk.shape[0] * n_topics)  # for the prefetch, which takes 1-d arrays
+    # each document's topics (dtop) and, while it has at most exact_below, their counts (dcnt), at doc_ptr[d] - lo
+    # (a document has at most as many topics as tokens); n_top[d - d0] of them. Built from z in order of first
+    # appearance, O(tokens) (reading n_dk's rows would cost O(D·K) a sweep: 200 MB at 50,000 documents, K = 1000)
+    dtop = np.empty(n_scan, dtype=np.int32)
+    dcnt = np.empty(n_scan, dtype=np.int32)
+    n_top = np.zeros(d1 - d0, dtype=np.int64)
+    seen_in = np.full(n_topics, -1, dtype=np.int64)  # the last document topic k was listed for ...
+    seen_at = np.empty(n_topics, dtype=np.int64)  # ... and its place in that list
+    for d in range(d0, d1):
+        base = doc_ptr[d] - lo
+        n = 0
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            k = z[i]
+            if seen_in[k] != d:
+                seen_in[k] = d
+                seen_at[k] = n
+                dtop[base + n] = k
+                dcnt[base + n] = 1
+                n += 1
+            else:
+                dcnt[base + seen_at[k]] += 1
+        n_top[d - d0] = n
+    phi = np.empty(n_topics, dtype=np.float64)  # (N_wk + β) / (N_k + Vβ) of the visited word w
+    cum = np.empty(min(exact_below, n_topics) + 1, dtype=np.float64)
     word_props = np.empty((_AHEAD, mh_steps), dtype=np.int64)  # ring of the next _AHEAD tokens' proposals
     doc_props = np.empty((_AHEAD, mh_steps), dtype=np.int64)
+    all_drawn = np.zeros(_AHEAD, dtype=np.bool_)  # False: only word_props[slot, 0] was drawn ahead
     run_cnt = np.zeros(n_topics, dtype=np.int64)  # n_wk of the visited word's run (this shard's tokens of w)
     w = -1  # word of the visited token
     w_fill = 0  # word of the token whose proposals are drawn
@@ -157,6 +208,9 @@ def cycle_shard(
                 w += 1
                 for e in range(word_ptr[w], word_ptr[w + 1]):
                     run_cnt[z_w[e]] += 1
+                if word_ptr[w + 1] > word_ptr[w]:
+                    for k in range(n_topics):
+                        phi[k] = (tot_wk[w, k] + beta) * inv[k]
             i = order[j]
             d = doc_of[j]
             s = np.int64(z_w[j])
@@ -165,34 +219,114 @@ def cycle_shard(
             tot_k[s] -= 1
             run_cnt[s] -= 1
             inv[s] = 1.0 / (tot_k[s] + vbeta)
+            phi[s] = (tot_wk[w, s] + beta) * inv[s]
             slot = j & (_AHEAD - 1)
-            for r in range(mh_steps):
-                wp = word_props[slot, r]  # a scan position of w's run (token j counts at s) or −1 − topic
-                t = proposed_topic(wp, j, s, z_w[max(wp, 0)])
+            base = doc_ptr[d] - lo
+            n_t = n_top[d - d0]
+            e_s = -1  # the list slot of s, where known
+            if n_dk[d, s] == 0 or n_t <= exact_below:
+                e = 0
+                while dtop[base + e] != s:
+                    e += 1
+                if n_dk[d, s] == 0:  # s left the document: swap it out of the list
+                    n_t -= 1
+                    dtop[base + e] = dtop[base + n_t]
+                    dcnt[base + e] = dcnt[base + n_t]
+                    if n_t == exact_below:  # the counts are kept from here on: fill them in
+                        for e in range(n_t):
+                            dcnt[base + e] = n_dk[d, dtop[base + e]]
+                else:
+                    dcnt[base + e] -= 1
+                    e_s = e
+            if n_t <= exact_below:  # exact-document move
+                p_doc = 0.0
+                for e in range(n_t):
+                    p_doc += dcnt[base + e] * phi[dtop[base + e]]
+                    cum[e] = p_doc
+                run_len = word_ptr[w + 1] - word_ptr[w]
+                a_word = alpha * c_word * (run_len + (f_mass[w] if has_other else 0.0) + n_topics * beta)
+                u, ra, rb = xo_double(ra, rb)
+                u *= p_doc + a_word
+                if u < p_doc:  # document part: the list slot by binary search in the running sums
+                    a = 0
+                    b = n_t - 1
+                    while a < b:
+                        m = (a + b) >> 1
+                        if cum[m] <= u:
+                            a = m + 1
+                        else:
+                            b = m
+                    t = np.int64(dtop[base + a])
+                    nd_t = np.int64(dcnt[base + a])
+                else:  # word part: the word proposal drawn ahead
+                    wp = word_props[slot, 0]
+                    t = proposed_topic(wp, j, s, z_w[max(wp, 0)])
+                    a = -1
+                    nd_t = np.int64(n_dk[d, t])
                 if t != s:
-                    g_t = run_cnt[t] + beta
-                    g_s = run_cnt[s] + beta
-                    if has_other:
-                        g_t += other_wk[w, t]
-                        g_s += other_wk[w, s]
-                    p_t = (n_dk[d, t] + alpha) * ((tot_wk[w, t] + beta) * inv[t])
-                    p_s = (n_dk[d, s] + alpha) * ((tot_wk[w, s] + beta) * inv[s])
+                    nd_s = n_dk[d, s]
+                    g_t = run_cnt[t] + beta + (other_wk[w, t] if has_other else 0)
+                    g_s = run_cnt[s] + beta + (other_wk[w, s] if has_other else 0)
+                    q_t = nd_t * phi[t] + alpha * c_word * g_t
+                    q_s = nd_s * phi[s] + alpha * c_word * g_s
                     u, ra, rb = xo_double(ra, rb)
-                    if u * (p_s * g_t) < p_t * g_s:
+                    if u * ((nd_s + alpha) * phi[s] * q_t) < (nd_t + alpha) * phi[t] * q_s:
                         s = t
-                dp = doc_props[slot, r]  # a token of d (token i counts at s) or, as −1 − topic, the Kα part
-                t = proposed_topic(dp, i, s, z[max(dp, 0)])
-                if t != s:
-                    u, ra, rb = xo_double(ra, rb)
-                    if u * ((tot_wk[w, s] + beta) * inv[s]) < (tot_wk[w, t] + beta) * inv[t]:
-                        s = t
+                        e_s = a
+            else:  # mh_steps (word, document) cycles
+                if not all_drawn[slot]:  # drawn now, the same counters: the document thinned out ahead of it
+                    run_lo = word_ptr[w]
+                    run_len = word_ptr[w + 1] - run_lo
+                    for r in range(mh_steps):
+                        if r > 0:
+                            kind, e, coin = word_pick(
+                                counter_uniform(key, 2 * mh_steps * j + 2 * r), run_lo, run_len,
+                                f_mass[w] if has_other else 0.0, f_ptr[w] if has_other else 0,
+                                f_ptr[w + 1] if has_other else 0, n_topics, beta)
+                            if kind == 1:
+                                e = np.int64(f_top[e]) if coin < f_prob[e] else np.int64(f_alt[e])
+                            word_props[slot, r] = e if kind == 0 else -1 - e
+                        doc_props[slot, r] = doc_pick(counter_uniform(key, 2 * mh_steps * j + 2 * r + 1),
+                                                      doc_ptr[d], doc_ptr[d + 1] - doc_ptr[d], n_topics, alpha)
+                for r in range(mh_steps):
+                    wp = word_props[slot, r]  # a scan position of w's run (token j counts at s) or −1 − topic
+                    t = proposed_topic(wp, j, s, z_w[max(wp, 0)])
+                    if t != s:
+                        g_t = run_cnt[t] + beta
+                        g_s = run_cnt[s] + beta
+                        if has_other:
+                            g_t += other_wk[w, t]
+                            g_s += other_wk[w, s]
+                        p_t = (n_dk[d, t] + alpha) * ((tot_wk[w, t] + beta) * inv[t])
+                        p_s = (n_dk[d, s] + alpha) * ((tot_wk[w, s] + beta) * inv[s])
+                        u, ra, rb = xo_double(ra, rb)
+                        if u * (p_s * g_t) < p_t * g_s:
+                            s = t
+                    dp = doc_props[slot, r]  # a token of d (token i counts at s) or, as −1 − topic, the Kα part
+                    t = proposed_topic(dp, i, s, z[max(dp, 0)])
+                    if t != s:
+                        u, ra, rb = xo_double(ra, rb)
+                        if u * ((tot_wk[w, s] + beta) * inv[s]) < (tot_wk[w, t] + beta) * inv[t]:
+                            s = t
             z_w[j] = s
             z[i] = s
+            if n_dk[d, s] == 0:
+                dtop[base + n_t] = s
+                dcnt[base + n_t] = 1
+                n_t += 1
+            elif n_t <= exact_below:
+                if e_s < 0:
+                    e_s = 0
+                    while dtop[base + e_s] != s:
+                        e_s += 1
+                dcnt[base + e_s] += 1
+            n_top[d - d0] = n_t
             n_dk[d, s] += 1
             tot_wk[w, s] += 1
             tot_k[s] += 1
             run_cnt[s] += 1
             inv[s] = 1.0 / (tot_k[s] + vbeta)
+            phi[s] = (tot_wk[w, s] + beta) * inv[s]
         if jj < n_scan:  # draw scan token jj's proposals into the slot just freed; prefetch what they read
             while word_ptr[w_fill + 1] <= jj:
                 w_fill += 1
@@ -208,7 +342,13 @@ def cycle_shard(
             slot = jj & (_AHEAD - 1)
             c = 2 * mh_steps * jj
             prefetch(ndk_flat, row + z_w[jj])
-            for r in range(mh_steps):
+            exact_ahead = n_top[d - d0] <= exact_below + 1  # (the token itself may leave the count)
+            if exact_ahead:
+                for e in range(0, n_top[d - d0], 16):
+                    prefetch(dtop, base - lo + e)
+                    prefetch(dcnt, base - lo + e)
+            all_drawn[slot] = not exact_ahead
+            for r in range(1 if exact_ahead else mh_steps):
                 kind, e, coin = word_pick(counter_uniform(key, c + 2 * r), run_lo, run_len, f_mass_w, f_lo, f_hi,
                                           n_topics, beta)
                 if kind == 0:
@@ -218,9 +358,10 @@ def cycle_shard(
                     t = e if kind == 2 else (np.int64(f_top[e]) if coin < f_prob[e] else np.int64(f_alt[e]))
                     word_props[slot, r] = -1 - t
                     prefetch(ndk_flat, row + t)
-                dp = doc_pick(counter_uniform(key, c + 2 * r + 1), base, length, n_topics, alpha)
-                doc_props[slot, r] = dp
-                if dp >= 0:
-                    prefetch(z, dp)
+                if not exact_ahead:
+                    dp = doc_pick(counter_uniform(key, c + 2 * r + 1), base, length, n_topics, alpha)
+                    doc_props[slot, r] = dp
+                    if dp >= 0:
+                        prefetch(z, dp)
     rng[stream, 0] = ra
     rng[stream, 1] = rb

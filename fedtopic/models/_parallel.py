@@ -123,7 +123,8 @@ def cycle_other(frozen_wk: np.ndarray | None) -> tuple:
 
 
 def parallel_cycle(
-    words, doc_ptr, z, n_dk, tot_wk, tot_k, local_wk, local_k, alpha, beta, vbeta, mh_steps, rng, scan
+    words, doc_ptr, z, n_dk, tot_wk, tot_k, local_wk, local_k, alpha, beta, vbeta, mh_steps, exact_below, rng,
+    scan,
 ) -> None:
     """Cycle-MH sweep (_cycle_mh.py) over T document shards in threads (the kernel releases the GIL); tot_wk/tot_k
     merged in place (local_*: as parallel_dense; scan(d0, d1): the shard's _cycle_mh.scan_order). A shard's F is
@@ -137,7 +138,7 @@ def parallel_cycle(
         own = np.bincount(words[lo:hi].astype(np.int64) * n_topics + z[lo:hi], minlength=tot_wk.size)
         other = (tot_wk - own.reshape(tot_wk.shape)).astype(np.int32)
         cycle_shard(doc_ptr, bounds[t], bounds[t + 1], *scan(bounds[t], bounds[t + 1]), z, n_dk, local_wk[t],
-                    local_k[t], other, *_frozen_alias(other), alpha, beta, vbeta, mh_steps, rng, t)
+                    local_k[t], other, *_frozen_alias(other), alpha, beta, vbeta, mh_steps, exact_below, rng, t)
 
     with ThreadPoolExecutor(max_workers=n_shards) as pool:
         list(pool.map(run, range(n_shards)))

@@ -11,11 +11,13 @@ and only the party's own counts change. Samplers:
 * ``"dense"``  — exact, O(K) per token (_dense.py);
 * ``"sparse"`` — alias-table Metropolis–Hastings with an exact document part, O(k_d) per
   token with k_d the topics present in the document, tokens visited word by word (_mh.py), for large K;
-* ``"mh"``     — exact Metropolis–Hastings cycling a word proposal and a document proposal
-  (LightLDA's, drawn as WarpLDA does), O(1) per token whatever K (_cycle_mh.py); ``mh_steps``
-  cycles per token. A sweep mixes less than an exact Gibbs sweep, so it pays off where O(K)
-  hurts: large K;
-* ``"auto"``   — dense below ``AUTO_SPARSE_FROM`` topics, sparse from there on.
+* ``"mh"``     — exact Metropolis–Hastings (_cycle_mh.py): a token whose document's other tokens
+  hold at most ``mh_exact_below`` topics takes one MH step whose proposal has Eq. 10's document
+  part exactly (O(k_d), as AliasLDA) and a word part read from the current state; any other token
+  cycles a word and a document proposal (LightLDA's, drawn as WarpLDA does) ``mh_steps`` times,
+  O(1). So a token costs O(min(k_d, mh_exact_below)) whatever K; it pays off where O(K) hurts:
+  large K;
+* ``"auto"``   — dense below ``AUTO_MH_FROM`` topics, mh from there on.
 
 ``threads > 1`` splits the documents into that many shards sampled in parallel,
 each against its own copy of the counts, merged after the sweep (_parallel.py:
@@ -42,16 +44,22 @@ from fedtopic.models._parallel import (
 from fedtopic.models.state import LDAState
 
 SAMPLERS = ("auto", "dense", "sparse", "mh")
-# K from which "auto" takes the sparse sampler. Measured (docs/RESULTS.md, 2M tokens, 200-token
-# documents, α = 50/K): sparse ≈ 2× dense at K = 1000; dense faster at K ≤ 600, where the
-# documents' topic lists are long relative to K and the sparse sweep's random document access dominates.
-AUTO_SPARSE_FROM = 1000
+# K from which "auto" takes the "mh" sampler, "dense" below. Measured (docs/RESULTS.md, benchmarks/bench_mh.py, wall
+# time to tomotopy's held-out perplexity, one core): at K = 1000 mh 23.4 s, sparse 31.4 s; ~20-token documents 32.7 s
+# against 44.6 s; K = 10,000 9.0 s against 16.5 s; at K = 200 dense's sweep costs 0.065 s against mh's 0.11 s.
+AUTO_MH_FROM = 1000
 DEFAULT_MH_STEPS = 1  # MH proposals per token (sparse sampler); the exact document part keeps acceptance high
 # (word, document) cycles per token of the "mh" sampler. A cycle costs 25–45 ns against ~110 ns of memory traffic
 # per token, so more cycles buy mixing cheaply (benchmarks/bench_mh.py, K = 1000, docs/RESULTS.md "Hot paths"):
 # to perplexity 1,756, 1 cycle took ~53 s and 4 cycles ~25 s; to tomotopy's after 200 sweeps, 3 / 4 / 6 cycles
 # took 77.9 / 72.2 / 88.2 s.
 DEFAULT_MH_CYCLES = 4
+# "mh": a token whose document's other tokens hold at most this many topics takes the exact-document move, O(k_d);
+# beyond, O(1) cycles. Measured (benchmarks/bench_mh.py's corpus, K = 1000, 200-token documents, time to tomotopy's
+# perplexity after 200 sweeps, docs/RESULTS.md): exact move everywhere 22.5 s, bound 256 22.9 s, 128 29.2 s,
+# 64 30.4 s, cycles only 31.3 s: the exact move mixes like a Gibbs sweep for ~1.5x a cycle sweep's cost.
+# The bound keeps long documents with hundreds of topics from O(k_d) tokens.
+MH_EXACT_BELOW = 256
 DENSE_FRACTION = 8  # sparse sampler: a token whose document has > K/8 topics takes the exact dense draw
 
 
@@ -60,7 +68,7 @@ def resolve_sampler(sampler: str, n_topics: int) -> str:
     if sampler not in SAMPLERS:
         raise ModelError(f"unknown sampler {sampler!r}; choose one of {', '.join(SAMPLERS)}")
     if sampler == "auto":
-        return "sparse" if n_topics >= AUTO_SPARSE_FROM else "dense"
+        return "mh" if n_topics >= AUTO_MH_FROM else "dense"
     return sampler
 
 
@@ -104,12 +112,15 @@ def sweep(
     sampler: str = "auto",
     threads: int = 1,
     mh_steps: int | None = None,
+    mh_exact_below: int | None = None,
 ) -> None:
     """Resample every token of (words int32[N], doc_ptr int64[D+1]) once, updating `state` in place.
 
     frozen_wk int32[V,K] / frozen_k int64[K]: other parties' counts, read but never written
     (frozen_k defaults to frozen_wk.sum(0)). threads: number of document shards sampled in parallel.
     mh_steps: MH proposals per token of "sparse" (default 1) or cycles per token of "mh" (default 4).
+    mh_exact_below: "mh" takes the exact-document move for a token whose document's other tokens hold at most
+    this many topics, the O(1) cycles otherwise (default ``MH_EXACT_BELOW``; 0: cycles almost everywhere).
     """
     if not (alpha > 0 and beta > 0):
         raise ModelError(f"alpha and beta must be positive, got alpha={alpha}, beta={beta}")
@@ -124,6 +135,9 @@ def sweep(
         mh_steps = DEFAULT_MH_CYCLES if kind == "mh" else DEFAULT_MH_STEPS
     if mh_steps < 1:
         raise ModelError(f"mh_steps must be >= 1, got {mh_steps}")
+    exact_below = MH_EXACT_BELOW if mh_exact_below is None else int(mh_exact_below)
+    if exact_below < 0:
+        raise ModelError(f"mh_exact_below must be >= 0, got {mh_exact_below}")
     dense_above = state.n_topics // DENSE_FRACTION
     if kind == "sparse" and _mostly_dense_fallback(state.n_dk, doc_ptr, dense_above):
         kind = "dense"
@@ -141,10 +155,10 @@ def sweep(
     if kind == "mh":
         if threads == 1:
             cycle_shard(doc_ptr, 0, n_docs, *state.scan(words, doc_ptr, 0, n_docs, scan_order), state.z, state.n_dk,
-                        tot_wk, tot_k, *cycle_other(frozen_wk), alpha, beta, vbeta, mh_steps, state.rng, 0)
+                        tot_wk, tot_k, *cycle_other(frozen_wk), alpha, beta, vbeta, mh_steps, exact_below, state.rng, 0)
         else:
             parallel_cycle(words, doc_ptr, state.z, state.n_dk, tot_wk, tot_k, *state.count_copies(threads),
-                           alpha, beta, vbeta, mh_steps, state.rng,
+                           alpha, beta, vbeta, mh_steps, exact_below, state.rng,
                            lambda d0, d1: state.scan(words, doc_ptr, d0, d1, scan_order))
     elif kind == "dense":
         if threads == 1:

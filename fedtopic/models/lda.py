@@ -26,8 +26,8 @@ class GibbsLDA:
     """Symmetric-prior LDA trained by collapsed Gibbs sampling (Eq. 10).
 
     alpha=None uses 50/K as the paper does; beta defaults to 0.01. sampler is
-    "dense", "sparse" (alias MH), "mh" (O(1) MH) or "auto"; threads > 1 samples document shards
-    in parallel (see fedtopic.models.gibbs). The same seed gives the same model.
+    "dense", "sparse" (alias MH), "mh" (exact MH, O(min(k_d, 256)) a token) or "auto"; threads > 1 samples
+    document shards in parallel (see fedtopic.models.gibbs). The same seed gives the same model.
     """
 
     def __init__(

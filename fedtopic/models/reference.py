@@ -135,9 +135,11 @@ def reference_cycle_sweep(
     mh_steps: int = 1,
     frozen_wk: np.ndarray | None = None,
     frozen_k: np.ndarray | None = None,
+    exact_below: int = 0,
 ) -> None:
-    """Slow twin of ``_cycle_mh.cycle_shard`` (one shard): same scan order, uniforms and arithmetic, so the
-    kernel with threads=1 gives identical z and counts. The frozen counts' alias tables come from the same builder."""
+    """Slow twin of ``_cycle_mh.cycle_shard`` (one shard): same scan order, uniforms, document topic lists and
+    arithmetic, so the kernel with threads=1 gives identical z and counts. The frozen counts' alias tables come
+    from the same builder."""
     from fedtopic.models._alias import build_word_alias
 
     n_words, n_topics = state.n_wk.shape
@@ -155,6 +157,9 @@ def reference_cycle_sweep(
     word_ptr = np.concatenate([[0], np.cumsum(np.bincount(words, minlength=n_words))])
     doc_of = np.repeat(np.arange(len(doc_ptr) - 1), np.diff(doc_ptr))
     z_w = state.z[order].astype(np.int64)
+    # every document's topic list, in the kernel's order: first appearance in z at the start, then swap-out, append
+    lists = [list(dict.fromkeys(state.z[doc_ptr[d]:doc_ptr[d + 1]].tolist())) for d in range(len(doc_ptr) - 1)]
+    c_word = n_topics / ((int(tot_k.sum()) - 1) + n_topics * vbeta)
 
     def word_topic(u01: float, w: int, j: int, s: int) -> int:
         run_len, f_mass_w = int(word_ptr[w + 1] - word_ptr[w]), (f_mass[w] if frozen_wk is not None else 0.0)
@@ -171,15 +176,7 @@ def reference_cycle_sweep(
             return int(f_top[slot] if x - e < f_prob[slot] else f_alt[slot])
         return min(int((u - f_mass_w) / beta), n_topics - 1)
 
-    for j, i in enumerate(order):
-        w, d, s = int(words[i]), int(doc_of[i]), int(z_w[j])
-        base, length = int(doc_ptr[d]), int(doc_ptr[d + 1] - doc_ptr[d])
-        run_cnt = np.bincount(z_w[word_ptr[w]:word_ptr[w + 1]], minlength=n_topics)
-        run_cnt[s] -= 1
-        state.n_dk[d, s] -= 1
-        tot_wk[w, s] -= 1
-        tot_k[s] -= 1
-        inv[s] = 1.0 / (tot_k[s] + vbeta)
+    def cycles(w: int, d: int, s: int, i: int, j: int, base: int, length: int, run_cnt: np.ndarray) -> int:
         for r in range(mh_steps):
             t = word_topic(_counter_uniform_py(key, 2 * mh_steps * j + 2 * r), w, j, s)
             if t != s:
@@ -197,6 +194,49 @@ def reference_cycle_sweep(
                 t = min(int((u - length) / alpha), n_topics - 1)
             if t != s and gen.next_double() * ((tot_wk[w, s] + beta) * inv[s]) < (tot_wk[w, t] + beta) * inv[t]:
                 s = t
+        return s
+
+    def exact_document_move(w: int, d: int, s: int, j: int, topics: list[int], run_cnt: np.ndarray) -> int:
+        phi = (tot_wk[w] + beta) * inv
+        cum = np.cumsum([state.n_dk[d, k] * phi[k] for k in topics]) if topics else np.zeros(0)
+        p_doc = float(cum[-1]) if topics else 0.0
+        f_mass_w = f_mass[w] if frozen_wk is not None else 0.0
+        a_word = alpha * c_word * (int(word_ptr[w + 1] - word_ptr[w]) + f_mass_w + n_topics * beta)
+        u = gen.next_double() * (p_doc + a_word)
+        if u < p_doc:  # the first slot whose running sum passes u
+            t = topics[min(int(np.searchsorted(cum, u, side="right")), len(topics) - 1)]
+        else:
+            t = word_topic(_counter_uniform_py(key, 2 * mh_steps * j), w, j, s)
+        if t == s:
+            return s
+        g_t = run_cnt[t] + beta + (f_wk[w, t] if frozen_wk is not None else 0)
+        g_s = run_cnt[s] + beta + (f_wk[w, s] if frozen_wk is not None else 0)
+        q_t = state.n_dk[d, t] * phi[t] + alpha * c_word * g_t
+        q_s = state.n_dk[d, s] * phi[s] + alpha * c_word * g_s
+        accept = gen.next_double() * ((state.n_dk[d, s] + alpha) * phi[s] * q_t) < (
+            (state.n_dk[d, t] + alpha) * phi[t] * q_s)
+        return t if accept else s
+
+    for j, i in enumerate(order):
+        w, d, s = int(words[i]), int(doc_of[i]), int(z_w[j])
+        base, length = int(doc_ptr[d]), int(doc_ptr[d + 1] - doc_ptr[d])
+        run_cnt = np.bincount(z_w[word_ptr[w]:word_ptr[w + 1]], minlength=n_topics)
+        run_cnt[s] -= 1
+        state.n_dk[d, s] -= 1
+        tot_wk[w, s] -= 1
+        tot_k[s] -= 1
+        inv[s] = 1.0 / (tot_k[s] + vbeta)
+        topics = lists[d]
+        if state.n_dk[d, s] == 0:  # swapped out of the list, as the kernel does
+            e = topics.index(s)
+            topics[e] = topics[-1]
+            topics.pop()
+        if len(topics) <= exact_below:
+            s = exact_document_move(w, d, s, j, topics, run_cnt)
+        else:
+            s = cycles(w, d, s, i, j, base, length, run_cnt)
+        if state.n_dk[d, s] == 0:
+            topics.append(s)
         z_w[j] = s
         state.z[i] = s
         state.n_dk[d, s] += 1
@@ -206,7 +246,6 @@ def reference_cycle_sweep(
     state.n_wk[:] = tot_wk - f_wk
     state.n_k[:] = tot_k - f_k
     gen.store()
-
 
 def reference_private_exact_sweep(
     words: np.ndarray,
