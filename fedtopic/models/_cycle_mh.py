@@ -66,7 +66,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, uint64
 
-from fedtopic.models._mh import _word_major
+from fedtopic.models._mh import _word_major, first_above
 from fedtopic.models._prefetch import prefetch
 from fedtopic.models.normal import xo_double, xo_next
 from fedtopic.models.rng import _INV_2_53, GOLDEN, splitmix_output
@@ -248,14 +248,7 @@ def cycle_shard(
                 u, ra, rb = xo_double(ra, rb)
                 u *= p_doc + a_word
                 if u < p_doc:  # document part: the list slot by binary search in the running sums
-                    a = 0
-                    b = n_t - 1
-                    while a < b:
-                        m = (a + b) >> 1
-                        if cum[m] <= u:
-                            a = m + 1
-                        else:
-                            b = m
+                    a = first_above(cum, n_t, u)
                     t = np.int64(dtop[base + a])
                     nd_t = np.int64(dcnt[base + a])
                 else:  # word part: the word proposal drawn ahead

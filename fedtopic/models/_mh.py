@@ -73,6 +73,20 @@ def _count(dtop, dcnt, base, n_t, k):
 
 
 @njit(inline="always", cache=True)
+def first_above(cum, n, u):
+    """The first j < n with cum[j] > u (n − 1 if none), by binary search in the running sums cum[:n]."""
+    lo = 0
+    hi = n - 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if cum[mid] <= u:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(inline="always", cache=True)
 def _alias_mh_token(
     s, s0, w, phi, swk, dtop, dcnt, base, n_t, cum, alpha, beta, vbeta, stale_inv, stale_k,
     ptr, top, prob, alt, mass, s_prob, s_alt, s_mass, mh_steps, rng, stream,
@@ -95,15 +109,7 @@ def _alias_mh_token(
     for _ in range(mh_steps):
         u = next_double(rng, stream) * (p_doc + a_word)
         if u < p_doc:  # document part: binary search in the running sums
-            lo = 0
-            hi = n_t - 1
-            while lo < hi:
-                mid = (lo + hi) >> 1
-                if cum[mid] <= u:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            t = dtop[base + lo]
+            t = dtop[base + first_above(cum, n_t, u)]
         else:  # word part ~ q̂¬i: alias draw (word's sparse counts or smoothing), s0 thinned
             for _try in range(1_000_000):
                 u = next_double(rng, stream) * (mass[w] + s_mass)
