@@ -11,7 +11,7 @@ from scipy.stats import chisquare
 
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ModelError
-from fedtopic.models.gibbs import MH_EXACT_BELOW, resolve_sampler, sweep
+from fedtopic.models.gibbs import AUTO_MH_FROM, MH_EXACT_BELOW, resolve_sampler, sweep
 from fedtopic.models.lda import GibbsLDA
 from fedtopic.models.reference import reference_cycle_sweep
 from fedtopic.models.rng import make_rng_states
@@ -134,6 +134,7 @@ def test_two_threads_are_reproducible_and_keep_the_counts_consistent():
 
 def test_mh_is_a_named_sampler_and_tiny_corpora_work():
     assert resolve_sampler("mh", 5) == "mh"
+    assert (resolve_sampler("auto", AUTO_MH_FROM - 1), resolve_sampler("auto", AUTO_MH_FROM)) == ("dense", "mh")
     with pytest.raises(ModelError, match="unknown sampler"):
         resolve_sampler("lightlda", 5)
     corpus = Corpus(words=np.array([0, 1, 2, 1], np.int32), doc_ptr=np.array([0, 1, 2, 4], np.int64),
@@ -148,3 +149,5 @@ def test_mh_is_a_named_sampler_and_tiny_corpora_work():
         sweep(state, words, ptr, 0.5, 0.1, frozen_wk=frozen, sampler="mh")
         reference_cycle_sweep(ref, words, ptr, 0.5, 0.1, mh_steps=4, frozen_wk=frozen, exact_below=MH_EXACT_BELOW)
         np.testing.assert_array_equal(state.z, ref.z)
+    with pytest.raises(ModelError, match="mh_exact_below must be >= 0"):
+        sweep(state, words, ptr, 0.5, 0.1, sampler="mh", mh_exact_below=-1)

@@ -45,8 +45,8 @@ from fedtopic.models.state import LDAState
 
 SAMPLERS = ("auto", "dense", "sparse", "mh")
 # K from which "auto" takes the "mh" sampler, "dense" below. Measured (docs/RESULTS.md, benchmarks/bench_mh.py, wall
-# time to tomotopy's held-out perplexity, one core): at K = 1000 mh 23.4 s, sparse 31.4 s; ~20-token documents 32.7 s
-# against 44.6 s; K = 10,000 9.0 s against 16.5 s; at K = 200 dense's sweep costs 0.065 s against mh's 0.11 s.
+# time to tomotopy's held-out perplexity, one core): at K = 1000 mh 22.5 s, sparse 30.1 s; K = 5000 7.2 s against
+# 11.9 s; K = 10,000 7.3 s against 15.8 s; at K = 200 dense's sweep costs 0.06 s against mh's 0.09-0.11 s.
 AUTO_MH_FROM = 1000
 DEFAULT_MH_STEPS = 1  # MH proposals per token (sparse sampler); the exact document part keeps acceptance high
 # (word, document) cycles per token of the "mh" sampler. A cycle costs 25–45 ns against ~110 ns of memory traffic
