@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fedtopic.corpus.types import Corpus  # noqa: E402
-from fedtopic.models.gibbs import sweep  # noqa: E402
+from fedtopic.models.gibbs import resolve_sampler, sweep  # noqa: E402
 from fedtopic.models.state import init_state  # noqa: E402
 
 BETA = 0.01
@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{row['tomotopy_Mtok_s']:6.2f} | ours/tomotopy {row['ratio']:5.2f} | 2 threads "
                   f"{row['ours_2threads_Mtok_s']:6.2f} Mtok/s = {row['speedup_2threads']:4.2f}x", flush=True)
         if not args.skip_perplexity:
-            sampler = "sparse" if k >= 1000 else "dense"  # the large-K sampler where the issue asks for it
+            sampler = resolve_sampler("auto", k)  # what a user gets: dense below K = 1000, mh from there
             res = perplexities(train, test, k, sampler, iterations)
             results["perplexity"][k] = {"sampler": sampler, "iterations": iterations, **res}
             if "skipped" in res:
