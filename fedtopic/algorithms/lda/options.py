@@ -30,7 +30,8 @@ LDA_OPTIONS: tuple[Option, ...] = (
     Option("beta", float, 0.01, "topic-word prior β", minimum=0.0, exclusive_minimum=True),
     Option("sampler", str, "auto",
            "Gibbs kernel: dense (exact, O(K) a token), sparse (alias MH, large K), mh (exact MH, O(min(k_d, 256)) a "
-           "token whatever K: fastest at large K) or auto", choices=("auto", "dense", "sparse", "mh")),
+           "token whatever K: fastest at large K) or auto (dense below K = 1000, mh from there)",
+           choices=("auto", "dense", "sparse", "mh")),
     Option("threads", int, 1, "sampler threads (document shards; same seed and threads, same result)", minimum=1),
 )
 """The options every LDA-family algorithm takes."""
