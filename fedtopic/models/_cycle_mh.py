@@ -48,9 +48,10 @@ Memory order (the point of the kernel: every token reads the document row of a r
 document). Tokens are visited word by word (any fixed scan order is a valid Gibbs sweep),
 so the word's rows and the topics of its tokens (z_w, kept in scan order) stay in cache
 and the word proposal reads them there, as φ (kept for the visited word) is. The proposals'
-randomness does not depend on the state, so it is drawn ``_AHEAD`` tokens early from a counter-based stream (SplitMix64's
-output at key + c·γ, c = 2·mh_steps·scan position + 2·cycle + {0 word, 1 document}) and the
-document-row entries, z entries and topic lists the visit will read are prefetched then. For a
+randomness does not depend on the state, so it is drawn ``_AHEAD`` tokens early from a
+counter-based stream (SplitMix64's output at key + c·γ, c = 2·mh_steps·scan position +
+2·cycle + {0 word, 1 document}) and the document-row entries, z entries and topic lists the
+visit will read are prefetched then. For a
 token whose document is below the bound then, only the first word proposal is drawn ahead
 (the exact move reads no other); should the document have crossed it by the visit, the rest
 are drawn then from the same counters.

@@ -247,6 +247,7 @@ def reference_cycle_sweep(
     state.n_k[:] = tot_k - f_k
     gen.store()
 
+
 def reference_private_exact_sweep(
     words: np.ndarray,
     doc_ptr: np.ndarray,
