@@ -47,16 +47,17 @@ def _assert_consistent(state, corpus):
 
 
 @pytest.mark.parametrize("with_frozen", [False, True])
-def test_dense_kernel_equals_numpy_reference(corpus, with_frozen):
-    fast, slow = _state(corpus), _state(corpus)
-    frozen = _frozen(corpus) if with_frozen else None
+@pytest.mark.parametrize("k", [K, 21, 64, 200, 300])  # one block; partial last block; whole blocks; both kernels
+def test_dense_kernel_equals_numpy_reference(corpus, with_frozen, k):
+    fast, slow = _state(corpus, k=k), _state(corpus, k=k)
+    frozen = _frozen(corpus, k=k) if with_frozen else None
     for _ in range(3):
         sweep(fast, corpus.words, corpus.doc_ptr, 0.3, 0.05, frozen_wk=frozen, sampler="dense")
         reference_sweep(slow, corpus.words, corpus.doc_ptr, 0.3, 0.05, frozen_wk=frozen)
     assert np.array_equal(fast.z, slow.z)
     for name in ("n_dk", "n_wk", "n_k", "rng"):
         assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
-    assert not np.array_equal(fast.z, _state(corpus).z)  # the sweeps did move tokens
+    assert not np.array_equal(fast.z, _state(corpus, k=k).z)  # the sweeps did move tokens
 
 
 @pytest.mark.parametrize(
