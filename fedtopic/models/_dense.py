@@ -166,8 +166,11 @@ def _inverse_tables(tot_k, vbeta):
 
 
 @njit(inline="always", cache=True)
-def _leave(k, tot_k, inv, inv_up, inv_dn, vbeta):
-    """Topic k loses a token: its new 1/(N_k + Vβ) is the one kept ahead, and the division moves off the chain."""
+def _leave(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta):
+    """A token leaves topic k (its document's, word's and topic's counts): the new 1/(N_k + Vβ) is the one kept
+    ahead, and the division moves off the chain."""
+    ndk[k] -= 1
+    nwk[k] -= 1
     tot_k[k] -= 1
     inv_up[k] = inv[k]
     inv[k] = inv_dn[k]
@@ -175,8 +178,10 @@ def _leave(k, tot_k, inv, inv_up, inv_dn, vbeta):
 
 
 @njit(inline="always", cache=True)
-def _join(k, tot_k, inv, inv_up, inv_dn, vbeta):
-    """Topic k gains a token (the mirror of ``_leave``)."""
+def _join(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta):
+    """A token joins topic k (the mirror of ``_leave``)."""
+    ndk[k] += 1
+    nwk[k] += 1
     tot_k[k] += 1
     inv_dn[k] = inv[k]
     inv[k] = inv_up[k]
@@ -219,16 +224,12 @@ def _runs_shard(words, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbe
             if joined >= 0:
                 _refresh(np.uint64(joined), ndk, nwk, inv, q, p, alpha, beta)
             k = np.uint64(z[i])
-            ndk[k] -= 1
-            nwk[k] -= 1
-            _leave(k, tot_k, inv, inv_up, inv_dn, vbeta)
+            _leave(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta)
             _refresh(k, ndk, nwk, inv, q, p, alpha, beta)
             total = block_runs(p, run)
             k = np.uint64(locate_runs(p, run, n_topics, next_double(own, OWN_ROW) * total))
             z[i] = k
-            ndk[k] += 1
-            nwk[k] += 1
-            _join(k, tot_k, inv, inv_up, inv_dn, vbeta)
+            _join(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta)
             joined = np.int64(k)
     put_stream(rng, stream, own)
 
@@ -256,15 +257,11 @@ def _scan_shard(words, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbe
             if joined >= 0:
                 total += _refresh(np.uint64(joined), ndk, nwk, inv, q, p, alpha, beta)
             k = np.uint64(z[i])
-            ndk[k] -= 1
-            nwk[k] -= 1
-            _leave(k, tot_k, inv, inv_up, inv_dn, vbeta)
+            _leave(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta)
             total += _refresh(k, ndk, nwk, inv, q, p, alpha, beta)
             k = np.uint64(locate(p, n_topics, next_double(own, OWN_ROW) * total))
             z[i] = k
-            ndk[k] += 1
-            nwk[k] += 1
-            _join(k, tot_k, inv, inv_up, inv_dn, vbeta)
+            _join(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta)
             joined = np.int64(k)
     put_stream(rng, stream, own)
 
