@@ -94,12 +94,6 @@ def locate(p, n_topics, t):
     return np.int64(k)
 
 
-@njit(cache=True, nogil=True)
-def dense_scratch(n_topics):
-    """The p scratch of dense_draw and locate: float64[⌈K/_B⌉·_B], zero past K."""
-    return np.zeros((n_topics + _B - 1) // _B * _B, dtype=np.float64)
-
-
 @njit(inline="always", cache=True)
 def _aligned_zeros(n):
     """float64[n] of zeros starting on a 64-byte boundary (a cache line; one AVX-512 vector).
@@ -110,6 +104,12 @@ def _aligned_zeros(n):
     buf = np.zeros(n + 8, dtype=np.float64)
     off = (64 - buf.ctypes.data % 64) % 64 // 8
     return buf[off : off + n]
+
+
+@njit(cache=True, nogil=True)
+def dense_scratch(n_topics):
+    """The p scratch of dense_draw, locate and locate_runs: float64[⌈K/_B⌉·_B], zero past K, on a cache line."""
+    return _aligned_zeros((n_topics + _B - 1) // _B * _B)
 
 
 @njit(inline="always", cache=True)
@@ -206,9 +206,8 @@ def _runs_shard(words, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbe
     K additions, 2x slower at K = 200), and the K products need no reduction to vectorise.
     """
     n_topics = tot_k.shape[0]
-    n_blocks = (n_topics + _B - 1) // _B
-    p = _aligned_zeros(n_blocks * _B)
-    run = _aligned_zeros(n_blocks + 1)
+    p = dense_scratch(n_topics)
+    run = _aligned_zeros(p.shape[0] // _B + 1)
     inv, inv_up, inv_dn = _inverse_tables(tot_k, vbeta)
     q = _aligned_zeros(n_topics)  # (n_dk + α) / (N_k + Vβ) of the current document
     own = take_stream(rng, stream)
