@@ -32,6 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fedtopic.algorithms.registry import get_algorithm  # noqa: E402
+from fedtopic.allocator import keep_freed_buffers  # noqa: E402
 from fedtopic.consortium.init import key_file_path  # noqa: E402
 from fedtopic.crypto.keys import load_party_keys  # noqa: E402
 from fedtopic.network.client import AggregatorClient  # noqa: E402
@@ -96,6 +97,7 @@ def run_size(clients: list[AggregatorClient], ids: list[str], agg_pid: int, size
 
 
 def main() -> None:
+    keep_freed_buffers()  # as every `fedtopic` command does (the aggregator child is one)
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--parties", type=int, default=5)
     ap.add_argument("--sizes", type=int, nargs="+", default=[200, 10_000, 770_250])

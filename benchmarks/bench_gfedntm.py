@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fedtopic.algorithms.lda.family import merge_corpora  # noqa: E402
 from fedtopic.algorithms.registry import get_algorithm  # noqa: E402
+from fedtopic.allocator import keep_freed_buffers  # noqa: E402
 from fedtopic.corpus.synthetic import generate_synthetic  # noqa: E402
 from fedtopic.corpus.training_data import TrainingData  # noqa: E402
 from fedtopic.models.nnls import counts_matrix  # noqa: E402
@@ -70,6 +71,7 @@ def centralised_epoch(counts, topics: int, union: int, seed: int) -> tuple[float
 
 
 def main() -> None:
+    keep_freed_buffers()  # as every `fedtopic` command does (the aggregator child is one)
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--nodes", type=int, default=5)
     ap.add_argument("--docs", type=int, default=1280, help="documents per node")

@@ -97,8 +97,10 @@ def version() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code: 0, 2 for a user error (one line on stderr), 1 if interrupted."""
+    from fedtopic.allocator import keep_freed_buffers
     from fedtopic.errors import FedTopicError
 
+    keep_freed_buffers()
     try:
         result = app(args=argv, prog_name="fedtopic", standalone_mode=False)
     except FedTopicError as exc:
