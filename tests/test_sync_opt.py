@@ -33,8 +33,10 @@ def federated_gradient(flat, shapes, xs, ctxs, noise):
     enc = sum(node.sums_encoder() for node in nodes)
     dec = sum(node.sums_decoder(enc) for node in nodes)
     g_dec = sum(node.grad_decoder_stats(dec) for node in nodes)
-    g_enc = sum(node.grad_encoder_stats(g_dec) for node in nodes)
-    return sum(node.gradient(g_enc) for node in nodes), nodes[0].batch_stats()
+    backs = [node.grad_encoder_stats(g_dec) for node in nodes]
+    g_enc = sum(g_stats for g_stats, _ in backs)
+    return sum(np.concatenate([node.gradient(g_enc), g_decoder]) for node, (_, g_decoder) in zip(nodes, backs)), \
+        nodes[0].batch_stats()
 
 
 def central_gradient(flat, shapes, x, ctx, noise):
@@ -63,6 +65,37 @@ def test_one_step_gradient_equals_the_union_batch_gradient(context):
     # a node's gradient on its own BatchNorm statistics is not a share of it: the federation of the statistics matters
     naive = sum(len(x) * central_gradient(flat, shapes, x, c, noise.rows(0, len(x)))[0] for x, c in zip(xs, ctxs))
     assert np.abs(naive / 16 - cen).max() > 1e-3
+
+
+@pytest.mark.parametrize("context", [0, 6])
+def test_the_gradient_in_two_parts_has_the_bits_of_the_whole(context):
+    """Phase 4's decoder part and phase 5's encoder part are d/dW of the one phase-5 objective, bit for bit, and
+    the decoder part lies in the flat vector's tail (what the node's two exchanges rely on)."""
+    from fedtopic.neural.sync_opt import decoder_size, pull_back
+
+    shapes = Shapes(vocabulary=30, topics=4, context=context)
+    flat = init_params(shapes, np.random.default_rng(7))
+    xs, ctxs = data(8, (6, 5), 30, context)
+    noise = draw_noise(np.random.default_rng(9), 11, 4)
+    nodes = [NodeStep(flat, shapes, x, c, noise.rows(a, a + len(x)), 11) for x, c, a in zip(xs, ctxs, (0, 6))]
+    enc = sum(node.sums_encoder() for node in nodes)
+    dec = sum(node.sums_decoder(enc) for node in nodes)
+    g_dec = sum(node.grad_decoder_stats(dec) for node in nodes)
+    backs = [node.grad_encoder_stats(g_dec) for node in nodes]
+    g_enc = sum(g for g, _ in backs)
+    tail = decoder_size(shapes)
+    assert tail == 4 * 30 + 4
+    for node, (_, g_decoder) in zip(nodes, backs):
+        k = shapes.topics
+        g_p1 = np.concatenate([pull_back(g_enc[2 * k * i:2 * k * i + k], g_enc[2 * k * i + k:2 * k * (i + 1)],
+                                         node.s1[i][0].detach().numpy(), 11) for i in range(2)])
+        q = node.loss + (node.g_p2 * node.p2).sum() + (torch.from_numpy(g_p1) * node.p1).sum()
+        grads = torch.autograd.grad(q, list(node.p.values()), retain_graph=True, materialize_grads=True)
+        whole = np.concatenate([g.reshape(-1).numpy() for g in grads])
+        head = node.gradient(g_enc)
+        assert head.shape == (shapes.size - tail,) and g_decoder.shape == (tail,)
+        assert np.array_equal(np.concatenate([head, g_decoder]), whole)
+        assert np.abs(g_decoder).max() > 0
 
 
 @pytest.mark.parametrize("context", [0, 6])

@@ -64,6 +64,64 @@ def test_a_plugin_algorithm_through_simulate(tmp_path, capsys, plugin, protectio
         assert rows[0]["top_words"] is not None and rows[1]["top_words"] is None and rows[-1]["top_words"] is not None
 
 
+@pytest.mark.timeout(180)  # a start that waited for its round would deadlock here (see the plugin's docstring)
+@pytest.mark.parametrize("protection", ["none", "mask"])
+def test_started_exchanges_run_while_the_party_sums_another(tmp_path, capsys, plugin, protection):
+    """``crossed=1``: half the parties start ``mean`` and sum ``count``, half the other way round; the same x as
+    through one channel."""
+    from fedtopic.corpus.training_data import load_training_data
+
+    corpus = write_jsonl(tmp_path / "docs.jsonl", theme_texts(90, seed=1))
+    out = tmp_path / "run"
+    assert main(["simulate", "--algorithm", "fedavg-vector", "--corpus", str(corpus), "--parties", "4", "-k", "2",
+                 "--iterations", "4", "--opt", "rate=0.4", "--opt", "crossed=1", "--protection", protection,
+                 "--out", str(out), "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["rounds"] == 4 and summary["parties_hold_same_x"]
+    data = load_training_data(dataset=None, corpus=corpus, n_parties=4, scheme="a", seed=0, progress=False)
+    with np.load(out / "model.npz") as npz:
+        x = npz["phi"][0]
+    np.testing.assert_allclose(x, expected(data.parties, 0.4, 4), rtol=0, atol=1e-12)
+    rows = read_history(out / "history" / "p2.jsonl")
+    assert [r["round"] for r in rows] == list(range(4))
+    assert all(r["contributors"] == ["p1", "p2", "p3", "p4"] and r["bytes_up"] > 0 for r in rows)
+
+
+def test_a_party_may_not_leave_an_exchange_running_past_its_step(tmp_path):
+    """The runtime's guards: a step that returns with a started exchange not ended, and a second exchange on a
+    channel whose first is still under way, stop the run with one line each."""
+    import threading
+
+    from fedtopic.errors import TrainingError
+    from fedtopic.node.sync_runtime import _Exchange, _Meter, _Pending
+
+    class Alone:  # an in-memory channel of a one-party round: the aggregate is the party's own update
+        def encode(self, update, seq):
+            return np.asarray(update, dtype=np.float64).tobytes()
+
+        def send(self, payload, seq, timeout, on_wait=None):
+            from fedtopic.network.client import AggregateResult
+
+            return AggregateResult(seq, payload, ("p1",), (), "complete")
+
+        def decode(self, result, seq):
+            from fedtopic.algorithms.federated import Aggregate
+
+            return Aggregate(np.frombuffer(result.payload), tuple(result.contributors))
+
+    lock = threading.Lock()
+    ex = _Exchange({"a": Alone(), "b": Alone()}, _Pending(None), _Meter(), 5.0, lambda: None, lock=lock)
+    with lock:
+        flight = ex.start("a", 0, np.array([1.0, 2.0]))
+        with pytest.raises(TrainingError, match="before its last exchange there ended"):
+            ex.sum("a", 1, np.array([3.0]))
+        assert ex.sum("b", 0, np.array([4.0])).value.tolist() == [4.0]
+        assert ex.in_flight == {"a"}
+        assert flight.result().value.tolist() == [1.0, 2.0] and ex.in_flight == set()
+        assert flight.result() is flight.result()  # decoded and metered once
+    assert ex.meter.bytes_up == 24 and ex.meter.bytes_down == 24
+
+
 def test_a_plugin_algorithm_through_node_processes_with_a_kill(tmp_path, plugin):
     """Three nodes under mask; p2 killed -9 after round 1 resumes from its checkpoint and every party ends with
     the bits of a run without the kill."""

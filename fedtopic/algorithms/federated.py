@@ -6,6 +6,8 @@ channels on the aggregator under the consortium's protection, restores the party
 party calls ``exchange.sum(channel, seq, update)`` as often as its algorithm needs (FedNMF once per round,
 gFedNTM five times per mini-batch step); each call is one request to the aggregator (submit and fetch), and
 the runtime persists the encoded bytes before sending so that a restarted party resends exactly them.
+``exchange.start`` is the same exchange left running while the party computes on (gFedNTM's decoder gradient
+during its last two phases); its ``result()`` is the aggregate.
 
 Determinism is the contract that makes crash recovery exact: from the same ``state()``, ``step`` must send
 the same updates (seeded randomness, keyed privacy noise). The runtime checks this: a recomputed update whose
@@ -70,11 +72,24 @@ class Aggregate:
     contributors: tuple[str, ...]
 
 
+class InFlight(Protocol):
+    """An exchange under way (``Exchange.start``)."""
+
+    def result(self) -> Aggregate:
+        """The round's aggregate, once it is in (the exchange's error if it failed)."""
+        ...
+
+
 class Exchange(Protocol):
     """The runtime's side of a step: one call, one update up and its round's aggregate down."""
 
     def sum(self, channel: str, seq: int, update: np.ndarray | TopicsUpdate) -> Aggregate:
         """Send this party's ``update`` for round ``seq`` of ``channel``; the round's aggregate."""
+        ...
+
+    def start(self, channel: str, seq: int, update: np.ndarray | TopicsUpdate) -> InFlight:
+        """``sum`` without waiting: the update is encoded (and persisted) now and sent while the party goes on;
+        ``result()`` gives the aggregate. A step waits for every exchange it starts before it returns."""
         ...
 
     def checkpoint(self) -> None:

@@ -41,12 +41,22 @@ from fedtopic.neural.prodlda import (
     update_running,
 )
 from fedtopic.neural.require import require_torch
-from fedtopic.neural.sync_opt import Adam, NodeStep
+from fedtopic.neural.sync_opt import Adam, NodeStep, decoder_size
 
 torch: Any = require_torch("ProdLDA / CombinedTM")
 
 SumFn = Callable[[str, int, np.ndarray], np.ndarray]
 """``sum(phase, step, vector)`` → the elementwise sum of every node's vector for that phase and step."""
+StartFn = Callable[[str, int, np.ndarray], Callable[[], np.ndarray]]
+"""``start(phase, step, vector)`` → a call that gives the same sum later: the exchange runs meanwhile."""
+
+
+def synchronous_start(total: SumFn) -> StartFn:
+    """``start`` for a ``total`` that cannot overlap: the sum at once, handed over later."""
+    def start(phase: str, step: int, vector: np.ndarray) -> Callable[[], np.ndarray]:
+        out = total(phase, step, vector)
+        return lambda: out
+    return start
 
 
 @dataclass(frozen=True)
@@ -186,8 +196,6 @@ class FederatedNode:
     Its position is (epoch, pos): ``pos`` steps of the current epoch are done (a checkpoint can fall mid-epoch,
     see ``state``), ``step`` counts steps over the whole run and names the aggregator rounds."""
 
-    PHASES = ("enc", "dec", "gdec", "genc", "grad")
-
     def __init__(self, index: int, counts: sp.csr_matrix, ctx: np.ndarray | None, topics: int,
                  settings: NTMSettings, seed: int) -> None:
         self.index, self.counts, self.ctx, self.settings, self.seed = index, counts, ctx, settings, seed
@@ -235,9 +243,12 @@ class FederatedNode:
         """Steps of one epoch: until the largest node has used all its documents."""
         return max(-(-n // self.settings.batch) for n in sizes)
 
-    def train_epoch(self, sizes: list[int], total: SumFn, after_step: Callable[[], None] | None = None) -> float:
+    def train_epoch(self, sizes: list[int], total: SumFn, after_step: Callable[[], None] | None = None,
+                    start: StartFn | None = None) -> float:
         """The current epoch's remaining Sync-Opt steps; returns ‖ΔW‖ / ‖W‖ over the epoch. ``sizes``: every
-        node's document count; ``after_step`` runs after every step (checkpoints)."""
+        node's document count; ``after_step`` runs after every step (checkpoints); ``start``: an exchange that
+        runs while the node goes on (the decoder's gradient travels during phases 4 and 5; default: ``total``)."""
+        start = synchronous_start(total) if start is None else start
         if self.pos == 0:
             self.epoch_start, self.epoch_first_step = self.flat.copy(), self.step
         order = np.random.default_rng([self.seed, self.index, self.epoch]).permutation(self.n_train)
@@ -256,9 +267,11 @@ class FederatedNode:
             enc = total("enc", self.step, node.sums_encoder())
             dec = total("dec", self.step, node.sums_decoder(enc))
             g_dec = total("gdec", self.step, node.grad_decoder_stats(dec))
-            g_enc = total("genc", self.step, node.grad_encoder_stats(g_dec))
-            grad = total("grad", self.step, node.gradient(g_enc))
-            self.flat = self.adam.step(self.flat, grad)
+            g_stats, g_decoder = node.grad_encoder_stats(g_dec)
+            decoder_total = start("grad-dec", self.step, g_decoder)
+            g_enc = total("genc", self.step, g_stats)
+            encoder_total = total("grad-enc", self.step, node.gradient(g_enc))
+            self.flat = self.adam.step(self.flat, np.concatenate([encoder_total, decoder_total()]))
             self.running = update_running(self.running, node.batch_stats(), union)
             self.step += 1
             if after_step is not None:
@@ -307,4 +320,6 @@ class FederatedNode:
     def phase_sizes(self) -> dict[str, int]:
         """Length of every phase's vector (one dense session each)."""
         k, v = self.shapes.topics, self.shapes.vocabulary
-        return {"enc": 4 * k, "dec": 2 * v, "gdec": 2 * v, "genc": 4 * k, "grad": self.shapes.size}
+        tail = decoder_size(self.shapes)
+        return {"enc": 4 * k, "dec": 2 * v, "gdec": 2 * v, "genc": 4 * k, "grad-dec": tail,
+                "grad-enc": self.shapes.size - tail}

@@ -11,9 +11,15 @@ aggregator (only sums leave a node; ``mask`` protects them like any dense update
 2. ``sums_decoder(S₁)``: Σ(θβ), Σ(θβ)² with the global encoder statistics → the decoder layer's mean/var.
 3. ``grad_decoder_stats(S₂)``: ∂L_ℓ/∂S₂ (L_ℓ the node's share of the union's mean loss).
 4. ``grad_encoder_stats(g_S₂)``: ∂/∂S₁ of L_ℓ + g_P₂·P₂_ℓ, with g_P₂ the global gradient pulled back onto the
-   decoder sums.
-5. ``gradient(g_S₁)``: G_ℓ = ∂/∂W of L_ℓ + g_P₂·P₂_ℓ + g_P₁·P₁_ℓ; Σ_ℓ G_ℓ is exactly d(union loss)/dW by the
-   chain rule (the statistics are functions of the sums P, the sums of every node's rows).
+   decoder sums; and, from the same backward pass, the decoder's part of G_ℓ (below).
+5. ``gradient(g_S₁)``: the encoder's part of G_ℓ = ∂/∂W of L_ℓ + g_P₂·P₂_ℓ + g_P₁·P₁_ℓ; Σ_ℓ G_ℓ is exactly
+   d(union loss)/dW by the chain rule (the statistics are functions of the sums P, the sums of every node's rows).
+
+G_ℓ is sent in two parts. The decoder's parameters (β, σ₀²: the flat vector's tail, ``decoder_size``) do not
+reach P₁ (it is computed before them), so their part of G_ℓ is ∂/∂(β, σ₀²) of L_ℓ + g_P₂·P₂_ℓ, final after
+phase 3's sum: it can travel while phases 4 and 5 run (``ntm_train``: a second, overlapping exchange). The
+encoder's part needs g_P₁ and closes the step. Same graph, same operations: the two parts are the bits the
+whole gradient had.
 
 Every phase's message is a dense float64 vector; the running statistics are updated from the same global
 statistics at every node, so evaluation-mode BatchNorm also matches the centralised model.
@@ -39,6 +45,17 @@ from fedtopic.neural.prodlda import (
 from fedtopic.neural.require import require_torch
 
 torch: Any = require_torch("gFedNTM")
+
+
+DECODER = ("beta", "prior_var")
+"""The parameters after the encoder, the tail of the flat vector (``Shapes.params``' order)."""
+
+
+def decoder_size(shapes: Shapes) -> int:
+    """Length of the decoder's part of the flat vector (its tail): β and σ₀²."""
+    names = [name for name, _ in shapes.params()]
+    assert tuple(names[-len(DECODER):]) == DECODER, names
+    return sum(int(np.prod(shape)) for name, shape in shapes.params() if name in DECODER)
 
 
 def stats_from_sums(total: np.ndarray, width: int, n: float) -> list[tuple[Any, Any]]:
@@ -95,18 +112,21 @@ class NodeStep:
                                 materialize_grads=True)
         return torch.cat(g).detach().numpy()
 
-    def grad_encoder_stats(self, g_dec_total: np.ndarray) -> np.ndarray:
-        """Phase 4: ∂/∂(S₁) of L_ℓ + g_P₂·P₂_ℓ, float64[4K]."""
+    def grad_encoder_stats(self, g_dec_total: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Phase 4: (∂/∂(S₁) of L_ℓ + g_P₂·P₂_ℓ float64[4K], the decoder's part of G_ℓ float64[decoder_size])."""
         v = self.shapes.vocabulary
         mean2 = self.s2[0].detach().numpy()
         self.g_p2 = torch.from_numpy(pull_back(g_dec_total[:v], g_dec_total[v:], mean2, self.union))
         q = self.loss + (self.g_p2 * self.p2).sum()
-        g = torch.autograd.grad(q, [*self.s1[0], *self.s1[1]], retain_graph=True, allow_unused=True,
+        decoder = [self.p[name] for name in DECODER]
+        g = torch.autograd.grad(q, [*self.s1[0], *self.s1[1], *decoder], retain_graph=True, allow_unused=True,
                                 materialize_grads=True)
-        return torch.cat(g).detach().numpy()
+        return (torch.cat(g[:4]).detach().numpy(),
+                np.concatenate([t.detach().reshape(-1).numpy() for t in g[4:]]))
 
     def gradient(self, g_enc_total: np.ndarray) -> np.ndarray:
-        """Phase 5: G_ℓ float64[|W|]; Σ_ℓ G_ℓ = d(union mean loss)/dW."""
+        """Phase 5: the encoder's part of G_ℓ, float64[|W| − decoder_size] (the flat vector's head); with phase 4's
+        tail, Σ_ℓ G_ℓ = d(union mean loss)/dW."""
         k = self.shapes.topics
         parts = []
         for layer in range(2):
@@ -114,7 +134,7 @@ class NodeStep:
             parts.append(pull_back(g[:k], g[k:], self.s1[layer][0].detach().numpy(), self.union))
         g_p1 = torch.from_numpy(np.concatenate(parts))
         q = self.loss + (self.g_p2 * self.p2).sum() + (g_p1 * self.p1).sum()
-        return flat_gradient(q, self.p)
+        return flat_gradient(q, {name: t for name, t in self.p.items() if name not in DECODER})
 
     def batch_stats(self) -> Stats:
         """The union batch's statistics of the three layers (for the running averages)."""

@@ -136,6 +136,81 @@ class _Pending:
                     path.unlink(missing_ok=True)
 
 
+class _Flight:
+    """One exchange: its update encoded (and persisted) in the party's thread when it begins, sent in that
+    thread (``sum``) or in one of its own (``start``), its aggregate decoded in the party's thread."""
+
+    def __init__(self, ex: _Exchange, channel: str, seq: int, update: np.ndarray | TopicsUpdate) -> None:
+        try:
+            self.ch = ex.channels[channel]
+        except KeyError:
+            raise TrainingError(f"the party exchanges on channel {channel!r}, which it did not declare") from None
+        if channel in ex.in_flight:
+            raise TrainingError(f"the party exchanges on channel {channel!r} before its last exchange there ended")
+        self.ex, self.channel, self.seq, self.update = ex, channel, seq, update
+        self.recoveries = getattr(self.ch, "recoveries", 0)
+        t0 = time.perf_counter()
+        self.payload = self._encode()
+        self.encode_s = time.perf_counter() - t0
+        self.answer: Any = None
+        self.error: BaseException | None = None
+        self.thread: threading.Thread | None = None
+        self.aggregate: Aggregate | None = None
+        ex.in_flight.add(channel)
+
+    def _encode(self) -> bytes:
+        rnd = self.seq + getattr(self.ch, "offset", 0)  # the aggregator's round: later after a failed one
+        return self.ex.pending.payload(self.channel, rnd, self.update, lambda: self.ch.encode(self.update, self.seq))
+
+    def fly(self) -> None:
+        """Send until a round takes the update (only counts channels fail rounds: the work is redone under the
+        next round number, encoded holding the compute lock); an error is kept for ``result``."""
+        ex = self.ex
+        on_wait = None if ex._on_wait is None else (
+            lambda r, missing, s: ex._on_wait(self.channel, missing, s))  # type: ignore[misc]
+        try:
+            for _ in range(MAX_FAILED_ROUNDS):
+                try:
+                    self.answer = self.ch.send(self.payload, self.seq, ex.timeout, on_wait)
+                    return
+                except RoundFailed:
+                    self.ch.offset += 1  # type: ignore[union-attr]
+                    rnd = self.seq + self.ch.offset  # type: ignore[union-attr]
+                    ex.say(f"{self.channel} round {rnd - 1} failed (parties lost, survivors missing too); redoing "
+                           f"it as round {rnd}")
+                    with ex.lock:
+                        self.payload = self._encode()
+            raise TrainingError(f"{self.channel}: {MAX_FAILED_ROUNDS} aggregator rounds failed in a row")
+        except BaseException as exc:  # handed to the party's thread by ``result``
+            self.error = exc
+
+    def result(self) -> Aggregate:
+        """The aggregate (waiting for it without the compute lock if it is still under way), decoded and metered
+        once."""
+        if self.aggregate is not None:
+            return self.aggregate
+        ex, m = self.ex, self.ex.meter
+        t1 = time.perf_counter()
+        if self.thread is not None:
+            ex.lock.release()
+            try:
+                self.thread.join()
+            finally:
+                ex.lock.acquire()
+        m.wait_s += time.perf_counter() - t1
+        ex.in_flight.discard(self.channel)
+        if self.error is not None:
+            raise self.error
+        t2 = time.perf_counter()
+        self.aggregate = self.ch.decode(self.answer, self.seq)
+        m.recoveries += getattr(self.ch, "recoveries", 0) - self.recoveries
+        m.exchange_s += self.encode_s + (time.perf_counter() - t2)
+        m.bytes_up += len(self.payload)
+        m.bytes_down += len(self.answer.payload)
+        m.contributors = self.aggregate.contributors
+        return self.aggregate
+
+
 class _Exchange:
     """The runtime's ``Exchange``: what ``FederatedParty.step`` calls."""
 
@@ -146,42 +221,24 @@ class _Exchange:
         # ``lock``: held while the party computes, released while it waits (its own, or one the parties share)
         self.channels, self.pending, self.meter, self.timeout = channels, pending, meter, timeout
         self._checkpoint, self._on_wait, self.say, self.lock = checkpoint, on_wait, say, lock
+        self.in_flight: set[str] = set()  # channels with an exchange not yet ended by ``result``
 
     def sum(self, channel: str, seq: int, update: np.ndarray | TopicsUpdate) -> Aggregate:
+        flight = _Flight(self, channel, seq, update)
+        t1 = time.perf_counter()
+        self.lock.release()  # computing is done: let another party compute while this one waits
         try:
-            ch = self.channels[channel]
-        except KeyError:
-            raise TrainingError(f"the party exchanges on channel {channel!r}, which it did not declare") from None
-        m = self.meter
-        recoveries = getattr(ch, "recoveries", 0)
-        for _ in range(MAX_FAILED_ROUNDS):
-            t0 = time.perf_counter()
-            rnd = seq + getattr(ch, "offset", 0)  # the aggregator's round: later after a failed one
-            payload = self.pending.payload(channel, rnd, update, lambda: ch.encode(update, seq))
-            t1 = time.perf_counter()
-            self.lock.release()  # computing is done: let another party compute while this one waits
-            try:
-                result = ch.send(payload, seq, self.timeout, None if self._on_wait is None else
-                                 lambda r, missing, s: self._on_wait(channel, missing, s))
-                break
-            except RoundFailed:
-                ch.offset += 1  # type: ignore[union-attr]  # only counts channels fail rounds
-                m.wait_s += time.perf_counter() - t1
-                self.say(f"{channel} round {rnd} failed (parties lost, survivors missing too); redoing it as "
-                         f"round {rnd + 1}")
-            finally:
-                self.lock.acquire()
-        else:
-            raise TrainingError(f"{channel}: {MAX_FAILED_ROUNDS} aggregator rounds failed in a row")
-        t2 = time.perf_counter()
-        aggregate = ch.decode(result, seq)
-        m.recoveries += getattr(ch, "recoveries", 0) - recoveries
-        m.exchange_s += (t1 - t0) + (time.perf_counter() - t2)
-        m.wait_s += t2 - t1
-        m.bytes_up += len(payload)
-        m.bytes_down += len(result.payload)
-        m.contributors = aggregate.contributors
-        return aggregate
+            flight.fly()
+        finally:
+            self.lock.acquire()
+        self.meter.wait_s += time.perf_counter() - t1
+        return flight.result()
+
+    def start(self, channel: str, seq: int, update: np.ndarray | TopicsUpdate) -> _Flight:
+        flight = _Flight(self, channel, seq, update)
+        flight.thread = threading.Thread(target=flight.fly, name=f"exchange-{channel}-{seq}", daemon=True)
+        flight.thread.start()
+        return flight
 
     def checkpoint(self) -> None:
         self._checkpoint()
@@ -320,6 +377,9 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
             t0 = time.perf_counter()
             with lock:
                 record = party.step(r, exchange)
+            if exchange.in_flight:
+                raise TrainingError(f"{algorithm}: step {r} ended with exchanges it started still under way "
+                                    f"({', '.join(sorted(exchange.in_flight))}); a step waits for each one's result")
             seconds = time.perf_counter() - t0
             m = meter.take()
             r += 1

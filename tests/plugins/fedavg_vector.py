@@ -5,6 +5,11 @@ on their document-weighted mean by federated averaging of one dense vector, x �
 for ``iterations`` rounds from x⁽⁰⁾ = uniform. Each round a party sends [n_p (f_p − x), n_p] on one dense
 channel. The "model" is one topic (x) beside K − 1 uniform ones: enough to write a run folder.
 
+Option ``crossed=1`` sends the two parts on two channels, ``mean`` (n_p (f_p − x)) and ``count`` (n_p), each
+party starting one exchange (``Exchange.start``) and summing the other meanwhile: even party indices start
+``mean``, odd ones ``count``. A ``start`` that waited for its round would deadlock, each half of the parties
+blocked in the round the other half has not sent to.
+
 Registered for a run with ``FEDTOPIC_ALGORITHMS=fedavg-vector=plugins.fedavg_vector:FedAvgVector`` and the tests
 folder on ``PYTHONPATH``; no module of fedtopic names it.
 """
@@ -33,8 +38,9 @@ from fedtopic.runs.folder import TopicModelFile, save_topic_model, write_summary
 class VectorParty:
     """One party: its word distribution and its copy of the consensus x."""
 
-    def __init__(self, party_id: str, corpus: Corpus, spec: TrainSpec) -> None:
-        self.party_id, self.spec = party_id, spec
+    def __init__(self, party_id: str, corpus: Corpus, spec: TrainSpec, index: int = 0) -> None:
+        self.party_id, self.spec, self.index = party_id, spec, index
+        self.crossed = bool(spec.options.get("crossed", 0))
         counts = np.bincount(corpus.words, minlength=corpus.n_words).astype(np.float64)
         self.n = float(corpus.n_docs)
         self.f = counts / max(counts.sum(), 1.0)
@@ -42,13 +48,22 @@ class VectorParty:
         self.round = 0
 
     def channels(self, n_parties: int) -> list[Channel]:
+        if self.crossed:
+            return [Channel("mean", "dense", self.x.size), Channel("count", "dense", 1)]
         return [Channel("mean", "dense", self.x.size + 1)]
 
     def setup(self, exchange: Exchange) -> None:
         """Nothing to exchange before round 0."""
 
     def step(self, round: int, exchange: Exchange) -> StepRecord:
-        total = exchange.sum("mean", round, np.concatenate([self.n * (self.f - self.x), [self.n]])).value
+        if self.crossed:
+            parts = {"mean": self.n * (self.f - self.x), "count": np.array([self.n])}
+            first, second = ("mean", "count") if self.index % 2 == 0 else ("count", "mean")
+            flight = exchange.start(first, round, parts[first])
+            sums = {second: exchange.sum(second, round, parts[second]).value, first: flight.result().value}
+            total = np.concatenate([sums["mean"], sums["count"]])
+        else:
+            total = exchange.sum("mean", round, np.concatenate([self.n * (self.f - self.x), [self.n]])).value
         self.x = self.x + float(self.spec.options["rate"]) * total[:-1] / total[-1]
         self.round = round + 1
         return StepRecord(quality=float(np.abs(self.f - self.x).sum()), quality_name="l1_to_own")
@@ -77,12 +92,14 @@ class FedAvgVector(Algorithm):
     summary = "federated averaging of the parties' word distributions (a test plugin)"
     paper = "none: the runtime's test algorithm"
     modes = frozenset({Mode.sync})
-    options = (Option("rate", float, 0.5, "step size η", minimum=0.0, exclusive_minimum=True, maximum=1.0),)
+    options = (Option("rate", float, 0.5, "step size η", minimum=0.0, exclusive_minimum=True, maximum=1.0),
+               Option("crossed", int, 0, "1: two channels, each party starting one exchange and summing the other "
+                      "meanwhile", minimum=0, maximum=1))
     update = UpdateSpec("dense", ("dense-sum", "mask"), "[n_p (f_p − x), n_p] float64")
 
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
               secret: bytes | None = None) -> VectorParty:
-        return VectorParty(party_id, corpus, spec)
+        return VectorParty(party_id, corpus, spec, index)
 
     def _write(self, out: Path, x: np.ndarray, vocab: Any, tokenizer: Any, spec: TrainSpec,
                summary: dict[str, Any]) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """One gFedNTM node as a ``FederatedParty``: its document count once, then per mini-batch step five sums.
 
 Channels (one aggregator session each, so each has a fixed length): ``size`` (every node's N_ℓ, at its index)
-and ``enc``, ``dec``, ``gdec``, ``genc``, ``grad`` (``neural.sync_opt``'s phases; round = the step over the
-whole run). A round of the runtime is one epoch. Under ``mask`` the aggregator learns none of them, not even
+and ``enc``, ``dec``, ``gdec``, ``genc``, ``grad-enc`` (``neural.sync_opt``'s phases; round = the step over the
+whole run) and ``grad-dec``, the decoder's part of the gradient, which the runtime carries while the node
+computes phases 4 and 5 (``Exchange.start``). A round of the runtime is one epoch. Under ``mask`` the aggregator learns none of them, not even
 the sums; the nodes learn the sums, i.e. the union batch's BatchNorm statistics and gradient, which is what a
 centralised trainer would see. Stopping: the centralised trainer's rule, federated (``neural.ntm_train``):
 each node's validation quarter gives [Σ loss, count] on the ``val`` channel once per epoch, and every node
@@ -16,7 +17,7 @@ session, so a resumed node still finds every aggregate of the steps it replays.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -54,12 +55,16 @@ class GFedNTMParty:
         def total(phase: str, step: int, vector: np.ndarray) -> np.ndarray:
             return exchange.sum(phase, step, vector).value
 
+        def start(phase: str, step: int, vector: np.ndarray) -> Callable[[], np.ndarray]:
+            flight = exchange.start(phase, step, vector)
+            return lambda: flight.result().value
+
         def after_step() -> None:
             if node.step % CHECKPOINT_EVERY == 0:
                 exchange.checkpoint()
 
         first = node.step if node.pos == 0 else node.epoch_first_step
-        change = node.train_epoch(self.sizes, total, after_step)
+        change = node.train_epoch(self.sizes, total, after_step, start)
         loss_sum, count = exchange.sum("val", round, np.array(node.validation_sum(), dtype=np.float64)).value
         validation = float(loss_sum / count) if count > 0 else float("nan")  # the consortium's, every node alike
         node.end_epoch(validation)
