@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -70,27 +71,36 @@ def centralised_epoch(counts, topics: int, union: int, seed: int) -> tuple[float
     return time.perf_counter() - started, steps
 
 
-def main() -> None:
-    keep_freed_buffers()  # as every `fedtopic` command does (the aggregator child is one)
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def corpus_arguments(ap: argparse.ArgumentParser) -> None:
+    """The corpus and model options this benchmark and ``bench_gfedntm_phases`` share."""
     ap.add_argument("--nodes", type=int, default=5)
     ap.add_argument("--docs", type=int, default=1280, help="documents per node")
     ap.add_argument("--vocabulary", type=int, default=5000)
     ap.add_argument("--topics", type=int, default=50)
-    ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--json", type=Path)
-    args = ap.parse_args()
 
+
+def synthetic_consortium(args: argparse.Namespace) -> tuple[Any, TrainingData]:
+    """(the generator's output, its parties as ``TrainingData``) for ``corpus_arguments``; torch on one thread."""
     import torch
 
     torch.set_num_threads(1)
     synth = generate_synthetic(n_parties=args.nodes, n_topics=args.topics, n_shared=10, n_words=args.vocabulary,
                                docs_per_party=args.docs, doc_length=200, eta=0.01, seed=args.seed)
     union = merge_corpora(synth.parties)
-    data = TrainingData(name="bench-synthetic", train=union, test=union.subset(np.arange(min(200, union.n_docs))),
-                        parties=list(synth.parties))
-    counts = counts_matrix(union)
+    return synth, TrainingData(name="bench-synthetic", train=union,
+                               test=union.subset(np.arange(min(200, union.n_docs))), parties=list(synth.parties))
+
+
+def main() -> None:
+    keep_freed_buffers()  # as every `fedtopic` command does (the aggregator child is one)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    corpus_arguments(ap)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    synth, data = synthetic_consortium(args)
+    counts = counts_matrix(data.train)
     settings = NTMSettings(batch=BATCH, epochs=1, tolerance=0.0)
     rows: dict[str, list[dict[str, float]]] = {}
 
