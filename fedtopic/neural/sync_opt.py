@@ -18,8 +18,7 @@ aggregator (only sums leave a node; ``mask`` protects them like any dense update
 G_ℓ is sent in two parts. The decoder's parameters (β, σ₀²: the flat vector's tail, ``decoder_size``) do not
 reach P₁ (it is computed before them), so their part of G_ℓ is ∂/∂(β, σ₀²) of L_ℓ + g_P₂·P₂_ℓ, final after
 phase 3's sum: it can travel while phases 4 and 5 run (``ntm_train``: a second, overlapping exchange). The
-encoder's part needs g_P₁ and closes the step. Same graph, same operations: the two parts are the bits the
-whole gradient had.
+encoder's part needs g_P₁ and closes the step.
 
 Every phase's message is a dense float64 vector; the running statistics are updated from the same global
 statistics at every node, so evaluation-mode BatchNorm also matches the centralised model.
@@ -39,7 +38,6 @@ from fedtopic.neural.prodlda import (
     decode_pre,
     doc_losses,
     encode,
-    flat_gradient,
     leaves,
 )
 from fedtopic.neural.require import require_torch
@@ -75,7 +73,13 @@ def pull_back(g_mean: np.ndarray, g_var: np.ndarray, mean: np.ndarray, n: float)
 
 
 class NodeStep:
-    """One node's share of one Sync-Opt step; call the phases in order."""
+    """One node's share of one Sync-Opt step; call the phases in order.
+
+    Each part of the step's graph is differentiated once, from cut points (tensors detached and made leaves):
+    the encoder up to its heads (μ_pre, logσ²_pre) of ``x``; the decoder path from those heads through BN₁, z, θ
+    to θβ; the loss from θβ, μ and logσ². Phase 3 differentiates the loss; phase 4 carries its gradient, plus
+    the g_P₂ terms, back along the decoder path; phase 5 adds the g_P₁ terms and differentiates the encoder.
+    Differentiating the whole objective again at each phase (as before) took twice the backward work."""
 
     def __init__(self, flat: np.ndarray, shapes: Shapes, x: np.ndarray, ctx: np.ndarray | None, noise: Noise,
                  union_size: int) -> None:
@@ -85,56 +89,61 @@ class NodeStep:
         self.ctx = None if ctx is None else torch.from_numpy(np.asarray(ctx, dtype=np.float64))
         self.noise = noise
         self.mu_pre, self.lv_pre = encode(self.p, self.x, self.ctx, noise.keep_hidden)
-        k = shapes.topics
-        self.p1 = torch.cat([self.mu_pre.sum(0), (self.mu_pre ** 2).sum(0), self.lv_pre.sum(0),
-                             (self.lv_pre ** 2).sum(0)])
-        assert self.p1.shape == (4 * k,)
+        self.heads = (self.mu_pre.detach().requires_grad_(True), self.lv_pre.detach().requires_grad_(True))
 
     def sums_encoder(self) -> np.ndarray:
-        """Phase 1: [Σμ_pre, Σμ_pre², Σlv_pre, Σlv_pre²] float64[4K]."""
-        return self.p1.detach().numpy().copy()
+        """Phase 1: P₁ = [Σμ_pre, Σμ_pre², Σlv_pre, Σlv_pre²] float64[4K]."""
+        mu, lv = (h.detach() for h in self.heads)
+        return torch.cat([mu.sum(0), (mu ** 2).sum(0), lv.sum(0), (lv ** 2).sum(0)]).numpy()
 
     def sums_decoder(self, enc_total: np.ndarray) -> np.ndarray:
-        """Phase 2: [Σθβ, Σ(θβ)²] float64[2V] under the global encoder statistics."""
+        """Phase 2: P₂ = [Σθβ, Σ(θβ)²] float64[2V] under the global encoder statistics."""
         self.s1 = stats_from_sums(enc_total, self.shapes.topics, self.union)
-        dec_pre, (mu, lv) = decode_pre(self.p, batch_norm(self.mu_pre, self.s1[0]),
-                                       batch_norm(self.lv_pre, self.s1[1]),
-                                       self.noise)
+        dec_pre, (mu, lv) = decode_pre(self.p, batch_norm(self.heads[0], self.s1[0]),
+                                       batch_norm(self.heads[1], self.s1[1]), self.noise)
         self.dec_pre, self.mu, self.lv = dec_pre, mu, lv
-        self.p2 = torch.cat([dec_pre.sum(0), (dec_pre ** 2).sum(0)])
-        return self.p2.detach().numpy().copy()
+        d = dec_pre.detach()
+        return torch.cat([d.sum(0), (d ** 2).sum(0)]).numpy()
 
     def grad_decoder_stats(self, dec_total: np.ndarray) -> np.ndarray:
-        """Phase 3: ∂L_ℓ/∂(mean, var) of the decoder layer, float64[2V]; L_ℓ = this node's documents' loss / N."""
+        """Phase 3: ∂L_ℓ/∂(mean, var) of the decoder layer, float64[2V]; L_ℓ = this node's documents' loss / N.
+        The same pass keeps ∂L_ℓ/∂(θβ), ∂L_ℓ/∂μ, ∂L_ℓ/∂logσ² (the KL term's) and ∂L_ℓ/∂σ₀² for phase 4."""
         (self.s2,) = stats_from_sums(dec_total, self.shapes.vocabulary, self.union)
-        self.loss = doc_losses(self.p, self.x, self.dec_pre, self.s2, self.mu, self.lv).sum() / self.union
-        g = torch.autograd.grad(self.loss, list(self.s2), retain_graph=True, allow_unused=True,
-                                materialize_grads=True)
-        return torch.cat(g).detach().numpy()
+        dec, mu, lv = (t.detach().requires_grad_(True) for t in (self.dec_pre, self.mu, self.lv))
+        loss = doc_losses(self.p, self.x, dec, self.s2, mu, lv).sum() / self.union
+        g = torch.autograd.grad(loss, [*self.s2, dec, mu, lv, self.p["prior_var"]], materialize_grads=True)
+        self.g_loss = g[2:]
+        return torch.cat(g[:2]).numpy()
 
     def grad_encoder_stats(self, g_dec_total: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Phase 4: (∂/∂(S₁) of L_ℓ + g_P₂·P₂_ℓ float64[4K], the decoder's part of G_ℓ float64[decoder_size])."""
+        """Phase 4: (∂/∂(S₁) of L_ℓ + g_P₂·P₂_ℓ float64[4K], the decoder's part of G_ℓ float64[decoder_size]).
+
+        ∂(g_P₂·P₂_ℓ)/∂(θβ) = a + 2 b ⊙ θβ for g_P₂ = [a; b] (P₂ = [Σθβ, Σ(θβ)²]), added to phase 3's ∂L_ℓ/∂(θβ)
+        and carried with the KL term's ∂/∂μ, ∂/∂logσ² back to S₁, β and the encoder heads (kept for phase 5)."""
         v = self.shapes.vocabulary
-        mean2 = self.s2[0].detach().numpy()
-        self.g_p2 = torch.from_numpy(pull_back(g_dec_total[:v], g_dec_total[v:], mean2, self.union))
-        q = self.loss + (self.g_p2 * self.p2).sum()
-        decoder = [self.p[name] for name in DECODER]
-        g = torch.autograd.grad(q, [*self.s1[0], *self.s1[1], *decoder], retain_graph=True, allow_unused=True,
-                                materialize_grads=True)
-        return (torch.cat(g[:4]).detach().numpy(),
-                np.concatenate([t.detach().reshape(-1).numpy() for t in g[4:]]))
+        g_p2 = pull_back(g_dec_total[:v], g_dec_total[v:], self.s2[0].detach().numpy(), self.union)
+        a, b = torch.from_numpy(g_p2[:v]), torch.from_numpy(g_p2[v:])
+        g_dec, g_mu, g_lv, g_prior = self.g_loss
+        g_dec = g_dec + a + 2.0 * b * self.dec_pre.detach()
+        g = torch.autograd.grad([self.dec_pre, self.mu, self.lv],
+                                [*self.s1[0], *self.s1[1], self.p["beta"], *self.heads],
+                                grad_outputs=[g_dec, g_mu, g_lv], materialize_grads=True)
+        self.g_heads = g[5:]
+        assert DECODER == ("beta", "prior_var")
+        return torch.cat(g[:4]).numpy(), np.concatenate([g[4].reshape(-1).numpy(), g_prior.reshape(-1).numpy()])
 
     def gradient(self, g_enc_total: np.ndarray) -> np.ndarray:
         """Phase 5: the encoder's part of G_ℓ, float64[|W| − decoder_size] (the flat vector's head); with phase 4's
-        tail, Σ_ℓ G_ℓ = d(union mean loss)/dW."""
+        tail, Σ_ℓ G_ℓ = d(union mean loss)/dW. ∂(g_P₁·P₁_ℓ)/∂(head) = g₁ + 2 g₂ ⊙ head for each head's [g₁; g₂]."""
         k = self.shapes.topics
-        parts = []
+        grads = []
         for layer in range(2):
             g = g_enc_total[2 * k * layer:2 * k * (layer + 1)]
-            parts.append(pull_back(g[:k], g[k:], self.s1[layer][0].detach().numpy(), self.union))
-        g_p1 = torch.from_numpy(np.concatenate(parts))
-        q = self.loss + (self.g_p2 * self.p2).sum() + (g_p1 * self.p1).sum()
-        return flat_gradient(q, {name: t for name, t in self.p.items() if name not in DECODER})
+            g_p1 = torch.from_numpy(pull_back(g[:k], g[k:], self.s1[layer][0].detach().numpy(), self.union))
+            grads.append(self.g_heads[layer] + g_p1[:k] + 2.0 * g_p1[k:] * self.heads[layer].detach())
+        encoder = [t for name, t in self.p.items() if name not in DECODER]
+        g = torch.autograd.grad([self.mu_pre, self.lv_pre], encoder, grad_outputs=grads, materialize_grads=True)
+        return np.concatenate([t.reshape(-1).numpy() for t in g])
 
     def batch_stats(self) -> Stats:
         """The union batch's statistics of the three layers (for the running averages)."""
