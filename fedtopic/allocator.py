@@ -32,7 +32,8 @@ _ENV = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_MMAP_THRESHOLD_")
 _applied = False
 
 
-def _glibc() -> bool:
+def is_glibc() -> bool:
+    """Whether this process runs on glibc (whose malloc has the knobs)."""
     try:
         return os.confstr("CS_GNU_LIBC_VERSION") is not None
     except (ValueError, OSError):  # the name is unknown off glibc
@@ -45,7 +46,7 @@ def keep_freed_buffers() -> bool:
     global _applied
     if _applied:
         return True
-    if not _glibc() or any(name in os.environ for name in _ENV):
+    if not is_glibc() or any(name in os.environ for name in _ENV):
         return False
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")

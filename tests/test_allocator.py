@@ -9,8 +9,9 @@ import sys
 
 import pytest
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or os.confstr("CS_GNU_LIBC_VERSION") is None,
-                                reason="glibc's malloc only")
+from fedtopic.allocator import is_glibc  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or not is_glibc(), reason="glibc's malloc only")
 
 SCRIPT = """
 import os, sys
