@@ -4,7 +4,7 @@ A party only computes. The runtime (``fedtopic.node.sync_runtime``) owns the loo
 channels on the aggregator under the consortium's protection, restores the party from its checkpoint, calls
 ``step`` until ``done``, checkpoints after every step and appends one history line per step. Inside ``step`` the
 party calls ``exchange.sum(channel, seq, update)`` as often as its algorithm needs (FedNMF once per round,
-gFedNTM five times per mini-batch step); each call is one request to the aggregator (submit and fetch), and
+gFedNTM five times per mini-batch step, and ``start`` once); each call is one request to the aggregator (submit and fetch), and
 the runtime persists the encoded bytes before sending so that a restarted party resends exactly them.
 ``exchange.start`` is the same exchange left running while the party computes on (gFedNTM's decoder gradient
 during its last two phases); its ``result()`` is the aggregate.

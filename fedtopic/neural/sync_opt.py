@@ -79,7 +79,7 @@ class NodeStep:
     the encoder up to its heads (μ_pre, logσ²_pre) of ``x``; the decoder path from those heads through BN₁, z, θ
     to θβ; the loss from θβ, μ and logσ². Phase 3 differentiates the loss; phase 4 carries its gradient, plus
     the g_P₂ terms, back along the decoder path; phase 5 adds the g_P₁ terms and differentiates the encoder.
-    Differentiating the whole objective again at each phase (as before) took twice the backward work."""
+    Differentiating the whole objective at each phase instead would do about twice the backward work."""
 
     def __init__(self, flat: np.ndarray, shapes: Shapes, x: np.ndarray, ctx: np.ndarray | None, noise: Noise,
                  union_size: int) -> None:
@@ -129,7 +129,6 @@ class NodeStep:
                                 [*self.s1[0], *self.s1[1], self.p["beta"], *self.heads],
                                 grad_outputs=[g_dec, g_mu, g_lv], materialize_grads=True)
         self.g_heads = g[5:]
-        assert DECODER == ("beta", "prior_var")
         return torch.cat(g[:4]).numpy(), np.concatenate([g[4].reshape(-1).numpy(), g_prior.reshape(-1).numpy()])
 
     def gradient(self, g_enc_total: np.ndarray) -> np.ndarray:

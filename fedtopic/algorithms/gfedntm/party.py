@@ -1,14 +1,15 @@
-"""One gFedNTM node as a ``FederatedParty``: its document count once, then per mini-batch step five sums.
+"""One gFedNTM node as a ``FederatedParty``: its document count once, then per mini-batch step five sums (the
+gradient's in two parts).
 
 Channels (one aggregator session each, so each has a fixed length): ``size`` (every node's N_ℓ, at its index)
 and ``enc``, ``dec``, ``gdec``, ``genc``, ``grad-enc`` (``neural.sync_opt``'s phases; round = the step over the
 whole run) and ``grad-dec``, the decoder's part of the gradient, which the runtime carries while the node
-computes phases 4 and 5 (``Exchange.start``). A round of the runtime is one epoch. Under ``mask`` the aggregator learns none of them, not even
-the sums; the nodes learn the sums, i.e. the union batch's BatchNorm statistics and gradient, which is what a
-centralised trainer would see. Stopping: the centralised trainer's rule, federated (``neural.ntm_train``):
-each node's validation quarter gives [Σ loss, count] on the ``val`` channel once per epoch, and every node
-applies the same patience to the consortium's mean and ends with the best epoch's weights; or the epoch budget,
-or (optional) a relative weight change below ``tolerance``.
+computes phases 4 and 5 (``Exchange.start``). A round of the runtime is one epoch. Under ``mask`` the
+aggregator learns none of them, not even the sums; the nodes learn the sums, i.e. the union batch's BatchNorm
+statistics and gradient, which is what a centralised trainer would see. Stopping: the centralised trainer's
+rule, federated (``neural.ntm_train``): each node's validation quarter gives [Σ loss, count] on the ``val``
+channel once per epoch, and every node applies the same patience to the consortium's mean and ends with the
+best epoch's weights; or the epoch budget, or (optional) a relative weight change below ``tolerance``.
 
 Checkpoints: the runtime's after every epoch, and one every ``CHECKPOINT_EVERY`` steps within it (the node's
 state carries its position in the epoch). The aggregator keeps the last ``KEEP_AGGREGATES`` aggregates of a
