@@ -190,14 +190,14 @@ class _Flight:
         if self.aggregate is not None:
             return self.aggregate
         ex, m = self.ex, self.ex.meter
-        t1 = time.perf_counter()
-        if self.thread is not None:
+        if self.thread is not None:  # ``sum`` sent it in the party's thread and metered that wait itself
+            t1 = time.perf_counter()
             ex.lock.release()
             try:
                 self.thread.join()
             finally:
                 ex.lock.acquire()
-        m.wait_s += time.perf_counter() - t1
+            m.wait_s += time.perf_counter() - t1
         ex.in_flight.discard(self.channel)
         if self.error is not None:
             raise self.error
