@@ -220,8 +220,9 @@ def test_kill_9_mid_round_loses_no_accepted_update(consortium, tmp_path) -> None
     try:
         clients = {p: AggregatorClient(proc.url, consortium.keys[p], "crash", patience=60, backoff=0.2) for p in PIDS}
         clients["p1"].open_session(PIDS, combiner="none", meta={"shape": list(SHAPE)})
-        for p in ("p1", "p2"):
-            clients[p].submit(0, encode_counts(counts(p, 0)))
+        clients["p1"].submit(0, encode_counts(counts("p1", 0)))
+        # p2 waits on the line (its update held in memory), then gets the receipt: written before it
+        assert not clients["p2"].submit_and_fetch(0, encode_counts(counts("p2", 0)), 0.3).round_closed
         proc.kill9()
         proc = AggregatorProcess(consortium.config, data, tmp_path / "server.log", port=proc.port)
         assert clients["p3"].round(0).received == ["p1", "p2"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from functools import partial
 from typing import Annotated
 
 import anyio
@@ -133,10 +134,15 @@ async def submit_update(session_id: SessionId, round: RoundNumber, body: RawBody
     """Data receiver: this party's one update for the open round, signed over session, round and sha256(body).
     202 with the receipt; with ``wait`` > 0 the answer is the round's aggregate (200, as the aggregate route
     gives it) if the round closes within ``wait`` seconds, which saves a synchronous round its second request.
-    The receipt (202) still comes if it does not, or if the round waits for a mask recovery message."""
-    receipt = await anyio.to_thread.run_sync(aggregator.submit, session_id, round, party, body, sha)
-    if wait <= 0 or not receipt.round_closed and not await _await_close(
-            aggregator, signal, session_id, round, party, min(wait, settings.max_wait_seconds)):
+    The receipt (202) still comes if it does not, or if the round waits for a mask recovery message. While the
+    party waits, its update is held in memory (``Aggregator.submit``): it is written before a receipt goes out."""
+    receipt = await anyio.to_thread.run_sync(partial(aggregator.submit, durable=wait <= 0), session_id, round,
+                                             party, body, sha)
+    if wait <= 0:
+        return receipt
+    if not receipt.round_closed and not await _await_close(aggregator, signal, session_id, round, party,
+                                                           min(wait, settings.max_wait_seconds)):
+        await anyio.to_thread.run_sync(aggregator.write_held, session_id, round, party)
         return receipt
     row = aggregator.recent_aggregate(session_id, round, party) or \
         await anyio.to_thread.run_sync(aggregator.aggregate, session_id, round, party)

@@ -18,6 +18,12 @@ accepted, so closing a round does not read them back; files a closed round no
 longer needs are deleted by a background thread (deleting 20 files took ~7 ms
 of the closing request; a crash before they are gone leaves orphans the next
 start sweeps).
+
+An update whose sender waits on the line for the round's aggregate needs none of this: until it is answered, a
+crash only breaks its connection and the sender sends it again. The service holds such updates in memory
+(``HeldUpdate``) and hands them to ``close_round`` / ``fail_round``, which record their rows (hash, size, time;
+no payload) in the transaction that commits the round's end; one that must be answered before its round ends
+goes through ``add_update`` first.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,6 +94,28 @@ class AggregateRow:
     close_reason: str
 
 
+@dataclass(frozen=True)
+class HeldUpdate:
+    """An accepted update not yet written (see the module docstring): its row is written when the round ends."""
+
+    party: str
+    sha256: str
+    size: int
+    received_at: float
+
+
+def _held_rows(session: str, number: int, held: Sequence[HeldUpdate]) -> list[tuple[str, tuple[object, ...]]]:
+    """The statements that record ``held`` updates' rows (no payload) and the round's first-update time."""
+    out: list[tuple[str, tuple[object, ...]]] = [
+        ("INSERT INTO updates VALUES (?, ?, ?, ?, ?, NULL, ?)", (session, number, h.party, h.sha256, h.size,
+                                                                 h.received_at)) for h in held]
+    if held:
+        first = min(h.received_at for h in held)
+        out.append(("UPDATE rounds SET first_update_at = COALESCE(MIN(first_update_at, ?), ?) WHERE session = ? "
+                    "AND number = ?", (first, first, session, number)))
+    return out
+
+
 class Store:
     """All reads and writes of ``DIR/aggregator.sqlite3``, serialised by one lock."""
 
@@ -117,10 +145,13 @@ class Store:
                                 "WHERE b.session = a.session) - ?", (KEEP_AGGREGATES,))
         return {update_blob(*row) for row in updates} | {aggregate_blob(*row) for row in aggregates}
 
-    def _release_round(self, session: str, number: int, extra: Iterable[str] = ()) -> None:
-        """After the round's close committed: forget its payloads, delete their files (and ``extra``) off-thread."""
+    def _end_round(self, session: str, number: int, statements: list[tuple[str, tuple[object, ...]]],
+                   extra: Iterable[str] = ()) -> None:
+        """Commit the round's end (``statements``), then forget its payloads and delete their files (and
+        ``extra``) off-thread: the files of the rows written before this commit (held updates have none)."""
         rows = self._read("SELECT party, sha256 FROM updates WHERE session = ? AND number = ? AND size > ?",
                           (session, number, INLINE_MAX))
+        self._write(statements)
         for party, _ in rows:
             self._open_payloads.pop((session, number, party), None)
         names = [update_blob(session, number, party, sha) for party, sha in rows] + list(extra)
@@ -207,8 +238,8 @@ class Store:
                           "WHERE session = ? AND number = ?", (session, number))
         if not rows:
             return None
-        parties = self._read("SELECT party FROM updates WHERE session = ? AND number = ? ORDER BY rowid",
-                             (session, number))
+        parties = self._read("SELECT party FROM updates WHERE session = ? AND number = ? "
+                             "ORDER BY received_at, rowid", (session, number))
         opened, first, closed, reason = rows[0]
         return RoundRow(number, opened, first, closed, reason, tuple(p for (p,) in parties))
 
@@ -256,14 +287,17 @@ class Store:
         return out
 
     def close_round(self, session: str, number: int, now: float, reason: str, aggregate: bytes, sha256: str,
-                    contributors: tuple[str, ...], missing: tuple[str, ...]) -> None:
-        """Commit the aggregate, close the round, open the next, drop the round's payloads and old aggregates."""
+                    contributors: tuple[str, ...], missing: tuple[str, ...],
+                    held: Sequence[HeldUpdate] = ()) -> None:
+        """Commit the aggregate, close the round, open the next, drop the round's payloads and old aggregates;
+        record the rows of the ``held`` updates in the same commit."""
         inline = len(aggregate) <= INLINE_MAX
         if not inline:
             self.blobs.put(aggregate_blob(session, number, sha256), aggregate)
         pruned = self._read("SELECT number, sha256 FROM aggregates WHERE session = ? AND number = ? "
                             "AND payload IS NULL AND sha256 != ''", (session, number - KEEP_AGGREGATES))
-        self._write([
+        self._end_round(session, number, [
+            *_held_rows(session, number, held),
             ("INSERT INTO aggregates VALUES (?, ?, ?, ?, ?, ?)",
              (session, number, aggregate if inline else None, sha256, json.dumps(contributors),
               json.dumps(missing))),
@@ -274,13 +308,13 @@ class Store:
             ("UPDATE recoveries SET payload = NULL WHERE session = ? AND number = ?", (session, number)),
             ("UPDATE aggregates SET payload = NULL WHERE session = ? AND number <= ?",
              (session, number - KEEP_AGGREGATES)),
-        ])
-        self._release_round(session, number, [aggregate_blob(session, n, sha) for n, sha in pruned])
+        ], [aggregate_blob(session, n, sha) for n, sha in pruned])
 
     def fail_round(self, session: str, number: int, now: float, contributors: tuple[str, ...],
-                   missing: tuple[str, ...]) -> None:
-        """Close a round that cannot be combined (no aggregate) and open the next."""
-        self._write([
+                   missing: tuple[str, ...], held: Sequence[HeldUpdate] = ()) -> None:
+        """Close a round that cannot be combined (no aggregate) and open the next (``held`` as ``close_round``)."""
+        self._end_round(session, number, [
+            *_held_rows(session, number, held),
             ("INSERT INTO aggregates VALUES (?, ?, NULL, '', ?, ?)",
              (session, number, json.dumps(contributors), json.dumps(missing))),
             ("UPDATE rounds SET closed_at = ?, close_reason = 'failed' WHERE session = ? AND number = ?",
@@ -289,7 +323,6 @@ class Store:
             ("UPDATE updates SET payload = NULL WHERE session = ? AND number = ?", (session, number)),
             ("UPDATE recoveries SET payload = NULL WHERE session = ? AND number = ?", (session, number)),
         ])
-        self._release_round(session, number)
 
     # masked rounds that lost parties ---------------------------------------------------
     def request_recovery(self, session: str, number: int, dropped: tuple[str, ...], survivors: tuple[str, ...],
