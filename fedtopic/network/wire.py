@@ -7,6 +7,11 @@ and ``X-Fedtopic-Content-Sha256``, the body's hash that the text carries: the
 aggregator checks the signature before it reads the body, then the hash while
 the body streams in.
 
+Signing and recovery call libsecp256k1 (coincurve) on the EIP-191 hash directly, with the private key parsed once
+per key: eth-account's ``sign_message`` parses the key and derives its public key at every call, about 0.13 ms of
+pure Python per request against 0.02 ms, and a gFedNTM step signs 30 requests per party. The signatures are
+eth-account's, byte for byte (``test_network_wire.py`` checks both ways).
+
 * An update (the body of ``POST /v1/sessions/{s}/rounds/{r}/updates``) signs
 
       fedtopic-update/v1
@@ -37,14 +42,16 @@ message and the URL path never need escaping.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import secrets
 import time
 from typing import Protocol
 
-from eth_account import Account
-from eth_account.messages import encode_defunct
+import coincurve
+from eth_hash.auto import keccak
+from eth_utils import to_checksum_address
 
 ID_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
 ID_RE = re.compile(ID_PATTERN)
@@ -89,18 +96,41 @@ def request_message(method: str, path: str, party: str, timestamp: int, nonce: s
     )
 
 
+def eip191_hash(text: str) -> bytes:
+    """keccak256 of the EIP-191 personal message ``text`` ("\\x19Ethereum Signed Message:\\n" + length + text)."""
+    body = text.encode()
+    return keccak(b"\x19Ethereum Signed Message:\n" + str(len(body)).encode() + body)
+
+
+@functools.lru_cache(maxsize=64)
+def _signer(eth_private_key: bytes) -> coincurve.PrivateKey:
+    return coincurve.PrivateKey(eth_private_key)
+
+
 def sign_text(text: str, eth_private_key: bytes) -> str:
-    """0x-hex 65-byte EIP-191 signature of ``text``."""
-    signed = Account.sign_message(encode_defunct(text=text), private_key=eth_private_key)
-    return "0x" + bytes(signed.signature).hex()
+    """0x-hex 65-byte EIP-191 signature of ``text``: r ‖ s ‖ v, v = 27 + the recovery id (eth-account's)."""
+    rsv = _signer(eth_private_key).sign_recoverable(eip191_hash(text), hasher=None)
+    return "0x" + rsv[:64].hex() + f"{rsv[64] + 27:02x}"
 
 
 def recover_signer(text: str, signature: str) -> str | None:
-    """The checksummed address that signed ``text``, or None if ``signature`` is malformed."""
+    """The checksummed address that signed ``text``, or None if ``signature`` is malformed (not 65 bytes of
+    hex, v not 27/28 or 0/1, r or s out of range)."""
     try:
-        return Account.recover_message(encode_defunct(text=text), signature=signature)
-    except Exception:  # eth-account raises several types (ValueError, BadSignature, ...) for garbage
+        rsv = bytes.fromhex(signature[2:] if signature[:2] in ("0x", "0X") else signature)
+    except ValueError:
         return None
+    if len(rsv) != 65 or rsv[64] not in (0, 1, 27, 28):
+        return None
+    try:
+        public = coincurve.PublicKey.from_signature_and_message(rsv[:64] + bytes([rsv[64] % 27]),
+                                                               eip191_hash(text), hasher=None)
+    except ValueError:  # coincurve: r or s zero or not below the group order, or no point recovers
+        return None
+    return _checksummed(keccak(public.format(compressed=False)[1:])[-20:])
+
+
+_checksummed = functools.lru_cache(maxsize=1024)(to_checksum_address)  # the members' few addresses, 30 µs each
 
 
 def update_headers(keys: SigningKeys, session: str, round: int, payload: bytes) -> dict[str, str]:
