@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import zlib
 
 import numpy as np
@@ -55,9 +56,21 @@ def test_count_validation_refuses_wrong_shape_and_crafted_counts() -> None:
 @given(arrays(st.sampled_from([np.float64, np.float32, np.int64]), st.tuples(st.integers(1, 4), st.integers(1, 3)),
               elements={"allow_nan": False, "allow_infinity": False, "min_value": -1e6, "max_value": 1e6}))
 def test_dense_round_trip(arr: np.ndarray) -> None:
-    out = decode_dense(encode_dense(arr), arr.shape, arr.dtype.name)
-    np.testing.assert_array_equal(out, arr)
-    assert out.dtype == arr.dtype
+    """The payload is numpy's own NPY bytes (header built once per shape, not by numpy each time), and reads
+    back whether its header is that one or another valid formatting of it (parsed in full)."""
+    blob = encode_dense(arr)
+    numpys = io.BytesIO()
+    np.lib.format.write_array(numpys, arr.astype(arr.dtype.newbyteorder("<")), version=(1, 0), allow_pickle=False)
+    assert blob == numpys.getvalue()
+    reformatted = blob.replace(b"), }", b")}  ", 1)  # no trailing comma: a header numpy's reader takes too
+    assert reformatted != blob and len(reformatted) == len(blob)
+    for payload in (blob, reformatted):
+        out = decode_dense(payload, arr.shape, arr.dtype.name)
+        np.testing.assert_array_equal(out, arr)
+        assert out.dtype == arr.dtype
+    for bad, why in ((blob[:-1], "body is"), (blob.replace(b"False", b"True ", 1), "C-ordered")):
+        with pytest.raises(InvalidPayload, match=why):
+            decode_dense(bad, arr.shape, arr.dtype.name)
 
 
 def test_dense_sum_and_its_refusals() -> None:
