@@ -1,4 +1,4 @@
-"""A party's HTTP client for the aggregator (httpx, signed requests, bounded retries).
+"""A party's client for the aggregator: signed requests over ``network.http``, bounded retries.
 
 Retries: connection failures, timeouts and 5xx/503 answers are retried with
 exponential back-off (``backoff`` * 2^i seconds, capped at 10 s) for as long
@@ -16,13 +16,10 @@ from __future__ import annotations
 
 import json
 import logging
-import ssl
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-import httpx
 
 from fedtopic.errors import NetworkError, SessionMismatch, TrainingError
 from fedtopic.network.errors import (
@@ -31,6 +28,7 @@ from fedtopic.network.errors import (
     AggregatorUnavailable,
     RecoveryRequested,
 )
+from fedtopic.network.http import Answer, HttpConnection, TransportFailure
 from fedtopic.network.schemas import (
     RecoveryReceipt,
     RoundOut,
@@ -41,7 +39,6 @@ from fedtopic.network.schemas import (
     UpdateReceipt,
     VocabularyOut,
 )
-from fedtopic.network.tls import client_verify
 from fedtopic.network.wire import (
     H_CLOSE_REASON,
     H_CONTRIBUTORS,
@@ -72,13 +69,9 @@ class AggregateResult:
 WAIT_REPORT_SECONDS = 10.0
 """How often a party waiting for a round's aggregate is told who is missing (``fetch_aggregate(on_wait=)``)."""
 
-_LIMITS = httpx.Limits(keepalive_expiry=2.0)
-"""Idle connections are dropped after 2 s, before uvicorn's 5 s closes them: reusing one the server is closing at
-that moment fails with "Server disconnected without sending a response" (seen with 1,000 parties)."""
 
-
-def _aggregate_result(round: int, resp: httpx.Response) -> AggregateResult:
-    return AggregateResult(round, resp.content, _split(resp.headers.get(H_CONTRIBUTORS)),
+def _aggregate_result(round: int, resp: Answer) -> AggregateResult:
+    return AggregateResult(round, resp.body, _split(resp.headers.get(H_CONTRIBUTORS)),
                            _split(resp.headers.get(H_MISSING)), resp.headers.get(H_CLOSE_REASON, ""))
 
 
@@ -90,16 +83,14 @@ class AggregatorClient:
     """One party's connection to one session on the aggregator at ``url``."""
 
     def __init__(self, url: str, keys: SigningKeys, session: str, *, timeout: float = 30.0,
-                 patience: float = DEFAULT_PATIENCE, backoff: float = 0.5,
-                 transport: httpx.BaseTransport | None = None) -> None:
+                 patience: float = DEFAULT_PATIENCE, backoff: float = 0.5) -> None:
         self.url = url.rstrip("/")
         self.keys = keys
         self.session = session
         self.timeout = timeout
         self.patience = patience
         self.backoff = backoff
-        self._http = httpx.Client(base_url=self.url, timeout=timeout, transport=transport,
-                                  verify=client_verify(self.url), limits=_LIMITS)
+        self._http = HttpConnection(self.url, timeout)
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -114,7 +105,7 @@ class AggregatorClient:
     # transport -------------------------------------------------------------------
     def _send(self, method: str, path: str, *, body: bytes = b"", update_round: int | None = None,
               params: Mapping[str, Any] | None = None, timeout: float | None = None,
-              content_type: str = "application/json") -> httpx.Response:
+              content_type: str = "application/json") -> Answer:
         """One request with fresh signed headers per attempt; retries transport failures and 5xx for up to
         ``patience`` seconds."""
         last, attempt, started = "", 0, time.monotonic()
@@ -126,20 +117,18 @@ class AggregatorClient:
             else:
                 headers = update_headers(self.keys, self.session, update_round, body)
             try:
-                resp = self._http.request(method, path, content=body or None, headers=headers, params=params,
-                                          timeout=timeout if timeout is not None else self.timeout)
-            except (httpx.TransportError, httpx.TimeoutException) as exc:
-                if isinstance(exc.__context__ or exc.__cause__, ssl.SSLCertVerificationError) or \
-                        "CERTIFICATE_VERIFY_FAILED" in str(exc):  # not transient: a wrong server, or a wrong pin
+                resp = self._http.request(method, path, body=body, headers=headers, params=params, timeout=timeout)
+            except TransportFailure as exc:
+                if exc.certificate:  # not transient: a wrong server, or a wrong pin
                     raise NetworkError(f"the aggregator at {self.url} presented a certificate the consortium does "
                                        "not pin (aggregator.tls_cert): refusing to send anything to it") from None
-                last = f"{type(exc).__name__}: {exc}"
+                last = str(exc)
             else:
-                if resp.status_code < 500 and resp.status_code != 408:  # 408: our body came too slowly; again
+                if resp.status < 500 and resp.status != 408:  # 408: our body came too slowly; again
                     if attempt:
                         log.warning("aggregator %s answers again after %.0f s", self.url, time.monotonic() - started)
                     return resp
-                last = f"HTTP {resp.status_code}"
+                last = f"HTTP {resp.status}"
             waited = time.monotonic() - started
             if waited >= self.patience:
                 raise AggregatorUnavailable(f"aggregator {self.url} {method} {path} failed for {waited:.0f} s "
@@ -155,7 +144,7 @@ class AggregatorClient:
             time.sleep(pause)
 
     @staticmethod
-    def _rejected(resp: httpx.Response) -> AggregatorRejected:
+    def _rejected(resp: Answer) -> AggregatorRejected:
         try:
             body = resp.json()
         except ValueError:
@@ -163,13 +152,13 @@ class AggregatorClient:
         if not isinstance(body, dict):
             body = {}
         detail = body.get("detail", resp.text[:200])
-        return AggregatorRejected(resp.status_code, str(body.get("code", f"http_{resp.status_code}")),
+        return AggregatorRejected(resp.status, str(body.get("code", f"http_{resp.status}")),
                                   detail if isinstance(detail, str) else json.dumps(detail), body)
 
     def _json(self, method: str, path: str, payload: Any = None, ok: Sequence[int] = (200,)) -> Any:
         body = b"" if payload is None else json.dumps(payload).encode()
         resp = self._send(method, path, body=body)
-        if resp.status_code not in ok:
+        if resp.status not in ok:
             raise self._rejected(resp)
         return resp.json()
 
@@ -223,9 +212,9 @@ class AggregatorClient:
         wait = max(0.0, min(wait, 25.0))
         resp = self._send("POST", path, body=payload, update_round=round,
                           params={"wait": f"{wait:.3f}"} if wait else None, timeout=wait + self.timeout)
-        if resp.status_code == 200 and wait:
+        if resp.status == 200 and wait:
             return _aggregate_result(round, resp)
-        if resp.status_code == 202:
+        if resp.status == 202:
             return UpdateReceipt.model_validate(resp.json())
         err = self._rejected(resp)
         if err.code == "duplicate_update" and err.body.get("sha256") == sha256_hex(payload):
@@ -240,7 +229,7 @@ class AggregatorClient:
         """Send this party's mask recovery message for ``round`` (idempotent for the same bytes)."""
         resp = self._send("POST", f"/v1/sessions/{self.session}/rounds/{round}/recoveries", body=blob,
                           content_type=PAYLOAD_MEDIA_TYPE)
-        if resp.status_code != 200:
+        if resp.status != 200:
             raise self._rejected(resp)
         return RecoveryReceipt.model_validate(resp.json())
 
@@ -263,9 +252,9 @@ class AggregatorClient:
         while True:
             wait = max(0.0, min(until - time.monotonic(), chunk))
             resp = self._send("GET", path, params={"wait": f"{wait:.3f}"}, timeout=wait + self.timeout)
-            if resp.status_code == 200:
+            if resp.status == 200:
                 return _aggregate_result(round, resp)
-            if resp.status_code != 425:
+            if resp.status != 425:
                 raise self._rejected(resp)
             problem = resp.json() if resp.headers.get("content-type", "").startswith("application/json") else {}
             if problem.get("code") == "recovery_needed":
@@ -338,9 +327,9 @@ class AggregatorClient:
     def progress(self) -> SessionProgress | None:
         """This session's state and this party's progress in it (None if the session does not exist)."""
         resp = self._send("GET", f"/v1/sessions/{self.session}/progress")
-        if resp.status_code == 404 and self._rejected(resp).code == "unknown_session":
+        if resp.status == 404 and self._rejected(resp).code == "unknown_session":
             return None
-        if resp.status_code != 200:
+        if resp.status != 200:
             raise self._rejected(resp)
         return SessionProgress.model_validate(resp.json())
 
@@ -351,6 +340,6 @@ class AggregatorClient:
     def status(self) -> StatusOut:
         """The aggregator's public status."""
         resp = self._send("GET", "/status")
-        if resp.status_code != 200:
+        if resp.status != 200:
             raise self._rejected(resp)
         return StatusOut.model_validate(resp.json())

@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import httpx
+import urllib3
 
 from fedtopic.errors import NetworkError
 from fedtopic.ledger.local_nodes import free_port
@@ -49,8 +49,8 @@ class AggregatorProcess:
         from fedtopic.consortium.config import load_consortium
 
         cert = load_consortium(config).aggregator.tls_cert_file(config.parent)
-        self._verify: ssl.SSLContext | bool = True if cert is None else \
-            ssl.create_default_context(cafile=str(cert))  # the consortium's pinned certificate
+        tls = {} if cert is None else {"ssl_context": ssl.create_default_context(cafile=str(cert))}  # its pin
+        self._health = urllib3.PoolManager(retries=False, timeout=1.0, **tls)
         self.url = f"{'http' if cert is None else 'https'}://127.0.0.1:{self.port}"
         self.log = log
         env = {**os.environ, "PYTHONPATH": str(_PACKAGE_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
@@ -68,9 +68,9 @@ class AggregatorProcess:
             if self.proc.poll() is not None:
                 raise NetworkError(f"the aggregator exited with code {self.proc.returncode}; see {self.log}")
             try:
-                if httpx.get(self.url + "/healthz", timeout=1.0, verify=self._verify).status_code == 200:
+                if self._health.request("GET", self.url + "/healthz").status == 200:
                     return
-            except httpx.TransportError:
+            except urllib3.exceptions.HTTPError:
                 pass
             time.sleep(0.1)
         self.stop()
