@@ -47,6 +47,7 @@ def serve(
     memory_budget_mb: Annotated[float, typer.Option("--memory-budget-mb", min=1, help="Largest memory one session's round may hold (parties × largest update + combine arrays), MiB.")] = 2048.0,
     read_timeout: Annotated[float, typer.Option("--read-timeout", min=0.1, max=3600, help="Seconds a request body may take to arrive before it is dropped.")] = 60.0,
     keep_alive: Annotated[int, typer.Option("--keep-alive", min=1, max=3600, help="Seconds an idle connection stays open for the party's next request.")] = 30,
+    access_log: Annotated[bool, typer.Option("--access-log/--no-access-log", help="Log every request (uvicorn's access log; a gFedNTM step makes 30 per party). Without it: sessions, refusals, rounds closing, stragglers.")] = False,
     tls_key: Annotated[Optional[Path], typer.Option("--tls-key", help="With aggregator.tls_cert in the config: its private key (default tls/aggregator.key beside the config).")] = None,  # noqa: UP007
 ) -> None:
     """Serve the aggregator until interrupted; a restart with the same --data resumes every open round."""
@@ -79,4 +80,4 @@ def serve(
         raise ConfigError("aggregator.url is https but aggregator.tls_cert is not set: run `fedtopic consortium tls`")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     uvicorn.run(create_app(settings), host=bind, port=port or url.port or 8000, log_level="info",
-                timeout_keep_alive=settings.keep_alive_seconds, **tls)
+                access_log=access_log, timeout_keep_alive=settings.keep_alive_seconds, **tls)

@@ -279,7 +279,7 @@ class Aggregator:
             closed = close_reason(state, now) == "complete"
             if closed:
                 self._close(sess, "complete", now)
-        log.info("session %s round %d: update from %s (%d bytes), %d/%d", sid, round, party, len(payload),
+        log.debug("session %s round %d: update from %s (%d bytes), %d/%d", sid, round, party, len(payload),
                  len(state.received), len(state.expected))
         return UpdateReceipt(session_id=sid, round=round, party=party, sha256=sha, bytes=len(payload),
                              received=list(state.received), missing=list(state.missing), round_closed=closed)
