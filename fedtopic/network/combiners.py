@@ -37,7 +37,7 @@ from fedtopic.crypto.protect.sizes import codec_bound
 from fedtopic.errors import CryptoError
 from fedtopic.network.dense import DENSE_HEADER_MAX, DTYPES, MAX_ELEMENTS
 from fedtopic.network.errors import InvalidMeta, InvalidPayload
-from fedtopic.network.sparse import decode_array, encode_array
+from fedtopic.network.sparse import decode_array, encode_array, warm_up
 
 
 @dataclass(frozen=True)
@@ -170,6 +170,10 @@ class DenseSumCombiner:
 
     def check_meta(self, meta: Mapping[str, Any]) -> None:
         self._spec(meta)
+
+    def warm_up(self, meta: Mapping[str, Any]) -> None:
+        """Load the bitmap codec's compiled code for the session's dtype (``sparse.warm_up``)."""
+        warm_up(self._spec(meta)[1])
 
     def max_update_bytes(self, meta: Mapping[str, Any]) -> int:
         shape, dtype, _ = self._spec(meta)

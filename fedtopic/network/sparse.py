@@ -20,6 +20,7 @@ fifth of the aggregator's busy time went to it.
 
 from __future__ import annotations
 
+import functools
 import struct
 
 import numpy as np
@@ -143,3 +144,13 @@ def decode_array(blob: bytes, shape: tuple[int, ...], dtype: str) -> np.ndarray:
     out = np.zeros(size, dtype=values.dtype)
     _scatter(bits, values, out)
     return out.reshape(shape)
+
+
+@functools.cache
+def warm_up(dtype: str) -> None:
+    """Load the kernels' compiled code for ``dtype`` now: the first call into numba in a process (the aggregator
+    runs no other numba code for dense sessions) sets up its compiler and reads the cache, about 0.3 s that
+    would otherwise land in the first round; later dtypes take milliseconds."""
+    a = np.zeros(17, dtype=dtype)
+    a[3] = 1
+    decode_array(encode_sparse(a), a.shape, dtype)
