@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import io
+import math
 
 import numpy as np
 
@@ -48,7 +49,7 @@ def decode_dense(blob: bytes, shape: tuple[int, ...], dtype: str) -> np.ndarray:
     head = npy_header(tuple(shape), dtype)
     offset = len(head) if blob[:len(head)] == head else _parse_header(blob, shape, dtype)
     want = np.dtype(dtype).newbyteorder("<")
-    expected = int(np.prod(shape, dtype=np.int64)) * want.itemsize
+    expected = math.prod(int(n) for n in shape) * want.itemsize
     if len(blob) - offset != expected:
         raise InvalidPayload(f"dense payload body is {len(blob) - offset} bytes, shape {tuple(shape)} needs "
                              f"{expected}")

@@ -21,6 +21,7 @@ fifth of the aggregator's busy time went to it.
 from __future__ import annotations
 
 import functools
+import math
 import struct
 
 import numpy as np
@@ -93,22 +94,29 @@ def _native(dtype: str) -> np.dtype:
 def encode_sparse(arr: np.ndarray) -> bytes:
     """The bitmap form of ``arr`` (any shape; C-order elements)."""
     flat = np.ascontiguousarray(arr).reshape(-1)
+    nonzero = flat != 0
+    return _encode_bits(flat, nonzero, int(np.count_nonzero(nonzero)))
+
+
+def _encode_bits(flat: np.ndarray, nonzero: np.ndarray, m: int) -> bytes:
+    """The bitmap form of ``flat`` (1-d, C-contiguous), given ``nonzero`` (flat != 0) and its count ``m``."""
     if flat.dtype.name not in DTYPES:
         raise InvalidPayload(f"sparse payload dtype must be one of {', '.join(DTYPES)}, got {flat.dtype}")
-    bits = np.packbits(flat != 0, bitorder="little")
-    m = int(_POPCOUNT[bits].sum())
+    bits = np.packbits(nonzero, bitorder="little")
     values = np.empty(m + 1, dtype=_native(flat.dtype.name))
     _gather(flat.astype(values.dtype, copy=False), bits, values)
     head = HEADER.pack(MAGIC, DTYPES.index(flat.dtype.name), flat.size)
-    return head + bits.tobytes() + values[:m].astype(values.dtype.newbyteorder("<"), copy=False).tobytes()
+    return b"".join((head, bits, values[:m].astype(values.dtype.newbyteorder("<"), copy=False)))
 
 
 def encode_array(arr: np.ndarray) -> bytes:
-    """The smaller of the two forms of ``arr``."""
+    """The smaller of the two forms of ``arr`` (one comparison pass decides and, if sparse, gives the bitmap)."""
     a = np.asarray(arr)
-    nonzero = int(np.count_nonzero(a))
-    if HEADER.size + -(-a.size // 8) + nonzero * a.dtype.itemsize < a.size * a.dtype.itemsize:
-        return encode_sparse(a)
+    flat = np.ascontiguousarray(a).reshape(-1)
+    nonzero = flat != 0
+    m = int(np.count_nonzero(nonzero))
+    if HEADER.size + -(-a.size // 8) + m * a.dtype.itemsize < a.size * a.dtype.itemsize:
+        return _encode_bits(flat, nonzero, m)
     return encode_dense(a)
 
 
@@ -120,7 +128,7 @@ def decode_array(blob: bytes, shape: tuple[int, ...], dtype: str) -> np.ndarray:
     if len(blob) < HEADER.size:
         raise InvalidPayload("sparse payload is shorter than its header")
     _, code, n = HEADER.unpack_from(blob)
-    size = int(np.prod(shape, dtype=np.int64))
+    size = math.prod(int(n) for n in shape)
     if code >= len(DTYPES) or DTYPES[code] != dtype:
         raise InvalidPayload(f"sparse payload dtype code {code} is not the session's {dtype}")
     if n != size:
