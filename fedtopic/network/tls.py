@@ -61,7 +61,7 @@ def is_loopback(host: str | None) -> bool:
 
 
 def client_verify(url: str) -> ssl.SSLContext | bool:
-    """What an httpx client for ``url`` verifies with: the pinned certificate as the only trusted one for https,
+    """What a client for ``url`` verifies with: the pinned certificate as the only trusted one for https,
     and a NetworkError (one line) for plain http to a non-loopback host unless ``TRUST.insecure``."""
     parts = urlsplit(url)
     if parts.scheme == "https":
