@@ -44,15 +44,17 @@ def _counts(party: str) -> np.ndarray:
     return np.full(SHAPE, PARTIES.index(party) + 1)
 
 
-def _open(agg: Aggregator) -> None:
+def _opened(tmp_path) -> tuple[Aggregator, Clock]:
+    """An aggregator with session "run" (counts, ``none``) open, and its clock."""
+    clock = Clock()
+    agg = _aggregator(tmp_path, clock)
     agg.open_session(SessionCreate(session_id="run", parties=list(PARTIES), combiner="none",
                                    meta={"shape": list(SHAPE)}), "a")
+    return agg, clock
 
 
 def test_a_held_update_is_written_only_with_its_rounds_end(tmp_path):
-    clock = Clock()
-    agg = _aggregator(tmp_path, clock)
-    _open(agg)
+    agg, clock = _opened(tmp_path)
     agg.submit("run", 0, "a", encode_counts(_counts("a")), durable=False)
     clock.t += 2
     agg.submit("run", 0, "b", encode_counts(_counts("b")), durable=False)
@@ -76,9 +78,7 @@ def test_a_held_update_is_written_only_with_its_rounds_end(tmp_path):
 
 
 def test_a_restart_forgets_held_updates_and_keeps_written_ones(tmp_path):
-    clock = Clock()
-    agg = _aggregator(tmp_path, clock)
-    _open(agg)
+    agg, clock = _opened(tmp_path)
     agg.submit("run", 0, "a", encode_counts(_counts("a")), durable=False)
     agg.submit("run", 0, "b", encode_counts(_counts("b")), durable=False)
     agg.write_held("run", 0, "b")  # its wait ended: the receipt goes out after this
@@ -95,9 +95,7 @@ def test_a_restart_forgets_held_updates_and_keeps_written_ones(tmp_path):
 
 def test_a_resent_held_update_is_written_before_the_duplicate_answer(tmp_path):
     """The duplicate answer tells a sender whose connection broke that its update is in: it must then survive."""
-    clock = Clock()
-    agg = _aggregator(tmp_path, clock)
-    _open(agg)
+    agg, clock = _opened(tmp_path)
     payload = encode_counts(_counts("a"))
     agg.submit("run", 0, "a", payload, durable=False)
     with pytest.raises(Rejection) as exc:
@@ -108,9 +106,7 @@ def test_a_resent_held_update_is_written_before_the_duplicate_answer(tmp_path):
 
 
 def test_a_deadline_close_records_the_held_updates(tmp_path):
-    clock = Clock()
-    agg = _aggregator(tmp_path, clock)
-    _open(agg)
+    agg, clock = _opened(tmp_path)
     agg.submit("run", 0, "a", encode_counts(_counts("a")), durable=False)
     agg.submit("run", 0, "c", encode_counts(_counts("c")), durable=False)
     clock.t += 30
