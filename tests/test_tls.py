@@ -11,23 +11,28 @@ import ssl
 import subprocess
 import sys
 import time
+import warnings
 
 import pytest
+import urllib3
 from _csfed_setup import make_consortium
 from _node_procs import run_node_processes
 
 from fedtopic.cli.main import main
 from fedtopic.consortium.config import load_consortium
+from fedtopic.consortium.init import key_file_path
+from fedtopic.crypto.keys import load_party_keys
 from fedtopic.errors import NetworkError
 from fedtopic.ledger.local_nodes import REPO_ROOT, free_port
 from fedtopic.network import tls
+from fedtopic.network.client import AggregatorClient
 from fedtopic.network.tls import client_verify, configure_trust, make_certificate
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
 pytestmark = pytest.mark.xdist_group("csfed-aggregator")
 
 
-def test_a_consortium_trains_over_https_and_a_foreign_certificate_is_refused(tmp_path, capsys):
+def test_a_consortium_trains_over_https_and_a_foreign_certificate_is_refused(tmp_path, capsys, monkeypatch):
     config, cfg = make_consortium(tmp_path / "c", protection="none", iterations=2)
     port = free_port()
     assert main(["consortium", "tls", str(config), "--host", "127.0.0.1", "--host", "localhost",
@@ -49,6 +54,13 @@ def test_a_consortium_trains_over_https_and_a_foreign_certificate_is_refused(tmp
         refused = subprocess.run([sys.executable, "-m", "fedtopic.cli.main", "node", "run", "--config", str(config),
                                   "--party", "p1", "--url", agg.url, "--fresh"], capture_output=True, text=True,
                                  timeout=120, env={"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"})
+        # --insecure: any certificate, and no warning on every request
+        monkeypatch.setattr(tls, "TRUST", tls.Trust())
+        configure_trust(None, insecure=True)
+        keys = load_party_keys(key_file_path(config.parent, "p1"))
+        with warnings.catch_warnings(record=True) as seen, AggregatorClient(agg.url, keys, "x", patience=5) as c:
+            assert c.status().parties == list(cfg.party_ids)
+        assert not [w for w in seen if issubclass(w.category, urllib3.exceptions.InsecureRequestWarning)]
     errors = [line for line in refused.stderr.splitlines() if line.startswith("error:")]
     assert refused.returncode == 2 and len(errors) == 1, refused.stderr[-2000:]
     assert "certificate the consortium does not pin" in errors[0]

@@ -76,6 +76,8 @@ class HttpConnection:
         tls: dict[str, Any] = {}
         if urlsplit(self.url).scheme == "https":
             tls = {"ssl_context": verify} if verify else {"cert_reqs": "CERT_NONE", "assert_hostname": False}
+            if not verify:  # the user passed --insecure: no warning on every request
+                urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
         self._options = {"maxsize": max_connections, "block": False, "retries": False, **tls}
         self._lock = threading.Lock()
         self._pool = self._new_pool()

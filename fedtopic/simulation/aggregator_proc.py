@@ -84,6 +84,7 @@ class AggregatorProcess:
 
     def stop(self) -> None:
         """SIGTERM by PID, SIGKILL after 10 s."""
+        self._health.clear()
         if self.proc.poll() is None:
             os.kill(self.proc.pid, signal.SIGTERM)
             try:
