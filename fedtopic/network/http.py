@@ -71,10 +71,11 @@ class HttpConnection:
     def __init__(self, url: str, timeout: float, *, max_connections: int = 4) -> None:
         self.url = url.rstrip("/")
         self.timeout = timeout
-        self._base = urlsplit(self.url).path
+        parts = urlsplit(self.url)
+        self._base = parts.path
         verify = client_verify(self.url)  # a NetworkError (one line) for plain http to a non-loopback host
         tls: dict[str, Any] = {}
-        if urlsplit(self.url).scheme == "https":
+        if parts.scheme == "https":
             tls = {"ssl_context": verify} if verify else {"cert_reqs": "CERT_NONE", "assert_hostname": False}
             if not verify:  # the user passed --insecure: no warning on every request
                 urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)

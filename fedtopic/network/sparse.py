@@ -91,11 +91,16 @@ def _native(dtype: str) -> np.dtype:
     return np.dtype(dtype).newbyteorder("=")
 
 
-def encode_sparse(arr: np.ndarray) -> bytes:
-    """The bitmap form of ``arr`` (any shape; C-order elements)."""
+def _nonzeros(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """(``arr``'s C-order elements, which are nonzero, how many): one comparison pass."""
     flat = np.ascontiguousarray(arr).reshape(-1)
     nonzero = flat != 0
-    return _encode_bits(flat, nonzero, int(np.count_nonzero(nonzero)))
+    return flat, nonzero, int(np.count_nonzero(nonzero))
+
+
+def encode_sparse(arr: np.ndarray) -> bytes:
+    """The bitmap form of ``arr`` (any shape; C-order elements)."""
+    return _encode_bits(*_nonzeros(arr))
 
 
 def _encode_bits(flat: np.ndarray, nonzero: np.ndarray, m: int) -> bytes:
@@ -112,9 +117,7 @@ def _encode_bits(flat: np.ndarray, nonzero: np.ndarray, m: int) -> bytes:
 def encode_array(arr: np.ndarray) -> bytes:
     """The smaller of the two forms of ``arr`` (one comparison pass decides and, if sparse, gives the bitmap)."""
     a = np.asarray(arr)
-    flat = np.ascontiguousarray(a).reshape(-1)
-    nonzero = flat != 0
-    m = int(np.count_nonzero(nonzero))
+    flat, nonzero, m = _nonzeros(a)
     if HEADER.size + -(-a.size // 8) + m * a.dtype.itemsize < a.size * a.dtype.itemsize:
         return _encode_bits(flat, nonzero, m)
     return encode_dense(a)

@@ -107,6 +107,9 @@ def _signer(eth_private_key: bytes) -> coincurve.PrivateKey:
     return coincurve.PrivateKey(eth_private_key)
 
 
+_checksummed = functools.lru_cache(maxsize=1024)(to_checksum_address)  # the members' few addresses, 30 µs each
+
+
 def sign_text(text: str, eth_private_key: bytes) -> str:
     """0x-hex 65-byte EIP-191 signature of ``text``: r ‖ s ‖ v, v = 27 + the recovery id (eth-account's)."""
     rsv = _signer(eth_private_key).sign_recoverable(eip191_hash(text), hasher=None)
@@ -128,9 +131,6 @@ def recover_signer(text: str, signature: str) -> str | None:
     except ValueError:  # coincurve: r or s zero or not below the group order, or no point recovers
         return None
     return _checksummed(keccak(public.format(compressed=False)[1:])[-20:])
-
-
-_checksummed = functools.lru_cache(maxsize=1024)(to_checksum_address)  # the members' few addresses, 30 µs each
 
 
 def update_headers(keys: SigningKeys, session: str, round: int, payload: bytes) -> dict[str, str]:
