@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ from _dashboard_runs import history_line, run_folder
 from fedtopic.dashboard.board import Board, compact
 from fedtopic.dashboard.liveness import STOP_MIN_SECONDS, judge
 from fedtopic.dashboard.report import render_report
-from fedtopic.dashboard.sources import RunFolder, open_source
+from fedtopic.dashboard.sources import RunFolder, Sign, Signs, open_source
 from fedtopic.dashboard.tail import HistoryTail
 from fedtopic.errors import ConfigError
 from fedtopic.runs.history import HistoryWriter
@@ -85,6 +86,31 @@ def test_board_panels_over_arun_folder(tmp_path):
         HistoryWriter(run / "history" / "p1.jsonl", resumed=True).append(history_line("p1", 11))
     board.refresh(force=True)
     assert board.state()["parties"][0]["bytes_up"] == 1200 and len(board.history()["rows"]["p1"]) == 14
+
+
+class _Told(RunFolder):
+    """A run folder plus a remote service's answer: p3 known only from it, p1 also from its own history."""
+
+    def __init__(self, path, told):
+        super().__init__(path)
+        self.told = told
+
+    def meta(self):
+        return super().meta() | {"party_ids": ["p1", "p2", "p3"]}
+
+    def signs(self):
+        return Signs(parties={pid: Sign(round=r, last_sign=time.time()) for pid, r in self.told.items()})
+
+
+@pytest.mark.parametrize("told, p3", [
+    ({"p1": 5, "p3": 4}, ("alive", 1)),  # the answer lags the histories (round 29): p3 keeps up with that answer
+    ({"p1": 20, "p3": 4}, ("behind", 16)),  # 16 rounds behind a party in the same answer
+])
+def test_a_reported_round_is_compared_with_the_same_report(tmp_path, told, p3):
+    run, _ = run_folder(tmp_path, rounds=30)
+    parties = {p["party"]: p for p in Board(_Told(run, told)).state()["parties"]}
+    assert (parties["p3"]["status"], parties["p3"]["rounds_behind"]) == p3
+    assert parties["p1"]["round"] == 29 and parties["p1"]["status"] == "alive"
 
 
 def test_a_new_run_in_the_same_folder_replaces_the_old_rows(tmp_path):

@@ -17,7 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.dashboard.liveness import Verdict, judge, stop_after, usual_interval
+from fedtopic.dashboard.liveness import (
+    Leaders,
+    Verdict,
+    judge,
+    stop_after,
+    usual_interval,
+)
 from fedtopic.dashboard.protection_view import what_is_seen
 from fedtopic.dashboard.sources import PartyView, RunFolder, clock
 from fedtopic.dashboard.tail import HistoryTail
@@ -154,16 +160,17 @@ class Board:
         for pid in tracks:
             if pid not in ids:
                 ids.append(pid)
-        rounds = {pid: t.latest["round"] for pid, t in tracks.items() if t.latest is not None}
-        rounds |= {pid: s.round for pid, s in signs.parties.items() if s.round is not None and pid not in rounds}
-        leader = max(rounds.values(), default=None)
+        own = {pid: t.latest["round"] for pid, t in tracks.items() if t.latest is not None}
+        told = {pid: s.round for pid, s in signs.parties.items() if s.round is not None}
+        leader = max([*own.values(), *told.values()], default=None)
+        leaders = Leaders(own=leader, told=max(told.values(), default=None))
         options = meta.get("options") or {}
         steps = _option(options, "steps") or 1
         # DAFed ends for everyone once the fastest party has done its sweeps: a party silent after that ended
         run_over = bool(meta.get("finished")) or (meta.get("mode") == "async" and leader is not None and
                                                  bool(meta.get("iterations")) and
                                                  leader * int(steps) >= int(meta["iterations"]))
-        parties = [self._party(pid, tracks.get(pid), signs.parties.get(pid), meta, leader, now, run_over)
+        parties = [self._party(pid, tracks.get(pid), signs.parties.get(pid), meta, leaders, now, run_over)
                    for pid in ids]
         budget = _option(options, "epsilon_budget")
         run = {k: meta.get(k) for k in ("title", "kind", "algorithm", "mode", "topics", "iterations", "seed",
@@ -177,12 +184,13 @@ class Board:
         return {"version": version, "now": now, "run": run, "parties": parties,
                 "audit": signs.audit}
 
-    def _party(self, pid: str, track: _PartyRows | None, sign: Any, meta: Mapping[str, Any], leader: int | None,
+    def _party(self, pid: str, track: _PartyRows | None, sign: Any, meta: Mapping[str, Any], leaders: Leaders,
                now: float, run_over: bool) -> dict[str, Any]:
         last = None if track is None else track.latest
         interval = (None if track is None else usual_interval(track.times)) or getattr(sign, "interval", None)
         own_round = None if last is None else int(last["round"])
         round_ = own_round if own_round is not None else (sign.round if sign is not None else None)
+        leader = leaders.own if own_round is not None else leaders.told
         last_time = None if last is None else last.get("time")
         last_sign = max([t for t in (last_time, getattr(sign, "last_sign", None)) if t is not None], default=None)
         alive = self.source.party_process_alive(pid)

@@ -8,7 +8,8 @@ A party is
   aggregator request, a publication) for longer than ``stop_after``: ``HEARTBEAT_STOP_SECONDS`` (three missed
   heartbeats) where the signs are a node's heartbeats, which come every ``node.heartbeat.HEARTBEAT_SECONDS``
   whatever it computes; else ``STOP_FACTOR`` times its usual round interval, at least ``STOP_MIN_SECONDS``;
-* ``behind`` when it is more than ``behind_rounds`` rounds behind the party furthest ahead;
+* ``behind`` when it is more than ``behind_rounds`` rounds behind the party furthest ahead (``Leaders``: a
+  round is only compared with rounds seen no later than itself);
 * ``unknown`` while nothing at all has been seen of it (no history here, no answer from a service yet);
 * ``alive`` otherwise.
 """
@@ -33,6 +34,20 @@ class Verdict:
 
     status: str
     why: str = ""
+
+
+@dataclass(frozen=True)
+class Leaders:
+    """The furthest round a party's own round is compared with, by where that round was read.
+
+    ``own``: for a round from the party's own history (read now): the furthest round of all, histories and the
+    remote service's answer alike, since an older reading can only be lower than the truth. ``told``: for a round
+    the aggregator or chain reported at its last poll: the furthest round of that same answer. Against the
+    histories it would lag by as many rounds as the consortium runs in a poll interval (a consortium at 40 rounds
+    a second put every party but the viewer "behind" on the viewer's page)."""
+
+    own: int | None
+    told: int | None
 
 
 def usual_interval(times: Sequence[float]) -> float | None:
