@@ -69,6 +69,66 @@ def test_closing_drops_update_files_and_keeps_the_large_aggregate_until_pruned(t
     assert {p.name for p in (reopened.blobs.root / "s").iterdir()} == kept
 
 
+def test_closing_a_round_changes_as_many_rows_after_many_rounds_as_after_few(tmp_path):
+    """Pruning drops the one aggregate leaving the window; rewriting every older row made a close O(rounds)."""
+    store = Store(tmp_path)
+    store.create_session("s", SPEC, "p1", 0.0)
+    changed = []
+    for number in range(4 * KEEP_AGGREGATES):
+        _submit(store, number, {"p1": 8, "p2": 8})
+        before = store._conn.total_changes
+        _close(store, number, _payload("agg", number, 16))
+        changed.append(store._conn.total_changes - before)
+    assert len(set(changed[KEEP_AGGREGATES:])) == 1, changed  # the same count at round 16 as at round 63
+    assert [store.aggregate("s", n).payload is None for n in range(4 * KEEP_AGGREGATES)] == \
+        [n < 3 * KEEP_AGGREGATES for n in range(4 * KEEP_AGGREGATES)]
+
+
+def _vm_steps(store: Store, call) -> int:
+    """How many thousand SQLite virtual-machine instructions ``call`` runs (its work, whatever the machine)."""
+    steps = [0]
+
+    def count() -> int:
+        steps[0] += 1
+        return 0
+
+    store._conn.set_progress_handler(count, 1000)
+    try:
+        call()
+    finally:
+        store._conn.set_progress_handler(None, 0)
+    return steps[0]
+
+
+def test_a_request_nonce_costs_the_same_with_many_kept(tmp_path):
+    """Forgetting expired nonces must not scan the ones kept (every signed request but an update records one:
+    a thousand parties' heartbeats keep ~10⁶ in a 300 s window)."""
+    store = Store(tmp_path)
+    costs = []
+    for kept in (100, 10_000):
+        for i in range(kept):
+            store.record_nonce(f"{kept}-{i}", 1_000.0 + i * 1e-3, 300.0)
+        costs.append(_vm_steps(store, lambda: store.record_nonce(f"new-{kept}", 1_000.0 + kept * 1e-3, 300.0)))
+    assert costs[1] <= costs[0] + 2, costs
+    assert store.record_nonce("new-100", 1_000.0, 300.0) is False  # and it is still a replay guard
+
+
+def test_a_partys_latest_update_is_found_without_reading_the_session(tmp_path):
+    """``/status`` and ``progress`` ask for it; a scan of every update row grew with the rounds run."""
+    store = Store(tmp_path)
+    store.create_session("s", SPEC, "p1", 0.0)
+    costs = []
+    for number in range(400):
+        _submit(store, number, {"p1": 8, "p2": 8} if number < 399 else {"p2": 8})
+        if number in (9, 399):
+            costs.append(_vm_steps(store, lambda: store.last_updates("s", ["p1", "p2", "p3"])))
+        if number < 399:
+            _close(store, number, b"sum")
+    assert costs[1] <= costs[0] + 1, costs
+    assert store.last_updates("s", ["p1", "p2", "p3"]) == {"p1": (398, 399.0), "p2": (399, 400.0)}
+    assert store.last_update("s", "p3") is None
+
+
 def test_start_sweeps_orphans_and_refuses_a_damaged_file(tmp_path):
     store = Store(tmp_path)
     store.create_session("s", SPEC, "p1", 0.0)

@@ -545,8 +545,8 @@ class Aggregator:
 
     def _status_of(self, sid: str, sess: _Session) -> SessionStatus:
         ends = self.store.session_ends(sid)
-        last = self.store.last_updates(sid) | {p: (sess.state.number, h.received_at) for p, (h, _) in
-                                               sess.held.items()}
+        last = self.store.last_updates(sid, sess.state.expected) | {
+            p: (sess.state.number, h.received_at) for p, (h, _) in sess.held.items()}
         expected = list(sess.state.expected)
         state = _session_state(ends, expected)
         current = self.round_info(sid, sess.state.number)

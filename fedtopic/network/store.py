@@ -66,9 +66,16 @@ CREATE TABLE IF NOT EXISTS vocabularies (
   PRIMARY KEY (session, party));
 CREATE TABLE IF NOT EXISTS nonces (
     nonce TEXT PRIMARY KEY, seen REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS nonces_seen ON nonces (seen);
+CREATE INDEX IF NOT EXISTS updates_by_party ON updates (session, party, number);
 CREATE TABLE IF NOT EXISTS session_ends (
   session TEXT NOT NULL, party TEXT NOT NULL, kind TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY (session, party));
 """
+
+
+_LAST_UPDATE = ("SELECT number, received_at FROM updates WHERE session = ? AND party = ? "
+                "ORDER BY number DESC LIMIT 1")
+"""A party's latest update: one lookup in ``updates_by_party``, however many rounds the session has run."""
 
 
 @dataclass(frozen=True)
@@ -218,18 +225,16 @@ class Store:
         rows = self._read("SELECT party, kind, at FROM session_ends WHERE session = ?", (session,))
         return {party: (kind, at) for party, kind, at in rows}
 
-    def last_updates(self, session: str) -> dict[str, tuple[int, float]]:
-        """party → (its latest round with an update, when that update arrived) in ``session``."""
-        rows = self._read("SELECT party, MAX(number), MAX(received_at) FROM updates WHERE session = ? GROUP BY party",
-                          (session,))
-        return {party: (int(n), float(at)) for party, n, at in rows}
+    def last_updates(self, session: str, parties: Iterable[str]) -> dict[str, tuple[int, float]]:
+        """party → (its latest round with an update, when that update arrived) in ``session``, for those of
+        ``parties`` with one."""
+        with self._lock:
+            rows = {party: self._conn.execute(_LAST_UPDATE, (session, party)).fetchone() for party in parties}
+        return {party: (int(row[0]), float(row[1])) for party, row in rows.items() if row is not None}
 
     def last_update(self, session: str, party: str) -> tuple[int, float] | None:
         """(``party``'s latest round with an update, when it arrived) in ``session``; None before its first."""
-        rows = self._read("SELECT MAX(number), MAX(received_at) FROM updates WHERE session = ? AND party = ?",
-                          (session, party))
-        n, at = rows[0]
-        return None if n is None else (int(n), float(at))
+        return self.last_updates(session, (party,)).get(party)
 
     # rounds and updates ----------------------------------------------------------
     def round(self, session: str, number: int) -> RoundRow | None:
@@ -306,8 +311,8 @@ class Store:
             ("INSERT INTO rounds (session, number, opened_at) VALUES (?, ?, ?)", (session, number + 1, now)),
             ("UPDATE updates SET payload = NULL WHERE session = ? AND number = ?", (session, number)),
             ("UPDATE recoveries SET payload = NULL WHERE session = ? AND number = ?", (session, number)),
-            ("UPDATE aggregates SET payload = NULL WHERE session = ? AND number <= ?",
-             (session, number - KEEP_AGGREGATES)),
+            ("UPDATE aggregates SET payload = NULL WHERE session = ? AND number = ?",  # every close drops one:
+             (session, number - KEEP_AGGREGATES)),  # `<=` rewrote every older row, O(rounds) per close
         ], [aggregate_blob(session, n, sha) for n, sha in pruned])
 
     def fail_round(self, session: str, number: int, now: float, contributors: tuple[str, ...],
