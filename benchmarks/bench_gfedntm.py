@@ -9,7 +9,9 @@ Synthetic LDA documents (the corpus layer's generator, §4.1's shape: V words, K
 - centralised: one ProdLDA step on the union batch (``--nodes`` × 64 documents; loss, autograd, Adam), the
   step a centralised trainer takes, so the same number of steps per epoch;
 - federated in process: Sync-Opt with one thread per node, the five phase sums in node order in memory;
-- federated through a real aggregator child process on 127.0.0.1, protection none and mask (``simulate``).
+- federated through a real aggregator child process on 127.0.0.1 (``simulate``): protection none, with the
+  gradient's two messages in float64 (the default, the centralised model's bits) and in float32 (``--opt
+  wire=float32``: half their bytes), and mask.
 
 Reported per row: seconds per step, seconds per epoch, bytes each node uploads per step (the five phases'
 encoded vectors), and the ratio to the centralised step.
@@ -118,14 +120,14 @@ def main() -> None:
         k, v = args.topics, args.vocabulary
         floats = 4 * k + 2 * v + 2 * v + 4 * k + nodes[0].shapes.size
         record("federated, in process", time.perf_counter() - started, nodes[0].step, 8.0 * floats)
-        spec = get_algorithm("gfedntm-prodlda").spec(args.topics, 1, args.seed,
-                                                     {"batch": str(BATCH), "tolerance": "0"})
-        for protection in ("none", "mask"):
+        for protection, wire in (("none", "float64"), ("none", "float32"), ("mask", "float64")):
+            spec = get_algorithm("gfedntm-prodlda").spec(args.topics, 1, args.seed,
+                                                         {"batch": str(BATCH), "tolerance": "0", "wire": wire})
             with tempfile.TemporaryDirectory() as tmp:
                 s = simulate_sync(data, "gfedntm-prodlda", spec, Path(tmp) / "run", protection=protection,
                                   say=lambda _: None)
-            record(f"federated, aggregator ({protection})", sum(s["epoch_seconds"]), s["steps"],
-                   s["bytes_per_node_step"])  # the epoch's steps, not the sessions' opening
+            record(f"federated, aggregator ({protection}{', wire float32' if wire == 'float32' else ''})",
+                   sum(s["epoch_seconds"]), s["steps"], s["bytes_per_node_step"])  # the epoch's steps only
 
     base = statistics.median(r["seconds"] / r["steps"] for r in rows["centralised"])
     print(f"\n{args.nodes} nodes × {args.docs} documents, V = {args.vocabulary:,}, K = {args.topics}, batch "

@@ -1,7 +1,7 @@
 """Where a gFedNTM step through the aggregator spends its time: each phase's round, and both processes' CPU.
 
     python benchmarks/bench_gfedntm_phases.py [--nodes 5] [--docs 1280] [--vocabulary 5000] [--topics 50]
-                                              [--protection none]
+                                              [--protection none] [--wire float64]
 
 One epoch of ``fedtopic simulate``'s gFedNTM (``bench_gfedntm.py``'s corpus and settings: synthetic LDA
 documents, batch 64 per node, a real aggregator child on 127.0.0.1). Steps 2 to the second-to-last are timed
@@ -119,6 +119,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     corpus_arguments(ap)
     ap.add_argument("--protection", default="none", choices=("none", "mask"))
+    ap.add_argument("--wire", default="float64", choices=("float64", "float32"), help="the gradient's precision")
     args = ap.parse_args()
     _, data = synthetic_consortium(args)
     steps = -(-(args.docs - args.docs // 4) // 64)  # a node's training share (three quarters) in batches of 64
@@ -126,7 +127,8 @@ def main() -> None:
         ap.error("--docs gives fewer than 5 steps an epoch; nothing left to time")
     probe = Probe(2, steps - 2)
     probe.install()
-    spec = get_algorithm("gfedntm-prodlda").spec(args.topics, 1, args.seed, {"batch": "64", "tolerance": "0"})
+    spec = get_algorithm("gfedntm-prodlda").spec(args.topics, 1, args.seed,
+                                                 {"batch": "64", "tolerance": "0", "wire": args.wire})
     with tempfile.TemporaryDirectory() as tmp:
         simulate_sync(data, "gfedntm-prodlda", spec, Path(tmp) / "run", protection=args.protection,
                       say=lambda _: None)

@@ -41,7 +41,8 @@ def in_process(data, spec) -> np.ndarray:
     """The same Sync-Opt with plain sums in node order (what the aggregator's dense-sum computes)."""
     from fedtopic.neural.sync_local import train_in_process
 
-    settings = NTMSettings(batch=int(spec.options["batch"]), epochs=spec.iterations, tolerance=0.0)
+    settings = NTMSettings(batch=int(spec.options["batch"]), epochs=spec.iterations, tolerance=0.0,
+                           wire=str(spec.options["wire"]))
     nodes = [FederatedNode(i, counts_matrix(c), None, spec.topics, settings, spec.seed)
              for i, c in enumerate(data.parties)]
     train_in_process(nodes, spec.iterations)
@@ -63,6 +64,23 @@ def test_aggregator_run_equals_in_process_sync_opt_and_mask_is_within_fixed_poin
     node = FederatedNode(0, counts_matrix(data.parties[0]), None, spec.topics, NTMSettings(), spec.seed)
     dense_bytes = 8 * sum(node.phase_sizes().values())
     assert plain["bytes_per_node_step"] < 0.75 * dense_bytes
+
+
+def test_float32_gradients_halve_the_bytes_and_every_node_still_applies_the_same_sum(tmp_path):
+    """``wire=float32``: the aggregator's float32 session sums the rounded parts in float64 in node order and
+    rounds the sum, which is what the in-process run computes; the model moves by float32 rounding only."""
+    data = split_corpus("small", small_corpus(v=300), n_parties=3, scheme="a", seed=0)
+    options = {"batch": "8", "tolerance": "0"}
+    runs, w = {}, {}
+    for wire in ("float64", "float32"):
+        spec = get_algorithm("gfedntm-prodlda").spec(3, 2, seed=1, options=options | {"wire": wire})
+        runs[wire] = simulate_sync(data, "gfedntm-prodlda", spec, tmp_path / wire, say=lambda _: None)
+        w[wire] = np.load(tmp_path / wire / "model.npz")["net_flat"]
+        assert np.array_equal(w[wire], in_process(data, spec))
+    assert not np.array_equal(w["float32"], w["float64"])
+    np.testing.assert_allclose(w["float32"], w["float64"], rtol=0, atol=1e-4)
+    grad_bytes = {wire: runs[wire]["bytes_per_node_step"] for wire in runs}
+    assert grad_bytes["float32"] < 0.65 * grad_bytes["float64"], grad_bytes
 
 
 def test_train_and_infer_prodlda(tmp_path, capsys):

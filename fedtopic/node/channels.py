@@ -94,7 +94,7 @@ def open_channel(client: AggregatorClient, channel: Channel, ids: Sequence[str],
     params = dict(params) | {"channel": channel.name}
     if channel.kind == "dense":
         session = open_dense_session(client, ids, keys, publics, protection=protection, n=channel.size,
-                                     params=params, timeout=timeout)
+                                     params=params, timeout=timeout, dtype=channel.meta.get("dtype", "float64"))
         return DenseChannel(channel, session)
     if channel.kind == "topics":
         client.open_session(ids, combiner="topic-merge", meta=dict(channel.meta), params=params)

@@ -2,7 +2,8 @@
 
 Protection ``none``: a ``dense-sum`` session of float64[n] vectors (the aggregator sees every vector), each sent
 as NPY or, when that is smaller, as a bitmap and its nonzeros (``network.sparse``; gFedNTM's first-layer
-gradient).
+gradient). A session of dtype float32 carries 4 bytes a value: the party rounds its vector to float32, the
+aggregator sums in float64 in the parties' order and rounds the sum to float32 (gFedNTM's ``wire=float32``).
 Protection ``mask``: the vector in fixed point (``fedtopic.crypto.fixedpoint``: 2^−60 resolution, bound
 ±2^20, two cells per value) carried by the ``mask`` scheme as a 2n × 1 matrix, so the aggregator sees uniform
 residues and learns neither a vector nor the sum (masked residues are dense: no bitmap form there); the first
@@ -38,19 +39,20 @@ FIXED_POINT = FixedPoint()
 class DenseSession:
     """One opened session: ``encode`` a vector, ``decode`` a round's sum, ``exchange`` both ways."""
 
-    def __init__(self, client: AggregatorClient, ids: Sequence[str], n: int, prot: PartyProtection | None) -> None:
-        self.client, self.ids, self.n, self.prot = client, list(ids), n, prot
+    def __init__(self, client: AggregatorClient, ids: Sequence[str], n: int, prot: PartyProtection | None,
+                 dtype: str = "float64") -> None:
+        self.client, self.ids, self.n, self.prot, self.dtype = client, list(ids), n, prot, dtype
 
     def encode(self, u: np.ndarray, round: int) -> bytes:
         if u.shape != (self.n,):
             raise ValueError(f"vector of shape {u.shape} for a session of {self.n} values")
         if self.prot is None:
-            return encode_array(np.ascontiguousarray(u, dtype=np.float64))
+            return encode_array(np.ascontiguousarray(u, dtype=self.dtype))
         return self.prot.encode(FIXED_POINT.encode(u).reshape(-1, 1), round)
 
     def decode(self, blob: bytes, round: int, contributors: int) -> np.ndarray:
         if self.prot is None:
-            return np.asarray(decode_array(blob, (self.n,), "float64"), dtype=np.float64)  # no copy if native
+            return np.asarray(decode_array(blob, (self.n,), self.dtype), dtype=np.float64)  # no copy if native
         return FIXED_POINT.decode_sum(self.prot.decode(blob, round).reshape(-1), contributors)
 
     def send(self, payload: bytes, round: int, timeout: float, on_wait: WaitReport | None = None) -> AggregateResult:
@@ -63,11 +65,15 @@ class DenseSession:
 
 
 def open_dense_session(client: AggregatorClient, ids: Sequence[str], keys: PartyKeys, publics: Sequence[bytes], *,
-                       protection: str, n: int, params: Mapping[str, Any], timeout: float) -> DenseSession:
-    """Open or join ``client``'s session for vectors of ``n`` values under ``protection``."""
+                       protection: str, n: int, params: Mapping[str, Any], timeout: float,
+                       dtype: str = "float64") -> DenseSession:
+    """Open or join ``client``'s session for vectors of ``n`` values under ``protection`` (``dtype``: what
+    ``none`` carries, float64 or float32; ``mask`` carries fixed point whatever it is)."""
+    if dtype not in ("float64", "float32"):
+        raise ConfigError(f"dense updates are float64 or float32, got {dtype!r}")
     if protection == "none":
-        client.open_session(ids, combiner="dense-sum", meta={"shape": [n], "dtype": "float64"}, params=dict(params))
-        return DenseSession(client, ids, n, None)
+        client.open_session(ids, combiner="dense-sum", meta={"shape": [n], "dtype": dtype}, params=dict(params))
+        return DenseSession(client, ids, n, None, dtype)
     if protection not in PROTECTIONS:
         raise ConfigError(f"dense updates take protection {' or '.join(PROTECTIONS)}, got {protection!r}")
     index = list(ids).index(keys.party_id)

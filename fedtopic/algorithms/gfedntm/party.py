@@ -40,8 +40,12 @@ class GFedNTMParty:
 
     def channels(self, n_parties: int) -> list[Channel]:
         self.n_parties = n_parties
+        from fedtopic.neural.ntm_train import GRADIENT_PHASES
+
+        wire = {"dtype": self.node.settings.wire}
         return [Channel("size", "dense", n_parties), Channel("val", "dense", 2)] + [
-            Channel(phase, "dense", n) for phase, n in self.node.phase_sizes().items()]
+            Channel(phase, "dense", n, wire if phase in GRADIENT_PHASES else {})
+            for phase, n in self.node.phase_sizes().items()]
 
     def setup(self, exchange: Exchange) -> None:
         """Every node's document count (the union batch's composition at every step)."""

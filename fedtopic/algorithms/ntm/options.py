@@ -17,6 +17,9 @@ FEDERATED_OPTIONS: tuple[Option, ...] = NTM_OPTIONS + (
     PATIENCE,
     Option("tolerance", float, 0.0, "also stop when an epoch changes the weights by less than this, relatively "
            "(paper §3.2; 0: never)", minimum=0.0),
+    Option("wire", str, "float64", "the gradient messages' precision: float64 (the centralised model's bits) or "
+           "float32 (half the bytes; every node and the in-process run still apply the same sum)",
+           choices=("float64", "float32")),
 )
 
 
@@ -26,4 +29,5 @@ def ntm_settings(options: Mapping[str, OptionValue], epochs: int):  # -> fedtopi
 
     return NTMSettings(lr=float(options["lr"]), batch=int(options["batch"]), epochs=epochs,  # type: ignore[arg-type]
                        patience=int(options.get("patience") or 5),  # type: ignore[arg-type]
-                       tolerance=float(options.get("tolerance") or 0.0))  # type: ignore[arg-type]
+                       tolerance=float(options.get("tolerance") or 0.0),  # type: ignore[arg-type]
+                       wire=str(options.get("wire") or "float64"))
