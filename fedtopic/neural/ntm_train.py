@@ -68,7 +68,7 @@ class NTMSettings:
     epochs: int = 100
     patience: int = 5  # epochs without a better validation loss
     tolerance: float = 0.0  # also stop when ‖W_e − W_{e−1}‖ / ‖W_{e−1}‖ falls below it (0: never)
-    wire: str = "float64"  # gFedNTM: the precision of the gradient's two messages (``gradient_on_wire``)
+    wire: str = "float64"  # gFedNTM: the precision of the gradient's two sums on the wire (``gradient_on_wire``)
 
 
 GRADIENT_PHASES = ("grad-enc", "grad-dec")
@@ -76,10 +76,11 @@ GRADIENT_PHASES = ("grad-enc", "grad-dec")
 
 
 def gradient_on_wire(wire: str) -> Callable[[np.ndarray], np.ndarray]:
-    """What a gradient message and its sum become on the wire ``wire``: float64 unchanged; float32 rounded to
-    nearest (kept in float64 arrays). A node rounds its part before it sends it and the sum it gets; the
-    aggregator of a float32 session sums the float32 parts in float64 in the nodes' order and rounds the sum
-    to float32, the same sum the in-process run takes, so every node, either way, applies the same bits."""
+    """What a gradient part and its sum become on the wire ``wire``: float64 unchanged; float32 rounded to
+    nearest (kept in float64 arrays). The exchange rounds, not the node: a float32 session's party encodes its
+    part in float32 and the aggregator sums the parts in float64 in the nodes' order and rounds the sum
+    (``node.dense_session``, ``network.combiners``); the in-process run (``sync_local``) rounds the same way, so
+    every node, either way, applies the same bits."""
     if wire == "float64":
         return lambda v: v
     if wire == "float32":
@@ -266,7 +267,6 @@ class FederatedNode:
         node's document count; ``after_step`` runs after every step (checkpoints); ``start``: an exchange that
         runs while the node goes on (the decoder's gradient travels during phases 4 and 5; default: ``total``)."""
         start = synchronous_start(total) if start is None else start
-        wire = gradient_on_wire(self.settings.wire)
         if self.pos == 0:
             self.epoch_start, self.epoch_first_step = self.flat.copy(), self.step
         order = np.random.default_rng([self.seed, self.index, self.epoch]).permutation(self.n_train)
@@ -286,10 +286,10 @@ class FederatedNode:
             dec = total("dec", self.step, node.sums_decoder(enc))
             g_dec = total("gdec", self.step, node.grad_decoder_stats(dec))
             g_stats, g_decoder = node.grad_encoder_stats(g_dec)
-            decoder_total = start("grad-dec", self.step, wire(g_decoder))
+            decoder_total = start("grad-dec", self.step, g_decoder)
             g_enc = total("genc", self.step, g_stats)
-            encoder_total = total("grad-enc", self.step, wire(node.gradient(g_enc)))
-            self.flat = self.adam.step(self.flat, np.concatenate([wire(encoder_total), wire(decoder_total())]))
+            encoder_total = total("grad-enc", self.step, node.gradient(g_enc))
+            self.flat = self.adam.step(self.flat, np.concatenate([encoder_total, decoder_total()]))
             self.running = update_running(self.running, node.batch_stats(), union)
             self.step += 1
             if after_step is not None:

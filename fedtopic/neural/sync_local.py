@@ -1,8 +1,8 @@
 """Sync-Opt with every node in this process: one thread per node, each phase's vectors summed in node order.
 
-The sum is what the aggregator's dense-sum session computes (same order, same float64 additions), so this is
-the reference the aggregator's run is compared with (tests) and the transport-free cost of a federated step
-(benchmarks).
+The sum is what the aggregator's dense-sum session computes (same order, same float64 additions; with
+``wire=float32`` the gradient's parts and sum rounded to float32 as that session does), so this is the reference
+the aggregator's run is compared with (tests) and the transport-free cost of a federated step (benchmarks).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.neural.ntm_train import FederatedNode
+from fedtopic.neural.ntm_train import GRADIENT_PHASES, FederatedNode, gradient_on_wire
 
 
 def train_in_process(nodes: Sequence[FederatedNode], epochs: int) -> None:
@@ -23,15 +23,18 @@ def train_in_process(nodes: Sequence[FederatedNode], epochs: int) -> None:
     pending: dict[tuple[str, int], list[Any]] = {}
     barrier = threading.Barrier(len(nodes))
     lock = threading.Lock()
+    wire = gradient_on_wire(nodes[0].settings.wire)
 
     def total_for(i: int):
         def total(phase: str, step: int, vector: np.ndarray) -> np.ndarray:
             with lock:
                 pending.setdefault((phase, step), [None] * len(nodes))[i] = vector
             barrier.wait()  # every node's vector is in
+            rounded = wire if phase in GRADIENT_PHASES else (lambda v: v)
             out = np.zeros_like(vector)
             for v in pending[(phase, step)]:
-                out = out + v
+                out = out + rounded(v)
+            out = rounded(out)
             barrier.wait()  # every node has read them
             if i == 0:
                 del pending[(phase, step)]

@@ -17,9 +17,9 @@ FEDERATED_OPTIONS: tuple[Option, ...] = NTM_OPTIONS + (
     PATIENCE,
     Option("tolerance", float, 0.0, "also stop when an epoch changes the weights by less than this, relatively "
            "(paper §3.2; 0: never)", minimum=0.0),
-    Option("wire", str, "float64", "the gradient messages' precision: float64 (the centralised model's bits) or "
-           "float32 (half the bytes under protection none; every node and the in-process run still apply the same sum)",
-           choices=("float64", "float32")),
+    Option("wire", str, "float64", "the gradient messages' precision under protection none: float64 (the "
+           "centralised model's bits) or float32 (half the bytes; every node and the in-process run still apply "
+           "the same sum); mask carries fixed point either way", choices=("float64", "float32")),
 )
 
 
