@@ -5,7 +5,13 @@ import sqlite3
 
 import pytest
 
-from fedtopic.network.blobs import aggregate_blob, update_blob
+from fedtopic.network.blobs import (
+    SPARE_PREFIX,
+    SPARES,
+    BlobDir,
+    aggregate_blob,
+    update_blob,
+)
 from fedtopic.network.errors import NetworkError
 from fedtopic.network.store import INLINE_MAX, KEEP_AGGREGATES, Store
 from fedtopic.network.wire import sha256_hex
@@ -58,10 +64,11 @@ def test_closing_drops_update_files_and_keeps_the_large_aggregate_until_pruned(t
         _close(store, number, aggregates[number])
         assert store.aggregate("s", number).payload == aggregates[number]
     store.close()  # waits for the background deletions
-    files = {p.name for p in (store.blobs.root / "s").iterdir()}
+    files = {p.name for p in (store.blobs.root / "s").iterdir() if not p.name.startswith(SPARE_PREFIX)}
     assert not any(f.startswith("u") for f in files), files  # every round closed: no update file left
     kept = {aggregate_blob("s", n, sha256_hex(a)).split("/")[1] for n, a in aggregates.items() if n >= 2}
     assert files == kept
+    assert len(list((store.blobs.root / "s").glob(f"{SPARE_PREFIX}*"))) <= SPARES
     reopened = Store(tmp_path)
     assert reopened.aggregate("s", 0).payload is None and reopened.aggregate("s", 1).payload is None  # pruned
     last = KEEP_AGGREGATES + 1
@@ -127,6 +134,24 @@ def test_a_partys_latest_update_is_found_without_reading_the_session(tmp_path):
     assert costs[1] <= costs[0] + 1, costs
     assert store.last_updates("s", ["p1", "p2", "p3"]) == {"p1": (398, 399.0), "p2": (399, 400.0)}
     assert store.last_update("s", "p3") is None
+
+
+def test_a_deleted_file_is_written_over_whole_and_at_most_spares_are_kept(tmp_path):
+    blobs = BlobDir(tmp_path)
+    blobs.put("s/a", b"x" * 5000)
+    inode = os.stat(tmp_path / "s" / "a").st_ino
+    blobs.drop(["s/a"])
+    assert blobs.get("s/a") is None and len(list((tmp_path / "s").glob(f"{SPARE_PREFIX}*"))) == 1
+    blobs.put("s/b", b"short")  # over the spare: its old tail must not survive
+    assert os.stat(tmp_path / "s" / "b").st_ino == inode and blobs.get("s/b") == b"short"
+    assert not list((tmp_path / "s").glob(f"{SPARE_PREFIX}*"))
+    names = [f"s/n{i}" for i in range(SPARES + 3)]
+    for name in names:
+        blobs.put(name, name.encode())
+    blobs.drop(names)
+    assert len(list((tmp_path / "s").glob(f"{SPARE_PREFIX}*"))) == SPARES
+    assert {p.name for p in (tmp_path / "s").iterdir() if not p.name.startswith(SPARE_PREFIX)} == {"b"}
+    assert BlobDir(tmp_path).sweep({"s/b"}) == SPARES  # a restart forgets them
 
 
 def test_start_sweeps_orphans_and_refuses_a_damaged_file(tmp_path):
