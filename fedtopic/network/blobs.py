@@ -40,6 +40,8 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+_datasync = getattr(os, "fdatasync", os.fsync)  # macOS has no fdatasync
+
 SPARES = 8
 """Deleted files a session's folder keeps to write over (see the module docstring)."""
 SPARE_PREFIX = ".spare-"
@@ -88,7 +90,7 @@ class BlobDir:
                     out.write(data)
                     out.truncate(len(data))
                     out.flush()
-                    os.fdatasync(out.fileno())  # the data and the size, all a read needs
+                    _datasync(out.fileno())  # the data and the size, all a read needs
             else:
                 with open(tmp, "wb") as out:
                     out.write(data)
