@@ -155,6 +155,62 @@ def test_a_plugin_algorithm_through_node_processes_with_a_kill(tmp_path, plugin)
     assert np.array_equal(results["clean"], results["killed"])
 
 
+class _Killed(BaseException):
+    """A party's thread stopped dead (what a kill -9 leaves: nothing after the point it struck runs)."""
+
+
+def test_a_kill_right_after_a_checkpoint_loses_no_history_line(tmp_path, plugin, monkeypatch):
+    """A round's history line is written before the checkpoint that marks the round done: p2, stopped dead just
+    after the checkpoint of round 2, resumes at round 3 with every round in its history (in the other order the
+    kill lost round 2's line, and its summary counted 7 rounds of 8)."""
+    import threading
+
+    from _csfed_setup import make_consortium
+
+    from fedtopic.consortium.config import load_consortium, save_consortium
+    from fedtopic.node import sync_runtime
+    from fedtopic.node.sync_node import run_sync_node
+    from fedtopic.simulation.aggregator_proc import AggregatorProcess
+
+    config, cfg = make_consortium(tmp_path / "c", protection="none", iterations=8)
+    cfg = cfg.model_copy(update={"algorithm": cfg.algorithm.model_copy(update={
+        "name": "fedavg-vector", "topics": 2, "options": {"rate": 0.3}})})
+    save_consortium(cfg, config)
+    cfg = load_consortium(config)
+    write = sync_runtime.write_arrays
+
+    def write_then_die(path, arrays):
+        write(path, arrays)
+        meta = arrays.get(sync_runtime._RUNTIME_KEY)
+        if threading.current_thread().name == "p2-first" and meta is not None and \
+                json.loads(str(meta))["round"] == 3:
+            raise _Killed
+
+    monkeypatch.setattr(sync_runtime, "write_arrays", write_then_die)
+    out: dict[str, object] = {}
+
+    def party(pid: str) -> None:
+        try:
+            out[pid] = run_sync_node(cfg, config, pid, url=agg.url, say=lambda _: None, round_timeout=120.0)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            out[pid] = exc
+
+    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as agg:
+        threads = [threading.Thread(target=party, args=(pid,), name=f"{pid}-first") for pid in cfg.party_ids]
+        for t in threads:
+            t.start()
+        threads[1].join(120)
+        assert isinstance(out.pop("p2"), _Killed)
+        again = threading.Thread(target=party, args=("p2",), name="p2-again")
+        again.start()
+        for t in (*threads, again):
+            t.join(120)
+    assert {pid: s["rounds"] for pid, s in out.items()} == {"p1": 8, "p2": 8, "p3": 8}, out  # type: ignore[index]
+    rows = read_history(config.parent / "state" / "p2" / "history.jsonl")
+    assert [r["round"] for r in latest_per_round(rows)] == list(range(8))
+    assert [r["round"] for r in rows] == list(range(8))  # killed after round 2's line and checkpoint: no redo
+
+
 def test_a_checkpoint_of_another_run_is_refused_in_one_line(tmp_path, plugin):
     from plugins.fedavg_vector import VectorParty
 

@@ -384,7 +384,6 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
             m = meter.take()
             r += 1
             round_box[0] = r
-            checkpoint()
             top = weights = prevalence = None
             if vocab is not None and (top_words_due(r - 1) or party.done()):
                 top, weights, prevalence = record_topics(party, vocab, history, algorithm=algorithm, round=r - 1)
@@ -396,8 +395,9 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
                                epsilon=record.epsilon, quality=record.quality, quality_name=record.quality_name,
                                top_words=top, top_weights=weights, prevalence=prevalence,
                                extra=dict(record.extra))
-            if writer is not None:
-                writer.append(line)
+            if writer is not None:  # before the checkpoint: a kill in between redoes the round, which writes its
+                writer.append(line)  # line again (readers keep the last per round); after, it would lose the line
+            checkpoint()
             lines.append(line)
             if on_round is not None:
                 on_round(line)
