@@ -39,9 +39,9 @@ class GFedNTMParty:
         self.sizes: list[int] = []
 
     def channels(self, n_parties: int) -> list[Channel]:
-        self.n_parties = n_parties
         from fedtopic.neural.ntm_train import GRADIENT_PHASES
 
+        self.n_parties = n_parties
         wire = {"dtype": self.node.settings.wire}
         return [Channel("size", "dense", n_parties), Channel("val", "dense", 2)] + [
             Channel(phase, "dense", n, wire if phase in GRADIENT_PHASES else {})
