@@ -122,22 +122,29 @@ def test_a_party_may_not_leave_an_exchange_running_past_its_step(tmp_path):
     assert ex.meter.bytes_up == 24 and ex.meter.bytes_down == 24
 
 
+def _vector_consortium(root: Path, protection: str):
+    """(consortium.toml, its config) of three parties training the plugin's fedavg-vector for 8 rounds."""
+    from _csfed_setup import make_consortium
+
+    from fedtopic.consortium.config import load_consortium, save_consortium
+
+    config, cfg = make_consortium(root, protection=protection, iterations=8)
+    cfg = cfg.model_copy(update={"algorithm": cfg.algorithm.model_copy(update={
+        "name": "fedavg-vector", "topics": 2, "options": {"rate": 0.3}})})
+    save_consortium(cfg, config)
+    return config, load_consortium(config)
+
+
 def test_a_plugin_algorithm_through_node_processes_with_a_kill(tmp_path, plugin):
     """Three nodes under mask; p2 killed -9 after round 1 resumes from its checkpoint and every party ends with
     the bits of a run without the kill."""
-    from _csfed_setup import make_consortium
     from _node_procs import run_node_processes
 
-    from fedtopic.consortium.config import load_consortium, save_consortium
     from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
     results = {}
     for label, kill in (("clean", False), ("killed", True)):
-        config, cfg = make_consortium(tmp_path / label, protection="mask", iterations=8)
-        cfg = cfg.model_copy(update={"algorithm": cfg.algorithm.model_copy(update={
-            "name": "fedavg-vector", "topics": 2, "options": {"rate": 0.3}})})
-        save_consortium(cfg, config)
-        cfg = load_consortium(config)
+        config, cfg = _vector_consortium(tmp_path / label, "mask")
         logs = {p: tmp_path / f"{label}-{p}.log" for p in cfg.party_ids}
         with AggregatorProcess(config, tmp_path / f"{label}-agg", tmp_path / f"{label}-agg.log") as agg:
             outs = run_node_processes(config, cfg.party_ids, agg.url, logs, kill="p2" if kill else None,
@@ -165,18 +172,11 @@ def test_a_kill_right_after_a_checkpoint_loses_no_history_line(tmp_path, plugin,
     kill lost round 2's line, and its summary counted 7 rounds of 8)."""
     import threading
 
-    from _csfed_setup import make_consortium
-
-    from fedtopic.consortium.config import load_consortium, save_consortium
     from fedtopic.node import sync_runtime
     from fedtopic.node.sync_node import run_sync_node
     from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
-    config, cfg = make_consortium(tmp_path / "c", protection="none", iterations=8)
-    cfg = cfg.model_copy(update={"algorithm": cfg.algorithm.model_copy(update={
-        "name": "fedavg-vector", "topics": 2, "options": {"rate": 0.3}})})
-    save_consortium(cfg, config)
-    cfg = load_consortium(config)
+    config, cfg = _vector_consortium(tmp_path / "c", "none")
     write = sync_runtime.write_arrays
 
     def write_then_die(path, arrays):

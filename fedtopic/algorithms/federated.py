@@ -37,8 +37,8 @@ class Channel:
 
     ``meta``: what the runtime must know beyond the size. ``dense``: optionally ``dtype`` "float32", carried in
     4 bytes a value under protection none (the parts and the sum rounded to float32). ``topics``: the merge
-    settings every party derives alike. ``counts``: ``shape`` [V, K], ``max_value`` (a bound on one party's cell, which sizes masks and
-    packing), ``word_frequencies`` (float[V], the consortium's; IPHE encrypts its top δ·V rows) and ``setup``
+    settings every party derives alike. ``counts``: ``shape`` [V, K], ``max_value`` (a bound on one party's
+    cell, which sizes masks and packing), ``word_frequencies`` (float[V], the consortium's; IPHE encrypts its top δ·V rows) and ``setup``
     (True: the consortium's secrets are sealed on this channel's session, and the Paillier schemes carry it by
     packed Paillier). Any protection carries ``counts``; ``dense`` takes ``none`` or ``mask``."""
 

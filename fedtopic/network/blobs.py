@@ -85,17 +85,12 @@ class BlobDir:
             _fsync_dir(self.root)
         tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
         try:
-            if self._reuse(path.parent, tmp):
-                with open(tmp, "r+b") as out:
-                    out.write(data)
-                    out.truncate(len(data))
-                    out.flush()
-                    _datasync(out.fileno())  # the data and the size, all a read needs
-            else:
-                with open(tmp, "wb") as out:
-                    out.write(data)
-                    out.flush()
-                    os.fsync(out.fileno())
+            reused = self._reuse(path.parent, tmp)
+            with open(tmp, "r+b" if reused else "wb") as out:
+                out.write(data)
+                out.truncate(len(data))  # a spare's longer tail
+                out.flush()
+                (_datasync if reused else os.fsync)(out.fileno())  # over a spare: the data and the size suffice
             os.replace(tmp, path)
         except OSError as exc:
             tmp.unlink(missing_ok=True)
