@@ -27,6 +27,7 @@ from fedtopic.network.service import Aggregator
 from fedtopic.network.settings import AggregatorSettings
 from fedtopic.network.signal import RoundSignal
 from fedtopic.network.store import Store
+from fedtopic.network.updates import rejection_response
 from fedtopic.version import __version__
 
 TICK_SECONDS = 0.2
@@ -34,12 +35,12 @@ log = logging.getLogger("fedtopic.aggregator")
 
 
 def _problem(status: int, code: str, detail: str, **extra: object) -> JSONResponse:
-    return JSONResponse(status_code=status, content={"code": code, "detail": detail, **extra})
+    return rejection_response(Rejection(status, code, detail, **extra))
 
 
 async def _on_rejection(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, Rejection)
-    return _problem(exc.status, exc.code, exc.reason, **exc.extra)
+    return rejection_response(exc)
 
 
 async def _on_invalid_request(_: Request, exc: Exception) -> JSONResponse:

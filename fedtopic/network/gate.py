@@ -19,6 +19,9 @@ Order, each step before the next costs anything:
 4. **Strict JSON** for JSON routes: no NaN, no ±Infinity, no number that
    overflows a float, nesting counted on the bytes before parsing (``safe_json``). Only then does FastAPI parse the body.
 
+5. **An update in canonical form is answered here** (``network.updates.direct_update``): the route's own
+   logic, without FastAPI's router and dependency resolution, half the aggregator's CPU for a small update.
+
 The authenticated party goes to the routes in ``scope["state"]["party"]``.
 """
 
@@ -41,6 +44,7 @@ from fedtopic.network.auth import (
     check_update_headers,
 )
 from fedtopic.network.errors import Rejection
+from fedtopic.network.updates import direct_update
 from fedtopic.network.wire import H_CONTENT_SHA256, sha256_hex
 from fedtopic.safe_json import MAX_DEPTH, UntrustedJSONError, loads_untrusted
 
@@ -71,6 +75,11 @@ def check_strict_json(body: bytes) -> None:
         loads_untrusted(body, MAX_DEPTH)
     except UntrustedJSONError as exc:
         raise Rejection(422, "invalid_json", str(exc)) from None
+
+
+def _is_update(scope: Scope) -> bool:
+    m = _ROUND_ROUTE.match(scope["path"]) if scope["method"] == "POST" else None
+    return m is not None and m.group(3) == "updates"
 
 
 class AuthGate:
@@ -167,7 +176,10 @@ class AuthGate:
             return
         headers = dict(scope["headers"])
         try:
-            party, body_sha, route = await anyio.to_thread.run_sync(self._admit, scope, headers)
+            if _is_update(scope):  # no store, no lock: one signature recovery (40 µs), not worth a thread hop
+                party, body_sha, route = self._admit(scope, headers)
+            else:  # a nonce is recorded in the store
+                party, body_sha, route = await anyio.to_thread.run_sync(self._admit, scope, headers)
             timeout = self.state().settings.read_timeout_seconds
             try:
                 with anyio.fail_after(timeout):
@@ -183,6 +195,11 @@ class AuthGate:
         except _Disconnected:
             log.info("%s %s: client disconnected before sending its whole body", scope["method"], scope["path"])
             return
+        if route.kind == "update":
+            answer = await direct_update(self.state(), scope, party, body_sha, body)
+            if answer is not None:
+                await answer(scope, receive, send)
+                return
         # the hash just checked, and the body itself: a route reading it back through Request.body() would copy
         # it once more (Starlette joins it with the empty chunk that ends its stream)
         scope.setdefault("state", {}).update(party=party, body_sha256=body_sha, body=body)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from functools import partial
 from typing import Annotated
 
 import anyio
@@ -34,19 +33,15 @@ from fedtopic.network.schemas import (
     VocabularyIn,
     VocabularyOut,
 )
-from fedtopic.network.service import Aggregator
-from fedtopic.network.signal import RoundSignal, wait_for
-from fedtopic.network.store import AggregateRow
-from fedtopic.network.wire import (
-    H_CLOSE_REASON,
-    H_CONTRIBUTORS,
-    H_MISSING,
-    H_SHA256,
-    PAYLOAD_MEDIA_TYPE,
+from fedtopic.network.updates import (
+    MAX_WAIT,
+    aggregate_response,
+    answer_update,
+    await_close,
 )
+from fedtopic.network.wire import PAYLOAD_MEDIA_TYPE
 
 STATUS_MAX_AGE = 1.0  # /status repeats its last answer while nothing changed, for at most this many seconds
-MAX_SLEEP_SECONDS = 1.0  # a long-poll re-checks at least this often even if no close woke it
 _BINARY = {PAYLOAD_MEDIA_TYPE: {"schema": {"type": "string", "format": "binary"}}}
 _PROBLEMS = {code: {"model": Problem} for code in (401, 403, 404, 409, 413, 422)}
 
@@ -128,25 +123,16 @@ def get_round(session_id: SessionId, round: RoundNumber, party: RequestParty, ag
                                                               "seconds; its aggregate, contributors in headers"}})
 async def submit_update(session_id: SessionId, round: RoundNumber, body: RawBody, sha: BodySha256,
                         party: UpdateParty, aggregator: AggregatorDep, settings: SettingsDep, signal: RoundSignalDep,
-                        wait: Annotated[float, Query(ge=0, le=600, description="then long-poll the aggregate "
-                                                                               "for this many seconds")] = 0.0
-                        ) -> Response | UpdateReceipt:
+                        wait: Annotated[float, Query(ge=0, le=MAX_WAIT, description="then long-poll the "
+                                                                                    "aggregate this many seconds")] = 0.0
+                        ) -> Response:
     """Data receiver: this party's one update for the open round, signed over session, round and sha256(body).
     202 with the receipt; with ``wait`` > 0 the answer is the round's aggregate (200, as the aggregate route
     gives it) if the round closes within ``wait`` seconds, which saves a synchronous round its second request.
     The receipt (202) still comes if it does not, or if the round waits for a mask recovery message. While the
-    party waits, its update is held in memory (``Aggregator.submit``): it is written before a receipt goes out."""
-    receipt = await anyio.to_thread.run_sync(partial(aggregator.submit, durable=wait <= 0), session_id, round,
-                                             party, body, sha)
-    if wait <= 0:
-        return receipt
-    if not receipt.round_closed and not await _await_close(aggregator, signal, session_id, round, party,
-                                                           min(wait, settings.max_wait_seconds)):
-        await anyio.to_thread.run_sync(aggregator.write_held, session_id, round, party)
-        return receipt
-    row = aggregator.recent_aggregate(session_id, round, party) or \
-        await anyio.to_thread.run_sync(aggregator.aggregate, session_id, round, party)
-    return receipt if row is None else _aggregate_response(row)
+    party waits, its update is held in memory (``Aggregator.submit``): it is written before a receipt goes out.
+    A request in canonical form is answered by ``AuthGate`` without coming here (``network.updates``)."""
+    return await answer_update(aggregator, settings, signal, session_id, round, party, body, sha, wait)
 
 
 @v1.post("/sessions/{session_id}/rounds/{round}/recoveries",
@@ -177,7 +163,7 @@ async def get_aggregate(session_id: SessionId, round: RoundNumber, party: Reques
         row = aggregator.recent_aggregate(session_id, round, party) or \
             await anyio.to_thread.run_sync(aggregator.aggregate, session_id, round, party)
         if row is not None:
-            return _aggregate_response(row)
+            return aggregate_response(row)
         wanted = None if not aggregator.is_recovering(session_id, round) else \
             await anyio.to_thread.run_sync(aggregator.recovery_wanted, session_id, round, party)
         if wanted is not None:
@@ -186,27 +172,4 @@ async def get_aggregate(session_id: SessionId, round: RoundNumber, party: Reques
         remaining = until - time.monotonic()
         if remaining <= 0:
             return _not_ready("not_ready", f"round {round} is still open")
-        await _await_close(aggregator, signal, session_id, round, party, remaining)
-
-
-async def _await_close(aggregator: Aggregator, signal: RoundSignal, session_id: str, round: int, party: str,
-                       seconds: float) -> bool:
-    """Sleep until ``round`` closes, ``party`` owes a recovery message, or ``seconds`` pass; whether it closed."""
-    deadline = time.monotonic() + seconds
-    while True:
-        event = signal.current()  # before the checks: a close in between still sets it
-        if aggregator.is_closed(session_id, round):
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        if aggregator.is_recovering(session_id, round) and await anyio.to_thread.run_sync(
-                aggregator.recovery_wanted, session_id, round, party) is not None:
-            return False  # the lock only off the event loop: a worker holding it must not stall every request
-        aggregator.saw(party)  # a party waiting here is alive
-        await wait_for(event, min(MAX_SLEEP_SECONDS, deadline - time.monotonic()))
-
-
-def _aggregate_response(row: AggregateRow) -> Response:
-    headers = {H_CONTRIBUTORS: ",".join(row.contributors), H_MISSING: ",".join(row.missing),
-               H_CLOSE_REASON: row.close_reason, H_SHA256: row.sha256}
-    return Response(content=row.payload, media_type=PAYLOAD_MEDIA_TYPE, headers=headers)
+        await await_close(aggregator, signal, session_id, round, party, remaining)
