@@ -158,6 +158,20 @@ def test_adam_kernel_equals_the_numpy_formulas_bit_for_bit():
         assert np.array_equal(w, w_ref) and np.array_equal(ours.m, m_ref) and np.array_equal(ours.v, v_ref)
 
 
+def test_adam_on_gradient_parts_equals_adam_on_the_joined_gradient_bit_for_bit():
+    rng = np.random.default_rng(6)
+    n = 1_001
+    whole, parted = Adam(n), Adam(n)
+    w_whole = w_parted = rng.standard_normal(n)
+    for cut in (0, 1, 400, n):
+        g = rng.standard_normal(n)
+        w_whole, w_parted = whole.step(w_whole, g), parted.step_parts(w_parted, [g[:cut], g[cut:]])
+        assert np.array_equal(w_whole, w_parted) and np.array_equal(whole.m, parted.m)
+        assert np.array_equal(whole.v, parted.v) and whole.t == parted.t
+    with pytest.raises(ValueError, match="gradient parts"):
+        parted.step_parts(w_parted, [g[:5]])
+
+
 def test_adam_matches_torch_optim_adam():
     rng = np.random.default_rng(0)
     w = rng.standard_normal(7)

@@ -18,9 +18,9 @@ from numba import njit
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def adam_update(w: np.ndarray, grad: np.ndarray, m: np.ndarray, v: np.ndarray, lr: float, b1: float, b2: float,
-                eps: float, c1: float, c2: float) -> np.ndarray:
-    """New W float64[n] from W, ∇ (float64[n]); m and v updated in place; c1 = 1 − β₁^t, c2 = 1 − β₂^t."""
-    out = np.empty_like(w)
+                eps: float, c1: float, c2: float, out: np.ndarray) -> None:
+    """out ← W after one step on ∇ (all float64[n]; ``out`` may be a slice of a longer vector); m and v updated in
+    place; c1 = 1 − β₁^t, c2 = 1 − β₂^t."""
     a1, a2 = 1.0 - b1, 1.0 - b2
     for i in range(w.size):
         g = grad[i]
@@ -29,4 +29,3 @@ def adam_update(w: np.ndarray, grad: np.ndarray, m: np.ndarray, v: np.ndarray, l
         m[i] = mi
         v[i] = vi
         out[i] = w[i] - lr * (mi / c1) / (math.sqrt(vi / c2) + eps)
-    return out

@@ -289,7 +289,7 @@ class FederatedNode:
             decoder_total = start("grad-dec", self.step, g_decoder)
             g_enc = total("genc", self.step, g_stats)
             encoder_total = total("grad-enc", self.step, node.gradient(g_enc))
-            self.flat = self.adam.step(self.flat, np.concatenate([encoder_total, decoder_total()]))
+            self.flat = self.adam.step_parts(self.flat, [encoder_total, decoder_total()])
             self.running = update_running(self.running, node.batch_stats(), union)
             self.step += 1
             if after_step is not None:

@@ -26,6 +26,7 @@ statistics at every node, so evaluation-mode BatchNorm also matches the centrali
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -161,9 +162,23 @@ class Adam:
 
     def step(self, w: np.ndarray, grad: np.ndarray) -> np.ndarray:
         """W after one step on ∇ (both float64[n]); the moments are updated in place."""
+        return self.step_parts(w, [grad])
+
+    def step_parts(self, w: np.ndarray, parts: Sequence[np.ndarray]) -> np.ndarray:
+        """``step`` on the gradient given as consecutive parts (float64, their lengths summing to n), without
+        joining them: gFedNTM's gradient arrives as two sums, and one copy of |W| floats per node per step is
+        as long as the update itself."""
         from fedtopic.neural.adam_kernel import adam_update
 
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        if sum(len(p) for p in parts) != w.size:
+            raise ValueError(f"gradient parts of {[len(p) for p in parts]} values for {w.size} weights")
         self.t += 1
-        return adam_update(np.ascontiguousarray(w, dtype=np.float64), np.ascontiguousarray(grad, dtype=np.float64),
-                           self.m, self.v, self.lr, self.b1, self.b2, self.eps, 1 - self.b1 ** self.t,
-                           1 - self.b2 ** self.t)
+        out, at = np.empty_like(w), 0
+        for part in parts:
+            end = at + len(part)
+            adam_update(w[at:end], np.ascontiguousarray(part, dtype=np.float64), self.m[at:end], self.v[at:end],
+                        self.lr, self.b1, self.b2, self.eps, 1 - self.b1 ** self.t, 1 - self.b2 ** self.t,
+                        out[at:end])
+            at = end
+        return out
