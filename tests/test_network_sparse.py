@@ -156,3 +156,25 @@ def test_a_dense_sum_session_loads_the_codecs_compiled_code_when_it_opens(tmp_pa
     done = subprocess.run([sys.executable, "-c", _WARM_UP_CHILD, str(tmp_path)], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+_PARTY_WARM_UP_CHILD = """
+import threading
+from fedtopic.network import sparse
+from fedtopic.node.dense_session import DenseSession
+assert not sparse._gather.signatures and not sparse._scatter.signatures
+DenseSession(None, ["a"], 5, None, "float32")
+for t in [t for t in threading.enumerate() if t.name == "warm-up"]:
+    t.join(60)
+assert any(sig[0].dtype.name == "float32" for sig in sparse._gather.signatures), sparse._gather.signatures
+assert any(sig[1].dtype.name == "float32" for sig in sparse._scatter.signatures), sparse._scatter.signatures
+"""
+
+
+def test_a_partys_dense_session_loads_the_codecs_compiled_code_when_it_opens() -> None:
+    """The party's side, as the aggregator's: a session's kernels load in the background when it opens."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _PARTY_WARM_UP_CHILD], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
