@@ -61,6 +61,8 @@ def test_aggregator_run_equals_in_process_sync_opt_and_mask_is_within_fixed_poin
     assert np.abs(w["masked"] - w["plain"]).max() < 1e-5
     assert plain["epochs"] == 2 and plain["steps"] == masked["steps"] > 0 and 0 <= plain["macro_f1"] <= 1
     assert masked["protection"] == "mask" and masked["bytes_per_node_step"] > 0
+    for run in (plain, masked):  # each epoch's steps, timed apart from the validation pass that ends it
+        assert all(0 < t < e for t, e in zip(run["epoch_train_seconds"], run["epoch_seconds"], strict=True))
     node = FederatedNode(0, counts_matrix(data.parties[0]), None, spec.topics, NTMSettings(), spec.seed)
     dense_bytes = 8 * sum(node.phase_sizes().values())
     assert plain["bytes_per_node_step"] < 0.75 * dense_bytes

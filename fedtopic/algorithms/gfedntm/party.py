@@ -18,6 +18,7 @@ session, so a resumed node still finds every aggregate of the steps it replays.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -69,13 +70,15 @@ class GFedNTMParty:
                 exchange.checkpoint()
 
         first = node.step if node.pos == 0 else node.epoch_first_step
+        started = time.perf_counter()
         change = node.train_epoch(self.sizes, total, after_step, start)
+        train_seconds = time.perf_counter() - started  # the steps alone: the validation pass and its sum follow
         loss_sum, count = exchange.sum("val", round, np.array(node.validation_sum(), dtype=np.float64)).value
         validation = float(loss_sum / count) if count > 0 else float("nan")  # the consortium's, every node alike
         node.end_epoch(validation)
         return StepRecord(quality=validation, quality_name="validation_loss",
                           extra={"relative_change": change, "steps": node.step - first, "epoch": node.epoch,
-                                 "best_epoch": node.stopping.best_epoch})
+                                 "best_epoch": node.stopping.best_epoch, "train_seconds": train_seconds})
 
     def done(self) -> bool:
         return self.node.finished

@@ -53,7 +53,8 @@ def write_gfedntm_simulation(out: Path, run: ConsortiumRun, algorithm: str) -> d
              "seconds_per_step": run.wall_seconds / steps,
              "relative_change": [r["extra"]["relative_change"] for r in first],
              "validation_loss": [r["quality"] for r in first], "best_epoch": nodes[0].stopping.best_epoch,
-             "epoch_seconds": [r["compute_s"] + r["exchange_s"] + r["wait_s"] for r in first]}
+             "epoch_seconds": [r["compute_s"] + r["exchange_s"] + r["wait_s"] for r in first],
+             "epoch_train_seconds": [r["extra"].get("train_seconds", float("nan")) for r in first]}  # steps only
     return write_ntm_run(out, data, algorithm, run.spec, Fitted(model, theta_train), wall_seconds=run.wall_seconds,
                          extra=extra)
 
