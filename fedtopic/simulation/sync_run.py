@@ -64,7 +64,7 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
         with AggregatorProcess(config, work / "aggregator", run_dir / "aggregator.log", port=port or None) as agg:
             say(f"aggregator {agg.url} (pid {agg.proc.pid}); {n} parties, K = {spec.topics}, protection {protection}")
             started = time.perf_counter()
-            lock = threading.Lock() if serialize_compute else threading.BoundedSemaphore(_cores())
+            lock = threading.Lock() if serialize_compute else threading.BoundedSemaphore(_compute_slots())
 
             def one(i: int) -> list[HistoryLine]:
                 pid = cfg.party_ids[i]
@@ -82,14 +82,19 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
     return algo.write_simulation(run_dir, run)
 
 
-def _cores() -> int:
-    """Parties that compute at once: one per core this process may use. More only queue for the GIL's slices
-    (numba releases it, the Python around it does not), and every party waiting in an exchange then waits for
-    the GIL after each socket call: with 1,000 party threads a request's body took over a minute to arrive."""
+def _compute_slots() -> int:
+    """Parties that compute at once: two per core this process may use. A party holding a slot also runs the
+    Python around its numeric kernels (decoding, encoding, autograd's bookkeeping), during which its core could
+    run another party's kernel: gFedNTM's step with 5 parties on 2 cores took 116 ms with one slot per core, 108
+    with two (``benchmarks/bench_gfedntm_phases.py --docs 4000``, medians of 3, alternating). Far more would
+    only queue for the GIL's slices (numba releases it, the Python around it does not), and every party waiting
+    in an exchange then waits for the GIL after each socket call: with 1,000 party threads a request's body took
+    over a minute to arrive."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    return 2 * max(1, cores)
 
 
 def _protections(carried_by: tuple[str, ...]) -> tuple[str, ...]:
