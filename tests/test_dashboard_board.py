@@ -105,12 +105,48 @@ class _Told(RunFolder):
 @pytest.mark.parametrize("told, p3", [
     ({"p1": 5, "p3": 4}, ("alive", 1)),  # the answer lags the histories (round 29): p3 keeps up with that answer
     ({"p1": 20, "p3": 4}, ("behind", 16)),  # 16 rounds behind a party in the same answer
-])
+    ({"p1": 600, "p3": 598}, ("alive", 2)),  # the service counts other rounds (gFedNTM's steps): p1's history
+])  # is compared with histories only, so its 29 epochs are not 571 rounds behind
 def test_a_reported_round_is_compared_with_the_same_report(tmp_path, told, p3):
     run, _ = run_folder(tmp_path, rounds=30)
     parties = {p["party"]: p for p in Board(_Told(run, told)).state()["parties"]}
     assert (parties["p3"]["status"], parties["p3"]["rounds_behind"]) == p3
     assert parties["p1"]["round"] == 29 and parties["p1"]["status"] == "alive"
+
+
+class _ChainTold(_Told):
+    """The same, the answer a chain's (DAFed: its rounds are the parties' publications, the runtime's rounds)."""
+
+    def meta(self):
+        return super().meta() | {"mode": "async"}
+
+
+def test_a_chains_rounds_count_against_the_histories(tmp_path):
+    run, _ = run_folder(tmp_path, rounds=30)
+    parties = {p["party"]: p for p in Board(_ChainTold(run, {"p1": 60, "p3": 58})).state()["parties"]}
+    assert (parties["p1"]["status"], parties["p1"]["rounds_behind"]) == ("behind", 31)
+
+
+def test_a_party_is_awaited_only_by_a_round_that_has_begun(tmp_path):
+    """gFedNTM's sessions: the validation sum's round between epochs lists everyone as missing, and must not make
+    every row read "the round waits for it"; a begun round does, for the members it lacks."""
+    from fedtopic.crypto.codec import encode_counts
+    from fedtopic.dashboard.sources import signs_from_status
+    from fedtopic.network.schemas import SessionCreate
+    from fedtopic.network.service import Aggregator
+    from fedtopic.network.store import Store
+
+    ids = ["p1", "p2", "p3"]
+    agg = Aggregator(Store(tmp_path), {p: f"0x{i:040x}" for i, p in enumerate(ids, start=1)}, protection="none",
+                     default_deadline=30.0)
+    for sid in ("run-val", "run-enc"):
+        agg.open_session(SessionCreate(session_id=sid, parties=ids, combiner="none", meta={"shape": [2, 2]}), "p1")
+    signs, live = signs_from_status(agg.status(), ids)
+    assert live == 2 and not any(sign.awaited for sign in signs.values())
+    agg.submit("run-enc", 0, "p2", encode_counts(np.ones((2, 2), dtype=np.int64)))
+    signs, _ = signs_from_status(agg.status(), ids)
+    assert {pid: sign.awaited for pid, sign in signs.items()} == {"p1": True, "p2": False, "p3": True}
+    assert signs["p2"].round == 0 and signs["p1"].round is None
 
 
 def test_a_new_run_in_the_same_folder_replaces_the_old_rows(tmp_path):

@@ -163,7 +163,9 @@ class Board:
         own = {pid: t.latest["round"] for pid, t in tracks.items() if t.latest is not None}
         told = {pid: s.round for pid, s in signs.parties.items() if s.round is not None}
         leader = max([*own.values(), *told.values()], default=None)
-        leaders = Leaders(own=leader, told=max(told.values(), default=None))
+        # a chain counts each party's publications, the runtime's rounds; an aggregator counts its sessions' rounds
+        leaders = Leaders(own=leader if meta.get("mode") == "async" else max(own.values(), default=None),
+                          told=max(told.values(), default=None))
         options = meta.get("options") or {}
         steps = _option(options, "steps") or 1
         # DAFed ends for everyone once the fastest party has done its sweeps: a party silent after that ended

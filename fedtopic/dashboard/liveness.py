@@ -9,7 +9,7 @@ A party is
   heartbeats) where the signs are a node's heartbeats, which come every ``node.heartbeat.HEARTBEAT_SECONDS``
   whatever it computes; else ``STOP_FACTOR`` times its usual round interval, at least ``STOP_MIN_SECONDS``;
 * ``behind`` when it is more than ``behind_rounds`` rounds behind the party furthest ahead (``Leaders``: a
-  round is only compared with rounds seen no later than itself);
+  round is only compared with rounds of the same source, read no later than itself);
 * ``unknown`` while nothing at all has been seen of it (no history here, no answer from a service yet);
 * ``alive`` otherwise.
 """
@@ -38,13 +38,18 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Leaders:
-    """The furthest round a party's own round is compared with, by where that round was read.
+    """The furthest round a party's own round is compared with, by where that round was read: rounds are only
+    compared with rounds of the same source.
 
-    ``own``: for a round from the party's own history (read now): the furthest round of all, histories and the
-    remote service's answer alike, since an older reading can only be lower than the truth. ``told``: for a round
-    the aggregator or chain reported at its last poll: the furthest round of that same answer. Against the
-    histories it would lag by as many rounds as the consortium runs in a poll interval (a consortium at 40 rounds
-    a second put every party but the viewer "behind" on the viewer's page)."""
+    ``own``: for a round from a party's history (read now): the furthest round of the histories here and, when
+    the remote service is a chain (whose rounds are each party's publications, the runtime's rounds), of its
+    answer too, since an older reading can only be lower than the truth. Not an aggregator's rounds: they count
+    its sessions' rounds, which need not be the runtime's (a gFedNTM session counts mini-batch steps, its
+    runtime epochs: its party's page showed the viewer hundreds of rounds behind), and even where they are, a
+    party's last update is one round ahead of its last finished round (every viewer read "1 behind").
+    ``told``: for a round the aggregator or chain reported at its last poll: the furthest round of that same
+    answer. Against the histories it would lag by as many rounds as the consortium runs in a poll interval (a
+    consortium at 40 rounds a second put every party but the viewer "behind")."""
 
     own: int | None
     told: int | None

@@ -14,15 +14,19 @@ import json
 import statistics
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fedtopic.errors import ConfigError
 from fedtopic.runs.folder import RUN_INFO
 from fedtopic.runs.history import FILE_NAME
 from fedtopic.runs.process import PROCESS_FILE, process_alive
 from fedtopic.runs.topic_snapshot import snapshot_path
+
+if TYPE_CHECKING:
+    from fedtopic.network.schemas import StatusOut
 
 LABELS_FILE = "topic-labels.json"
 SIGNS_EVERY_SECONDS = 1.0
@@ -224,18 +228,27 @@ class _AggregatorReader:
 
     def read(self) -> Signs:
         status = self.client.status()
-        sessions = [s for s in status.sessions if set(s.parties) == set(self.ids)]
-        live = [s for s in sessions if s.state == "running"] or sessions
-        out: dict[str, Sign] = {}
-        for pid in self.ids:
-            seen = [x for s in live for x in s.seen if x.party == pid]
-            times = [t for x in seen for t in (x.last_seen_at, x.last_update_at) if t is not None]
-            rounds = [x.last_round for x in seen if x.last_round is not None]
-            out[pid] = Sign(round=max(rounds) if rounds else None, last_sign=max(times) if times else None,
-                            heartbeat=any(x.last_seen_at is not None for x in seen),
-                            finished=bool(seen) and all(x.ended == "finished" for x in seen),
-                            awaited=any(pid in s.missing for s in live))
-        return Signs(parties=out, note=f"aggregator {self.client.url}: {len(live)} session(s) of this consortium")
+        out, live = signs_from_status(status, self.ids)
+        return Signs(parties=out, note=f"aggregator {self.client.url}: {live} session(s) of this consortium")
+
+
+def signs_from_status(status: StatusOut, ids: Sequence[str]) -> tuple[dict[str, Sign], int]:
+    """Each member's sign of life from the aggregator's ``/status`` (its sessions with exactly these members; the
+    running ones if any), and how many sessions that is. A party is awaited when an open round that has begun
+    (another member's update is in) still lacks its update: an algorithm's sessions whose rounds have not begun
+    (gFedNTM's validation sum between epochs, a setup session done with) list every member as missing."""
+    sessions = [s for s in status.sessions if set(s.parties) == set(ids)]
+    live = [s for s in sessions if s.state == "running"] or sessions
+    out: dict[str, Sign] = {}
+    for pid in ids:
+        seen = [x for s in live for x in s.seen if x.party == pid]
+        times = [t for x in seen for t in (x.last_seen_at, x.last_update_at) if t is not None]
+        rounds = [x.last_round for x in seen if x.last_round is not None]
+        out[pid] = Sign(round=max(rounds) if rounds else None, last_sign=max(times) if times else None,
+                        heartbeat=any(x.last_seen_at is not None for x in seen),
+                        finished=bool(seen) and all(x.ended == "finished" for x in seen),
+                        awaited=any(pid in s.missing and s.current_round.received for s in live))
+    return out, len(live)
 
 
 class _ChainReader:
