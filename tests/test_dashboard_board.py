@@ -112,6 +112,7 @@ def test_a_reported_round_is_compared_with_the_same_report(tmp_path, told, p3):
     parties = {p["party"]: p for p in Board(_Told(run, told)).state()["parties"]}
     assert (parties["p3"]["status"], parties["p3"]["rounds_behind"]) == p3
     assert parties["p1"]["round"] == 29 and parties["p1"]["status"] == "alive"
+    assert (parties["p1"]["round_source"], parties["p3"]["round_source"]) == ("history", "aggregator")
 
 
 class _ChainTold(_Told):
@@ -125,6 +126,7 @@ def test_a_chains_rounds_count_against_the_histories(tmp_path):
     run, _ = run_folder(tmp_path, rounds=30)
     parties = {p["party"]: p for p in Board(_ChainTold(run, {"p1": 60, "p3": 58})).state()["parties"]}
     assert (parties["p1"]["status"], parties["p1"]["rounds_behind"]) == ("behind", 31)
+    assert parties["p3"]["round_source"] == "chain"
 
 
 def test_a_party_is_awaited_only_by_a_round_that_has_begun(tmp_path):

@@ -208,6 +208,8 @@ class Board:
                now - last_sign, "status": verdict.status, "why": verdict.why, "bytes_up": up, "bytes_down": down,
                "interval_s": interval, "stop_after_s": stop_after(interval, heartbeat=heartbeat),
                "own_history": track is not None and last is not None,
+               "round_source": None if round_ is None else "history" if own_round is not None else
+               "aggregator" if meta.get("mode") == "sync" else "chain",
                "awaited": bool(getattr(sign, "awaited", False))}
         if last is not None:
             staleness = last.get("staleness") or {}

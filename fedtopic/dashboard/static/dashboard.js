@@ -61,7 +61,11 @@
       run.mode === "sync" ? `protection ${run.protection || "none"}` : run.transport ? `over ${run.transport}` : null,
       run.dataset, run.viewer ? `seen as ${run.viewer}` : null].filter(Boolean);
     $("run-line").textContent = bits.join(" · ");
-    const rounds = s.parties.map((p) => p.round).filter((r) => r !== null && r !== undefined);
+    // the run's budget counts the runtime's rounds, which the histories give; an aggregator counts its sessions'
+    // rounds (gFedNTM's: mini-batch steps), so those only when no history is at hand
+    const known = s.parties.filter((p) => p.round !== null && p.round !== undefined);
+    const own = known.filter((p) => p.round_source === "history");
+    const rounds = (own.length ? own : known).map((p) => p.round);
     $("round-counter").textContent = rounds.length ? String(Math.max(...rounds)) : "–";
     $("round-total").textContent = run.iterations ? ` / ${run.iterations}` : "";
     const st = $("run-state"); st.textContent = run.state; st.className = `badge ${run.state}`;
@@ -87,7 +91,11 @@
       return h("tr", {"data-party": p.party},
         h("td", {}, p.party),
         h("td", {}, h("span", {class: `badge ${p.status}`, "data-status": p.status}, p.status), why),
-        h("td", {}, p.round === null || p.round === undefined ? "–" : p.round),
+        h("td", {}, p.round === null || p.round === undefined ? "–" : p.round_source && p.round_source !== "history"
+          ? h("span", {title: `the ${p.round_source}'s round number, which need not count the runtime's rounds ` +
+                               "(gFedNTM's sessions count mini-batch steps)"}, `${p.round} `,
+              h("span", {class: "muted"}, `(${p.round_source})`))
+          : p.round),
         h("td", {}, ago(p.age_s)),
         h("td", {}, stale),
         h("td", {}, p.own_history ? bytes(p.bytes_up) : "–"),
