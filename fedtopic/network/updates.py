@@ -7,8 +7,8 @@ schema) and ``direct_update`` both call it. ``direct_update`` is what ``AuthGate
 authenticated an update and read its body: for a request in canonical form (a valid session id, a round in
 range, no query or only ``wait`` with a number in [0, 600]) it answers without FastAPI's router, dependency
 resolution and parameter validation, which cost the aggregator about half its CPU for a small update (a round of
-five 200-value updates: 4.7 ms of CPU through FastAPI, 2.3 ms direct, ``benchmarks/bench_exchange.py``); any
-other request goes on to FastAPI, whose validation gives its usual 422.
+five 200-value updates: 4.8–5.9 ms of CPU through FastAPI, 2.9–3.3 ms direct, ``benchmarks/bench_exchange.py``);
+any other request goes on to FastAPI, whose validation gives its usual 422.
 """
 
 from __future__ import annotations
