@@ -163,7 +163,9 @@ import threading
 from fedtopic.network import sparse
 from fedtopic.node.dense_session import DenseSession
 assert not sparse._gather.signatures and not sparse._scatter.signatures
-DenseSession(None, ["a"], 5, None, "float32")
+for _ in range(3):  # a party's sessions of one dtype: one warm-up between them
+    DenseSession(None, ["a"], 5, None, "float32")
+assert sum(t.name == "warm-up" for t in threading.enumerate()) <= 1
 for t in [t for t in threading.enumerate() if t.name == "warm-up"]:
     t.join(60)
 assert any(sig[0].dtype.name == "float32" for sig in sparse._gather.signatures), sparse._gather.signatures
@@ -172,7 +174,8 @@ assert any(sig[1].dtype.name == "float32" for sig in sparse._scatter.signatures)
 
 
 def test_a_partys_dense_session_loads_the_codecs_compiled_code_when_it_opens() -> None:
-    """The party's side, as the aggregator's: a session's kernels load in the background when it opens."""
+    """The party's side, as the aggregator's: a session's kernels load in the background when it opens, once
+    per dtype however many sessions the party opens."""
     import subprocess
     import sys
 

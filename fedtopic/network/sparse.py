@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import math
 import struct
+import threading
 
 import numpy as np
 from numba import njit
@@ -165,3 +166,17 @@ def warm_up(dtype: str) -> None:
     a = np.zeros(17, dtype=dtype)
     a[3] = 1
     decode_array(encode_sparse(a), a.shape, dtype)
+
+
+_started: set[str] = set()
+_started_lock = threading.Lock()
+
+
+def warm_up_soon(dtype: str) -> None:
+    """``warm_up`` in a background thread, started once per dtype in this process: every dense session of a
+    party asks (gFedNTM opens eight per party, a one-process simulation forty)."""
+    with _started_lock:
+        if dtype in _started:
+            return
+        _started.add(dtype)
+    threading.Thread(target=warm_up, args=(dtype,), name="warm-up", daemon=True).start()

@@ -14,7 +14,6 @@ Used by FedNMF (one session) and gFedNTM (one per message kind).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -28,7 +27,7 @@ from fedtopic.network.client import (
     AggregateResult,
     AggregatorClient,
 )
-from fedtopic.network.sparse import decode_array, encode_array, warm_up
+from fedtopic.network.sparse import decode_array, encode_array, warm_up_soon
 from fedtopic.node.protection import PartyProtection, sealed_session
 
 PROTECTIONS = ("none", "mask")
@@ -44,7 +43,7 @@ class DenseSession:
                  dtype: str = "float64") -> None:
         self.client, self.ids, self.n, self.prot, self.dtype = client, list(ids), n, prot, dtype
         if prot is None:  # the codec's compiled code loads while the parties set up, not in the first round
-            threading.Thread(target=warm_up, args=(dtype,), name="warm-up", daemon=True).start()
+            warm_up_soon(dtype)
 
     def encode(self, u: np.ndarray, round: int) -> bytes:
         if u.shape != (self.n,):
