@@ -97,6 +97,11 @@ class _PartyRows:
     bytes_down: int
 
 
+def _remote(meta: Mapping[str, Any]) -> str:
+    """Where a party's page learns of the others: the chain (DAFed, asynchronous) or the aggregator."""
+    return "chain" if meta.get("mode") == "async" else "aggregator"
+
+
 class Board:
     """Every panel's data for one source; thread-safe; files are re-read at most every ``REFRESH_SECONDS``."""
 
@@ -164,7 +169,7 @@ class Board:
         told = {pid: s.round for pid, s in signs.parties.items() if s.round is not None}
         leader = max([*own.values(), *told.values()], default=None)
         # a chain counts each party's publications, the runtime's rounds; an aggregator counts its sessions' rounds
-        leaders = Leaders(own=leader if meta.get("mode") == "async" else max(own.values(), default=None),
+        leaders = Leaders(own=leader if _remote(meta) == "chain" else max(own.values(), default=None),
                           told=max(told.values(), default=None))
         options = meta.get("options") or {}
         steps = _option(options, "steps") or 1
@@ -209,7 +214,7 @@ class Board:
                "interval_s": interval, "stop_after_s": stop_after(interval, heartbeat=heartbeat),
                "own_history": track is not None and last is not None,
                "round_source": None if round_ is None else "history" if own_round is not None else
-               "aggregator" if meta.get("mode") == "sync" else "chain",
+               _remote(meta),
                "awaited": bool(getattr(sign, "awaited", False))}
         if last is not None:
             staleness = last.get("staleness") or {}
