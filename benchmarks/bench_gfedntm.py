@@ -10,8 +10,8 @@ Synthetic LDA documents (the corpus layer's generator, §4.1's shape: V words, K
   step a centralised trainer takes, so the same number of steps per epoch;
 - federated in process: Sync-Opt with one thread per node, the five phase sums in node order in memory;
 - federated through a real aggregator child process on 127.0.0.1 (``simulate``): protection none, with the
-  gradient's two messages in float64 (the default, the centralised model's bits) and in float32 (``--opt
-  wire=float32``: half their bytes), and mask.
+  gradient's two messages in float32 (the default since session 27, ``--opt wire=float32``) and in float64
+  (``--opt wire=float64``: the centralised model's bits, twice the bytes), and mask (fixed point either way).
 
 Reported per row: seconds per step, seconds per epoch, bytes each node uploads per step (the five phases'
 encoded vectors), and the ratio to the centralised step. A step is a training step: the centralised row times
@@ -126,13 +126,13 @@ def main() -> None:
         k, v = args.topics, args.vocabulary
         floats = 4 * k + 2 * v + 2 * v + 4 * k + nodes[0].shapes.size
         record("federated, in process", time.perf_counter() - started, nodes[0].step, 8.0 * floats)
-        for protection, wire in (("none", "float64"), ("none", "float32"), ("mask", "float64")):
+        for protection, wire in (("none", "float32"), ("none", "float64"), ("mask", "float32")):
             spec = get_algorithm("gfedntm-prodlda").spec(args.topics, 1, args.seed,
                                                          {"batch": str(BATCH), "tolerance": "0", "wire": wire})
             with tempfile.TemporaryDirectory() as tmp:
                 s = simulate_sync(data, "gfedntm-prodlda", spec, Path(tmp) / "run", protection=protection,
                                   say=lambda _: None)
-            record(f"federated, aggregator ({protection}{', wire float32' if wire == 'float32' else ''})",
+            record(f"federated, aggregator ({protection}{', wire float64' if wire == 'float64' else ''})",
                    sum(s["epoch_train_seconds"]), s["steps"], s["bytes_per_node_step"], sum(s["epoch_seconds"]))
 
     base = statistics.median(r["seconds"] / r["steps"] for r in rows["centralised"])

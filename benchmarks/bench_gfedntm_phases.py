@@ -1,7 +1,7 @@
 """Where a gFedNTM step through the aggregator spends its time: each phase's round, and both processes' CPU.
 
     python benchmarks/bench_gfedntm_phases.py [--nodes 5] [--docs 1280] [--vocabulary 5000] [--topics 50]
-                                              [--protection none] [--wire float64]
+                                              [--protection none] [--wire float32]
 
 One epoch of ``fedtopic simulate``'s gFedNTM (``bench_gfedntm.py``'s corpus and settings: synthetic LDA
 documents, batch 64 per node, a real aggregator child on 127.0.0.1). Steps 2 to the second-to-last are timed
@@ -119,7 +119,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     corpus_arguments(ap)
     ap.add_argument("--protection", default="none", choices=("none", "mask"))
-    ap.add_argument("--wire", default="float64", choices=("float64", "float32"), help="the gradient's precision")
+    ap.add_argument("--wire", default="float32", choices=("float32", "float64"), help="the gradient's precision")
     args = ap.parse_args()
     _, data = synthetic_consortium(args)
     steps = -(-(args.docs - args.docs // 4) // 64)  # a node's training share (three quarters) in batches of 64

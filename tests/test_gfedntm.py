@@ -53,7 +53,8 @@ def test_aggregator_run_equals_in_process_sync_opt_and_mask_is_within_fixed_poin
     # V = 300 words, batches of 8 short documents: most first-layer gradient columns are zero, so under ``none``
     # the gradient travels in the bitmap form (network.sparse) and the sums must still be the in-process ones
     data = split_corpus("small", small_corpus(v=300), n_parties=3, scheme="a", seed=0)
-    spec = get_algorithm("gfedntm-prodlda").spec(3, 2, seed=1, options={"batch": "8", "tolerance": "0"})
+    spec = get_algorithm("gfedntm-prodlda").spec(3, 2, seed=1, options={"batch": "8", "tolerance": "0",
+                                                                       "wire": "float64"})
     plain = simulate_sync(data, "gfedntm-prodlda", spec, tmp_path / "plain", say=lambda _: None)
     masked = simulate_sync(data, "gfedntm-prodlda", spec, tmp_path / "masked", protection="mask", say=lambda _: None)
     w = {name: np.load(tmp_path / name / "model.npz")["net_flat"] for name in ("plain", "masked")}
@@ -69,10 +70,12 @@ def test_aggregator_run_equals_in_process_sync_opt_and_mask_is_within_fixed_poin
 
 
 def test_float32_gradients_halve_the_bytes_and_every_node_still_applies_the_same_sum(tmp_path):
-    """``wire=float32``: the aggregator's float32 session sums the rounded parts in float64 in node order and
-    rounds the sum, which is what the in-process run computes; the model moves by float32 rounding only."""
+    """``wire=float32`` (the default): the aggregator's float32 session sums the rounded parts in float64 in node
+    order and rounds the sum, which is what the in-process run computes; the model moves by float32 rounding
+    only, against ``wire=float64`` (the centralised model's bits)."""
     data = split_corpus("small", small_corpus(v=300), n_parties=3, scheme="a", seed=0)
     options = {"batch": "8", "tolerance": "0"}
+    assert get_algorithm("gfedntm-prodlda").spec(3, 2, seed=1, options=options).options["wire"] == "float32"
     runs, w = {}, {}
     for wire in ("float64", "float32"):
         spec = get_algorithm("gfedntm-prodlda").spec(3, 2, seed=1, options=options | {"wire": wire})
@@ -303,7 +306,7 @@ def test_one_party_through_the_aggregator_is_the_centralised_model_stopping_incl
               "--opt", "patience=2", "--format", "json"]
     assert main(["train", "--algorithm", "prodlda", *common, "--out", str(tmp_path / "central")]) == 0
     central = json.loads(capsys.readouterr().out)
-    assert main(["simulate", "--algorithm", "gfedntm-prodlda", "--parties", "1", *common,
+    assert main(["simulate", "--algorithm", "gfedntm-prodlda", "--parties", "1", *common, "--opt", "wire=float64",
                  "--out", str(tmp_path / "fed")]) == 0
     fed = json.loads(capsys.readouterr().out)
     assert central["epochs"] < 40  # early stopping decided it, in both

@@ -68,7 +68,7 @@ class NTMSettings:
     epochs: int = 100
     patience: int = 5  # epochs without a better validation loss
     tolerance: float = 0.0  # also stop when ‖W_e − W_{e−1}‖ / ‖W_{e−1}‖ falls below it (0: never)
-    wire: str = "float64"  # gFedNTM: the precision of the gradient's two sums on the wire (``gradient_on_wire``)
+    wire: str = "float32"  # gFedNTM: the precision of the gradient's two sums on the wire (``gradient_on_wire``)
 
 
 GRADIENT_PHASES = ("grad-enc", "grad-dec")

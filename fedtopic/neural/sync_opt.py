@@ -20,8 +20,9 @@ reach P₁ (it is computed before them), so their part of G_ℓ is ∂/∂(β, �
 phase 3's sum: it can travel while phases 4 and 5 run (``ntm_train``: a second, overlapping exchange). The
 encoder's part needs g_P₁ and closes the step.
 
-Every phase's message is a dense float64 vector; the running statistics are updated from the same global
-statistics at every node, so evaluation-mode BatchNorm also matches the centralised model.
+Every phase's message is a dense float64 vector, except that the gradient's two parts travel in float32 by default
+(``NTMSettings.wire``; the sums are rounded, every node applies the same bits); the running statistics are updated
+from the same global statistics at every node, so evaluation-mode BatchNorm also matches the centralised model.
 """
 
 from __future__ import annotations

@@ -17,9 +17,10 @@ FEDERATED_OPTIONS: tuple[Option, ...] = NTM_OPTIONS + (
     PATIENCE,
     Option("tolerance", float, 0.0, "also stop when an epoch changes the weights by less than this, relatively "
            "(paper §3.2; 0: never)", minimum=0.0),
-    Option("wire", str, "float64", "the gradient messages' precision under protection none: float64 (the "
-           "centralised model's bits) or float32 (half the bytes; every node and the in-process run still apply "
-           "the same sum); mask carries fixed point either way", choices=("float64", "float32")),
+    Option("wire", str, "float32", "the gradient messages' precision under protection none: float32 (half the "
+           "bytes, torch's precision in the authors' code; every node and the in-process run still apply the same "
+           "sum) or float64 (the centralised model's bits); mask carries fixed point either way",
+           choices=("float32", "float64")),
 )
 
 
@@ -30,4 +31,4 @@ def ntm_settings(options: Mapping[str, OptionValue], epochs: int):  # -> fedtopi
     return NTMSettings(lr=float(options["lr"]), batch=int(options["batch"]), epochs=epochs,  # type: ignore[arg-type]
                        patience=int(options.get("patience") or 5),  # type: ignore[arg-type]
                        tolerance=float(options.get("tolerance") or 0.0),  # type: ignore[arg-type]
-                       wire=str(options.get("wire") or "float64"))
+                       wire=str(options.get("wire") or "float32"))
