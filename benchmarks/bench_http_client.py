@@ -1,4 +1,5 @@
-"""A party's CPU per request in three HTTP clients: httpx (fedtopic's client before), urllib3 (now), http.client.
+"""A party's CPU per request in three HTTP clients: httpx (fedtopic's first), urllib3 (until session 27),
+http.client (``network/http.py`` since session 27).
 
     python benchmarks/bench_http_client.py [--requests 60] [--up 3000000] [--down 4000000] [--repeats 3]
 
