@@ -123,9 +123,10 @@ def main() -> None:
                  for i, c in enumerate(synth.parties)]
         started = time.perf_counter()
         train_in_process(nodes, 1)
-        k, v = args.topics, args.vocabulary
-        floats = 4 * k + 2 * v + 2 * v + 4 * k + nodes[0].shapes.size
-        record("federated, in process", time.perf_counter() - started, nodes[0].step, 8.0 * floats)
+        k, v = args.topics, args.vocabulary  # the statistics in float64, the gradient in the wire's precision
+        wire_bytes = np.dtype(settings.wire).itemsize
+        record("federated, in process", time.perf_counter() - started, nodes[0].step,
+               8.0 * (4 * k + 2 * v + 2 * v + 4 * k) + wire_bytes * nodes[0].shapes.size)
         for protection, wire in (("none", "float32"), ("none", "float64"), ("mask", "float32")):
             spec = get_algorithm("gfedntm-prodlda").spec(args.topics, 1, args.seed,
                                                          {"batch": str(BATCH), "tolerance": "0", "wire": wire})
