@@ -172,6 +172,21 @@ def test_adam_on_gradient_parts_equals_adam_on_the_joined_gradient_bit_for_bit()
         parted.step_parts(w_parted, [g[:5]])
 
 
+def test_adam_on_float32_parts_is_adam_on_them_widened():
+    """A sum carried in float32 goes to Adam as it is; the kernel widens each value exactly, so W and the moments
+    are bit for bit those of the step on the widened parts."""
+    rng = np.random.default_rng(5)
+    n = 1_000
+    wide, narrow = Adam(n), Adam(n)
+    w_wide = w_narrow = rng.standard_normal(n)
+    for _ in range(4):
+        g = rng.standard_normal(n).astype(np.float32)
+        w_wide = wide.step_parts(w_wide, [g[:300].astype(np.float64), g[300:].astype(np.float64)])
+        w_narrow = narrow.step_parts(w_narrow, [g[:300], g[300:]])
+        assert np.array_equal(w_wide, w_narrow)
+    assert np.array_equal(wide.m, narrow.m) and np.array_equal(wide.v, narrow.v)
+
+
 def test_adam_matches_torch_optim_adam():
     rng = np.random.default_rng(0)
     w = rng.standard_normal(7)

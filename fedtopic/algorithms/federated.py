@@ -66,8 +66,9 @@ class TopicsUpdate:
 
 @dataclass(frozen=True)
 class Aggregate:
-    """What one exchange returned: the decoded aggregate (``dense``: float64[size], the sum; ``topics``: the
-    master's model) and the parties whose updates are in it."""
+    """What one exchange returned: the decoded aggregate (``dense``: the sum, float64[size], or float32[size] on
+    a channel whose meta says ``dtype: float32``; ``topics``: the master's model) and the parties whose updates
+    are in it."""
 
     value: Any
     contributors: tuple[str, ...]

@@ -19,8 +19,8 @@ from numba import njit
 @njit(cache=True, nogil=True, error_model="numpy")
 def adam_update(w: np.ndarray, grad: np.ndarray, m: np.ndarray, v: np.ndarray, lr: float, b1: float, b2: float,
                 eps: float, c1: float, c2: float, out: np.ndarray) -> None:
-    """out ← W after one step on ∇ (all float64[n]; ``out`` may be a slice of a longer vector); m and v updated in
-    place; c1 = 1 − β₁^t, c2 = 1 − β₂^t."""
+    """out ← W after one step on ∇ (float64[n]; ∇ float64 or float32, each value widened exactly; ``out`` may be a
+    slice of a longer vector); m and v updated in place; c1 = 1 − β₁^t, c2 = 1 − β₂^t."""
     a1, a2 = 1.0 - b1, 1.0 - b2
     for i in range(w.size):
         g = grad[i]

@@ -166,9 +166,10 @@ class Adam:
         return self.step_parts(w, [grad])
 
     def step_parts(self, w: np.ndarray, parts: Sequence[np.ndarray]) -> np.ndarray:
-        """``step`` on the gradient given as consecutive parts (float64, their lengths summing to n), without
-        joining them: gFedNTM's gradient arrives as two sums, and one copy of |W| floats per node per step is
-        as long as the update itself."""
+        """``step`` on the gradient given as consecutive parts (their lengths summing to n), without joining them:
+        gFedNTM's gradient arrives as two sums, and one copy of |W| floats per node per step is as long as the
+        update itself. A float32 part (a sum carried in float32) is read as it is: the kernel widens each value
+        exactly, so the step is the one on the part widened first, without that copy."""
         from fedtopic.neural.adam_kernel import adam_update
 
         w = np.ascontiguousarray(w, dtype=np.float64)
@@ -178,8 +179,12 @@ class Adam:
         out, at = np.empty_like(w), 0
         for part in parts:
             end = at + len(part)
-            adam_update(w[at:end], np.ascontiguousarray(part, dtype=np.float64), self.m[at:end], self.v[at:end],
-                        self.lr, self.b1, self.b2, self.eps, 1 - self.b1 ** self.t, 1 - self.b2 ** self.t,
-                        out[at:end])
+            g = np.ascontiguousarray(part, dtype=part.dtype if part.dtype in _EXACT else np.float64)
+            adam_update(w[at:end], g, self.m[at:end], self.v[at:end], self.lr, self.b1, self.b2, self.eps,
+                        1 - self.b1 ** self.t, 1 - self.b2 ** self.t, out[at:end])
             at = end
         return out
+
+
+_EXACT = (np.dtype(np.float64), np.dtype(np.float32))
+"""Gradient dtypes Adam's kernel reads directly (every float32 is exactly a float64)."""

@@ -53,8 +53,8 @@ class DenseSession:
         return self.prot.encode(FIXED_POINT.encode(u).reshape(-1, 1), round)
 
     def decode(self, blob: bytes, round: int, contributors: int) -> np.ndarray:
-        if self.prot is None:
-            return np.asarray(decode_array(blob, (self.n,), self.dtype), dtype=np.float64)  # no copy if native
+        if self.prot is None:  # a float32 session's sum stays float32: exact values, widened where computed with
+            return decode_array(blob, (self.n,), self.dtype)
         return FIXED_POINT.decode_sum(self.prot.decode(blob, round).reshape(-1), contributors)
 
     def send(self, payload: bytes, round: int, timeout: float, on_wait: WaitReport | None = None) -> AggregateResult:
