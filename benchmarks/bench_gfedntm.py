@@ -148,7 +148,7 @@ def main() -> None:
         summary[name] = {"seconds_per_step": per_step, "seconds_per_epoch": epoch, "steps": rs[0]["steps"],
                          "bytes_per_node_step": rs[0]["bytes"], "ratio": per_step / base}
         print(f"| {name} | {per_step:.3f} | {epoch:.1f} | {rs[0]['steps']} | {rs[0]['bytes']:,.0f} | "
-              f"{per_step / base:.1f} |")
+              f"{per_step / base:.2f} |")
     if args.json:
         args.json.write_text(json.dumps({"settings": {k: str(v) for k, v in vars(args).items()},
                                          "results": summary, "runs": rows}, indent=2))
