@@ -98,6 +98,15 @@ def test_dense_sum_and_its_refusals() -> None:
     with pytest.raises(InvalidPayload, match="overflow"):
         big = np.full((2, 3), 2**62, dtype=np.int64)
         dense.combine([encode_dense(big)] * 2, _ctx({"shape": [2, 3], "dtype": "int64"}, 2))
+    for sign in (1.0, -1.0):  # a float32 sum past float32's range either way is refused, not sent as ±inf
+        near = np.full((2, 3), 0.0, dtype=np.float32)
+        near[1, 2] = sign * 3e38
+        with pytest.raises(InvalidPayload, match="float32 sum overflows"):
+            dense.combine([encode_dense(near)] * 2, _ctx({"shape": [2, 3], "dtype": "float32"}, 2))
+    fine = np.full((2, 3), -1.5e38, dtype=np.float32)
+    assert np.array_equal(decode_dense(dense.combine([encode_dense(fine)] * 2,
+                                                     _ctx({"shape": [2, 3], "dtype": "float32"}, 2)), (2, 3),
+                                       "float32"), fine * 2)
     with pytest.raises(InvalidMeta, match="dtype"):
         dense.check_meta({"shape": [2], "dtype": "complex128"})
     with pytest.raises(InvalidMeta, match="not available"):

@@ -230,7 +230,10 @@ class _Int64Bound:
 
 
 def _finish_dense(total: np.ndarray, dtype: str) -> bytes:
-    if dtype == "float32" and total.size and np.abs(total).max() > np.finfo(np.float32).max:
+    """The aggregate's bytes: ``total`` in the session's dtype; InvalidPayload if a float32 sum overflows (its
+    extremes checked by two reductions: no |total| array on the close, the gradient round's critical path)."""
+    top = float(np.finfo(np.float32).max)
+    if dtype == "float32" and total.size and (total.max() > top or total.min() < -top):
         raise InvalidPayload("float32 sum overflows")
     return encode_array(total.astype(dtype))
 
