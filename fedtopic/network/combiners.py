@@ -37,7 +37,7 @@ from fedtopic.crypto.protect.sizes import codec_bound
 from fedtopic.errors import CryptoError
 from fedtopic.network.dense import DENSE_HEADER_MAX, DTYPES, MAX_ELEMENTS
 from fedtopic.network.errors import InvalidMeta, InvalidPayload
-from fedtopic.network.sparse import decode_array, encode_array, warm_up
+from fedtopic.network.sparse import decode_array, encode_array, warm_up_soon
 
 
 @dataclass(frozen=True)
@@ -172,8 +172,9 @@ class DenseSumCombiner:
         self._spec(meta)
 
     def warm_up(self, meta: Mapping[str, Any]) -> None:
-        """Load the bitmap codec's compiled code for the session's dtype (``sparse.warm_up``)."""
-        warm_up(self._spec(meta)[1])
+        """Start loading the bitmap codec's compiled code for the session's dtype in the background, once per
+        dtype in this process (``sparse.warm_up_soon``: gFedNTM opens eight sessions a run), and return."""
+        warm_up_soon(self._spec(meta)[1])
 
     def max_update_bytes(self, meta: Mapping[str, Any]) -> int:
         shape, dtype, _ = self._spec(meta)

@@ -193,7 +193,7 @@ class Aggregator:
             self._sessions[req.session_id] = sess
             warm = getattr(combiner, "warm_up", None)  # compiled code loads while the parties set up, not in round 0
             if warm is not None:
-                threading.Thread(target=warm, args=(req.meta,), name="warm-up", daemon=True).start()
+                warm(req.meta)  # starts the loading in the background, once per process, and returns
             log.info("session %s opened by %s: %d parties, combiner %s", req.session_id, by, len(req.parties),
                      combiner_name)
             return self._session_out(sess), True

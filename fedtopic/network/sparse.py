@@ -173,8 +173,8 @@ _started_lock = threading.Lock()
 
 
 def warm_up_soon(dtype: str) -> None:
-    """``warm_up`` in a background thread, started once per dtype in this process: every dense session of a
-    party asks (gFedNTM opens eight per party, a one-process simulation forty)."""
+    """``warm_up`` in a background thread, started once per dtype in this process: every dense session asks, on
+    a party (gFedNTM opens eight per party, a one-process simulation forty) and on the aggregator."""
     with _started_lock:
         if dtype in _started:
             return
