@@ -6,7 +6,6 @@ import json
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 from fedtopic.algorithms.base import Mode, parse_opt_pairs
@@ -39,16 +38,6 @@ def test_options_are_typed_validated_and_unknown_keys_list_the_known_ones():
         parse_opt_pairs(["steps"])
     with pytest.raises(ConfigError, match="--opt steps is given twice"):
         parse_opt_pairs(["steps=1", "steps=2"])
-
-
-def test_combine_is_the_pure_sum_of_eq8_and_refuses_mismatched_shapes():
-    rng = np.random.default_rng(0)
-    updates = [rng.integers(0, 50, size=(7, 3)).astype(np.int32) for _ in range(4)]
-    total = get_algorithm("csfed-lda").combine(updates)
-    assert total.dtype == np.int64 and np.array_equal(total, np.sum(np.stack(updates), axis=0))
-    assert np.array_equal(get_algorithm("dafed-lda").combine(updates[::-1]), total)
-    with pytest.raises(ValueError, match="shape"):
-        get_algorithm("csfed-lda").combine([updates[0], updates[1][:5]])
 
 
 def test_a_command_refuses_an_algorithm_without_its_mode(tmp_path, capsys):
@@ -112,17 +101,3 @@ def test_demo_refuses_to_overwrite_without_the_flag(tmp_path, capsys):
     (tmp_path / "summary.json").write_text("{}")
     assert main(["demo", "--out", str(tmp_path)]) == 2
     assert "pass --overwrite" in capsys.readouterr().err
-
-
-def test_the_aggregator_checks_a_session_against_the_registry():
-    from fedtopic.network.errors import Rejection
-    from fedtopic.network.service import _check_algorithm
-
-    _check_algorithm("csfed-lda", "mask")
-    _check_algorithm(None, "none")  # setup sessions name no algorithm
-    for name, combiner, code in [("lda9", "none", "unknown_algorithm"), ("dafed-lda", "none", "algorithm_not_synchronous"),
-                                 ("centralized-lda", "none", "algorithm_not_synchronous"),
-                                 ("csfed-lda", "paillier-dense", "protection_not_supported")]:
-        with pytest.raises(Rejection) as err:
-            _check_algorithm(name, combiner)
-        assert err.value.status == 422 and err.value.code == code

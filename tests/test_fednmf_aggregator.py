@@ -58,7 +58,8 @@ def test_the_paper_command_reports_f1_accuracy_and_we_coherence(tmp_path, capsys
     (["--opt", "fraction=0"], "fraction must be > 0"),
     (["--opt", "fraction=1.5"], "fraction must be ≤ 1"),
     (["--opt", "server_rule=sgd"], "server_rule must be one of avg, adagrad, yogi, adam"),
-    (["--protection", "paillier-iphe"], "fednmf takes protection none or mask"),
+    (["--protection", "paillier-iphe"], "fednmf sends dense, which protection 'paillier-iphe' cannot carry; it takes: none, mask"),
+    (["--protection", "mask", "--opt", "fraction=0.2", "--parties", "4"], "--opt fraction=C with C·4 ≥ 2"),
 ])
 def test_bad_input_is_one_line(tmp_path, capsys, args, says):
     assert main(["simulate", "--algorithm", "fednmf", "--dataset", "synthetic", "--parties", "2", "-k", "3",

@@ -4,7 +4,7 @@ composes (each global topic at most once), and the topic-wise normalisation clai
 import numpy as np
 import pytest
 
-from fedtopic.algorithms.iftm.master import (
+from fedtopic.models.topic_merge import (
     GlobalModel,
     compose,
     integrate,

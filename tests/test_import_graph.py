@@ -128,6 +128,11 @@ def test_layer_rules():
         layer = module.split(".")[1] if "." in module else ""
         if layer == "algorithms":
             assert not {t for t in targets if t.split(".")[1:2] in (["ledger"], ["network"], ["node"])}, module
+        if layer in ("network", "protections", "crypto"):  # the aggregator checks data, never an algorithm
+            assert not {t for t in targets if t.startswith("fedtopic.algorithms")}, module
+        if layer in ("protections", "crypto"):  # protections sit below every transport
+            assert not {t for t in targets if t.split(".")[1:2] in (["network"], ["node"], ["ledger"],
+                                                                   ["simulation"])}, module
         if layer in ("models", "corpus", "crypto", "privacy", "runs"):
             assert not {t for t in targets if t.split(".")[1:2] in (["node"], ["simulation"], ["experiments"])}, module
         if layer not in ("cli", "experiments"):

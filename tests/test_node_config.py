@@ -83,7 +83,8 @@ def test_four_mistakes_are_all_reported(tmp_path):
     assert lines == [
         f"parties[2].address: not a checksummed address (did you mean {KEYS[2].address}?)",
         "algorithm.topics: Input should be greater than or equal to 2",
-        "aggregator.protection: Input should be 'none', 'paillier-iphe', 'paillier-uphe', 'paillier-packed' or 'mask'",
+        "aggregator.protection: unknown protection 'rot13' (known: none, paillier-iphe, paillier-uphe, paillier-packed, "
+            "mask)",
         "cp: channel 'p3' lists unknown reader 'p9'",
     ]
 

@@ -7,12 +7,11 @@ An algorithm says, once, in its own module under ``fedtopic.algorithms``:
 * its **options** (``Option``): typed, validated, with defaults; the same keys
   are ``--opt key=value`` on every command and ``[algorithm.options]`` in
   consortium.toml;
-* the **update** a party sends (``UpdateSpec``): its format and which
-  protections can carry it;
-* the **combine rule** (``Algorithm.combine``): a pure function of the accepted
-  updates in party order, plus ``server_step``, a deterministic step every
-  party applies to the aggregate (identity unless the algorithm has a server
-  optimiser);
+* the **update** a party sends (``UpdateSpec``): its format (the channel kind
+  a protection must carry) and, if it restricts them, which protections;
+* what its runs **reveal** beyond the protection (``privacy``: whether a run
+  of these options is differentially private), recorded in run-info.json so
+  that readers of a run (the dashboard) never guess from option names;
 * how to **train**: ``fit`` for the centralised mode (all data in one
   process), ``party`` for the federated modes (one party's local state and
   local training given the current global state);
@@ -149,11 +148,15 @@ def parse_opt_pairs(pairs: Sequence[str]) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class UpdateSpec:
-    """What a party sends each round: its format and the protections that can carry it."""
+    """What a party sends each round: its format (the channel kind) and, optionally, which protections it allows.
+
+    ``protections`` are protection names (``fedtopic.protections``: ``none``, ``mask``, …); None (the default)
+    allows every registered protection that carries ``kind``, plugins included. Only synchronous algorithms'
+    updates travel under a protection; an asynchronous one's are encrypted per channel by its link."""
 
     kind: str  # "counts" (non-negative integers), "dense" (floats), "topics" (normalised topic sets)
-    protections: tuple[str, ...]
     description: str
+    protections: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -180,6 +183,20 @@ class Fitted:
     model: TopicModel
     theta: np.ndarray
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Privacy:
+    """What an algorithm's runs with given options promise beyond the protection: whether every release is
+    differentially private, and the (ε, δ) budget it stops at (None: no budget). Recorded in run-info.json as
+    ``privacy`` so readers of a run never infer it from option names."""
+
+    dp: bool = False
+    epsilon_budget: float | None = None
+    delta: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"dp": self.dp, "epsilon_budget": self.epsilon_budget, "delta": self.delta}
 
 
 IterationCallback = Callable[[int, int, Any], None]
@@ -243,15 +260,40 @@ class Algorithm(ABC):
         selects a subset (the others then send zeros, which a sum cannot tell from an update)."""
         return n_parties
 
+    def protections(self) -> tuple[str, ...]:
+        """The registered protections this algorithm's updates can travel under (synchronous algorithms only)."""
+        from fedtopic.protections import protections_carrying
+
+        if self.update is None or Mode.sync not in self.modes:
+            return ()
+        carried = protections_carrying(self.update.kind)
+        return carried if self.update.protections is None else \
+            tuple(p for p in self.update.protections if p in carried)
+
     def check_protection(self, spec: TrainSpec, protection: str, n_parties: int) -> None:
-        """ConfigError before training if ``protection`` cannot protect this configuration: a masked sum hides
-        an update only among two or more informative ones (docs/security.md)."""
+        """ConfigError before training if ``protection`` is unknown, cannot carry this algorithm's update, or cannot
+        protect this configuration: a sum that must hold ``min_contributors`` updates (a masked sum hides an update
+        only among two or more) and this algorithm sums fewer informative ones (docs/security.md). The one place
+        every command (``simulate``, ``node run``, the consortium file) checks a protection."""
+        from fedtopic.protections import get_protection
+
+        chosen = get_protection(protection)
+        allowed = self.protections()
+        if protection not in allowed:
+            kind = "nothing through an aggregator" if self.update is None else self.update.kind
+            raise ConfigError(f"{self.name} sends {kind}, which protection {protection!r} cannot carry; "
+                              f"it takes: {', '.join(allowed) or 'none of the registered protections'}")
         informative = self.contributors_per_round(spec, n_parties)
-        if protection == "mask" and informative < 2:
-            raise ConfigError(f"mask hides an update only in a sum of two or more, and {self.name} with these options "
-                              f"sums {informative} informative update(s) per round among {n_parties} parties: the "
-                              "aggregator would see it in clear; select more parties per round or use another "
-                              "protection")
+        if informative < chosen.min_contributors:
+            raise ConfigError(f"{protection} hides an update only in a sum of {chosen.min_contributors} or more, and "
+                              f"{self.name} with these options sums {informative} informative update(s) per round "
+                              f"among {n_parties} parties: the aggregator would see it in clear; "
+                              f"{self.more_contributors_hint(spec, n_parties, chosen.min_contributors)} or use "
+                              "another protection")
+
+    def more_contributors_hint(self, spec: TrainSpec, n_parties: int, needed: int) -> str:
+        """How to put ``needed`` informative updates in each round's sum (the refusal of ``check_protection``)."""
+        return "select more parties per round"
 
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
               secret: bytes | None = None) -> FederatedParty | Any:
@@ -265,6 +307,10 @@ class Algorithm(ABC):
         Algorithms without such a mechanism ignore it.
         """
         raise ConfigError(f"{self.name} has no federated mode")
+
+    def privacy(self, spec: TrainSpec) -> Privacy:
+        """Whether runs of ``spec`` are differentially private, and their budget (none by default)."""
+        return Privacy()
 
     def rounds(self, spec: TrainSpec) -> int:
         """How many rounds (history lines per party) a federated run of ``spec`` takes at most: progress and ETA."""
@@ -284,17 +330,6 @@ class Algorithm(ABC):
         ``out`` (its θ stays there); the summary."""
         raise ConfigError(f"{self.name} has no synchronous mode")
 
-    # aggregation (pure) ------------------------------------------------------------------------
-    @staticmethod
-    def combine(updates: Sequence[np.ndarray]) -> np.ndarray:
-        """The aggregate of the accepted updates, in party order."""
-        raise NotImplementedError
-
-    @staticmethod
-    def server_step(aggregate: np.ndarray) -> np.ndarray:
-        """The deterministic step every party applies to the aggregate (identity: no server optimiser)."""
-        return aggregate
-
     def describe(self) -> dict[str, Any]:
         """Everything ``fedtopic algorithms`` shows, as plain data."""
         return {
@@ -303,7 +338,7 @@ class Algorithm(ABC):
             "paper": self.paper,
             "modes": [m.value for m in sorted(self.modes, key=lambda m: m.value)],
             "update": None if self.update is None else {
-                "kind": self.update.kind, "protections": list(self.update.protections),
+                "kind": self.update.kind, "protections": list(self.protections()),
                 "description": self.update.description},
             "options": [{"name": o.name, "type": _TYPES[o.type], "default": o.default,
                          "default_text": o.describe_default(), "help": o.help,

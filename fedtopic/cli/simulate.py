@@ -37,7 +37,7 @@ def simulate(
     opt: OptOption = [],  # noqa: B006
     max_delay: Annotated[float, typer.Option(min=0.0, help="asynchronous: random per-round delay U(0, max) seconds (paper §8.1)")] = 0.05,
     transport: Annotated[str, typer.Option(help="asynchronous: memory (in-process board) or chain (embedded EVM chain, encrypted channels)")] = "memory",
-    protection: Annotated[str, typer.Option(help="synchronous: none, paillier-iphe, paillier-uphe, paillier-packed or mask")] = "none",
+    protection: Annotated[str, typer.Option(help="synchronous: a registered protection (none, paillier-iphe, paillier-uphe, paillier-packed, mask, or a plugin's; `fedtopic algorithms --protections`)")] = "none",
     delta: Annotated[float, typer.Option(min=0.0, max=1.0, help="paillier-iphe/uphe: encrypted fraction of the vocabulary")] = 0.005,
     key_bits: Annotated[int, typer.Option(help="Paillier key size")] = 2048,
     compare_centralized: Annotated[bool, typer.Option(help="synchronous: also train centralized LDA with the same sweeps and report the perplexity gap")] = False,
@@ -49,7 +49,7 @@ def simulate(
     """Simulate a consortium: P parties train one topic model with a federated algorithm."""
     from fedtopic.algorithms.base import Mode, parse_opt_pairs
     from fedtopic.algorithms.registry import algorithms_for, get_algorithm
-    from fedtopic.consortium.config import PROTECTIONS, load_consortium
+    from fedtopic.consortium.config import load_consortium
     from fedtopic.consortium.init import party_ids
     from fedtopic.errors import ConfigError
 
@@ -73,6 +73,8 @@ def simulate(
                           f"{', '.join(algorithms_for(Mode.sync) + algorithms_for(Mode.async_))} "
                           f"(train {algorithm} with `fedtopic train`)")
     spec = algo.spec(topics, iterations, seed, options, where=where)
+    if Mode.sync in algo.modes:  # before any data is loaded
+        algo.check_protection(spec, protection, len(ids))
     if dataset is not None and corpus is not None:
         raise ConfigError("give --dataset or --corpus, not both")
     if dataset is None and corpus is None:
@@ -83,8 +85,6 @@ def simulate(
 
     if transport not in TRANSPORTS:
         raise ConfigError(f"unknown --transport {transport!r}: choose {' or '.join(TRANSPORTS)}")
-    if protection not in PROTECTIONS:
-        raise ConfigError(f"unknown --protection {protection!r}: choose one of {', '.join(PROTECTIONS)}")
     harness = Harness(ids=ids, cp=cp, transport=transport, max_delay=max_delay, protection=protection, delta=delta,
                       key_bits=key_bits, compare_centralized=compare_centralized, port=port)
     run_dir = prepare_run_dir(out, overwrite=overwrite)

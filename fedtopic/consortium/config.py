@@ -41,7 +41,6 @@ from fedtopic.corpus.partition import SCHEMES
 from fedtopic.errors import ConfigError, join_problems
 
 PARTY_ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
-PROTECTIONS = ("none", "paillier-iphe", "paillier-uphe", "paillier-packed", "mask")
 PARTITION_SCHEMES = SCHEMES  # paper §8.2.3: (a) even, (b) unbalanced, (c) by label; plus Dirichlet label skew
 PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
@@ -204,7 +203,7 @@ class AggregatorConfig(_Section):
     """The CSFed aggregator and how updates are protected (paper §6, Alg. 2: delta = encrypted fraction of V)."""
 
     url: str = "http://127.0.0.1:8000"
-    protection: Literal[PROTECTIONS] = "paillier-iphe"  # type: ignore[valid-type]
+    protection: str = "paillier-iphe"  # a registered protection (fedtopic.protections), plugins included
     delta: float = Field(0.005, ge=0.0, le=1.0)
     key_bits: int = 2048
     straggler_deadline_seconds: PositiveFloat = 600.0
@@ -218,6 +217,15 @@ class AggregatorConfig(_Section):
     @classmethod
     def _url(cls, v: str) -> str:
         return _http_url(v)
+
+    @field_validator("protection")
+    @classmethod
+    def _protection(cls, v: str) -> str:
+        from fedtopic.protections import protection_names
+
+        if v not in protection_names():
+            raise ValueError(f"unknown protection {v!r} (known: {', '.join(protection_names())})")
+        return v
 
     @field_validator("key_bits")
     @classmethod

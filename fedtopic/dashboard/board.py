@@ -171,20 +171,20 @@ class Board:
         # a chain counts each party's publications, the runtime's rounds; an aggregator counts its sessions' rounds
         leaders = Leaders(own=leader if _remote(meta) == "chain" else max(own.values(), default=None),
                           told=max(told.values(), default=None))
-        options = meta.get("options") or {}
-        steps = _option(options, "steps") or 1
-        # DAFed ends for everyone once the fastest party has done its sweeps: a party silent after that ended
+        # DAFed ends for everyone once the fastest party has published its last round (the algorithm's ``rounds``
+        # counts them, round 0 included): a party silent after that ended
+        rounds = meta.get("rounds")
         run_over = bool(meta.get("finished")) or (meta.get("mode") == "async" and leader is not None and
-                                                 bool(meta.get("iterations")) and
-                                                 leader * int(steps) >= int(meta["iterations"]))
+                                                 isinstance(rounds, int) and leader >= rounds - 1)
         parties = [self._party(pid, tracks.get(pid), signs.parties.get(pid), meta, leaders, now, run_over)
                    for pid in ids]
-        budget = _option(options, "epsilon_budget")
+        privacy = meta.get("privacy") or {}
+        budget = privacy.get("epsilon_budget")
         run = {k: meta.get(k) for k in ("title", "kind", "algorithm", "mode", "topics", "iterations", "seed",
                                         "dataset", "protection", "transport", "finished")}
         run |= {"parties": len(ids), "viewer": getattr(self.source, "viewer", None), "epsilon_budget": budget,
                 "sees": what_is_seen(meta.get("mode"), meta.get("protection"), meta.get("transport"),
-                                     dp=_dp_on(options)),
+                                     dp=bool(privacy.get("dp"))),
                 "summary": _headline(meta.get("summary")), "note": signs.note,
                 "state": "finished" if meta.get("finished") else
                 ("stopped" if meta.get("process_alive") is False else "running")}
@@ -312,24 +312,6 @@ def _start(cursor: int, length: int) -> int:
     """Where a page's rows resume: after its cursor, or from the start when the cursor is past the end (the
     history was read again from the start: a new run in the folder)."""
     return cursor if 0 <= cursor <= length else 0
-
-
-def _option(options: Any, name: str) -> Any:
-    """An algorithm option by its name alone or under a group (``dp.epsilon_budget``), else None."""
-    if not isinstance(options, dict):
-        return None
-    return next((v for k, v in options.items() if (k == name or k.endswith("." + name)) and v is not None), None)
-
-
-def _dp_on(options: Any) -> bool:
-    """Whether the run's releases are differentially private (LDA family's ``dp``, iFTM's finite ε)."""
-    if not isinstance(options, dict):
-        return False
-    if options.get("dp") is True or any(_option(options, k) is not None for k in
-                                         ("noise_multiplier", "rdp_budget", "epsilon_budget")):
-        return True
-    epsilon = options.get("epsilon")
-    return "xi" in options and isinstance(epsilon, (int, float)) and epsilon != float("inf")
 
 
 def _headline(summary: Any) -> dict[str, Any] | None:

@@ -1,17 +1,11 @@
 """One line on what the aggregator or the chain can see under the protection in force (docs/security.md's
-table, "What each actor learns"), for the dashboard's privacy panel."""
+table, "What each actor learns"; a protection says it itself, ``Protection.reveals``), for the dashboard's
+privacy panel."""
 
 from __future__ import annotations
 
-_AGGREGATOR = {
-    "none": "every party's update in plaintext (N_p for the LDA family)",
-    "paillier-iphe": "the unprotected rows of every N_p in plaintext, which words are protected, the protected "
-                     "rows only as Paillier ciphertexts",
-    "paillier-uphe": "the unprotected rows of every N_p in plaintext, which words are protected, the protected "
-                     "rows only as Paillier ciphertexts",
-    "paillier-packed": "nothing but sizes (it never holds the Paillier secret)",
-    "mask": "only the sum of the updates and who dropped out",
-}
+from fedtopic.errors import ConfigError
+from fedtopic.protections import get_protection
 _CHAIN = ("the chain and its operator see publication sizes and times, no counts (AES-GCM under keys only the "
           "readers CP allows hold); each reader sees the counts of the channels CP lets it read")
 
@@ -26,8 +20,9 @@ def what_is_seen(mode: str | None, protection: str | None, transport: str | None
                    "lets it read" + tail
         return _CHAIN + tail
     if mode == "sync":
-        seen = _AGGREGATOR.get(protection or "none")
-        if seen is None:
+        try:
+            seen = get_protection(protection or "none").reveals
+        except ConfigError:  # a plugin protection this process does not have
             return f"protection {protection!r}: see docs/security.md" + tail
         return f"the aggregator sees {seen}" + tail
     return "a centralised run: one process holds every document" + tail

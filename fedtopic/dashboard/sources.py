@@ -62,6 +62,24 @@ def _read_json(path: Path) -> Any:
         return None
 
 
+def _declared(algorithm: Any, options: Any, topics: Any, iterations: Any, seed: Any) -> dict[str, Any]:
+    """What the algorithm declares of a run with these options: ``privacy`` (``Algorithm.privacy``) and ``rounds``
+    (``Algorithm.rounds``); no DP and no round count for an unknown algorithm or options it no longer takes."""
+    from fedtopic.algorithms.base import Privacy
+    from fedtopic.algorithms.registry import algorithm_names, get_algorithm
+    from fedtopic.errors import FedTopicError
+
+    unknown = {"privacy": Privacy().as_dict(), "rounds": None}
+    if algorithm not in algorithm_names():
+        return unknown
+    algo = get_algorithm(str(algorithm))
+    try:
+        spec = algo.spec(int(topics or 2), int(iterations or 1), int(seed or 0), dict(options or {}))
+        return {"privacy": algo.privacy(spec).as_dict(), "rounds": algo.rounds(spec)}
+    except (FedTopicError, TypeError, ValueError):
+        return unknown
+
+
 def _mode_of(algorithm: str) -> str | None:
     """sync, async or centralised for a registry name (None for an unknown one)."""
     from fedtopic.algorithms.base import Mode
@@ -100,6 +118,8 @@ class RunFolder:
             out["protection"] = out["protection"] or summary.get("protection")
         if out["mode"] is None and out["algorithm"]:
             out["mode"] = _mode_of(str(out["algorithm"]))
+        out |= _declared(out["algorithm"], out["options"], out["topics"], out["iterations"], out["seed"])
+        out |= {k: info[k] for k in ("privacy", "rounds") if info.get(k) is not None}  # what the run recorded
         out["summary"] = summary if isinstance(summary, dict) else None
         out["finished"] = isinstance(summary, dict)
         out["process_alive"] = self.party_process_alive("")
@@ -166,6 +186,8 @@ class PartyView:
 
     # ---- the party's own files -----------------------------------------------------------------------------
     def meta(self) -> dict[str, Any]:
+        from fedtopic.algorithms.registry import get_algorithm
+
         a = self.cfg.algorithm
         summary = _read_json(self.state_dir / "model" / "summary.json")
         return {"kind": "node", "algorithm": a.name, "mode": "sync" if self.sync else "async", "topics": a.topics,
@@ -174,6 +196,8 @@ class PartyView:
                 "transport": None if self.sync else "chain", "options": dict(a.options),
                 "party_ids": list(self.cfg.party_ids), "summary": summary if isinstance(summary, dict) else None,
                 "finished": isinstance(summary, dict), "process_alive": None,
+                "privacy": get_algorithm(a.name).privacy(a.spec()).as_dict(),
+                "rounds": get_algorithm(a.name).rounds(a.spec()),
                 "title": f"{self.cfg.algorithm.name} — {self.viewer}'s view"}
 
     def histories(self) -> dict[str, Path]:

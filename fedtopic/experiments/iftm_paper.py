@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fedtopic.algorithms.iftm.master import GlobalModel, integrate_all
+from fedtopic.models.topic_merge import GlobalModel, integrate_all
 from fedtopic.algorithms.iftm.party import IFTMParty
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.types import Corpus

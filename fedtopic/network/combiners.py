@@ -13,14 +13,17 @@ request completing the round only finishes it instead of reading and decoding
 all P updates. ``validate`` then returns what it decoded, and the fold takes
 that instead of decoding the payload a second time.
 
-``COMBINERS`` maps the session's ``combiner`` name to an instance. ``none`` is
-the bare count codec below (the CSFed node sends exactly that for protection
-``none``; the update signature already binds session and round, so the
-protect package's headered ``none`` form is not registered). The protection
-schemes ``paillier-iphe``, ``paillier-uphe``, ``paillier-packed`` and ``mask``
-are registered through ``CombinerAdapter``; ``mask`` may raise
-``RecoveryNeeded`` from ``combine`` (the service then asks the survivors for
-recovery messages and calls ``combine(..., recoveries=...)``).
+``COMBINERS`` maps the session's ``combiner`` name to an instance: the formats
+in the clear that protection ``none`` uses (``none``: the bare count codec
+below, which the node sends for counts; the update signature already binds
+session and round, so the protect package's headered ``none`` form is not
+registered; ``dense-sum``; iFTM's ``topic-merge``), then the schemes every
+built-in protection adds (``Protection.schemes``: ``paillier-iphe``,
+``paillier-uphe``, ``paillier-packed``, ``mask``) through ``CombinerAdapter``.
+``registered_combiners`` adds the schemes of plugin protections
+(``fedtopic.protections.registry``). ``mask`` may raise ``RecoveryNeeded``
+from ``combine`` (the service then asks the survivors for recovery messages
+and calls ``combine(..., recoveries=...)``).
 """
 
 from __future__ import annotations
@@ -32,12 +35,13 @@ from typing import Any, Protocol
 import numpy as np
 
 from fedtopic.crypto.codec import MAX_CELLS, MAX_COUNT, decode_counts, encode_counts
-from fedtopic.crypto.protect import PROTECTIONS, CombinerAdapter
+from fedtopic.crypto.protect import CombinerAdapter
 from fedtopic.crypto.protect.sizes import codec_bound
-from fedtopic.errors import CryptoError
+from fedtopic.errors import ConfigError, CryptoError
 from fedtopic.network.dense import DENSE_HEADER_MAX, DTYPES, MAX_ELEMENTS
 from fedtopic.network.errors import InvalidMeta, InvalidPayload
 from fedtopic.network.sparse import decode_array, encode_array, warm_up_soon
+from fedtopic.protections.registry import BUILT_IN, get_protection, protection_names
 
 
 @dataclass(frozen=True)
@@ -293,10 +297,10 @@ class RunningSum:
         return self._finish(self.total)
 
 
-def _protected() -> list[Combiner]:
-    """The CSFed protection schemes other than ``none`` as combiners (their errors become InvalidPayload/Meta)."""
-    return [CombinerAdapter(PROTECTIONS[name], invalid_payload=InvalidPayload, invalid_meta=InvalidMeta)
-            for name in ("paillier-iphe", "paillier-uphe", "paillier-packed", "mask")]
+def _protected(names: Sequence[str]) -> list[Combiner]:
+    """The schemes the protections ``names`` add, as combiners (their errors become InvalidPayload/Meta)."""
+    schemes = {s.name: s for name in names for s in get_protection(name).schemes()}
+    return [CombinerAdapter(s, invalid_payload=InvalidPayload, invalid_meta=InvalidMeta) for s in schemes.values()]
 
 
 def _topic_merge() -> Combiner:
@@ -305,8 +309,20 @@ def _topic_merge() -> Combiner:
     return TopicMergeCombiner()
 
 
-COMBINERS: dict[str, Combiner] = {c.name: c for c in (CountSumCombiner(), DenseSumCombiner(), *_protected(),
-                                                      _topic_merge())}
+COMBINERS: dict[str, Combiner] = {c.name: c for c in (CountSumCombiner(), DenseSumCombiner(), _topic_merge(),
+                                                      *_protected(BUILT_IN))}
+
+
+def registered_combiners() -> dict[str, Combiner]:
+    """``COMBINERS`` and the schemes of every plugin protection registered in this process (a plugin's scheme may
+    not take a built-in combiner's name)."""
+    out = dict(COMBINERS)
+    for combiner in _protected([n for n in protection_names() if n not in BUILT_IN]):
+        known = COMBINERS.get(combiner.name)
+        if known is not None and getattr(known, "scheme", None) is not getattr(combiner, "scheme", None):
+            raise ConfigError(f"a plugin protection's scheme is named {combiner.name!r}, a built-in combiner")
+        out.setdefault(combiner.name, combiner)
+    return out
 
 
 def fold_update(running: Any, combiner: Combiner, meta: Mapping[str, Any], *, session: str, round: int,
@@ -328,8 +344,9 @@ def fold_update(running: Any, combiner: Combiner, meta: Mapping[str, Any], *, se
 
 def get_combiner(name: str) -> Combiner:
     """The registered combiner ``name``; InvalidMeta naming the registered ones if there is none."""
+    known = registered_combiners()
     try:
-        return COMBINERS[name]
+        return known[name]
     except KeyError:
-        raise InvalidMeta(f"combiner {name!r} is not available here (registered: {', '.join(sorted(COMBINERS))})") \
+        raise InvalidMeta(f"combiner {name!r} is not available here (registered: {', '.join(sorted(known))})") \
             from None

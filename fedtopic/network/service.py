@@ -33,8 +33,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from fedtopic.algorithms.base import Mode
-from fedtopic.algorithms.registry import algorithm_names, get_algorithm
 from fedtopic.crypto.protect import RecoveryNeeded
 from fedtopic.errors import ConfigError
 from fedtopic.network.alignment import (
@@ -42,7 +40,7 @@ from fedtopic.network.alignment import (
     normalized_counts,
     record_vocabulary,
 )
-from fedtopic.network.combiners import COMBINERS, Combiner, RoundContext, fold_update
+from fedtopic.network.combiners import Combiner, RoundContext, fold_update, registered_combiners
 from fedtopic.network.errors import InvalidMeta, InvalidPayload, Rejection
 from fedtopic.network.rounds import (
     RoundState,
@@ -98,14 +96,14 @@ class Aggregator:
     """Sessions, rounds and aggregates of one consortium; state lives in ``store``."""
 
     def __init__(self, store: Store, parties: Mapping[str, str], *, protection: str, default_deadline: float,
-                 combiners: Mapping[str, Combiner] = COMBINERS, clock: Callable[[], float] = time.time,
+                 combiners: Mapping[str, Combiner] | None = None, clock: Callable[[], float] = time.time,
                  memory_budget: int = 2 * 2**30) -> None:
         self.store = store
         self.memory_budget = memory_budget
         self.parties = dict(parties)
         self.protection = protection
         self.default_deadline = default_deadline
-        self._combiners = combiners
+        self._combiners = registered_combiners() if combiners is None else combiners
         self._clock = clock
         self._lock = threading.RLock()
         self._sessions: dict[str, _Session] = {}
@@ -157,7 +155,6 @@ class Aggregator:
         if len(req.parties) < least:
             raise Rejection(422, "too_few_parties", f"combiner {combiner_name!r} releases only sums of {least} or "
                             f"more updates (a masked sum of one is that update); the session lists {len(req.parties)}")
-        _check_algorithm(req.params.get("algorithm"), combiner_name)
         combiner = self._combiners[combiner_name]
         try:
             combiner.check_meta(req.meta)
@@ -630,19 +627,3 @@ def session_memory(combiner: Combiner, meta: Mapping[str, Any], parties: int) ->
     for n in shape:
         cells *= int(n)
     return parties * bound + 3 * 8 * cells
-
-
-def _check_algorithm(name: object, combiner: str) -> None:
-    """A training session names its algorithm (``params.algorithm``): it must be registered, run synchronously
-    through an aggregator, and its update must be one the session's combiner (protection) can carry."""
-    if name is None:
-        return
-    if not isinstance(name, str) or name not in algorithm_names():
-        raise Rejection(422, "unknown_algorithm", f"params.algorithm {name!r} is not a registered algorithm "
-                        f"(known: {', '.join(algorithm_names())})")
-    algorithm = get_algorithm(name)
-    if Mode.sync not in algorithm.modes or algorithm.update is None:
-        raise Rejection(422, "algorithm_not_synchronous", f"{name} does not run through an aggregator")
-    if combiner not in algorithm.update.protections:
-        raise Rejection(422, "protection_not_supported", f"{name} sends {algorithm.update.kind}, which {combiner!r} "
-                        f"cannot carry (it can: {', '.join(algorithm.update.protections)})")

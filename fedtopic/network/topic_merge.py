@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.iftm.master import (
+from fedtopic.models.topic_merge import (
     GlobalModel,
     check_merge_params,
     integrate_all,

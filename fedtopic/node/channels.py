@@ -2,8 +2,8 @@
 
 ``dense`` channels are summing sessions of float64 vectors (``dense_session``: in the clear under ``none``,
 masked fixed point under ``mask``, the launcher sealing the mask secret for every party); ``topics`` channels are
-``topic-merge`` sessions, whose combiner is iFTM's master (the aggregator sees every party's normalised topics:
-no protection carries them, as ``UpdateSpec`` says).
+sessions of the protection's ``topics`` combiner (``topic-merge`` under ``none``, the only protection that carries
+them: iFTM's master, which sees every party's normalised topics).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from fedtopic.network.client import (
 )
 from fedtopic.network.topic_merge import decode_global, encode_update
 from fedtopic.node.dense_session import DenseSession, WaitReport, open_dense_session
+from fedtopic.protections import Protection, require_carries
 
 
 class ChannelSession(Protocol):
@@ -87,16 +88,18 @@ class TopicsChannel:
 
 
 def open_channel(client: AggregatorClient, channel: Channel, ids: Sequence[str], keys: PartyKeys,
-                 publics: Sequence[bytes], *, protection: str, params: Mapping[str, Any],
-                 timeout: float) -> ChannelSession:
+                 publics: Sequence[bytes], *, protection: Protection, params: Mapping[str, Any],
+                 timeout: float, key_bits: int = 2048) -> ChannelSession:
     """Open or join ``client``'s session for ``channel``; ``params`` name what every party must agree on (a party
     whose params differ is refused by the aggregator or by the check against the launcher's)."""
     params = dict(params) | {"channel": channel.name}
     if channel.kind == "dense":
         session = open_dense_session(client, ids, keys, publics, protection=protection, n=channel.size,
-                                     params=params, timeout=timeout, dtype=channel.meta.get("dtype", "float64"))
+                                     params=params, timeout=timeout, dtype=channel.meta.get("dtype", "float64"),
+                                     key_bits=key_bits)
         return DenseChannel(channel, session)
     if channel.kind == "topics":
-        client.open_session(ids, combiner="topic-merge", meta=dict(channel.meta), params=params)
+        require_carries(protection, "topics", f"channel {channel.name!r}")
+        client.open_session(ids, combiner=protection.combiner("topics"), meta=dict(channel.meta), params=params)
         return TopicsChannel(channel, client)
     raise ConfigError(f"channel {channel.name!r} has kind {channel.kind!r}, which no session carries")

@@ -1,12 +1,12 @@
-"""``counts`` channels: integer matrices summed by the aggregator under any protection (none, Paillier IPHE /
-UPHE / packed, mask), and the consortium's secrets sealed on the first of them.
+"""``counts`` channels: integer matrices summed by the aggregator under any protection that carries counts
+(``fedtopic.protections``), and the consortium's secrets sealed on the first of them.
 
 Secrets (paper §6.1 step 1): on the channel marked ``setup`` the launching party (first in the consortium file)
 generates the Paillier key pair (``aggregator.key_bits``) or the mask secret and seals it for every party's X25519
 key, itself included, as the session's params, so the aggregator stores only opaque bytes; the others poll the
 session, open their copy and check that the session's meta and params are the ones they derive (another
-consortium, vocabulary or option is refused in one line). The Paillier schemes carry the setup channel by packed
-Paillier; later ``counts`` channels use the same secrets.
+consortium, vocabulary or option is refused in one line). The setup channel runs under the protection's
+``setup()`` (packed Paillier for the Paillier schemes); later ``counts`` channels use the same secrets.
 
 A round may close without this party (a straggler deadline): its update is refused, it reads the aggregate
 anyway, and the contributors say it is not in. A masked round that lost parties asks the survivors for recovery
@@ -31,12 +31,8 @@ from fedtopic.network.client import (
 )
 from fedtopic.network.errors import AggregatorRejected
 from fedtopic.node.dense_session import WaitReport
-from fedtopic.node.protection import (
-    PartyProtection,
-    Secrets,
-    sealed_session,
-    setup_protection,
-)
+from fedtopic.node.protection import sealed_session
+from fedtopic.protections import PartyCodec, Protection, Secrets, require_carries
 
 
 class RoundFailed(Exception):
@@ -46,7 +42,7 @@ class RoundFailed(Exception):
 class CountsChannel:
     """One opened ``counts`` channel; ``offset``: aggregator round = seq + offset (failed rounds redone)."""
 
-    def __init__(self, channel: Channel, client: AggregatorClient, prot: PartyProtection, ids: Sequence[str]) -> None:
+    def __init__(self, channel: Channel, client: AggregatorClient, prot: PartyCodec, ids: Sequence[str]) -> None:
         self.channel, self.client, self.prot, self.ids = channel, client, prot, list(ids)
         self.offset = 0
         self.recoveries = 0
@@ -83,39 +79,39 @@ class CountsChannel:
         return Aggregate(total, tuple(result.contributors))
 
 
-def _context(client: AggregatorClient, keys: PartyKeys, ids: Sequence[str], publics: Sequence[bytes],
-             channel: Channel, secrets: Secrets, delta: float) -> ProtectionContext:
+def _context(protection: Protection, client: AggregatorClient, keys: PartyKeys, ids: Sequence[str],
+             publics: Sequence[bytes], channel: Channel, secrets: Secrets, delta: float) -> ProtectionContext:
     meta = channel.meta
     freqs = meta.get("word_frequencies")
-    return ProtectionContext(session=client.session, round=0, shape=tuple(meta["shape"]), n_parties=len(ids),
-                             party_index=list(ids).index(keys.party_id), max_value=int(meta["max_value"]),
-                             delta=delta, paillier_public=secrets.paillier_public,
-                             paillier_private=secrets.paillier_private,
-                             word_ranking=None if freqs is None else rank_words(np.asarray(freqs)),
-                             x25519_private=keys.x25519_private_key, party_publics=tuple(publics),
-                             mask_secret=secrets.mask_secret)
+    return protection.context(secrets, session=client.session, round=0, shape=tuple(meta["shape"]),
+                              n_parties=len(ids), party_index=list(ids).index(keys.party_id),
+                              max_value=int(meta["max_value"]), delta=delta,
+                              word_ranking=None if freqs is None else rank_words(np.asarray(freqs)),
+                              x25519_private=keys.x25519_private_key, party_publics=tuple(publics))
 
 
 def open_counts_channel(client: AggregatorClient, channel: Channel, ids: Sequence[str], keys: PartyKeys,
-                        publics: Sequence[bytes], *, protection: str, params: Mapping[str, Any], timeout: float,
+                        publics: Sequence[bytes], *, protection: Protection, params: Mapping[str, Any], timeout: float,
                         key_bits: int, delta: float, straggler_deadline: float | None,
                         secrets: Secrets | None) -> tuple[CountsChannel, Secrets]:
     """Open or join ``channel``'s session; (the channel, the consortium's secrets: sealed here when the channel is
     the ``setup`` one, else ``secrets`` as established before)."""
     params = dict(params) | {"channel": channel.name}
+    require_carries(protection, "counts", f"channel {channel.name!r}")
     if channel.meta.get("setup"):
-        scheme = setup_protection(protection)
-        secrets = _join_with_secrets(client, channel, ids, keys, publics, protection, scheme, params, timeout,
-                                     key_bits, delta)
-        prot = PartyProtection(scheme, _context(client, keys, ids, publics, channel, secrets, delta))
+        setup = protection.setup()
+        secrets = _join_with_secrets(client, channel, ids, keys, publics, protection, params, timeout, key_bits,
+                                     delta)
+        prot = setup.counts(_context(setup, client, keys, ids, publics, channel, secrets, delta))
         return CountsChannel(channel, client, prot, ids), secrets
     if secrets is None:
-        if protection != "none":
-            raise ConfigError(f"channel {channel.name!r}: {protection} needs a setup channel to share its secrets")
+        if protection.has_secret:
+            raise ConfigError(f"channel {channel.name!r}: {protection.name} needs a setup channel to share its "
+                              "secrets")
         secrets = Secrets()
-    prot = PartyProtection(protection, _context(client, keys, ids, publics, channel, secrets, delta), pool=True)
+    prot = protection.counts(_context(protection, client, keys, ids, publics, channel, secrets, delta), pool=True)
     try:
-        client.open_session(ids, combiner=protection, meta=prot.meta, params=params,
+        client.open_session(ids, combiner=protection.combiner("counts"), meta=prot.meta, params=params,
                             straggler_deadline_seconds=straggler_deadline)
     except AggregatorRejected as exc:
         if exc.code == "session_conflict":
@@ -126,13 +122,14 @@ def open_counts_channel(client: AggregatorClient, channel: Channel, ids: Sequenc
 
 
 def _join_with_secrets(client: AggregatorClient, channel: Channel, ids: Sequence[str], keys: PartyKeys,
-                       publics: Sequence[bytes], protection: str, scheme: str, params: dict[str, Any],
+                       publics: Sequence[bytes], protection: Protection, params: dict[str, Any],
                        timeout: float, key_bits: int, delta: float) -> Secrets:
     """The setup session: the launcher seals fresh secrets into its params; everyone opens theirs."""
-    if protection == "none":
-        prot = PartyProtection("none", _context(client, keys, ids, publics, channel, Secrets(), delta))
+    setup = protection.setup()
+    if not protection.has_secret:
+        prot = setup.counts(_context(setup, client, keys, ids, publics, channel, Secrets(), delta))
         try:
-            client.open_session(ids, combiner="none", meta=prot.meta, params=params)
+            client.open_session(ids, combiner=setup.combiner("counts"), meta=prot.meta, params=params)
         except AggregatorRejected as exc:
             if exc.code == "session_conflict":
                 raise ConfigError(f"session {client.session!r} was opened with other settings (another "
@@ -140,5 +137,5 @@ def _join_with_secrets(client: AggregatorClient, channel: Channel, ids: Sequence
             raise
         return Secrets()
     return sealed_session(client, ids, keys, publics, protection=protection, key_bits=key_bits, params=params,
-                          timeout=timeout, spec=lambda sec: (scheme, PartyProtection(
-                              scheme, _context(client, keys, ids, publics, channel, sec, delta)).meta))
+                          timeout=timeout, spec=lambda sec: (setup.combiner("counts"), setup.counts(
+                              _context(setup, client, keys, ids, publics, channel, sec, delta)).meta))

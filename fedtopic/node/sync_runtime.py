@@ -39,8 +39,8 @@ from fedtopic.network.client import AggregatorClient
 from fedtopic.node.channels import ChannelSession, open_channel, update_digest
 from fedtopic.node.count_channel import RoundFailed, open_counts_channel
 from fedtopic.node.heartbeat import Heartbeat
-from fedtopic.node.protection import Secrets
 from fedtopic.node.run_session import resolve_run_session
+from fedtopic.protections import Secrets, get_protection
 from fedtopic.node.state_file import read_arrays, write_arrays, write_text_atomic
 from fedtopic.runs.history import HistoryLine, HistoryWriter, top_words_due
 from fedtopic.runs.topic_snapshot import record_topics
@@ -338,6 +338,7 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
         say(f"{party.party_id}: round {round_box[0]} waits for {some_names(missing) or 'the aggregator'} "
             f"({seconds:.0f} s, channel {channel})")
 
+    protection = get_protection(conn.protection)
     with ExitStack() as stack:
         secrets: list[Secrets | None] = [None]
 
@@ -349,15 +350,15 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
                                                               patience=conn.patience))
                 if channel.kind == "counts":
                     ch, secrets[0] = open_counts_channel(
-                        client, channel, conn.ids, conn.keys, conn.publics, protection=conn.protection,
+                        client, channel, conn.ids, conn.keys, conn.publics, protection=protection,
                         params=conn.params, timeout=conn.round_timeout, key_bits=conn.key_bits, delta=conn.delta,
                         straggler_deadline=conn.straggler_deadline_seconds, secrets=secrets[0])
                     ch.offset = offsets.get(channel.name, 0)
                     sessions[channel.name] = ch
                 else:
                     sessions[channel.name] = open_channel(client, channel, conn.ids, conn.keys, conn.publics,
-                                                          protection=conn.protection, params=conn.params,
-                                                          timeout=conn.round_timeout)
+                                                          protection=protection, params=conn.params,
+                                                          timeout=conn.round_timeout, key_bits=conn.key_bits)
                 stack.callback(getattr(sessions[channel.name], "close", lambda: None))
 
         open_all(early)

@@ -53,7 +53,8 @@ def simulate_run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: P
                              "options": dict(spec.options), "dataset": data.name,
                              "parties": list(harness.ids or party_ids(len(data.parties))),
                              "protection": harness.protection if sync else None,
-                             "transport": None if sync else harness.transport})
+                             "transport": None if sync else harness.transport,
+                             "privacy": algo.privacy(spec).as_dict(), "rounds": algo.rounds(spec)})
     summary = _run(data, algorithm, spec, run_dir, harness, on_round=on_round, say=say)
     if (run_dir / "history").is_dir():
         plot_history(run_dir, histories_in(run_dir / "history"), title=algorithm)
@@ -62,8 +63,6 @@ def simulate_run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: P
 
 def _run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, harness: Harness, *,
          on_round: Callable[..., None] | None, say: Callable[[str], None]) -> dict[str, Any]:
-    from fedtopic.consortium.config import PROTECTIONS
-
     algo = get_algorithm(algorithm)
     ids = list(harness.ids or party_ids(len(data.parties)))
     if len(ids) != len(data.parties):
@@ -71,12 +70,7 @@ def _run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, har
     if Mode.sync in algo.modes:
         from fedtopic.simulation.sync_run import simulate_sync
 
-        if harness.protection not in PROTECTIONS:
-            raise ConfigError(f"unknown protection {harness.protection!r}: choose one of {', '.join(PROTECTIONS)}")
-        protection = harness.protection
-        if algo.update is not None and algo.update.kind == "topics":
-            protection = "none"  # no protection carries topics (UpdateSpec says topic-merge only)
-        return simulate_sync(data, algorithm, spec, run_dir, protection=protection, delta=harness.delta,
+        return simulate_sync(data, algorithm, spec, run_dir, protection=harness.protection, delta=harness.delta,
                              key_bits=harness.key_bits, compare_centralized=harness.compare_centralized, say=say,
                              on_round=on_round, port=harness.port)
     algo.require(Mode.async_, "a simulation")

@@ -44,11 +44,8 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
     ``serialize_compute``: one party computes at a time (the others wait in their exchanges), so that the
     history's per-phase seconds are each party's alone, not a share of contended cores (timing studies)."""
     algo = get_algorithm(algorithm)
-    if algo.update is None or protection not in _protections(algo.update.protections):
-        allowed = " or ".join(_protections(algo.update.protections if algo.update else ()))
-        raise ConfigError(f"{algorithm} takes protection {allowed}, got {protection!r}")
-    algo.check_data(data.parties, spec)
     algo.check_protection(spec, protection, len(data.parties))
+    algo.check_data(data.parties, spec)
     n = len(data.parties)
     files = raise_open_files_limit()
     if files != resource.RLIM_INFINITY and files < FILES_PER_PARTY * n + 256:
@@ -96,8 +93,3 @@ def _compute_slots() -> int:
         cores = os.cpu_count() or 1
     return 2 * max(1, cores)
 
-
-def _protections(carried_by: tuple[str, ...]) -> tuple[str, ...]:
-    """The consortium protections that an update carried by these combiners can take."""
-    names = {"dense-sum": "none", "mask": "mask", "topic-merge": "none"}  # counts: the protections themselves
-    return tuple(dict.fromkeys(names.get(c, c) for c in carried_by))

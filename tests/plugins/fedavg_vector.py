@@ -95,7 +95,7 @@ class FedAvgVector(Algorithm):
     options = (Option("rate", float, 0.5, "step size η", minimum=0.0, exclusive_minimum=True, maximum=1.0),
                Option("crossed", int, 0, "1: two channels, each party starting one exchange and summing the other "
                       "meanwhile", minimum=0, maximum=1))
-    update = UpdateSpec("dense", ("dense-sum", "mask"), "[n_p (f_p − x), n_p] float64")
+    update = UpdateSpec("dense", "[n_p (f_p − x), n_p] float64", ("none", "mask"))
 
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
               secret: bytes | None = None) -> VectorParty:

@@ -22,9 +22,8 @@ class FedNMF(Algorithm):
     paper = "FedNMF+MI (Si et al.), Alg. 1; Table III/IV rows FedAvg … FedAdam(+MI)"
     modes = frozenset({Mode.sync})
     options = SGD_OPTIONS + FEDERATED_OPTIONS
-    update = UpdateSpec("dense", ("dense-sum", "mask"),
-                        "[N_i·(W_i − W), N_i·(θ_i − θ), N_i] float64 (zeros from unselected clients); "
-                        "mask: fixed point 2^-60, bound ±2^20")
+    update = UpdateSpec("dense", "[N_i·(W_i − W), N_i·(θ_i − θ), N_i] float64 (zeros from unselected clients); "
+                                 "mask: fixed point 2^-60, bound ±2^20")
     family = "nmf"
 
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
@@ -39,6 +38,11 @@ class FedNMF(Algorithm):
         from fedtopic.algorithms.fednmf.server_rules import select_clients
 
         return len(select_clients(n_parties, float(spec.options["fraction"]), 0, spec.seed))  # type: ignore[arg-type]
+
+    def more_contributors_hint(self, spec: TrainSpec, n_parties: int, needed: int) -> str:
+        """The client fraction C that selects ``needed`` clients a round."""
+        return (f"select at least {needed} clients a round (--opt fraction=C with C·{n_parties} ≥ {needed}; now "
+                f"{spec.options['fraction']})")
 
     def headline(self, summary: Mapping[str, Any]) -> str:
         """WE coherence and NPMI, and the SVM's macro-F1 and accuracy where the corpus has labels."""

@@ -21,7 +21,7 @@ class GFedNTMProdLDA(Algorithm):
     paper = "gFedNTM (Calvo-Bartolomé et al.), Alg. 1 and Eqs. 1-3"
     modes = frozenset({Mode.sync})
     options = FEDERATED_OPTIONS
-    update = UpdateSpec("dense", ("dense-sum", "mask"),
+    update = UpdateSpec("dense",
                         "per step five float64 sums: encoder and decoder BatchNorm sums, their gradients, and the "
                         "gradient of the union batch's loss (mask: fixed point 2^-60)")
     family = "ntm"

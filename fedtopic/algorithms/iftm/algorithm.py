@@ -19,6 +19,7 @@ the aggregator, whose ``topic-merge`` combiner is the master.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from fedtopic.algorithms.base import (
     IterationCallback,
     Mode,
     OptionValue,
+    Privacy,
     TrainSpec,
     UpdateSpec,
 )
@@ -44,7 +46,7 @@ class IFTMLDA(Algorithm):
     paper = "Jiang et al., iFTM (Algs. 1, 3-5)"
     modes = frozenset({Mode.centralised, Mode.sync})
     options = IFTM_OPTIONS
-    update = UpdateSpec("topics", ("topic-merge",),
+    update = UpdateSpec("topics",
                         "M̂_p float64[K_p,V], the local model with every topic normalised, and the data amount n_p")
     sentences = False  # True: SentenceLDA (Alg. 2) instead of LDA (Alg. 1)
 
@@ -55,6 +57,11 @@ class IFTMLDA(Algorithm):
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None
         return options
+
+    def privacy(self, spec: TrainSpec) -> Privacy:
+        """Every token's word vector is Laplace-privatised with ε (§3.1.2: pure ε-local DP, δ = 0) unless ε = ∞."""
+        epsilon = float(spec.options["epsilon"])  # type: ignore[arg-type]
+        return Privacy() if math.isinf(epsilon) else Privacy(True, None, 0.0)
 
     def fit(self, parts: Sequence[Corpus], spec: TrainSpec,
             callback: IterationCallback | None = None) -> list[Fitted]:

@@ -10,7 +10,6 @@ import numpy as np
 
 from fedtopic.algorithms.base import Fitted, IterationCallback, TrainSpec
 from fedtopic.algorithms.federated import Channel, Exchange, StepRecord, TopicsUpdate
-from fedtopic.algorithms.iftm.master import GlobalModel, compose
 from fedtopic.algorithms.iftm.options import (
     global_rounds,
     party_topic_counts,
@@ -22,6 +21,7 @@ from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ModelError
 from fedtopic.eval.coherence import heaviest_ids
 from fedtopic.models.private_mh import PrivateMHLDA, PrivateMHSentenceLDA
+from fedtopic.models.topic_merge import GlobalModel, compose
 
 
 def _model(spec: TrainSpec, topics: int, seed: int, corpus: Corpus, secret: bytes | None = None, *,

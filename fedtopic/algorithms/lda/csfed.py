@@ -10,7 +10,6 @@ itself is the party runtime's (``fedtopic.node.sync_runtime``: sessions, secrets
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,21 +23,14 @@ from fedtopic.corpus.types import Corpus
 if TYPE_CHECKING:
     from fedtopic.algorithms.lda.csfed_party import CSFedParty
 
-COUNT_PROTECTIONS = ("none", "paillier-iphe", "paillier-uphe", "paillier-packed", "mask")
-
-
 class CSFedLDA(FederatedLDA):
     name = "csfed-lda"
     summary = "synchronous federated LDA: parties send word-topic counts to an aggregator that sums them"
     paper = "CSFed/DAFed-LDA §6 (Alg. 1, 2)"
     modes = frozenset({Mode.sync})
     options = LDA_OPTIONS + (STEPS_OPTION,) + FEDERATED_DP_OPTIONS
-    update = UpdateSpec("counts", COUNT_PROTECTIONS,
+    update = UpdateSpec("counts",
                         "N_p int32[V,K] word-topic counts, summed (Eq. 8)")
-
-    def rounds(self, spec: TrainSpec) -> int:
-        """Aggregator rounds: the genesis counts, then one per ``steps`` sweeps."""
-        return math.ceil(spec.iterations / int(spec.options["steps"])) + 1  # type: ignore[arg-type]
 
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
               secret: bytes | None = None) -> CSFedParty:

@@ -25,5 +25,5 @@ class DAFedLDA(FederatedLDA):
         Option("converge_tol", float, None, "also stop when fewer than this fraction of a party's tokens changed "
                "topic in a round", minimum=0.0, maximum=1.0, default_text="off"),
     ) + FEDERATED_DP_OPTIONS
-    update = UpdateSpec("counts", ("channel-aes-gcm",),
-                        "N_p int32[V,K] word-topic counts, sparse-encoded, AES-256-GCM per channel; readers sum them")
+    update = UpdateSpec("counts", "N_p int32[V,K] word-topic counts, sparse-encoded, AES-256-GCM per channel; "
+                                  "readers sum them")

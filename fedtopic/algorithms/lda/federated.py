@@ -1,18 +1,18 @@
-"""What CSFed-LDA and DAFed-LDA share: the LDA party, its count update, and the sum that combines updates.
+"""What CSFed-LDA and DAFed-LDA share: the LDA party, its count update, and its DP releases.
 
 Both exchange a party's word-topic counts N_p (int32[V,K]) and combine them by
-summing (Eq. 8: N_Σ = Σ_p N_p); they differ in when a party reads (every
+summing (Eq. 8: N_Σ = Σ_p N_p: the aggregator's count combiners, or a DAFed
+reader's own sum); they differ in when a party reads (every
 round, all parties in step, through the aggregator; or whenever it likes,
 latest channel contents, over the chain) and so in their modes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Mapping
 
-import numpy as np
-
-from fedtopic.algorithms.base import Algorithm, OptionValue, TrainSpec
+from fedtopic.algorithms.base import Algorithm, OptionValue, Privacy, TrainSpec
 from fedtopic.algorithms.lda.dp_options import federated_dp_settings, switch_dp_on
 from fedtopic.algorithms.lda.options import hyper_from_spec
 from fedtopic.corpus.types import Corpus
@@ -29,6 +29,15 @@ class FederatedLDA(Algorithm):
             return switch_dp_on(raw, options)
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None
+
+    def rounds(self, spec: TrainSpec) -> int:
+        """Rounds 0 (the genesis counts) to ⌈iterations / steps⌉: one publication per ``steps`` sweeps."""
+        return math.ceil(spec.iterations / int(spec.options["steps"])) + 1  # type: ignore[arg-type]
+
+    def privacy(self, spec: TrainSpec) -> Privacy:
+        """Every publication a DP release when ``dp`` is on (docs/privacy.md)."""
+        dp = federated_dp_settings(spec.options)
+        return Privacy() if dp is None else Privacy(True, dp.epsilon_budget, dp.delta)
 
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
               secret: bytes | None = None):  # -> LDAParty
@@ -48,15 +57,3 @@ class FederatedLDA(Algorithm):
         from fedtopic.algorithms.lda.dp_party import DPLDAParty
 
         return DPLDAParty(party_id, corpus, hyper_from_spec(spec), dp, steps=steps, seed=seed, secret=secret)
-
-    @staticmethod
-    def combine(updates: Sequence[np.ndarray]) -> np.ndarray:
-        """N_Σ = Σ_p N_p (Eq. 8) as int64[V,K]; every update int[V,K] of one shape."""
-        if not updates:
-            raise ValueError("nothing to combine")
-        total = np.zeros(updates[0].shape, dtype=np.int64)
-        for u in updates:
-            if u.shape != total.shape:
-                raise ValueError(f"update of shape {u.shape}, expected {total.shape}")
-            total += u
-        return total

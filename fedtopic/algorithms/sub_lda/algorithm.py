@@ -24,6 +24,7 @@ from fedtopic.algorithms.base import (
     Mode,
     Option,
     OptionValue,
+    Privacy,
     TrainSpec,
 )
 from fedtopic.algorithms.lda.dp_options import (
@@ -60,6 +61,11 @@ class SubLDA(Algorithm):
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None
         return options
+
+    def privacy(self, spec: TrainSpec) -> Privacy:
+        """Every iteration's read of the counts is a DP release (Alg. 1)."""
+        dp = dp_settings(spec.options)
+        return Privacy(True, dp.epsilon_budget, dp.delta)
 
     def fit(self, parts: Sequence[Corpus], spec: TrainSpec,
             callback: IterationCallback | None = None) -> list[Fitted]:
