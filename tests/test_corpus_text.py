@@ -128,7 +128,7 @@ def test_sentence_boundaries_follow_the_text_and_survive_oov_drops():
 @given(docs=st.lists(st.lists(st.integers(1, 4), max_size=4), min_size=1, max_size=8), data=st.data(),
        texts=st.lists(st.text(), min_size=8, max_size=8))
 def test_subsets_merges_and_files_keep_every_sentence(tmp_path_factory, docs, data, texts):
-    from fedtopic.algorithms.lda.family import merge_corpora
+    from fedtopic.corpus.pool import merge_corpora
     from fedtopic.corpus.store import load_corpus, save_corpus
     from fedtopic.corpus.types import Corpus
 

@@ -185,6 +185,15 @@ class Fitted:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
+def metric(summary: Mapping[str, Any], key: str, fmt: str) -> str:
+    """``summary[key]`` formatted with ``fmt``, or "n/a" when it is missing, null or not a finite number (a metric
+    that does not apply to a run is null in summary.json)."""
+    value = summary.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return "n/a"
+    return format(value, fmt)
+
+
 @dataclass(frozen=True)
 class Privacy:
     """What an algorithm's runs with given options promise beyond the protection: whether every release is
@@ -317,8 +326,9 @@ class Algorithm(ABC):
         return spec.iterations
 
     def headline(self, summary: Mapping[str, Any]) -> str:
-        """The run's quality in a few words for the command's last line."""
-        return f"perplexity {summary['perplexity']:.1f}"
+        """The run's quality in a few words for the command's last line (a metric that does not apply is null in
+        summary.json and shows as "n/a": ``metric``)."""
+        return f"perplexity {metric(summary, 'perplexity', '.1f')}"
 
     def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:
         """Synchronous mode, ``fedtopic simulate``: evaluate the consortium's model and write the run folder

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from fedtopic.algorithms.base import TrainSpec
-from fedtopic.algorithms.lda.family import merge_corpora
+from fedtopic.corpus.pool import merge_corpora
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.training_data import TrainingData, load_training_data
 from fedtopic.corpus.types import Corpus

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from fedtopic.algorithms.lda.family import merge_corpora
+from fedtopic.corpus.pool import merge_corpora
 from fedtopic.corpus.synthetic import generate_synthetic
 from fedtopic.eval.ground_truth import dss, tss
 from fedtopic.models.nnls import counts_matrix

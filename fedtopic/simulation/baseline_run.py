@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from fedtopic.algorithms.base import Mode, TrainSpec
-from fedtopic.algorithms.lda.family import merge_corpora
+from fedtopic.corpus.pool import merge_corpora
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.eval.perplexity import completion_perplexity

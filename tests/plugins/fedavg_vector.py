@@ -32,7 +32,7 @@ from fedtopic.algorithms.federated import (
     history_totals,
 )
 from fedtopic.corpus.types import Corpus
-from fedtopic.runs.folder import TopicModelFile, save_topic_model, write_summary
+from fedtopic.runs.model_run import write_model_run
 
 
 class VectorParty:
@@ -103,13 +103,9 @@ class FedAvgVector(Algorithm):
 
     def _write(self, out: Path, x: np.ndarray, vocab: Any, tokenizer: Any, spec: TrainSpec,
                summary: dict[str, Any]) -> dict[str, Any]:
-        out.mkdir(parents=True, exist_ok=True)
-        save_topic_model(out, TopicModelFile(phi=_phi(x, spec.topics), alpha=0.1, beta=0.01, vocab=vocab,
-                                             tokenizer=dict(tokenizer), algorithm=self.name))
-        summary = {"algorithm": self.name, "topics": spec.topics, "iterations": spec.iterations, "seed": spec.seed,
-                   "perplexity": float("nan"), "npmi": float("nan"), "topic_diversity": float("nan")} | summary
-        write_summary(out, summary)
-        return summary
+        return write_model_run(out, phi=_phi(x, spec.topics), vocab=vocab, tokenizer=tokenizer, algorithm=self.name,
+                               summary={"topics": spec.topics, "iterations": spec.iterations, "seed": spec.seed}
+                               | summary)
 
     def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:
         x = run.parties[0].x

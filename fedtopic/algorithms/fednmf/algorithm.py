@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.base import Algorithm, Fitted, Mode, TrainSpec, UpdateSpec
+from fedtopic.algorithms.base import Algorithm, Fitted, Mode, TrainSpec, UpdateSpec, metric
 from fedtopic.algorithms.federated import ConsortiumRun, PartyRun, history_totals
 from fedtopic.algorithms.nmf.options import FEDERATED_OPTIONS, SGD_OPTIONS
 from fedtopic.corpus.types import Corpus
@@ -46,9 +46,9 @@ class FedNMF(Algorithm):
 
     def headline(self, summary: Mapping[str, Any]) -> str:
         """WE coherence and NPMI, and the SVM's macro-F1 and accuracy where the corpus has labels."""
-        return (f"WE coherence {summary['we_coherence']:.3f}, NPMI {summary['npmi']:.3f}"
-                + (f", macro-F1 {summary['macro_f1']:.3f}, accuracy {summary['accuracy']:.3f}"
-                   if "macro_f1" in summary else ""))
+        return (f"WE coherence {metric(summary, 'we_coherence', '.3f')}, NPMI {metric(summary, 'npmi', '.3f')}"
+                + (f", macro-F1 {metric(summary, 'macro_f1', '.3f')}, accuracy {metric(summary, 'accuracy', '.3f')}"
+                   if summary.get("macro_f1") is not None else ""))
 
     def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:
         """The global W (every client must hold the same) and every client's H_i, scored as the paper does

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from fedtopic.algorithms.base import Algorithm, Mode, TrainSpec, UpdateSpec
+from fedtopic.algorithms.base import Algorithm, Mode, TrainSpec, UpdateSpec, metric
 from fedtopic.algorithms.federated import ConsortiumRun, PartyRun
 from fedtopic.algorithms.ntm.options import FEDERATED_OPTIONS
 from fedtopic.corpus.types import Corpus
@@ -42,10 +42,10 @@ class GFedNTMProdLDA(Algorithm):
 
     def headline(self, summary: Mapping[str, Any]) -> str:
         """NPMI, diversity, and TSS/DSS (synthetic data) or macro-F1 (labelled corpora)."""
-        return (f"NPMI {summary['npmi']:.3f}, diversity {summary['topic_diversity']:.2f}"
-                + (f", TSS {summary['tss']:.2f} of {summary['tss_perfect']:.0f}, DSS {summary['dss']:.4f}"
-                   if "tss" in summary else "")
-                + (f", macro-F1 {summary['macro_f1']:.3f}" if "macro_f1" in summary else ""))
+        return (f"NPMI {metric(summary, 'npmi', '.3f')}, diversity {metric(summary, 'topic_diversity', '.2f')}"
+                + (f", TSS {metric(summary, 'tss', '.2f')} of {metric(summary, 'tss_perfect', '.0f')}, "
+                   f"DSS {metric(summary, 'dss', '.4f')}" if summary.get("tss") is not None else "")
+                + (f", macro-F1 {metric(summary, 'macro_f1', '.3f')}" if summary.get("macro_f1") is not None else ""))
 
     def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:
         """The federated model (every node must hold the same weights), evaluated as the centralised one."""

@@ -33,6 +33,7 @@ from fedtopic.algorithms.base import (
     Privacy,
     TrainSpec,
     UpdateSpec,
+    metric,
 )
 from fedtopic.algorithms.federated import ConsortiumRun, PartyRun
 from fedtopic.algorithms.iftm.options import IFTM_OPTIONS, parse_party_topics
@@ -91,7 +92,7 @@ class IFTMLDA(Algorithm):
         merged = local - glob
         how = (f"{merged} merged at ξ = {summary['xi']:g}" if merged else
                f"none similar enough to merge at ξ = {summary['xi']:g}; a lower --opt xi merges more")
-        return f"perplexity {summary['perplexity']:.1f}; M* has {glob} topic{'s' * (glob != 1)} from the parties' {local} ({how})"
+        return f"perplexity {metric(summary, 'perplexity', '.1f')}; M* has {glob} topic{'s' * (glob != 1)} from the parties' {local} ({how})"
 
     def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:
         """M* and each party alone (the paper's Fig. 5 baseline), evaluated on the held-out documents."""

@@ -15,7 +15,7 @@ from fedtopic.algorithms.iftm.options import (
     party_topic_counts,
     topics_of,
 )
-from fedtopic.algorithms.lda.family import merge_corpora
+from fedtopic.corpus.pool import merge_corpora
 from fedtopic.algorithms.model import TopicModel
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ModelError

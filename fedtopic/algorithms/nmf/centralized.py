@@ -17,7 +17,7 @@ from fedtopic.algorithms.base import (
     Option,
     TrainSpec,
 )
-from fedtopic.algorithms.lda.family import merge_corpora
+from fedtopic.corpus.pool import merge_corpora
 from fedtopic.algorithms.nmf.model import nmf_topic_model
 from fedtopic.corpus.types import Corpus
 from fedtopic.models.nnls import counts_matrix

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from fedtopic.algorithms.base import Fitted, TrainSpec
-from fedtopic.algorithms.lda.family import merge_corpora
+from fedtopic.corpus.pool import merge_corpora
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.eval.nmf_report import evaluate_nmf
 from fedtopic.eval.topic_table import topic_table

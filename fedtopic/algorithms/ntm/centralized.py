@@ -13,7 +13,7 @@ from fedtopic.algorithms.base import (
     Mode,
     TrainSpec,
 )
-from fedtopic.algorithms.lda.family import merge_corpora
+from fedtopic.corpus.pool import merge_corpora
 from fedtopic.algorithms.model import TopicModel
 from fedtopic.algorithms.ntm.options import CENTRAL_OPTIONS, ntm_settings
 from fedtopic.corpus.types import Corpus

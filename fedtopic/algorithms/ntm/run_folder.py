@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from fedtopic.algorithms.base import Fitted, TrainSpec
-from fedtopic.algorithms.lda.family import merge_corpora
+from fedtopic.corpus.pool import merge_corpora
 from fedtopic.algorithms.model import TopicModel
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.eval.classify import svm_macro_f1
