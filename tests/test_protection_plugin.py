@@ -143,3 +143,12 @@ def test_every_headline_takes_null_metrics():
     for name in algorithm_names():
         line = get_algorithm(name).headline(null)
         assert "n/a" in line, name
+
+
+def test_the_protections_are_listed_with_what_they_carry(capsys, plugins):
+    assert main(["algorithms", "--protections", "--format", "json"]) == 0
+    listed = {d["name"]: d for d in json.loads(capsys.readouterr().out)}
+    assert list(listed) == ["none", "paillier-iphe", "paillier-uphe", "paillier-packed", "mask", "offset-mask"]
+    assert listed["offset-mask"]["carries"] == ["counts"] and listed["mask"]["min_contributors"] == 2
+    assert main(["algorithms", "--protections", "rot13"]) == 2
+    assert "unknown protection 'rot13'" in capsys.readouterr().err

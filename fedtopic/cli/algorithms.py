@@ -1,4 +1,5 @@
-"""`fedtopic algorithms`: every registered algorithm, the modes it runs in, its update and its options."""
+"""`fedtopic algorithms`: every registered algorithm, the modes it runs in, its update and its options; with
+`--protections`, every registered protection, what it carries and what the aggregator sees under it."""
 
 from __future__ import annotations
 
@@ -10,13 +11,18 @@ from fedtopic.cli.output import FormatOption, OutputFormat, print_json, stdout_c
 
 
 def algorithms(
-    name: Annotated[Optional[str], typer.Argument(help="show only this algorithm")] = None,
+    name: Annotated[Optional[str], typer.Argument(help="show only this algorithm (or protection)")] = None,
+    protections: Annotated[bool, typer.Option("--protections", help="list the protections instead")] = False,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
     """List every algorithm with its options (`--opt key=value`, `[algorithm.options]`) and modes."""
     from rich.table import Table
 
     from fedtopic.algorithms.registry import algorithm_names, get_algorithm
+
+    if protections:
+        _protections(name, fmt)
+        return
 
     described = [get_algorithm(n).describe() for n in ([name] if name else algorithm_names())]
     if fmt is OutputFormat.json:
@@ -33,3 +39,17 @@ def algorithms(
             table.add_row(o["name"], o["type"], o["default_text"], o["help"] + choices)
         stdout_console.print(table)
         stdout_console.print()
+
+
+def _protections(name: str | None, fmt: OutputFormat) -> None:
+    """Every registered protection (or ``name``): what it carries, its minimum contributors, what it reveals."""
+    from fedtopic.protections import get_protection, protection_names
+
+    described = [get_protection(n).describe() for n in ([name] if name else protection_names())]
+    if fmt is OutputFormat.json:
+        print_json(described if name is None else described[0])
+        return
+    for d in described:
+        stdout_console.print(f"[bold]{d['name']}[/]  {d['summary']}")
+        stdout_console.print(f"  carries: {', '.join(d['carries'])}; sums of at least {d['min_contributors']}; "
+                             f"the aggregator sees {d['aggregator_sees']}", highlight=False)
