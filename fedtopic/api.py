@@ -74,14 +74,14 @@ class SimulationRun:
 
 def simulate(documents: Documents | None = None, *, dataset: str | None = None, algorithm: str = "dafed-lda",
              parties: int = 3, scheme: str = "a", topics: int = 20, iterations: int = 100, seed: int = 0,
-             protection: str = "none", transport: str = "memory", max_delay: float = 0.0,
+             protection: str = "none", transport: str = "memory", max_delay: float = 0.0, engine: str = "threads",
              out: str | Path | None = None, min_df: int = 2, max_df: float = 0.5, **options: Any) -> SimulationRun:
     """Split ``documents`` (or a built-in ``dataset``) among ``parties`` by ``scheme`` (a quarter held out for
     evaluation) and train ``algorithm`` federated, as ``fedtopic simulate`` does. The run folder is ``out``
     (must not hold a run) or a temporary folder kept until the process exits."""
     from fedtopic.corpus.training_data import load_training_data, split_corpus
     from fedtopic.runs.folder import prepare_run_dir
-    from fedtopic.simulation.run import Harness, simulate_run
+    from fedtopic.simulation.run import AsyncSettings, Harness, SyncSettings, check_simulation, simulate_run
 
     algo = get_algorithm(algorithm)
     if not algo.modes & {Mode.sync, Mode.async_}:
@@ -89,6 +89,9 @@ def simulate(documents: Documents | None = None, *, dataset: str | None = None, 
     if (documents is None) == (dataset is None):
         raise ConfigError("give documents or dataset=NAME, not both")
     spec = algo.spec(topics, iterations, seed, options, where="options")
+    harness = Harness(engine=engine, sync=SyncSettings(protection=protection),
+                      async_=AsyncSettings(transport=transport, max_delay=max_delay))
+    check_simulation(algorithm, spec, harness, parties)
     if dataset is not None:
         data = load_training_data(dataset=dataset, corpus=None, n_parties=parties, scheme=scheme, seed=seed,
                                   progress=False)
@@ -96,6 +99,5 @@ def simulate(documents: Documents | None = None, *, dataset: str | None = None, 
         name, corpus = _corpus(documents, min_df, max_df)  # type: ignore[arg-type]
         data = split_corpus(name, corpus, n_parties=parties, scheme=scheme, seed=seed)
     run_dir = prepare_run_dir(Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="fedtopic-")))
-    harness = Harness(transport=transport, max_delay=max_delay, protection=protection)
     summary = simulate_run(data, algorithm, spec, run_dir, harness)
     return SimulationRun(TopicModel.load(run_dir), summary, run_dir)

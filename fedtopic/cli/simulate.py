@@ -42,13 +42,14 @@ def simulate(
     key_bits: Annotated[int, typer.Option(help="Paillier key size")] = 2048,
     compare_centralized: Annotated[bool, typer.Option(help="synchronous: also train centralized LDA with the same sweeps and report the perplexity gap")] = False,
     port: Annotated[int, typer.Option(min=0, max=65535, help="synchronous: the aggregator's port on 127.0.0.1 (0: a free one)")] = 0,
+    engine: Annotated[str, typer.Option(help="where the parties run: threads (this process; the default) or a registered engine's name")] = "threads",
     out: Annotated[Path, typer.Option(help="run folder to write")] = Path("runs/simulate"),
     overwrite: Annotated[bool, typer.Option(help="replace an existing run in --out")] = False,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
     """Simulate a consortium: P parties train one topic model with a federated algorithm."""
     from fedtopic.algorithms.base import Mode, parse_opt_pairs
-    from fedtopic.algorithms.registry import algorithms_for, get_algorithm
+    from fedtopic.algorithms.registry import get_algorithm
     from fedtopic.consortium.config import load_consortium
     from fedtopic.consortium.init import party_ids
     from fedtopic.errors import ConfigError
@@ -67,26 +68,20 @@ def simulate(
         dirichlet_alpha = cfg.data.dirichlet_alpha
         protection, delta, key_bits = agg.protection, agg.delta, agg.key_bits
         ids, cp = list(cfg.party_ids), dict(cfg.cp)
-    algo = get_algorithm(algorithm)
-    if not algo.modes & {Mode.sync, Mode.async_}:
-        raise ConfigError(f"{algorithm} is not federated; `fedtopic simulate` runs: "
-                          f"{', '.join(algorithms_for(Mode.sync) + algorithms_for(Mode.async_))} "
-                          f"(train {algorithm} with `fedtopic train`)")
-    spec = algo.spec(topics, iterations, seed, options, where=where)
-    if Mode.sync in algo.modes:  # before any data is loaded
-        algo.check_protection(spec, protection, len(ids))
+    spec = get_algorithm(algorithm).spec(topics, iterations, seed, options, where=where)
     if dataset is not None and corpus is not None:
         raise ConfigError("give --dataset or --corpus, not both")
     if dataset is None and corpus is None:
         dataset = "bbc-news"
     from fedtopic.corpus.training_data import load_training_data
     from fedtopic.runs.folder import prepare_run_dir
-    from fedtopic.simulation.run import TRANSPORTS, Harness, simulate_run
+    from fedtopic.simulation.run import AsyncSettings, Harness, SyncSettings, check_simulation, simulate_run
 
-    if transport not in TRANSPORTS:
-        raise ConfigError(f"unknown --transport {transport!r}: choose {' or '.join(TRANSPORTS)}")
-    harness = Harness(ids=ids, cp=cp, transport=transport, max_delay=max_delay, protection=protection, delta=delta,
-                      key_bits=key_bits, compare_centralized=compare_centralized, port=port)
+    harness = Harness(ids=ids, cp=cp, engine=engine,
+                      sync=SyncSettings(protection=protection, delta=delta, key_bits=key_bits,
+                                        compare_centralized=compare_centralized, port=port),
+                      async_=AsyncSettings(transport=transport, max_delay=max_delay))
+    algo = check_simulation(algorithm, spec, harness, len(ids))  # every refusal before any data is loaded
     run_dir = prepare_run_dir(out, overwrite=overwrite)
     data = load_training_data(dataset=dataset, corpus=corpus, n_parties=len(ids), scheme=scheme, seed=seed,
                               dirichlet_alpha=dirichlet_alpha, max_vocabulary=max_vocabulary)

@@ -87,7 +87,7 @@ def _score(algorithm: str, spec: TrainSpec, data: TrainingData, work: Path) -> d
     train = merge_corpora(data.parties)
     algo = get_algorithm(algorithm)
     if algorithm == "csfed-lda":
-        simulate_run(data, algorithm, spec, work, Harness(protection="none"))
+        simulate_run(data, algorithm, spec, work, Harness())
         model = TopicModel.load(work)
         theta = model.transform(train, iterations=50, seed=spec.seed)
         return evaluate_nmf(model.phi, theta, train, seed=spec.seed)

@@ -83,14 +83,16 @@ class AggregatorClient:
     """One party's connection to one session on the aggregator at ``url``."""
 
     def __init__(self, url: str, keys: SigningKeys, session: str, *, timeout: float = 30.0,
-                 patience: float = DEFAULT_PATIENCE, backoff: float = 0.5) -> None:
+                 patience: float = DEFAULT_PATIENCE, backoff: float = 0.5, connection: Any = None) -> None:
+        """``connection``: what requests go through, an object with ``request(...) -> Answer`` and ``close()``
+        (``network.inprocess``'s adapter); None: HTTP(S) to ``url`` (``network.http.HttpConnection``)."""
         self.url = url.rstrip("/")
         self.keys = keys
         self.session = session
         self.timeout = timeout
         self.patience = patience
         self.backoff = backoff
-        self._http = HttpConnection(self.url, timeout)
+        self._http = HttpConnection(self.url, timeout) if connection is None else connection
 
     def close(self) -> None:
         """Close the connection pool."""

@@ -14,7 +14,8 @@ from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.config import ConsortiumConfig
 from fedtopic.node.party_setup import prepare_party
 from fedtopic.node.session_names import default_session
-from fedtopic.node.sync_runtime import Connection, run_sync_party
+from fedtopic.node.link import HttpLink
+from fedtopic.node.sync_runtime import Connection, ProtectionSettings, run_sync_party
 from fedtopic.runs.folder import write_summary
 from fedtopic.runs.history import FILE_NAME, HistoryLine, latest_per_round, read_history
 
@@ -32,13 +33,13 @@ def run_sync_node(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
     protection = cfg.aggregator.protection
     algorithm.check_protection(spec, protection, len(cfg.parties))
     base = session or default_session(cfg)
-    conn = Connection(url or cfg.aggregator.url, prepared.keys, cfg.party_ids,
-                      [p.x25519_public_bytes for p in cfg.parties], protection, base,
-                      prepared.params, patience=patience,
-                      round_timeout=round_timeout, key_bits=cfg.aggregator.key_bits, delta=cfg.aggregator.delta,
+    link = HttpLink(url or cfg.aggregator.url, prepared.keys, patience)
+    conn = Connection(link, cfg.party_ids, [p.x25519_public_bytes for p in cfg.parties],
+                      ProtectionSettings(protection, cfg.aggregator.key_bits, cfg.aggregator.delta), base,
+                      prepared.params, round_timeout=round_timeout,
                       straggler_deadline_seconds=cfg.aggregator.straggler_deadline_seconds)
     say(f"party {party_id}: {data.train.n_docs:,} documents from {data.source}, {algorithm.name}, K = {spec.topics}, "
-        f"protection {protection}; aggregator {conn.url}, sessions {base}-*; state in {prepared.state_dir}")
+        f"protection {protection}; aggregator {link.url}, sessions {base}-*; state in {prepared.state_dir}")
     history = prepared.state_dir / FILE_NAME
     run_sync_party(party, conn, algorithm=algorithm.name, state_dir=prepared.state_dir, history=history,
                    vocab=data.train.vocab, on_round=on_round, say=say, fresh=fresh)

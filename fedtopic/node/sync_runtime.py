@@ -35,10 +35,10 @@ from fedtopic.algorithms.federated import (
 )
 from fedtopic.crypto.keys import PartyKeys
 from fedtopic.errors import NetworkError, TrainingError
-from fedtopic.network.client import AggregatorClient
 from fedtopic.node.channels import ChannelSession, open_channel, update_digest
 from fedtopic.node.count_channel import RoundFailed, open_counts_channel
 from fedtopic.node.heartbeat import Heartbeat
+from fedtopic.node.link import Link
 from fedtopic.node.run_session import resolve_run_session
 from fedtopic.protections import Secrets, get_protection
 from fedtopic.node.state_file import read_arrays, write_arrays, write_text_atomic
@@ -54,23 +54,35 @@ _RUNTIME_KEY = "__runtime__"
 
 
 @dataclass(frozen=True)
-class Connection:
-    """Where and how a party exchanges: the aggregator, its identity, the consortium's parties (in order) and
-    their X25519 keys, the protection, the base session id (a channel's session is ``<session>-<channel>``) and
-    the params every party must agree on (algorithm, K, seed, vocabulary digest, options)."""
+class ProtectionSettings:
+    """The consortium's protection and the ``aggregator.*`` options protections read: the size of a key the
+    launcher makes (Paillier) and the encrypted fraction of the vocabulary (IPHE / UPHE's δ)."""
 
-    url: str
-    keys: PartyKeys
+    name: str = "none"
+    key_bits: int = 2048
+    delta: float = 0.005
+
+
+@dataclass(frozen=True)
+class Connection:
+    """Where and how a party exchanges: its link to the aggregator (``node.link``: HTTP, or in-process) and the
+    key it signs with, the consortium's parties (in order) and their X25519 keys, the protection, the base session
+    id (a channel's session is ``<session>-<channel>``) and the params every party must agree on (algorithm, K,
+    seed, vocabulary digest, options), and the round clock: how long a round may take for this party, and the
+    aggregator's straggler deadline its ``counts`` sessions ask for (None: the aggregator's default)."""
+
+    link: Link
     ids: Sequence[str]
     publics: Sequence[bytes]
-    protection: str
+    protection: ProtectionSettings
     session: str
     params: Mapping[str, Any]
-    patience: float = 600.0
     round_timeout: float = 3600.0
-    key_bits: int = 2048  # Paillier schemes: the key the launcher generates
-    delta: float = 0.005  # IPHE / UPHE: the encrypted fraction of the vocabulary
-    straggler_deadline_seconds: float | None = None  # counts channels: close a round without late parties
+    straggler_deadline_seconds: float | None = None
+
+    @property
+    def keys(self) -> PartyKeys:
+        return self.link.keys
 
 
 @dataclass
@@ -310,7 +322,7 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
         base = chosen.read_text(encoding="utf-8").strip() or None
     if base is None:
         base = conn.session if resumed else resolve_run_session(
-            lambda sid: AggregatorClient(conn.url, conn.keys, sid, patience=conn.patience), conn.session,
+            conn.link.session, conn.session,
             early[0].name, party.party_id, conn.params, fresh=fresh, say=say)
         if chosen is not None:
             write_text_atomic(chosen, base)
@@ -338,7 +350,7 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
         say(f"{party.party_id}: round {round_box[0]} waits for {some_names(missing) or 'the aggregator'} "
             f"({seconds:.0f} s, channel {channel})")
 
-    protection = get_protection(conn.protection)
+    protection = get_protection(conn.protection.name)
     with ExitStack() as stack:
         secrets: list[Secrets | None] = [None]
 
@@ -346,25 +358,25 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
             for channel in channels:
                 if channel.name in sessions:
                     raise TrainingError(f"{algorithm}: two channels are named {channel.name!r}")
-                client = stack.enter_context(AggregatorClient(conn.url, conn.keys, f"{base}-{channel.name}",
-                                                              patience=conn.patience))
+                client = stack.enter_context(conn.link.session(f"{base}-{channel.name}"))
                 if channel.kind == "counts":
                     ch, secrets[0] = open_counts_channel(
                         client, channel, conn.ids, conn.keys, conn.publics, protection=protection,
-                        params=conn.params, timeout=conn.round_timeout, key_bits=conn.key_bits, delta=conn.delta,
+                        params=conn.params, timeout=conn.round_timeout, key_bits=conn.protection.key_bits,
+                        delta=conn.protection.delta,
                         straggler_deadline=conn.straggler_deadline_seconds, secrets=secrets[0])
                     ch.offset = offsets.get(channel.name, 0)
                     sessions[channel.name] = ch
                 else:
                     sessions[channel.name] = open_channel(client, channel, conn.ids, conn.keys, conn.publics,
                                                           protection=protection, params=conn.params,
-                                                          timeout=conn.round_timeout, key_bits=conn.key_bits)
+                                                          timeout=conn.round_timeout,
+                                                          key_bits=conn.protection.key_bits)
                 stack.callback(getattr(sessions[channel.name], "close", lambda: None))
 
         open_all(early)
         if state_dir is not None:  # a node process (simulate's parties share a process the dashboard checks)
-            beat = stack.enter_context(AggregatorClient(conn.url, conn.keys, f"{base}-{early[0].name}",
-                                                        patience=0.0, timeout=5.0))
+            beat = stack.enter_context(conn.link.session(f"{base}-{early[0].name}", patience=0.0, timeout=5.0))
             stack.enter_context(Heartbeat(beat.session_info))
         lock = compute_lock if compute_lock is not None else threading.Lock()  # uncontended: this party alone
         exchange = _Exchange(sessions, pending, meter, conn.round_timeout, checkpoint_mid_round, waiting, say, lock)

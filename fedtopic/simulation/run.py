@@ -1,21 +1,22 @@
-"""One simulated consortium, any federated algorithm: pick the harness its mode needs, write the run folder.
+"""One simulated consortium, any federated algorithm: validate once, pick the harness its mode needs, write the run
+folder.
 
-Asynchronous algorithms run their parties as threads over an in-memory board
-or encrypted channels on an embedded chain (``threads``); synchronous ones run
-a real aggregator child process on loopback with the parties as threads over
-HTTP, each driven by the one party runtime (``sync_run``). ``fedtopic
-simulate`` and ``fedtopic.api.simulate`` both come here.
+Asynchronous algorithms run their parties over an in-memory board or encrypted channels on an embedded chain
+(``threads``); synchronous ones run a real aggregator child process on loopback with the parties over HTTP, each
+driven by the one party runtime (``sync_run``). Either way the parties run on an engine (``fedtopic.engines``:
+threads of this process by default). ``fedtopic simulate`` and ``fedtopic.api.simulate`` both come here, and
+``check_simulation`` is the one place a simulation's settings are refused, before any data is loaded.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fedtopic.algorithms.base import Mode, TrainSpec
-from fedtopic.algorithms.registry import get_algorithm
+from fedtopic.algorithms.base import Algorithm, Mode, TrainSpec
+from fedtopic.algorithms.registry import algorithms_for, get_algorithm
 from fedtopic.consortium.init import cp_from_consortia, party_ids
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.errors import ConfigError
@@ -24,18 +25,54 @@ TRANSPORTS = ("memory", "chain")
 
 
 @dataclass(frozen=True)
-class Harness:
-    """How to run the consortium: who reads whom, and the mode's transport settings."""
+class SyncSettings:
+    """A synchronous run's settings: the protection (and its Paillier δ and key size), the aggregator's port."""
 
-    ids: Sequence[str] | None = None  # default p1..pP
-    cp: Mapping[str, Sequence[str]] | None = None  # default: everyone reads everyone
-    transport: str = "memory"  # asynchronous
-    max_delay: float = 0.0  # asynchronous: U(0, max) seconds after every round
-    protection: str = "none"  # synchronous
+    protection: str = "none"
     delta: float = 0.005
     key_bits: int = 2048
     compare_centralized: bool = False
-    port: int = 0  # synchronous: the aggregator's port on 127.0.0.1 (0: a free one)
+    port: int = 0  # the aggregator's port on 127.0.0.1 (0: a free one)
+
+
+@dataclass(frozen=True)
+class AsyncSettings:
+    """An asynchronous run's settings: the channels' transport and the random delay after every round."""
+
+    transport: str = "memory"
+    max_delay: float = 0.0  # U(0, max) seconds after every round
+
+
+@dataclass(frozen=True)
+class Harness:
+    """How to run the consortium: who takes part, who reads whom, on which engine, and the mode's settings."""
+
+    ids: Sequence[str] | None = None  # default p1..pP
+    cp: Mapping[str, Sequence[str]] | None = None  # default: everyone reads everyone (asynchronous)
+    engine: str = "threads"
+    sync: SyncSettings = field(default_factory=SyncSettings)
+    async_: AsyncSettings = field(default_factory=AsyncSettings)
+
+
+def check_simulation(algorithm: str, spec: TrainSpec, harness: Harness, n_parties: int) -> Algorithm:
+    """The algorithm, after refusing in one line whatever would fail later: an algorithm that is not federated, an
+    unknown engine, a protection that cannot carry its update or protect this configuration (synchronous), an
+    unknown transport (asynchronous), party ids that do not match the parties."""
+    from fedtopic.engines import get_engine
+
+    algo = get_algorithm(algorithm)
+    if not algo.modes & {Mode.sync, Mode.async_}:
+        raise ConfigError(f"{algorithm} is not federated; a simulation runs: "
+                          f"{', '.join(algorithms_for(Mode.sync) + algorithms_for(Mode.async_))} "
+                          f"(train {algorithm} with `fedtopic train`)")
+    get_engine(harness.engine)
+    if harness.ids is not None and len(harness.ids) != n_parties:
+        raise ConfigError(f"{len(harness.ids)} party ids for {n_parties} parties' data")
+    if Mode.sync in algo.modes:
+        algo.check_protection(spec, harness.sync.protection, n_parties)
+    elif harness.async_.transport not in TRANSPORTS:
+        raise ConfigError(f"unknown transport {harness.async_.transport!r}: choose {' or '.join(TRANSPORTS)}")
+    return algo
 
 
 def simulate_run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, harness: Harness = Harness(), *,
@@ -46,54 +83,55 @@ def simulate_run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: P
     from fedtopic.eval.history_plots import histories_in, plot_history
     from fedtopic.runs.folder import write_run_info
 
-    algo = get_algorithm(algorithm)
+    algo = check_simulation(algorithm, spec, harness, len(data.parties))
+    algo.check_data(data.parties, spec)
     sync = Mode.sync in algo.modes
     write_run_info(run_dir, {"kind": "simulate", "algorithm": algorithm, "mode": "sync" if sync else "async",
                              "topics": spec.topics, "iterations": spec.iterations, "seed": spec.seed,
                              "options": dict(spec.options), "dataset": data.name,
                              "parties": list(harness.ids or party_ids(len(data.parties))),
-                             "protection": harness.protection if sync else None,
-                             "transport": None if sync else harness.transport,
+                             "protection": harness.sync.protection if sync else None,
+                             "transport": None if sync else harness.async_.transport, "engine": harness.engine,
                              "privacy": algo.privacy(spec).as_dict(), "rounds": algo.rounds(spec)})
-    summary = _run(data, algorithm, spec, run_dir, harness, on_round=on_round, say=say)
+    run = _sync if sync else _async
+    summary = run(data, algorithm, spec, run_dir, harness, on_round=on_round, say=say)
     if (run_dir / "history").is_dir():
         plot_history(run_dir, histories_in(run_dir / "history"), title=algorithm)
     return summary
 
 
-def _run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, harness: Harness, *,
-         on_round: Callable[..., None] | None, say: Callable[[str], None]) -> dict[str, Any]:
-    algo = get_algorithm(algorithm)
-    ids = list(harness.ids or party_ids(len(data.parties)))
-    if len(ids) != len(data.parties):
-        raise ConfigError(f"{len(ids)} party ids for {len(data.parties)} parties' data")
-    if Mode.sync in algo.modes:
-        from fedtopic.simulation.sync_run import simulate_sync
+def _sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, harness: Harness, *,
+          on_round: Callable[..., None] | None, say: Callable[[str], None]) -> dict[str, Any]:
+    from fedtopic.simulation.sync_run import simulate_sync
 
-        return simulate_sync(data, algorithm, spec, run_dir, protection=harness.protection, delta=harness.delta,
-                             key_bits=harness.key_bits, compare_centralized=harness.compare_centralized, say=say,
-                             on_round=on_round, port=harness.port)
-    algo.require(Mode.async_, "a simulation")
-    if harness.transport not in TRANSPORTS:
-        raise ConfigError(f"unknown transport {harness.transport!r}: choose {' or '.join(TRANSPORTS)}")
+    s = harness.sync
+    return simulate_sync(data, algorithm, spec, run_dir, protection=s.protection, delta=s.delta, key_bits=s.key_bits,
+                         compare_centralized=s.compare_centralized, say=say, on_round=on_round, port=s.port,
+                         engine=harness.engine)
+
+
+def _async(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, harness: Harness, *,
+           on_round: Callable[..., None] | None, say: Callable[[str], None]) -> dict[str, Any]:
     from fedtopic.node.transport import ChannelTransport, InMemoryBoard
     from fedtopic.simulation.async_run import write_async_run
     from fedtopic.simulation.chain_setup import chain_usage, embedded_consortium
     from fedtopic.simulation.threads import run_simulation
 
+    ids = list(harness.ids or party_ids(len(data.parties)))
+    a = harness.async_
     cp = harness.cp if harness.cp is not None else cp_from_consortia([ids])
     shape = (data.train.n_words, spec.topics)
-    extra: dict[str, object] = {"transport": harness.transport, "schedule": "threads"}
-    if harness.transport == "chain":
+    extra: dict[str, object] = {"transport": a.transport, "schedule": "threads", "engine": harness.engine}
+    if a.transport == "chain":
         chain = embedded_consortium(ids, cp, shape, seed=spec.seed)
         transports: list[ChannelTransport] = list(chain.channels)
     else:
         board = InMemoryBoard(cp)
         transports = [board.channel(pid, shape) for pid in ids]
-    sim = run_simulation(data.parties, spec, transports, cp, algorithm=algorithm, max_delay=harness.max_delay,
-                         on_round=on_round, history_dir=run_dir / "history")
-    if harness.transport == "chain":
+    sim = run_simulation(data.parties, spec, transports, cp, algorithm=algorithm, max_delay=a.max_delay,
+                         on_round=on_round, history_dir=run_dir / "history", engine=harness.engine)
+    if a.transport == "chain":
         usage = chain_usage(chain.w3, chain.first_block)
         extra |= {"chain_transactions": usage.transactions, "chain_calldata_bytes": usage.calldata_bytes,
                   "chain_gas_used": usage.gas_used}
-    return write_async_run(data, spec, sim, run_dir, algorithm=algorithm, max_delay=harness.max_delay, extra=extra)
+    return write_async_run(data, spec, sim, run_dir, algorithm=algorithm, max_delay=a.max_delay, extra=extra)

@@ -1,7 +1,11 @@
 """``fedtopic simulate`` of any synchronous algorithm whose party is a ``FederatedParty``: a real aggregator child
-process on loopback and one thread per party over HTTP, each driven by the one party runtime; then the
-algorithm evaluates and writes the run folder (``Algorithm.write_simulation``). Every party's history is in
-``<run>/history/<party>.jsonl``.
+process on loopback and the parties on an engine (``fedtopic.engines``: threads of this process by default), each
+built where it runs and driven by the one party runtime over HTTP; then the algorithm evaluates and writes the run
+folder (``Algorithm.write_simulation``). Every party's history is in ``<run>/history/<party>.jsonl``.
+
+A party comes back from its engine as plain data, its history and ``state()`` arrays (``PartyOutcome``), and is
+rebuilt here with ``restore``, as a restarted node rebuilds itself from its checkpoint: so ``write_simulation``
+sees the same party objects whichever process or machine the party trained on.
 """
 
 from __future__ import annotations
@@ -12,8 +16,11 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from fedtopic.algorithms.base import TrainSpec
 from fedtopic.algorithms.federated import ConsortiumRun
@@ -21,31 +28,46 @@ from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.init import key_file_path
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.crypto.keys import load_party_keys
+from fedtopic.engines import get_engine
 from fedtopic.errors import ConfigError
 from fedtopic.node.session_params import session_params
-from fedtopic.node.sync_runtime import Connection, run_sync_party
+from fedtopic.node.link import HttpLink
+from fedtopic.node.sync_runtime import Connection, ProtectionSettings, run_sync_party
 from fedtopic.runs.history import HistoryLine
 from fedtopic.runs.process import raise_open_files_limit
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 from fedtopic.simulation.local_consortium import local_consortium
-from fedtopic.simulation.party_threads import PATIENCE, run_party_threads
 
 FILES_PER_PARTY = 4
 """Open files a simulated party holds at most: a connection per channel and its history file."""
+_BUILDING = threading.Lock()
+PATIENCE = 30.0
+"""Seconds a simulated party keeps retrying an unreachable aggregator (its own child: if it is gone, the run is
+over)."""
+
+
+@dataclass(frozen=True)
+class PartyOutcome:
+    """What a party's engine hands back: its history lines and its final ``state()`` arrays."""
+
+    history: list[dict[str, Any]]
+    state: dict[str, np.ndarray]
 
 
 def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, *, protection: str = "none",
                   delta: float = 0.005, key_bits: int = 2048, compare_centralized: bool = False,
-                  serialize_compute: bool = False, port: int = 0,
+                  serialize_compute: bool = False, port: int = 0, engine: str = "threads",
                   say: Callable[[str], None] = print,
                   on_round: Callable[[str, HistoryLine], None] | None = None) -> dict[str, Any]:
-    """Train one party per ``data.parties`` through a real aggregator; the algorithm writes ``run_dir``.
+    """Train one party per ``data.parties`` through a real aggregator on ``engine``; the algorithm writes
+    ``run_dir``.
 
     ``serialize_compute``: one party computes at a time (the others wait in their exchanges), so that the
     history's per-phase seconds are each party's alone, not a share of contended cores (timing studies)."""
     algo = get_algorithm(algorithm)
     algo.check_protection(spec, protection, len(data.parties))
     algo.check_data(data.parties, spec)
+    runner = get_engine(engine)
     n = len(data.parties)
     files = raise_open_files_limit()
     if files != resource.RLIM_INFINITY and files < FILES_PER_PARTY * n + 256:
@@ -55,28 +77,40 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
         work = Path(tmp)
         config, cfg = local_consortium(work / "consortium", n, spec, algorithm=algorithm, protection=protection,
                                        delta=delta, key_bits=key_bits, seed=spec.seed)
-        parties = [algo.party(pid, i, corpus, spec) for i, (pid, corpus) in enumerate(zip(cfg.party_ids, data.parties))]
         publics = [p.x25519_public_bytes for p in cfg.parties]
         params = session_params(algorithm, spec, data.train.vocab)
         with AggregatorProcess(config, work / "aggregator", run_dir / "aggregator.log", port=port or None) as agg:
             say(f"aggregator {agg.url} (pid {agg.proc.pid}); {n} parties, K = {spec.topics}, protection {protection}")
             started = time.perf_counter()
-            lock = threading.Lock() if serialize_compute else threading.BoundedSemaphore(_compute_slots())
 
-            def one(i: int) -> list[HistoryLine]:
+            def one(i: int, slots: Any) -> PartyOutcome:
                 pid = cfg.party_ids[i]
-                conn = Connection(agg.url, load_party_keys(key_file_path(config.parent, pid)), cfg.party_ids, publics,
-                                  protection, f"{algorithm[:24]}-s{spec.seed}", params, patience=PATIENCE,
-                                  key_bits=key_bits, delta=delta)
+                with _BUILDING:  # one at a time: building may fill a shared cache (CombinedTM's embeddings)
+                    party = algo.party(pid, i, data.parties[i], spec)
+                link = HttpLink(agg.url, load_party_keys(key_file_path(config.parent, pid)), PATIENCE)
+                conn = Connection(link, cfg.party_ids, publics, ProtectionSettings(protection, key_bits, delta),
+                                  f"{algorithm[:24]}-s{spec.seed}", params)
                 report = None if on_round is None else (lambda line: on_round(pid, line))
-                return run_sync_party(parties[i], conn, algorithm=algorithm, history=run_dir / "history" / f"{pid}.jsonl",
-                                      vocab=data.train.vocab, on_round=report, say=say, compute_lock=lock)
+                lines = run_sync_party(party, conn, algorithm=algorithm, history=run_dir / "history" / f"{pid}.jsonl",
+                                       vocab=data.train.vocab, on_round=report, say=say, compute_lock=slots)
+                return PartyOutcome([line.as_dict() for line in lines], dict(party.state()))
 
-            histories = run_party_threads([f"party {pid}" for pid in cfg.party_ids], one)
+            outcomes = runner.run([f"party {pid}" for pid in cfg.party_ids], one,
+                                  slots=1 if serialize_compute else _compute_slots())
             wall = time.perf_counter() - started
-    run = ConsortiumRun(data, spec, parties, [[line.as_dict() for line in h] for h in histories], protection, wall,
-                        {"compare_centralized": compare_centralized})
+    parties = [_rebuilt(algo, pid, i, data.parties[i], spec, o.state)
+               for i, (pid, o) in enumerate(zip(cfg.party_ids, outcomes))]
+    run = ConsortiumRun(data, spec, parties, [o.history for o in outcomes], protection, wall,
+                        {"compare_centralized": compare_centralized, "engine": engine})
     return algo.write_simulation(run_dir, run)
+
+
+def _rebuilt(algo: Any, party_id: str, index: int, corpus: Any, spec: TrainSpec,
+             state: dict[str, np.ndarray]) -> Any:
+    """Party ``index`` as it ended on its engine: built afresh, then restored from its final state."""
+    party = algo.party(party_id, index, corpus, spec)
+    party.restore(state)
+    return party
 
 
 def _compute_slots() -> int:

@@ -1,4 +1,4 @@
-"""One-process DAFed-LDA simulation: P parties as threads over a shared channel board.
+"""One-process DAFed-LDA simulation: P parties on an engine (threads by default) over a shared channel board.
 
 Parties genuinely overlap (the numba sweeps release the GIL) and each sleeps
 a random delay after every round (paper §8.1), so the staleness they record is
@@ -11,14 +11,15 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from fedtopic.algorithms.base import Mode, TrainSpec
 from fedtopic.algorithms.lda.party import LDAParty, RoundReport
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.types import Corpus
+from fedtopic.engines import get_engine
 from fedtopic.node.async_loop import PartyLog, run_party
 from fedtopic.node.roster import build_parties, delay_rng, readable_channels
 from fedtopic.node.transport import ChannelTransport
@@ -43,6 +44,7 @@ def run_simulation(
     max_delay: float = 0.0,
     on_round: Callable[[str, RoundReport, PartyLog], None] | None = None,
     history_dir: Path | None = None,
+    engine: str = "threads",
 ) -> SimulationResult:
     """Train all parties of ``algorithm`` (an asynchronous one) concurrently until the fastest reaches
     ``spec.iterations`` sweeps.
@@ -65,29 +67,21 @@ def run_simulation(
         return lambda: float(rng.uniform(0.0, max_delay)) if max_delay > 0 else 0.0
 
     started = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=len(parties), thread_name_prefix="party") as pool:
-        futures = [
-            pool.submit(
-                run_party,
-                party,
-                transport,
-                readable=set(readable[party.party_id]),
-                max_sweeps=spec.iterations,
-                stop=stop,
-                delay=delay_for(i),
-                on_round=on_round,
-                converge_tol=None if converge_tol is None else float(converge_tol),
-                history=None if history_dir is None else history_dir / f"{party.party_id}.jsonl",
-                algorithm=algorithm,
-            )
-            for i, (party, transport) in enumerate(zip(parties, transports))
-        ]
-        wait(futures, return_when=FIRST_EXCEPTION)
-        failed = [f for f in futures if f.done() and f.exception() is not None]
-        if failed:
-            stop.set()
-            raise failed[0].exception()
-        logs = [f.result() for f in futures]
+
+    def one(i: int, slots: Any) -> PartyLog:
+        party, transport = parties[i], transports[i]
+        try:
+            return run_party(party, transport, readable=set(readable[party.party_id]), max_sweeps=spec.iterations,
+                             stop=stop, delay=delay_for(i), on_round=on_round,
+                             converge_tol=None if converge_tol is None else float(converge_tol),
+                             history=None if history_dir is None else history_dir / f"{party.party_id}.jsonl",
+                             algorithm=algorithm)
+        except BaseException:
+            stop.set()  # the others end their loops instead of training on without this party
+            raise
+
+    # every party computes whenever it likes (asynchronous): as many slots as parties
+    logs = get_engine(engine).run([f"party {p.party_id}" for p in parties], one, slots=len(parties))
     wall = time.perf_counter() - started
     for party, transport in zip(parties, transports):
         party.absorb(transport.read_latest())

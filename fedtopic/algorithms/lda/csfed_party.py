@@ -83,8 +83,11 @@ class CSFedParty:
     def state(self) -> dict[str, np.ndarray]:
         s = self.party.model.state
         out = {"z": s.z, "n_dk": s.n_dk, "n_wk": s.n_wk, "n_k": s.n_k, "rng": s.rng,
-               "progress": np.array([self.party.round, self.party.sweeps, self.begun, self.finished])}
-        return out | ({} if self.others is None else {"others": self.others})
+               "progress": np.array([self.party.round, self.party.sweeps, self.begun, self.finished]),
+               # what setup learnt (a node redoes setup after a restart; a party rebuilt from its state does not)
+               "setup": np.array([self.max_value, getattr(self.party, "frequency_releases", 0)])}
+        return out | ({} if self.others is None else {"others": self.others}) | \
+            ({} if self.word_totals is None else {"word_totals": self.word_totals})
 
     def restore(self, arrays: Mapping[str, np.ndarray]) -> None:
         from fedtopic.errors import ModelError
@@ -96,6 +99,15 @@ class CSFedParty:
         except ModelError as exc:
             raise ValueError(str(exc)) from None
         self.begun, self.finished = bool(begun), bool(finished)
+        if "setup" in arrays:
+            max_value, frequency_releases = (int(x) for x in arrays["setup"])
+            if max_value:
+                self.max_value = max_value
+                self.party.cap_releases(max_value)
+            if frequency_releases:
+                self.party.frequency_releases = frequency_releases  # type: ignore[attr-defined]
+        if "word_totals" in arrays:
+            self.word_totals = arrays["word_totals"].copy()
         if "others" in arrays:  # Φ_Σ after a restart (a party killed after its last round has only this)
             self.others = arrays["others"].copy()
             self.party.absorb([ChannelSnapshot("aggregate", rnd, self.others)])
