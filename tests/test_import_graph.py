@@ -130,6 +130,13 @@ def test_layer_rules():
             assert not {t for t in targets if t.split(".")[1:2] in (["ledger"], ["network"], ["node"])}, module
         if layer in ("network", "protections", "crypto"):  # the aggregator checks data, never an algorithm
             assert not {t for t in targets if t.startswith("fedtopic.algorithms")}, module
+        if layer == "engines":  # where parties run knows nothing of what they compute or how they talk
+            assert not {t for t in targets if t.split(".")[1:2] not in (["engines"], ["errors"])}, module
+        if layer in ("protections", "crypto", "algorithms", "network"):  # only launchers choose an engine
+            assert not {t for t in targets if t.startswith("fedtopic.engines")}, module
+        if layer in ("node",):  # the runtime takes a link; only the launchers pick one
+            assert module in ("fedtopic.node.link", "fedtopic.node.sync_node") or \
+                "fedtopic.network.inprocess" not in targets, module
         if layer in ("protections", "crypto"):  # protections sit below every transport
             assert not {t for t in targets if t.split(".")[1:2] in (["network"], ["node"], ["ledger"],
                                                                    ["simulation"])}, module
