@@ -71,6 +71,7 @@ def audit(
     delta: Annotated[float, typer.Option(help="δ of the bound and of the accountant's ε")] = 1e-5,
     confidence: Annotated[float, typer.Option(min=0.5, max=0.9999, help="the bound holds with this probability")] = 0.95,
     seed: Annotated[int, typer.Option(help="random seed")] = 0,
+    distributed: Annotated[int, typer.Option(min=0, help="audit distributed DP instead: the released sum of this many parties' releases, each with its Skellam share (csfed-lda's dp.distributed)")] = 0,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
     """Empirical lower bound on the ε of a DP party's releases (canary token, threshold test, Clopper–Pearson),
@@ -84,9 +85,12 @@ def audit(
     check_delta(delta)
     if not 0.0 <= noise_multiplier < float("inf"):
         raise PrivacyError(f"--noise-multiplier must be ≥ 0, got {noise_multiplier}")
+    if distributed == 1:
+        raise PrivacyError("--distributed takes the parties of the sum, at least 2 (0: audit one party's releases)")
     stderr_console.print(f"auditing {runs} runs with and {runs} without the canary …", highlight=False)
     out = audit_releases(AuditSettings(sampling_rate=sampling_rate, noise_multiplier=noise_multiplier,
-                                       releases=releases, runs=runs, delta=delta, confidence=confidence, seed=seed))
+                                       releases=releases, runs=runs, delta=delta, confidence=confidence, seed=seed,
+                                       distributed=distributed))
     verdict = "holds" if out["holds"] else "VIOLATED"
     emit(out, fmt, [f"empirical ε ≥ {out['epsilon_lower_bound']:.3f} (confidence {confidence:g}; test FPR "
                     f"{out['false_positive_rate']:.3f}, FNR {out['false_negative_rate']:.3f}); accountant ε = "

@@ -6,6 +6,10 @@ document. Each run builds a fresh ``DPLDAParty`` (seed = run), publishes its
 genesis release and ``releases − 1`` round releases with no other party (what
 a party of CSFed/DAFed publishes), and scores the run by the canary word's row
 summed over topics and releases. See ``fedtopic.privacy.audit`` for the test.
+
+With ``distributed`` = n ≥ 2 it audits distributed DP instead (``ddp_party``): each run builds n parties, the
+canary's and n − 1 without it, each adding its Skellam share to its releases, and scores the canary's row of the
+decoded *sum* of their releases, which is all an observer of a masked consortium sees.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ class AuditSettings:
     delta: float = 1e-5
     confidence: float = 0.95
     seed: int = 0
+    distributed: int = 0  # n ≥ 2: the released sum of n parties' distributed-DP releases
 
 
 def canary_corpora(seed: int = 0, n_docs: int = 30, doc_len: int = 15, n_words: int = 25,
@@ -56,9 +61,35 @@ def canary_corpora(seed: int = 0, n_docs: int = 30, doc_len: int = 15, n_words: 
     return build(with_canary), build(docs), canary
 
 
+def _settings(s: AuditSettings) -> DPSettings:
+    return DPSettings(rate=s.sampling_rate, sigma=s.noise_multiplier, order=14, clip=None, delta=s.delta,
+                      epsilon_budget=None, adaptive=None, distributed=s.distributed > 0)
+
+
+def _distributed_scorer(corpus: Corpus, others: Corpus, canary: int, s: AuditSettings):
+    from fedtopic.algorithms.lda.ddp_party import DistributedDPLDAParty
+
+    dp, n = _settings(s), s.distributed
+    hyper = LDAHyper(n_topics=3, iterations=s.releases, alpha=0.5, beta=0.1, sampler="dense")
+
+    def score(seed: int) -> float:
+        parties = [DistributedDPLDAParty(f"a{i}", corpus if i == 0 else others, hyper, dp, seed=seed * n + i)
+                   for i in range(n)]
+        for party in parties:
+            party.plan(n)
+        total = 0.0
+        releases = [[p.genesis() for p in parties]]
+        releases += [[p.train_round([]).n_wk for p in parties] for _ in range(s.releases - 1)]
+        for round_releases in releases:
+            summed = np.sum(round_releases, axis=0) - n * parties[0].offset
+            total += float(summed[canary].sum()) / (parties[0].scale * s.sampling_rate)
+        return total
+
+    return score
+
+
 def _scorer(corpus: Corpus, canary: int, s: AuditSettings):
-    dp = DPSettings(rate=s.sampling_rate, sigma=s.noise_multiplier, order=14, clip=None, delta=s.delta,
-                    epsilon_budget=None, adaptive=None)
+    dp = _settings(s)
     hyper = LDAHyper(n_topics=3, iterations=s.releases, alpha=0.5, beta=0.1, sampler="dense")
 
     def score(seed: int) -> float:
@@ -74,11 +105,31 @@ def _scorer(corpus: Corpus, canary: int, s: AuditSettings):
 def audit_releases(s: AuditSettings) -> dict:
     """Run the audit; returns ε_lb, the test's error rates and the accountant's ε for the same mechanism."""
     with_canary, without, canary = canary_corpora(s.seed)
-    scores_in = run_scores(_scorer(with_canary, canary, s), s.runs, s.seed * 1_000_003)
-    scores_out = run_scores(_scorer(without, canary, s), s.runs, s.seed * 1_000_003 + s.runs)
+    if s.distributed:
+        scorer_in = _distributed_scorer(with_canary, without, canary, s)
+        scorer_out = _distributed_scorer(without, without, canary, s)
+    else:
+        scorer_in, scorer_out = _scorer(with_canary, canary, s), _scorer(without, canary, s)
+    scores_in = run_scores(scorer_in, s.runs, s.seed * 1_000_003)
+    scores_out = run_scores(scorer_out, s.runs, s.seed * 1_000_003 + s.runs)
     result: AuditResult = threshold_audit(scores_in, scores_out, delta=s.delta, confidence=s.confidence)
-    accountant = (privacy_report(s.sampling_rate, s.noise_multiplier, s.releases, s.delta).epsilon
-                  if s.noise_multiplier > 0 else float("inf"))
-    return result.as_dict() | {"accountant_epsilon": accountant, "sampling_rate": s.sampling_rate,
+    return result.as_dict() | {"accountant_epsilon": _accountant(s), "sampling_rate": s.sampling_rate,
                                "noise_multiplier": s.noise_multiplier, "releases": s.releases,
-                               "holds": result.epsilon_lower_bound <= accountant}
+                               "distributed": s.distributed,
+                               "holds": result.epsilon_lower_bound <= _accountant(s)}
+
+
+def _accountant(s: AuditSettings) -> float:
+    """The accountant's ε for the audited mechanism (∞ without noise)."""
+    if s.noise_multiplier <= 0:
+        return float("inf")
+    if not s.distributed:
+        return privacy_report(s.sampling_rate, s.noise_multiplier, s.releases, s.delta).epsilon
+    from fedtopic.algorithms.lda.ddp_party import noise_scale
+    from fedtopic.privacy.rdp import DEFAULT_ORDERS, epsilon_from_rdp
+    from fedtopic.privacy.skellam import composed_rdp
+
+    scale = noise_scale(1.0)
+    variance = (scale * s.noise_multiplier) ** 2
+    rdp = composed_rdp([(s.sampling_rate, variance)] * s.releases, scale, scale, DEFAULT_ORDERS)
+    return epsilon_from_rdp(rdp, DEFAULT_ORDERS, s.delta)[0]

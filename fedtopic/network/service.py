@@ -151,7 +151,12 @@ class Aggregator:
             raise Rejection(422, "duplicate_party", "session parties must be listed once each")
         if by not in req.parties:
             raise Rejection(403, "not_in_session", f"party {by!r} cannot open a session it is not a member of")
-        least = _min_contributors(self._combiners[combiner_name])
+        least = _min_contributors(self._combiners[combiner_name], req.meta)
+        asked = req.meta.get("min_contributors") if isinstance(req.meta, Mapping) else None
+        if asked is not None and (isinstance(asked, bool) or not isinstance(asked, int) or
+                                  not 1 <= asked <= len(req.parties)):
+            raise Rejection(422, "invalid_meta", f"meta.min_contributors must be an integer in [1, "
+                            f"{len(req.parties)}], got {asked!r}")
         if len(req.parties) < least:
             raise Rejection(422, "too_few_parties", f"combiner {combiner_name!r} releases only sums of {least} or "
                             f"more updates (a masked sum of one is that update); the session lists {len(req.parties)}")
@@ -330,7 +335,7 @@ class Aggregator:
         rows = sorted([*self.store.payloads(sid, state.number), *((p, b) for p, (_, b) in sess.held.items())],
                       key=lambda row: order[row[0]])
         contributors = tuple(p for p, _ in rows)
-        least = _min_contributors(sess.combiner)
+        least = _min_contributors(sess.combiner, sess.out.meta)
         if len(contributors) < least:  # a deadline (or the recovery's) left too few: never release such a "sum"
             sess.running = None
             self._fail(sess, now, f"{len(contributors)} contributor(s), {sess.combiner.name} releases sums of "
@@ -445,12 +450,13 @@ class Aggregator:
             return None
         row = last[1] if last is not None and last[0] == round else self.store.aggregate(sid, round)
         if row is not None and row.close_reason == "failed":
-            least = _min_contributors(sess.combiner)
+            least = _min_contributors(sess.combiner, sess.out.meta)
             if len(row.contributors) < least:
                 raise Rejection(409, "round_failed", f"round {round} closed with {len(row.contributors)} update(s) "
                                 f"({', '.join(row.contributors) or 'none'}) while {', '.join(row.missing)} did not "
-                                f"send theirs: {sess.combiner.name} never releases a sum of fewer than {least} "
-                                "(a masked sum of one is that update), so the run cannot go on without them",
+                                f"send theirs: this session never releases a sum of fewer than {least} "
+                                "(a masked sum of one is that update; distributed DP plans on its minimum), so the "
+                                "run cannot go on without them",
                                 too_few_contributors=True)
             raise Rejection(409, "round_failed", f"round {round} failed without an aggregate; redo it in round "
                             f"{round + 1}")
@@ -605,9 +611,13 @@ def _session_state(ends: Mapping[str, tuple[str, float]], expected: Sequence[str
     return "running"
 
 
-def _min_contributors(combiner: Combiner) -> int:
-    """The fewest updates ``combiner`` releases a sum of (one for a combiner that does not say: a plain sum)."""
-    return int(getattr(combiner, "min_contributors", 1))
+def _min_contributors(combiner: Combiner, meta: Mapping[str, Any]) -> int:
+    """The fewest updates a round of this session may release a sum of: the combiner's (one for a combiner that
+    does not say: a plain sum), or more when the session's meta plans on more (``min_contributors``: distributed DP,
+    whose noise shares are sized for that many)."""
+    asked = meta.get("min_contributors") if isinstance(meta, Mapping) else None
+    own = int(getattr(combiner, "min_contributors", 1))
+    return max(own, asked) if isinstance(asked, int) and not isinstance(asked, bool) else own
 
 
 def _differences(have: Mapping[str, Any], asked: Mapping[str, Any]) -> str:

@@ -79,6 +79,13 @@ class CountsChannel:
         return Aggregate(total, tuple(result.contributors))
 
 
+def session_meta(prot: PartyCodec, channel: Channel) -> dict[str, Any]:
+    """The session's meta: the protection's, and the fewest contributors a released sum may have when the channel
+    asks for it (distributed DP: the aggregator releases no round with fewer)."""
+    least = channel.meta.get("min_contributors")
+    return dict(prot.meta) | ({} if least is None else {"min_contributors": int(least)})
+
+
 def _context(protection: Protection, client: AggregatorClient, keys: PartyKeys, ids: Sequence[str],
              publics: Sequence[bytes], channel: Channel, secrets: Secrets, delta: float) -> ProtectionContext:
     meta = channel.meta
@@ -111,7 +118,8 @@ def open_counts_channel(client: AggregatorClient, channel: Channel, ids: Sequenc
         secrets = Secrets()
     prot = protection.counts(_context(protection, client, keys, ids, publics, channel, secrets, delta), pool=True)
     try:
-        client.open_session(ids, combiner=protection.combiner("counts"), meta=prot.meta, params=params,
+        client.open_session(ids, combiner=protection.combiner("counts"), meta=session_meta(prot, channel),
+                            params=params,
                             straggler_deadline_seconds=straggler_deadline)
     except AggregatorRejected as exc:
         if exc.code == "session_conflict":
@@ -129,7 +137,8 @@ def _join_with_secrets(client: AggregatorClient, channel: Channel, ids: Sequence
     if not protection.has_secret:
         prot = setup.counts(_context(setup, client, keys, ids, publics, channel, Secrets(), delta))
         try:
-            client.open_session(ids, combiner=setup.combiner("counts"), meta=prot.meta, params=params)
+            client.open_session(ids, combiner=setup.combiner("counts"), meta=session_meta(prot, channel),
+                                params=params)
         except AggregatorRejected as exc:
             if exc.code == "session_conflict":
                 raise ConfigError(f"session {client.session!r} was opened with other settings (another "
@@ -137,5 +146,5 @@ def _join_with_secrets(client: AggregatorClient, channel: Channel, ids: Sequence
             raise
         return Secrets()
     return sealed_session(client, ids, keys, publics, protection=protection, key_bits=key_bits, params=params,
-                          timeout=timeout, spec=lambda sec: (setup.combiner("counts"), setup.counts(
-                              _context(setup, client, keys, ids, publics, channel, sec, delta)).meta))
+                          timeout=timeout, spec=lambda sec: (setup.combiner("counts"), session_meta(setup.counts(
+                              _context(setup, client, keys, ids, publics, channel, sec, delta)), channel)))

@@ -73,6 +73,8 @@ class Protection:
     min_contributors: ClassVar[int] = 1
     reveals: ClassVar[str] = "see docs/security.md"
     """What the aggregator sees under this protection, completing "the aggregator sees …"."""
+    secure_sum: ClassVar[bool] = False
+    """True: the aggregator learns only the sum of a round's updates (what distributed DP needs)."""
     floats_in_clear: ClassVar[bool] = False
     """True: ``dense`` updates travel as floats (the aggregator's ``dense-sum``); False: as fixed-point integers
     through ``counts`` (``fedtopic.crypto.fixedpoint``)."""
@@ -131,7 +133,8 @@ class Protection:
     def describe(self) -> dict[str, Any]:
         """What ``fedtopic algorithms --protections`` shows, as plain data."""
         return {"name": self.name, "summary": self.summary, "carries": sorted(self.kinds),
-                "min_contributors": self.min_contributors, "aggregator_sees": self.reveals}
+                "min_contributors": self.min_contributors, "secure_sum": self.secure_sum,
+                "aggregator_sees": self.reveals}
 
 
 class SchemeCodec:

@@ -30,6 +30,7 @@ class MaskProtection(Protection):
     summary: ClassVar[str] = "pairwise additive masks that cancel in the sum (dropouts recovered)"
     kinds: ClassVar[frozenset[str]] = frozenset({"counts", "dense"})
     min_contributors: ClassVar[int] = MASK.min_contributors
+    secure_sum: ClassVar[bool] = True
     reveals: ClassVar[str] = "only the sum of the updates and who dropped out"
 
     def combiner(self, kind: str) -> str:

@@ -76,8 +76,9 @@ class PaillierProtection(Protection):
 
     kinds: ClassVar[frozenset[str]] = frozenset({"counts"})
 
-    def __init__(self, scheme: PaillierRowsScheme, summary: str, reveals: str) -> None:
+    def __init__(self, scheme: PaillierRowsScheme, summary: str, reveals: str, *, secure_sum: bool = False) -> None:
         self.scheme, self.name, self.summary, self.reveals = scheme, scheme.name, summary, reveals  # type: ignore[misc]
+        self.secure_sum = secure_sum  # type: ignore[misc]  # packed: every row encrypted, only the sum decrypted
 
     def setup(self) -> Protection:
         return PACKED_PROTECTION
@@ -117,4 +118,4 @@ IPHE_PROTECTION = PaillierProtection(IPHE, "Paillier on the δ·V most frequent 
                                      _ROWS_SEEN)
 UPHE_PROTECTION = PaillierProtection(UPHE, "Paillier on each party's own δ·V most frequent words", _ROWS_SEEN)
 PACKED_PROTECTION = PaillierProtection(PACKED, "packed Paillier on every row (δ = 100 %)",
-                                       "nothing but sizes (it never holds the Paillier secret)")
+                                       "nothing but sizes (it never holds the Paillier secret)", secure_sum=True)

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from fedtopic.algorithms.base import Mode, TrainSpec, UpdateSpec
 from fedtopic.algorithms.federated import ConsortiumRun, PartyRun
-from fedtopic.algorithms.lda.dp_options import FEDERATED_DP_OPTIONS
+from fedtopic.algorithms.lda.dp_options import SECURE_SUM_DP_OPTIONS, federated_dp_settings
 from fedtopic.algorithms.lda.federated import FederatedLDA
 from fedtopic.algorithms.lda.options import LDA_OPTIONS, STEPS_OPTION
 from fedtopic.corpus.types import Corpus
+from fedtopic.errors import ConfigError
 
 if TYPE_CHECKING:
     from fedtopic.algorithms.lda.csfed_party import CSFedParty
@@ -28,9 +29,28 @@ class CSFedLDA(FederatedLDA):
     summary = "synchronous federated LDA: parties send word-topic counts to an aggregator that sums them"
     paper = "CSFed/DAFed-LDA §6 (Alg. 1, 2)"
     modes = frozenset({Mode.sync})
-    options = LDA_OPTIONS + (STEPS_OPTION,) + FEDERATED_DP_OPTIONS
+    options = LDA_OPTIONS + (STEPS_OPTION,) + SECURE_SUM_DP_OPTIONS
     update = UpdateSpec("counts",
                         "N_p int32[V,K] word-topic counts, summed (Eq. 8)")
+
+    def check_protection(self, spec: TrainSpec, protection: str, n_parties: int) -> None:
+        """Also: distributed DP (``dp.distributed``) needs a protection under which the aggregator sees only the
+        sum, and a planned minimum of contributors the consortium can reach."""
+        super().check_protection(spec, protection, n_parties)
+        dp = federated_dp_settings(spec.options)
+        if dp is None or not dp.distributed:
+            return
+        from fedtopic.protections import get_protection, protection_names
+
+        if not get_protection(protection).secure_sum:
+            sums = ", ".join(n for n in protection_names() if get_protection(n).secure_sum)
+            raise ConfigError(f"dp.distributed adds only a share of the noise to each update, so it needs a protection "
+                              f"under which the aggregator sees only the sum ({sums}); under {protection!r} it "
+                              "would see each update with a fraction of the noise")
+        planned = dp.min_contributors or n_parties
+        if not 2 <= planned <= n_parties:
+            raise ConfigError(f"dp.min_contributors must be between 2 and the consortium's {n_parties} parties, "
+                              f"got {planned}")
 
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
               secret: bytes | None = None) -> CSFedParty:

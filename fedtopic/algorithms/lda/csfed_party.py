@@ -41,21 +41,32 @@ class CSFedParty:
     # the protocol ------------------------------------------------------------------------------
     def setup_channels(self, n_parties: int) -> list[Channel]:
         v = self.party.corpus.n_words
-        return [Channel("freq", "counts", v, {"shape": [v, 1], "max_value": SETUP_MAX_VALUE, "setup": True})]
+        meta = {"shape": [v, 1], "max_value": SETUP_MAX_VALUE, "setup": True}
+        plan = getattr(self.party, "plan", None)
+        if plan is not None:  # distributed DP: shares sized for the planned contributors, releases offset
+            planned = plan(n_parties)
+            meta |= {"max_value": self.party.release_bound(SETUP_MAX_VALUE), "min_contributors": planned}
+        return [Channel("freq", "counts", v, meta)]
 
     def setup(self, exchange: Exchange) -> None:
         """The global word frequencies (Alg. 2's ranking) and the bound they give every cell."""
         v = self.party.corpus.n_words
         freqs = np.asarray(self.party.word_frequencies()).reshape(v, 1)
-        total = np.asarray(exchange.sum("freq", 0, freqs).value).reshape(-1)
+        summed = exchange.sum("freq", 0, freqs)
+        total = np.asarray(summed.value).reshape(-1)
+        decode = getattr(self.party, "frequencies_from_sum", None)
+        if decode is not None:
+            total = decode(total, len(summed.contributors))
         self.max_value = (1 << max(1, int(total.max())).bit_length()) - 1
         self.party.cap_releases(self.max_value)  # a DP party's noisy releases must stay within the session's bound
         self.word_totals = total
 
     def channels(self, n_parties: int) -> list[Channel]:
         v, k = self.party.corpus.n_words, self.party.hyper.n_topics
-        return [Channel("counts", "counts", v, {"shape": [v, k], "max_value": self.max_value,
-                                                "word_frequencies": self.word_totals})]
+        meta = {"shape": [v, k], "max_value": self.max_value, "word_frequencies": self.word_totals}
+        if getattr(self.party, "plan", None) is not None:
+            meta |= {"max_value": self.party.release_bound(self.max_value), "min_contributors": self.party.planned}
+        return [Channel("counts", "counts", v, meta)]
 
     def step(self, round: int, exchange: Exchange) -> StepRecord:
         """N_p up, N_Σ down; then ``steps`` sweeps, or (after the last) Φ_Σ from the final aggregate."""
@@ -64,7 +75,8 @@ class CSFedParty:
             self.begun = True
         aggregate = exchange.sum("counts", round, self.party.own_counts())
         contributed = self.party_id in aggregate.contributors
-        snapshot = self.party.others_from_aggregate(aggregate.value, round, contributed=contributed)
+        snapshot = self.party.others_from_aggregate(aggregate.value, round, contributed=contributed,
+                                                    contributors=len(aggregate.contributors))
         self.others = snapshot.n_wk
         if self.party.sweeps >= self.party.max_sweeps(self.iterations):
             self.party.absorb([snapshot])
@@ -87,7 +99,14 @@ class CSFedParty:
                # what setup learnt (a node redoes setup after a restart; a party rebuilt from its state does not)
                "setup": np.array([self.max_value, getattr(self.party, "frequency_releases", 0)])}
         return out | ({} if self.others is None else {"others": self.others}) | \
-            ({} if self.word_totals is None else {"word_totals": self.word_totals})
+            ({} if self.word_totals is None else {"word_totals": self.word_totals}) | self._dp_state()
+
+    def _dp_state(self) -> dict[str, np.ndarray]:
+        if getattr(self.party, "plan", None) is None:
+            return {}
+        from fedtopic.algorithms.lda.ddp_party import state_of
+
+        return state_of(self.party)  # type: ignore[arg-type]
 
     def restore(self, arrays: Mapping[str, np.ndarray]) -> None:
         from fedtopic.errors import ModelError
@@ -108,6 +127,10 @@ class CSFedParty:
                 self.party.frequency_releases = frequency_releases  # type: ignore[attr-defined]
         if "word_totals" in arrays:
             self.word_totals = arrays["word_totals"].copy()
+        if "ddp" in arrays:
+            from fedtopic.algorithms.lda.ddp_party import restore_into
+
+            restore_into(self.party, arrays)  # type: ignore[arg-type]
         if "others" in arrays:  # Φ_Σ after a restart (a party killed after its last round has only this)
             self.others = arrays["others"].copy()
             self.party.absorb([ChannelSnapshot("aggregate", rnd, self.others)])

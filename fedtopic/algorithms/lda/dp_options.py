@@ -38,6 +38,15 @@ RELEASE_OPTIONS: tuple[Option, ...] = (
 )
 """What only a federated party's releases need: the privacy unit and, per document, the contribution bound."""
 
+DISTRIBUTED_OPTIONS: tuple[Option, ...] = (
+    Option("distributed", bool, False, "csfed-lda under a secure sum (mask, paillier-packed): every party adds a "
+           "Skellam share of the noise and only the sum is released, which carries σ once instead of P times "
+           "(docs/privacy.md)"),
+    Option("min_contributors", int, None, "distributed: the fewest contributors a released sum may have; the shares "
+           "are sized for it and the aggregator releases no round with fewer", minimum=2, default_text="every party"),
+)
+"""Distributed DP: only the synchronous algorithm whose sum is secure offers it."""
+
 
 @dataclass(frozen=True)
 class DPSettings:
@@ -52,6 +61,8 @@ class DPSettings:
     adaptive: tuple[float, float] | None
     unit: str = "token"
     max_doc_tokens: int = 100
+    distributed: bool = False  # Skellam shares of the noise under a secure sum (ddp_party)
+    min_contributors: int | None = None  # distributed: the fewest contributors a released sum may have (None: all)
 
     @property
     def sensitivity(self) -> int:
@@ -87,7 +98,10 @@ def dp_settings(options: Mapping[str, OptionValue]) -> DPSettings:
     return DPSettings(rate=rate, sigma=float(sigma), order=order, clip=None if clip is None else float(clip),  # type: ignore[arg-type]
                       delta=float(options["delta"]), epsilon_budget=None if budget_eps is None else float(budget_eps),  # type: ignore[arg-type]
                       adaptive=adaptive, unit=str(options.get("unit", "token")),
-                      max_doc_tokens=int(options.get("max_doc_tokens", 100)))  # type: ignore[arg-type]
+                      max_doc_tokens=int(options.get("max_doc_tokens", 100)),  # type: ignore[arg-type]
+                      distributed=bool(options.get("distributed", False)),
+                      min_contributors=None if options.get("min_contributors") is None else
+                      int(options["min_contributors"]))  # type: ignore[arg-type]
 
 
 def check_one_step_affordable(dp: DPSettings) -> None:
@@ -106,6 +120,10 @@ FEDERATED_DP_OPTIONS: tuple[Option, ...] = (
     Option("dp", bool, False, "publish only differentially private releases (on when any dp.* option is given)"),
 ) + tuple(Option(**{**o.__dict__, "name": f"dp.{o.name}"}) for o in DP_OPTIONS + RELEASE_OPTIONS)
 """``[algorithm.options] dp = { ... }`` / ``--opt dp.KEY=VALUE`` of csfed-lda and dafed-lda."""
+
+SECURE_SUM_DP_OPTIONS: tuple[Option, ...] = FEDERATED_DP_OPTIONS + tuple(
+    Option(**{**o.__dict__, "name": f"dp.{o.name}"}) for o in DISTRIBUTED_OPTIONS)
+"""csfed-lda's: the federated ones and distributed DP, which needs the aggregator's secure sum."""
 
 
 def federated_dp_settings(options: Mapping[str, OptionValue]) -> DPSettings | None:

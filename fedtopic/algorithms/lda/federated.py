@@ -54,6 +54,11 @@ class FederatedLDA(Algorithm):
         steps, seed = int(spec.options["steps"]), spec.seed + index  # type: ignore[arg-type]
         if dp is None:
             return LDAParty(party_id, corpus, hyper_from_spec(spec), steps=steps, seed=seed)
+        if dp.distributed:
+            from fedtopic.algorithms.lda.ddp_party import DistributedDPLDAParty
+
+            return DistributedDPLDAParty(party_id, corpus, hyper_from_spec(spec), dp, steps=steps, seed=seed,
+                                         secret=secret)
         from fedtopic.algorithms.lda.dp_party import DPLDAParty
 
         return DPLDAParty(party_id, corpus, hyper_from_spec(spec), dp, steps=steps, seed=seed, secret=secret)

@@ -67,7 +67,8 @@ def privacy_summary(parties: Sequence[LDAParty]) -> dict[str, Any]:
         "epsilon": r.epsilon, "delta": r.delta, "best_order": r.best_order, "epsilon_classic": r.epsilon_classic,
         "conversion": "Balle et al. 2020 (Thm. 21)", "unit": units[pid],
         "releases": [{"sampling_rate": g, "noise_multiplier": s, "count": n} for g, s, n in r.mechanisms],
-    } for pid, r in reports.items()}}
+        **({} if getattr(p, "distributed_summary", None) is None else {"distributed": p.distributed_summary()}),
+    } for (pid, r), p in zip(reports.items(), parties)}}
 
 
 class LDAParty:
@@ -133,11 +134,13 @@ class LDAParty:
         rounds = self.max_rounds()
         return iterations if rounds is None else min(iterations, rounds * self.steps)
 
-    def others_from_aggregate(self, total: np.ndarray, round: int, *, contributed: bool) -> ChannelSnapshot:
+    def others_from_aggregate(self, total: np.ndarray, round: int, *, contributed: bool,
+                              contributors: int | None = None) -> ChannelSnapshot:
         """CSFed-LDA (Alg. 1): the others' counts Σ_q N_q = N_Σ − N_p (Eq. 8) from the aggregate of ``round``.
 
         ``total`` is N_Σ as int64[V,K]; what this party published (``own_counts``: N_p, or its DP release) is
-        subtracted only when its update is part of it (a straggler's round went on without it).
+        subtracted only when its update is part of it (a straggler's round went on without it). ``contributors``:
+        how many updates the sum holds (a distributed-DP party removes their offsets; ignored here).
         """
         own = self.own_counts().astype(np.int64) if contributed else 0
         others = total - own
