@@ -37,6 +37,9 @@ def up(
 ) -> None:
     """Serve a chain at http://HOST:PORT until SIGTERM or Ctrl-C: the embedded py-evm chain (standard
     eth_/net_/web3_ methods only, unless --dev), or anvil (--engine anvil, a development engine: needs --dev)."""
+    from fedtopic.runs.private import keep_private
+
+    keep_private(*([] if data is None else [data]))  # the journal, snapshots and faucet key: owner only
     if engine == "anvil":
         _anvil(host, port, data, dev, anvil_save_seconds)
         return

@@ -51,7 +51,10 @@ def run_command(
     from fedtopic.consortium.config import load_consortium
     from fedtopic.errors import ConfigError
 
+    from fedtopic.runs.private import keep_private
+
     cfg = load_consortium(config)
+    keep_private(state if state is not None else config.parent / "state" / party)  # its data, counts, model, history
     algorithm = get_algorithm(cfg.algorithm.name)
     if not algorithm.modes & {Mode.sync, Mode.async_}:
         raise ConfigError(f"algorithm.name = {algorithm.name!r} has no federated mode; `fedtopic node run` trains "
