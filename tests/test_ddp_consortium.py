@@ -131,3 +131,21 @@ def test_the_audit_holds_for_distributed_dp_and_catches_it_without_noise():
     broken = audit_releases(AuditSettings(sampling_rate=1.0, noise_multiplier=0.0, releases=3, runs=600, seed=2,
                                           distributed=3))
     assert broken["epsilon_lower_bound"] > honest["accountant_epsilon"]  # it would have failed the honest claim
+
+
+def test_the_aggregator_refuses_a_session_weaker_than_the_consortiums_protection(tmp_path):
+    """A member of a mask consortium cannot open a session that would show the aggregator each update."""
+    parties = {p: f"0x{i:040x}" for i, p in enumerate("abc", start=1)}
+    agg = Aggregator(Store(tmp_path / "mask"), parties, protection="mask", default_deadline=10.0)
+    for combiner, meta in (("none", {"shape": [2, 2]}), ("dense-sum", {"shape": [4]}),
+                           ("topic-merge", {"vocabulary": 4})):
+        with pytest.raises(Rejection) as err:
+            agg.open_session(SessionCreate(session_id=f"s-{combiner}", parties=["a", "b", "c"], combiner=combiner,
+                                           meta=meta), "a")
+        assert err.value.code == "weaker_than_consortium" and "'mask'" in err.value.reason
+    agg.open_session(SessionCreate(session_id="v", parties=["a", "b", "c"], combiner="vocabulary", meta={}), "a")
+    with pytest.raises(Rejection) as err:  # a vocabulary rendezvous carries no updates
+        agg.submit("v", 0, "a", b"\x00" * 8)
+    assert err.value.status == 422
+    plain = Aggregator(Store(tmp_path / "none"), parties, protection="none", default_deadline=10.0)
+    plain.open_session(SessionCreate(session_id="s", parties=["a", "b"], combiner="none", meta={"shape": [2, 2]}), "a")

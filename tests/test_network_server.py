@@ -17,6 +17,7 @@ from fedtopic.consortium.init import init_consortium
 from fedtopic.crypto.codec import decode_counts, encode_counts
 from fedtopic.crypto.keys import PartyKeys, generate_party_keys, load_party_keys
 from fedtopic.ledger.local_nodes import free_port
+from fedtopic.consortium.config import load_consortium, save_consortium
 from fedtopic.network.client import AggregatorClient
 from fedtopic.network.dense import encode_dense
 from fedtopic.network.errors import AggregatorRejected
@@ -39,6 +40,9 @@ class Consortium:
 def consortium(tmp_path_factory) -> Consortium:
     out = tmp_path_factory.mktemp("consortium")
     res = init_consortium(3, out, seed=11)
+    cfg = load_consortium(res.config_path)  # plain sessions: the aggregator's mechanics, not a protection's
+    save_consortium(cfg.model_copy(update={"aggregator": cfg.aggregator.model_copy(update={"protection": "none"})}),
+                    res.config_path)
     return Consortium(res.config_path, res.key_paths, {p: load_party_keys(k) for p, k in res.key_paths.items()})
 
 
@@ -116,8 +120,8 @@ def test_every_rejection_is_4xx_and_stores_nothing(server, consortium) -> None:
     k = consortium.keys
     c1 = AggregatorClient(server.url, k["p1"], "rej", patience=0)
     _rejected(lambda: c1.open_session(PIDS, combiner="rot13", meta={"shape": list(SHAPE)}), 422, "unknown_combiner")
-    # the toml's protection (paillier-iphe) is the default combiner: its meta needs the Paillier key
-    _rejected(lambda: c1.open_session(PIDS, meta={"shape": list(SHAPE)}), 422, "invalid_meta")
+    # the toml's protection (none) is the default combiner: its meta needs a shape
+    _rejected(lambda: c1.open_session(PIDS, meta={"shape": "6x3"}), 422, "invalid_meta")
     c1.open_session(PIDS, combiner="none", meta={"shape": list(SHAPE)})
     good = encode_counts(counts("p1", 0))
 

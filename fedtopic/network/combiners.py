@@ -297,6 +297,31 @@ class RunningSum:
         return self._finish(self.total)
 
 
+class VocabularyRendezvous:
+    """``vocabulary``: a session that carries no updates, only the parties' posted vocabularies (``vocab align``).
+
+    It has a combiner of its own so that the aggregator can tell it from a session of updates: a consortium under
+    ``mask`` may hold a vocabulary rendezvous, never a ``none`` session of updates (``Aggregator.open_session``).
+    meta = {}."""
+
+    name = "vocabulary"
+    min_contributors = 1
+
+    def check_meta(self, meta: Mapping[str, Any]) -> None:
+        if dict(meta):
+            raise InvalidMeta("a vocabulary session's meta is empty ({})")
+
+    def max_update_bytes(self, meta: Mapping[str, Any]) -> int:
+        return 0
+
+    def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
+                 session: str | None = None) -> None:
+        raise InvalidPayload("a vocabulary session takes no updates")
+
+    def combine(self, payloads: Sequence[bytes], ctx: RoundContext) -> bytes:
+        raise InvalidPayload("a vocabulary session takes no updates")
+
+
 def _protected(names: Sequence[str]) -> list[Combiner]:
     """The schemes the protections ``names`` add, as combiners (their errors become InvalidPayload/Meta)."""
     schemes = {s.name: s for name in names for s in get_protection(name).schemes()}
@@ -310,7 +335,18 @@ def _topic_merge() -> Combiner:
 
 
 COMBINERS: dict[str, Combiner] = {c.name: c for c in (CountSumCombiner(), DenseSumCombiner(), _topic_merge(),
-                                                      *_protected(BUILT_IN))}
+                                                      VocabularyRendezvous(), *_protected(BUILT_IN))}
+
+
+def combiners_allowed(protection: str) -> frozenset[str] | None:
+    """The combiners a consortium under ``protection`` may open sessions with (None: any): its own (its kinds' and
+    its setup's), those of every protection under which the aggregator sees only the sum, and the vocabulary
+    rendezvous. A consortium under ``none`` may use any."""
+    chosen = get_protection(protection)
+    if chosen.name == "none":
+        return None
+    stronger = {c for n in protection_names() if get_protection(n).secure_sum for c in get_protection(n).combiner_names()}
+    return frozenset(chosen.combiner_names() | stronger | {VocabularyRendezvous.name})
 
 
 def registered_combiners() -> dict[str, Combiner]:

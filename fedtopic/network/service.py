@@ -40,7 +40,14 @@ from fedtopic.network.alignment import (
     normalized_counts,
     record_vocabulary,
 )
-from fedtopic.network.combiners import Combiner, RoundContext, fold_update, registered_combiners
+from fedtopic.network.combiners import (
+    Combiner,
+    RoundContext,
+    combiners_allowed,
+    fold_update,
+    registered_combiners,
+)
+from fedtopic.protections import protection_names
 from fedtopic.network.errors import InvalidMeta, InvalidPayload, Rejection
 from fedtopic.network.rounds import (
     RoundState,
@@ -104,6 +111,7 @@ class Aggregator:
         self.protection = protection
         self.default_deadline = default_deadline
         self._combiners = registered_combiners() if combiners is None else combiners
+        self._allowed = combiners_allowed(protection) if protection in protection_names() else None
         self._clock = clock
         self._lock = threading.RLock()
         self._sessions: dict[str, _Session] = {}
@@ -144,6 +152,10 @@ class Aggregator:
         if combiner_name not in self._combiners:
             raise Rejection(422, "unknown_combiner", f"combiner {combiner_name!r} is not available here "
                             f"(registered: {', '.join(sorted(self._combiners))})")
+        if self._allowed is not None and combiner_name not in self._allowed:
+            raise Rejection(422, "weaker_than_consortium", f"this consortium protects its updates with "
+                            f"{self.protection!r}; a session of combiner {combiner_name!r} would show this aggregator "
+                            f"more (allowed: {', '.join(sorted(self._allowed))})")
         unknown = [p for p in req.parties if p not in self.parties]
         if unknown:
             raise Rejection(422, "unknown_party", f"parties not in the consortium: {', '.join(unknown)}")

@@ -48,7 +48,7 @@ def _open(cfg: ConsortiumConfig, config_path: Path, party_id: str, key_file: Pat
     keys = load_own_keys(cfg, config_path, party_id, key_file)
     client = AggregatorClient(url or cfg.aggregator.url, keys, session or vocabulary_session(cfg))
     try:
-        client.open_session(cfg.party_ids, combiner="none", meta={"shape": [1, 1]},
+        client.open_session(cfg.party_ids, combiner="vocabulary", meta={},
                             params={"purpose": VOCABULARY_PURPOSE})
     except AggregatorRejected as exc:
         client.close()
