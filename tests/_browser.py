@@ -25,9 +25,10 @@ SHOTS = Path(os.environ.get("FEDTOPIC_SCREENSHOTS", "")) if os.environ.get("FEDT
 
 
 @contextmanager
-def browser_pages(count: int, width: int = 1300, height: int = 900) -> Iterator[list]:
-    """``count`` fresh pages (each in its own browser context) of one headless Chromium; console errors and page
-    errors are collected on each ``page.errors``."""
+def browser_pages(count: int, width: int = 1300, height: int = 900, extra_args: Sequence[str] = ()) -> Iterator[list]:
+    """``count`` fresh pages (each in its own browser context) of one headless Chromium (``extra_args``: more
+    command-line switches, e.g. a host-resolver rule); console errors and page errors are collected on each
+    ``page.errors``."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -36,7 +37,7 @@ def browser_pages(count: int, width: int = 1300, height: int = 900) -> Iterator[
         pytest.skip(f"NOT RUN: no Chromium at {CHROMIUM} (scripts/test installs Debian's chromium package; "
                     "it could not here)")
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[*ARGS, *extra_args])
         try:
             pages = []
             for _ in range(count):

@@ -30,7 +30,7 @@ def _free_port() -> int:
 
 
 @contextmanager
-def served(board: Board, token: str | None = None):
+def served(board: Board, token: str = TOKEN):
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(board, token=token), host="127.0.0.1", port=port,
                                            log_level="warning", lifespan="off"))
@@ -65,21 +65,24 @@ def test_the_token_gate_comes_before_every_route(tmp_path):
 
 def test_assets_headers_labels_and_events(tmp_path):
     run, _ = run_folder(tmp_path)
-    with served(Board(RunFolder(run))) as url:
-        page = httpx.get(url)
+    with served(Board(RunFolder(run))) as url, httpx.Client(headers={"Authorization": f"Bearer {TOKEN}"}) as client:
+        page = client.get(url)
         assert page.status_code == 200 and "default-src 'self'" in page.headers["content-security-policy"]
         assert page.headers["x-content-type-options"] == "nosniff"
-        assert httpx.get(url + "static/charts.js").status_code == 200
+        assert client.get(url + "static/charts.js").status_code == 200
         for bad in ("static/index.html", "static/..%2F__init__.py", "static/%2e%2e%2fapp.py"):
-            assert httpx.get(url + bad).status_code == 404, bad
-        assert httpx.put(url + "api/labels/2", json={"label": "x" * 81}).status_code == 422
-        assert httpx.put(url + "api/labels/2", json={"label": "y" * 1001}).status_code == 422
-        assert httpx.put(url + "api/labels/2", content=b"{not json").status_code == 422
-        assert httpx.put(url + "api/labels/-1", json={"label": "neg"}).status_code == 422
-        ok = httpx.put(url + "api/labels/2", json={"label": "economy"})
+            assert client.get(url + bad).status_code == 404, bad
+        assert client.put(url + "api/labels/2", json={"label": "x" * 81}).status_code == 422
+        assert client.put(url + "api/labels/2", json={"label": "y" * 1001}).status_code == 422
+        assert client.put(url + "api/labels/2", content=b"{not json").status_code == 422
+        assert client.put(url + "api/labels/2", content=b'{"label": ' + b"[" * 100_000).status_code == 413
+        deep = client.put(url + "api/labels/2", content=b"[" * 2000)  # within the size, far past the depth
+        assert deep.status_code == 422 and "nested" in deep.json()["detail"]
+        assert client.put(url + "api/labels/-1", json={"label": "neg"}).status_code == 422
+        ok = client.put(url + "api/labels/2", json={"label": "economy"})
         assert ok.status_code == 200 and ok.json()["labels"] == {"2": "economy"}
         assert json.loads((run / "topic-labels.json").read_text()) == {"2": "economy"}
-        with httpx.stream("GET", url + "api/events", params={"since": "p1:10,p2:12"}, timeout=10) as stream:
+        with client.stream("GET", url + "api/events", params={"since": "p1:10,p2:12"}, timeout=10) as stream:
             event = None
             for line in stream.iter_lines():
                 if line.startswith("data: "):
@@ -122,3 +125,30 @@ def test_a_consortium_view_that_cannot_work_is_one_line(tmp_path):
     key_file_path(init.config_path.parent, "p1").unlink()
     out = _cli(str(init.config_path), "--party", "p1", "--port", "0")
     assert out.returncode == 2 and "key" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_a_rebound_name_is_refused_before_the_token_or_any_route(tmp_path):
+    """DNS rebinding: a page of another site whose name now points at 127.0.0.1 sends its own Host."""
+    run, _ = run_folder(tmp_path)
+    with served(Board(RunFolder(run))) as url:
+        for host in ("evil.test", "evil.test:8600", "127.0.0.1.evil.test", "localhost.evil.test:1"):
+            for method, path in (("GET", "api/state"), ("PUT", "api/labels/1"), ("GET", "")):
+                resp = httpx.request(method, url + path, headers={"Host": host, "Authorization": f"Bearer {TOKEN}"},
+                                     json={"label": "pwned"})
+                assert resp.status_code == 421 and resp.json()["code"] == "wrong_host", (host, path)
+        for host in ("127.0.0.1", "localhost:1234", "[::1]:8600"):
+            assert httpx.get(url + "api/state", headers={"Host": host, "Authorization": f"Bearer {TOKEN}"}
+                             ).status_code == 200, host
+    assert not (run / "topic-labels.json").exists()
+
+
+def test_the_report_escapes_every_angle_bracket_in_its_inline_data(tmp_path):
+    from fedtopic.dashboard.report import render_report
+
+    run, _ = run_folder(tmp_path)
+    board = Board(RunFolder(run))
+    board.set_label(1, "<!--<script>")
+    page = render_report(board)
+    data = page[page.index("window.FEDTOPIC_REPORT"):]
+    data = data[: data.index("</script>")]
+    assert "<" not in data and "\\u003c!--\\u003cscript\\u003e" in data

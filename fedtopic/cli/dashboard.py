@@ -29,13 +29,14 @@ def dashboard(
     insecure: Annotated[bool, typer.Option("--insecure", help="consortium.toml: allow plain HTTP to a non-loopback "
                                                               "aggregator (its /status crosses the network in clear)")] = False,
     token: Annotated[Optional[str], typer.Option(envvar="FEDTOPIC_DASHBOARD_TOKEN",  # noqa: UP007
-                                                 help="required on a non-loopback --host (≥ 16 characters; "
-                                                      "'generate' makes one)")] = None,
+                                                 help="the token every request needs (≥ 16 characters; default: a "
+                                                      "new one per start, in the printed URL); required to bind a "
+                                                      "non-loopback --host ('generate' makes one)")] = None,
 ) -> None:
     """Serve the live dashboard of a run or of one party's view of a consortium (read-only, but for topic labels)."""
     import uvicorn
 
-    from fedtopic.dashboard.app import create_app
+    from fedtopic.dashboard.app import allowed_hosts, create_app
     from fedtopic.dashboard.board import Board
     from fedtopic.dashboard.sources import open_source
 
@@ -43,20 +44,20 @@ def dashboard(
         if token is None:
             raise ConfigError(f"--host {host} is not loopback: give --token (at least {MIN_TOKEN_CHARS} characters, "
                               "or 'generate'), or reach 127.0.0.1 through an SSH tunnel (README)")
-        if token == "generate":
-            token = secrets.token_urlsafe(24)
-        if len(token) < MIN_TOKEN_CHARS:
-            raise ConfigError(f"--token must have at least {MIN_TOKEN_CHARS} characters")
+    if token is None or token == "generate":  # per start, as Jupyter's: a page of another site cannot know it
+        token = secrets.token_urlsafe(24)
+    if len(token) < MIN_TOKEN_CHARS:
+        raise ConfigError(f"--token must have at least {MIN_TOKEN_CHARS} characters")
     board = Board(open_source(path, party=party, state_dir=state, rpc=rpc, url=url, insecure=insecure))
     try:
-        config = uvicorn.Config(create_app(board, token=token if not is_loopback(host) else None), host=host,
+        config = uvicorn.Config(create_app(board, token=token, hosts=allowed_hosts(host)), host=host,
                                 port=port, log_level="warning", access_log=False, lifespan="off")
         server = uvicorn.Server(config)
         shown = f"[{host}]" if ":" in host else host
 
         def announce() -> None:
             bound = server.servers[0].sockets[0].getsockname()[1] if server.servers else port
-            query = f"/?token={token}" if token is not None and not is_loopback(host) else "/"
+            query = f"/?token={token}"
             stdout_console.print(f"dashboard of {path}: http://{shown}:{bound}{query}", highlight=False, soft_wrap=True)
             stderr_console.print("Ctrl-C stops it", highlight=False)
 

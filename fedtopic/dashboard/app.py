@@ -1,9 +1,17 @@
 """The dashboard's HTTP app: one page, its assets, its data under ``/api/`` and a server-sent event stream.
 
-Read-only but for the topic labels (``PUT /api/labels/{id}``), which are saved beside the run. Bound to
-127.0.0.1 by default; on any other host every request needs the token given at start (``?token=`` once, then
-a cookie, or ``Authorization: Bearer``), compared in constant time, before anything is read. Every asset is a
-file of this package: the page fetches nothing from the internet (its Content-Security-Policy forbids it).
+Read-only but for the topic labels (``PUT /api/labels/{id}``), which are saved beside the run. Two gates come
+before anything is read, as Jupyter's do:
+
+- the Host header must name a loopback address (``127.0.0.1``, ``localhost``, ``[::1]``) or the address the
+  dashboard was bound to, else 421: a page of another site whose name was rebound to 127.0.0.1 (DNS rebinding)
+  reaches the port but names its own host;
+- every request carries the token made at start (given, or drawn per start): ``?token=`` in the URL the command
+  prints, then an HttpOnly SameSite=Strict cookie, or ``Authorization: Bearer``; compared in constant time, else
+  401.
+
+Bodies are parsed by ``safe_json`` within a small size (a label is a short string). Every asset is a file of this
+package: the page fetches nothing from the internet (its Content-Security-Policy forbids it).
 """
 
 from __future__ import annotations
@@ -14,12 +22,13 @@ from importlib import resources
 from typing import Annotated
 
 import anyio
-from fastapi import Body, FastAPI, Query, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 
 from fedtopic.dashboard.board import Board
 from fedtopic.runs.json_text import dumps
+from fedtopic.safe_json import UntrustedJSONError, loads_untrusted
 
 ASSETS = ("dashboard.js", "dashboard.css", "charts.js")
 EVENT_POLL_SECONDS = 1.0  # a round shows within 2 s of its line: ≤ 1 s here, ≤ 0.25 s of refresh, the render
@@ -71,6 +80,34 @@ class _TokenGate(BaseHTTPMiddleware):
         return response
 
 
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+MAX_LABEL_BODY = 4096  # bytes: a label of at most 80 characters, as JSON
+
+
+def host_name(header: str) -> str:
+    """The host of a Host header, without its port (``[::1]:8600`` → ``[::1]``), lower case."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[: header.find("]") + 1] if "]" in header else header
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+class _HostGate:
+    """A request whose Host names none of ``hosts`` is answered 421 before any route (raw ASGI: nothing read)."""
+
+    def __init__(self, app: object, hosts: frozenset[str]) -> None:
+        self.app, self.hosts = app, hosts
+
+    async def __call__(self, scope: dict, receive: object, send: object) -> None:
+        if scope["type"] == "http":
+            header = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), "")
+            if host_name(header) not in self.hosts:
+                await JSONResponse({"code": "wrong_host", "detail": "this dashboard answers only to the address it "
+                                    "was started on"}, status_code=421)(scope, receive, send)  # type: ignore[arg-type]
+                return
+        await self.app(scope, receive, send)  # type: ignore[operator]
+
+
 class _Headers(BaseHTTPMiddleware):
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
         response = await call_next(request)
@@ -80,12 +117,22 @@ class _Headers(BaseHTTPMiddleware):
         return response
 
 
-def create_app(board: Board, *, token: str | None = None) -> FastAPI:
-    """The dashboard over ``board``; ``token``: required on every request (any host but loopback)."""
+def allowed_hosts(bind: str) -> frozenset[str] | None:
+    """The Host names a dashboard bound to ``bind`` answers: the loopback names and ``bind`` itself; None (any,
+    the token still gates) when bound to every address (0.0.0.0, ::), whose names it cannot know."""
+    if bind in ("0.0.0.0", "::", ""):
+        return None
+    return LOOPBACK_NAMES | {host_name(f"[{bind}]" if ":" in bind else bind)}
+
+
+def create_app(board: Board, *, token: str, hosts: frozenset[str] | None = LOOPBACK_NAMES) -> FastAPI:
+    """The dashboard over ``board``: ``token`` required on every request; a Host header naming none of ``hosts``
+    refused (``allowed_hosts``; None: any)."""
     app = FastAPI(title="fedtopic dashboard", docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(_Headers)
-    if token is not None:
-        app.add_middleware(_TokenGate, token=token)
+    app.add_middleware(_TokenGate, token=token)
+    if hosts is not None:
+        app.add_middleware(_HostGate, hosts=hosts)
 
     @app.get("/")
     def page() -> Response:
@@ -120,7 +167,20 @@ def create_app(board: Board, *, token: str | None = None) -> FastAPI:
         return _json(await anyio.to_thread.run_sync(board.ledger))
 
     @app.put("/api/labels/{topic}")
-    async def put_label(topic: int, label: Annotated[str, Body(embed=True, max_length=1_000)]) -> Response:
+    async def put_label(topic: int, request: Request) -> Response:
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_LABEL_BODY:
+                return JSONResponse({"code": "too_large", "detail": f"a label's body is at most {MAX_LABEL_BODY} "
+                                     "bytes"}, status_code=413)
+        try:
+            parsed = loads_untrusted(body, max_depth=2)
+        except UntrustedJSONError as exc:
+            return JSONResponse({"code": "bad_label", "detail": str(exc)}, status_code=422)
+        label = parsed.get("label") if isinstance(parsed, dict) else None
+        if not isinstance(label, str):
+            return JSONResponse({"code": "bad_label", "detail": 'the body is {"label": "…"}'}, status_code=422)
         try:
             labels = await anyio.to_thread.run_sync(lambda: board.set_label(topic, label))
         except ValueError as exc:

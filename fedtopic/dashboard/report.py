@@ -14,9 +14,13 @@ from fedtopic.runs.json_text import strict
 
 
 def _inline_json(data: object) -> str:
-    """JSON safe inside a <script> element (no ``</``, no U+2028/9 line breaks)."""
+    """JSON safe inside a <script> element: every ``<``, ``>`` and ``&`` escaped (no ``</script>``, no ``<!--``
+    that would switch the parser into script-data-escaped state), and no U+2028/9 line breaks."""
     text = json.dumps(strict(data), separators=(",", ":"), allow_nan=False)
-    return text.replace("</", "<\\/").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
+                         ("\u2029", "\\u2029")):
+        text = text.replace(raw, escaped)
+    return text
 
 
 def render_report(board: Board) -> str:
