@@ -31,6 +31,16 @@ pytestmark = [pytest.mark.adversarial, pytest.mark.xdist_group("adversarial-aggr
 MiB = 2**20
 
 
+
+def _plain(config: Path) -> None:
+    """The consortium under protection ``none``: these tests exercise the aggregator with plain sessions (a consortium
+    under a stronger protection refuses them: ``weaker_than_consortium``)."""
+    from fedtopic.consortium.config import load_consortium, save_consortium
+
+    cfg = load_consortium(config)
+    save_consortium(cfg.model_copy(update={"aggregator": cfg.aggregator.model_copy(update={"protection": "none"})}),
+                    config)
+
 def _kib(pid: int, field: str) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(field + ":"):
@@ -42,6 +52,7 @@ def _kib(pid: int, field: str) -> int:
 def world(tmp_path_factory):
     root = tmp_path_factory.mktemp("hostile")
     init = init_consortium(3, root / "c", seed=3)
+    _plain(init.config_path)
     keys = {p: load_party_keys(k) for p, k in init.key_paths.items()}
     proc = AggregatorProcess(init.config_path, root / "data", root / "server.log")
     yield proc, keys, root
@@ -202,6 +213,7 @@ def test_server_log_has_no_traceback(world):
 
 def test_replays_are_refused_across_a_restart(tmp_path):
     init = init_consortium(2, tmp_path / "c", seed=5)
+    _plain(init.config_path)
     keys = {p: load_party_keys(k) for p, k in init.key_paths.items()}
     proc = AggregatorProcess(init.config_path, tmp_path / "data", tmp_path / "a.log")
     try:
@@ -226,6 +238,7 @@ def test_replays_are_refused_across_a_restart(tmp_path):
 
 def test_a_client_that_disconnects_mid_body_costs_one_log_line(tmp_path):
     init = init_consortium(2, tmp_path / "c", seed=6)
+    _plain(init.config_path)
     keys = {p: load_party_keys(k) for p, k in init.key_paths.items()}
     proc = AggregatorProcess(init.config_path, tmp_path / "data", tmp_path / "a.log")
     try:
@@ -250,6 +263,7 @@ def test_a_client_that_disconnects_mid_body_costs_one_log_line(tmp_path):
 
 def test_a_body_that_trickles_in_is_dropped(tmp_path):
     init = init_consortium(2, tmp_path / "c", seed=8)
+    _plain(init.config_path)
     keys = {p: load_party_keys(k) for p, k in init.key_paths.items()}
     proc = AggregatorProcess(init.config_path, tmp_path / "data", tmp_path / "a.log", extra_args=("--read-timeout", "1"))
     try:

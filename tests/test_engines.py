@@ -51,14 +51,14 @@ def test_threads_stops_at_the_first_failure_naming_the_party():
 def test_the_registry_takes_plugins_and_refuses_replacing_a_built_in(monkeypatch):
     monkeypatch.syspath_prepend(str(TESTS))
     monkeypatch.setenv("FEDTOPIC_ENGINES", "sequential=plugins.sequential_engine:SequentialEngine")
-    assert engine_names() == ("threads", "sequential")
+    assert engine_names() == ("threads", "ray", "sequential")
     assert get_engine("sequential").name == "sequential"
     monkeypatch.setenv("FEDTOPIC_ENGINES", "threads=plugins.sequential_engine:SequentialEngine")
     with pytest.raises(ConfigError, match="built-in engine and cannot be replaced"):
         engine_names()
     monkeypatch.delenv("FEDTOPIC_ENGINES")
-    with pytest.raises(ConfigError, match="unknown engine 'ray'; known: threads"):
-        get_engine("ray")
+    with pytest.raises(ConfigError, match="unknown engine 'spark'; known: threads, ray"):
+        get_engine("spark")
 
 
 def test_simulate_on_a_plugin_engine_trains_the_default_engines_model(tmp_path, capsys, monkeypatch):
@@ -77,5 +77,5 @@ def test_simulate_on_a_plugin_engine_trains_the_default_engines_model(tmp_path, 
             phis[engine] = npz["phi"]
     np.testing.assert_array_equal(phis["threads"], phis["sequential"])
     assert main(["simulate", "--algorithm", "csfed-lda", "--corpus", str(corpus), "--parties", "2", "-k", "3",
-                 "--iterations", "1", "--engine", "ray", "--out", str(tmp_path / "x")]) == 2
-    assert "unknown engine 'ray'" in capsys.readouterr().err
+                 "--iterations", "1", "--engine", "spark", "--out", str(tmp_path / "x")]) == 2
+    assert "unknown engine 'spark'" in capsys.readouterr().err

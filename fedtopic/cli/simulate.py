@@ -42,7 +42,8 @@ def simulate(
     key_bits: Annotated[int, typer.Option(help="Paillier key size")] = 2048,
     compare_centralized: Annotated[bool, typer.Option(help="synchronous: also train centralized LDA with the same sweeps and report the perplexity gap")] = False,
     port: Annotated[int, typer.Option(min=0, max=65535, help="synchronous: the aggregator's port on 127.0.0.1 (0: a free one)")] = 0,
-    engine: Annotated[str, typer.Option(help="where the parties run: threads (this process; the default) or a registered engine's name")] = "threads",
+    engine: Annotated[str, typer.Option(help="where the parties run: threads (this process; the default), ray (a Ray cluster: pip install 'fedtopic[cluster]'), or a plugin engine's name")] = "threads",
+    address: Annotated[Optional[str], typer.Option(help="--engine ray: the cluster to join (auto, or HEAD:6379); default a local Ray for this run")] = None,
     out: Annotated[Path, typer.Option(help="run folder to write")] = Path("runs/simulate"),
     overwrite: Annotated[bool, typer.Option(help="replace an existing run in --out")] = False,
     fmt: FormatOption = OutputFormat.text,
@@ -77,7 +78,7 @@ def simulate(
     from fedtopic.runs.folder import prepare_run_dir
     from fedtopic.simulation.run import AsyncSettings, Harness, SyncSettings, check_simulation, simulate_run
 
-    harness = Harness(ids=ids, cp=cp, engine=engine,
+    harness = Harness(ids=ids, cp=cp, engine=engine, engine_address=address,
                       sync=SyncSettings(protection=protection, delta=delta, key_bits=key_bits,
                                         compare_centralized=compare_centralized, port=port),
                       async_=AsyncSettings(transport=transport, max_delay=max_delay))

@@ -24,17 +24,35 @@ T = TypeVar("T")
 Work = Callable[[int, Any], T]
 """``work(party_index, slots)``: run one party to the end and return its result."""
 
+_PLACE: dict[str, str] = {}
+
+
+def placement() -> dict[str, str]:
+    """Where the calling party runs, as its engine names it (``{"ray_node": …}`` on Ray; empty in this process):
+    what a party's history lines and the run's summary record."""
+    return dict(_PLACE)
+
+
+def set_placement(place: dict[str, str]) -> None:
+    """Called by an engine in the process where parties run."""
+    _PLACE.clear()
+    _PLACE.update(place)
+
 
 class Engine(ABC):
     """Base of every engine."""
 
     name: ClassVar[str]
     summary: ClassVar[str]
+    in_process: ClassVar[bool] = True
+    """True: the parties run in this process (they may share objects of it: an in-memory board, an embedded
+    chain); False: in other processes, reaching each other only over the network (synchronous algorithms)."""
 
     @abstractmethod
-    def run(self, names: Sequence[str], work: Work[T], *, slots: int) -> list[T]:
+    def run(self, names: Sequence[str], work: Work[T], *, slots: int, address: str | None = None) -> list[T]:
         """``work(i, semaphore)`` for every party i (``names[i]`` names it in errors), at most ``slots`` computing at
-        once; the results in party order. The first failure raises ``TrainingError`` naming the party."""
+        once (per process the engine runs parties in); the results in party order. The first failure raises
+        ``TrainingError`` naming the party. ``address``: the engine's cluster (engines that have one)."""
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "summary": self.summary}
+        return {"name": self.name, "summary": self.summary, "in_process": self.in_process}

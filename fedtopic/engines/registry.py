@@ -16,7 +16,7 @@ from importlib.metadata import entry_points
 from fedtopic.engines.base import Engine
 from fedtopic.errors import ConfigError
 
-_ENTRIES: dict[str, str] = {"threads": "fedtopic.engines.threads:THREADS"}
+_ENTRIES: dict[str, str] = {"threads": "fedtopic.engines.threads:THREADS", "ray": "fedtopic.engines.ray_engine:RAY"}
 ENV = "FEDTOPIC_ENGINES"
 GROUP = "fedtopic.engines"
 

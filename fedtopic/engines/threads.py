@@ -15,7 +15,7 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import ClassVar, TypeVar
 
 from fedtopic.engines.base import Engine, Work
-from fedtopic.errors import TrainingError
+from fedtopic.errors import ConfigError, TrainingError
 
 T = TypeVar("T")
 
@@ -26,7 +26,10 @@ class ThreadEngine(Engine):
     name: ClassVar[str] = "threads"
     summary: ClassVar[str] = "every party a thread of this process (the default)"
 
-    def run(self, names: Sequence[str], work: Work[T], *, slots: int) -> list[T]:
+    def run(self, names: Sequence[str], work: Work[T], *, slots: int, address: str | None = None) -> list[T]:
+        if address is not None:
+            raise ConfigError("--address names a cluster; the threads engine runs every party in this process "
+                              "(--engine ray joins a cluster)")
         semaphore = threading.BoundedSemaphore(max(1, slots))
         pool = ThreadPoolExecutor(max(1, len(names)), thread_name_prefix="party")
         futures = [pool.submit(work, i, semaphore) for i in range(len(names))]

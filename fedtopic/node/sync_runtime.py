@@ -296,7 +296,7 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
                    history: Path | None = None, vocab: Sequence[str] | None = None,
                    on_round: Callable[[HistoryLine], None] | None = None,
                    say: Callable[[str], None] = lambda _: None, compute_lock: Any = None,
-                   fresh: bool = False) -> list[HistoryLine]:
+                   fresh: bool = False, labels: Mapping[str, Any] | None = None) -> list[HistoryLine]:
     """Run ``party`` to the end through the aggregator of ``conn``; the history lines this process wrote.
 
     ``state_dir``: checkpoints and persisted updates (None: no crash recovery, as in a one-process simulation);
@@ -304,7 +304,8 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
     ``compute_lock``: a lock shared by the parties of one process, held while a party computes and released
     while it waits in an exchange, so that parties never compute at the same time and every phase is timed
     alone (Table 4's timing, the mask benchmark); ``fresh``: this party's state was set aside for a new run, so
-    a generation that holds its updates is abandoned (``run_session``)."""
+    a generation that holds its updates is abandoned (``run_session``); ``labels``: added to every history line's
+    ``extra`` (where an engine ran the party: ``ray_node``)."""
     if conn.keys.party_id != party.party_id:
         raise TrainingError(f"the key file is {conn.keys.party_id}'s, the party is {party.party_id}")
     n = len(conn.ids)
@@ -407,7 +408,7 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
                                contributors=None if m.contributors is None else list(m.contributors),
                                epsilon=record.epsilon, quality=record.quality, quality_name=record.quality_name,
                                top_words=top, top_weights=weights, prevalence=prevalence,
-                               extra=dict(record.extra))
+                               extra=dict(record.extra) | dict(labels or {}))
             if writer is not None:  # before the checkpoint: a kill in between redoes the round, which writes its
                 writer.append(line)  # line again (readers keep the last per round); after, it would lose the line
             checkpoint()

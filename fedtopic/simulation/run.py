@@ -50,6 +50,7 @@ class Harness:
     ids: Sequence[str] | None = None  # default p1..pP
     cp: Mapping[str, Sequence[str]] | None = None  # default: everyone reads everyone (asynchronous)
     engine: str = "threads"
+    engine_address: str | None = None  # the engine's cluster (``--address``; Ray)
     sync: SyncSettings = field(default_factory=SyncSettings)
     async_: AsyncSettings = field(default_factory=AsyncSettings)
 
@@ -65,7 +66,13 @@ def check_simulation(algorithm: str, spec: TrainSpec, harness: Harness, n_partie
         raise ConfigError(f"{algorithm} is not federated; a simulation runs: "
                           f"{', '.join(algorithms_for(Mode.sync) + algorithms_for(Mode.async_))} "
                           f"(train {algorithm} with `fedtopic train`)")
-    get_engine(harness.engine)
+    engine = get_engine(harness.engine)
+    if harness.engine_address is not None and engine.in_process:
+        raise ConfigError(f"--address names a cluster; the {engine.name} engine runs every party in this process")
+    if Mode.sync not in algo.modes and not engine.in_process:
+        raise ConfigError(f"{algorithm} is asynchronous: its parties share an in-process board or chain, which the "
+                          f"{engine.name} engine's processes cannot reach; run it on the threads engine, or across "
+                          "machines with `node run` over a chain")
     if harness.ids is not None and len(harness.ids) != n_parties:
         raise ConfigError(f"{len(harness.ids)} party ids for {n_parties} parties' data")
     if Mode.sync in algo.modes:
@@ -107,7 +114,7 @@ def _sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, ha
     s = harness.sync
     return simulate_sync(data, algorithm, spec, run_dir, protection=s.protection, delta=s.delta, key_bits=s.key_bits,
                          compare_centralized=s.compare_centralized, say=say, on_round=on_round, port=s.port,
-                         engine=harness.engine)
+                         engine=harness.engine, engine_address=harness.engine_address)
 
 
 def _async(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, harness: Harness, *,

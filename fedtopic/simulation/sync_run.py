@@ -29,10 +29,12 @@ from fedtopic.consortium.init import key_file_path
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.crypto.keys import load_party_keys
 from fedtopic.engines import get_engine
+from fedtopic.engines.base import placement
 from fedtopic.errors import ConfigError
 from fedtopic.node.session_params import session_params
 from fedtopic.node.link import HttpLink
 from fedtopic.node.sync_runtime import Connection, ProtectionSettings, run_sync_party
+from fedtopic.runs.folder import write_summary
 from fedtopic.runs.history import HistoryLine
 from fedtopic.runs.process import raise_open_files_limit
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
@@ -52,11 +54,13 @@ class PartyOutcome:
 
     history: list[dict[str, Any]]
     state: dict[str, np.ndarray]
+    place: dict[str, str]  # where the engine ran it (``engines.placement``)
 
 
 def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, *, protection: str = "none",
                   delta: float = 0.005, key_bits: int = 2048, compare_centralized: bool = False,
                   serialize_compute: bool = False, port: int = 0, engine: str = "threads",
+                  engine_address: str | None = None,
                   say: Callable[[str], None] = print,
                   on_round: Callable[[str, HistoryLine], None] | None = None) -> dict[str, Any]:
     """Train one party per ``data.parties`` through a real aggregator on ``engine``; the algorithm writes
@@ -81,28 +85,47 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
         params = session_params(algorithm, spec, data.train.vocab)
         with AggregatorProcess(config, work / "aggregator", run_dir / "aggregator.log", port=port or None) as agg:
             say(f"aggregator {agg.url} (pid {agg.proc.pid}); {n} parties, K = {spec.topics}, protection {protection}")
-            started = time.perf_counter()
+            started, url = time.perf_counter(), agg.url
+            if not runner.in_process:  # the work crosses processes: nothing of this process's console goes with it
+                say(f"parties on the {runner.name} engine; their progress is in {run_dir / 'history'}")
+                say, on_round = _quiet, None
 
             def one(i: int, slots: Any) -> PartyOutcome:
                 pid = cfg.party_ids[i]
-                with _BUILDING:  # one at a time: building may fill a shared cache (CombinedTM's embeddings)
-                    party = algo.party(pid, i, data.parties[i], spec)
-                link = HttpLink(agg.url, load_party_keys(key_file_path(config.parent, pid)), PATIENCE)
+                party = _built(algo, pid, i, data.parties[i], spec)
+                link = HttpLink(url, load_party_keys(key_file_path(config.parent, pid)), PATIENCE)
                 conn = Connection(link, cfg.party_ids, publics, ProtectionSettings(protection, key_bits, delta),
                                   f"{algorithm[:24]}-s{spec.seed}", params)
                 report = None if on_round is None else (lambda line: on_round(pid, line))
+                place = placement()
                 lines = run_sync_party(party, conn, algorithm=algorithm, history=run_dir / "history" / f"{pid}.jsonl",
-                                       vocab=data.train.vocab, on_round=report, say=say, compute_lock=slots)
-                return PartyOutcome([line.as_dict() for line in lines], dict(party.state()))
+                                       vocab=data.train.vocab, on_round=report, say=say, compute_lock=slots,
+                                       labels=place)
+                return PartyOutcome([line.as_dict() for line in lines], dict(party.state()), place)
 
             outcomes = runner.run([f"party {pid}" for pid in cfg.party_ids], one,
-                                  slots=1 if serialize_compute else _compute_slots())
+                                  slots=1 if serialize_compute else _compute_slots(), address=engine_address)
             wall = time.perf_counter() - started
     parties = [_rebuilt(algo, pid, i, data.parties[i], spec, o.state)
                for i, (pid, o) in enumerate(zip(cfg.party_ids, outcomes))]
     run = ConsortiumRun(data, spec, parties, [o.history for o in outcomes], protection, wall,
                         {"compare_centralized": compare_centralized, "engine": engine})
-    return algo.write_simulation(run_dir, run)
+    summary = algo.write_simulation(run_dir, run)
+    if any(o.place for o in outcomes):  # where each party ran (a cluster's node), beside the algorithm's figures
+        summary = summary | {"engine": engine, "placement": {pid: o.place for pid, o in zip(cfg.party_ids, outcomes)}}
+        write_summary(run_dir, summary)
+    return summary
+
+
+def _built(algo: Any, party_id: str, index: int, corpus: Any, spec: TrainSpec) -> Any:
+    """Party ``index``, built one at a time in a process (building may fill a shared cache: CombinedTM's
+    embeddings)."""
+    with _BUILDING:
+        return algo.party(party_id, index, corpus, spec)
+
+
+def _quiet(_: str) -> None:
+    """What a party on another process's engine says: nothing (its history says what it did)."""
 
 
 def _rebuilt(algo: Any, party_id: str, index: int, corpus: Any, spec: TrainSpec,

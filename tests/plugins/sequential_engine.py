@@ -17,7 +17,7 @@ class SequentialEngine(Engine):
     name: ClassVar[str] = "sequential"
     summary: ClassVar[str] = "one slot: parties take turns computing"
 
-    def run(self, names: Sequence[str], work: Work[T], *, slots: int) -> list[T]:
+    def run(self, names: Sequence[str], work: Work[T], *, slots: int, address: str | None = None) -> list[T]:
         one = threading.BoundedSemaphore(1)
         with ThreadPoolExecutor(len(names)) as pool:
             return list(pool.map(lambda i: work(i, one), range(len(names))))

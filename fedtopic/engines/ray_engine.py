@@ -1,0 +1,96 @@
+"""``ray``: the parties of a simulation on a Ray cluster (the optional extra ``fedtopic[cluster]``), as Flower's
+simulation engine runs its clients.
+
+A pool of actors, one per CPU of the cluster (never more than the parties), each holding a shard of the parties
+(party i in actor i mod n) and running them as threads of its process with its own compute slots: a synchronous
+round needs every party at once, so a shard's parties cannot take turns. One actor per party would cost a process
+each (20 actors on this 2-core machine spawned 28 processes in 11 s). The aggregator stays the separate process the
+harness starts, which every party reaches over HTTP; so the parties compute the same model bit for bit as on the
+threads engine (``tests/test_engines_ray.py``). A party's work and its result cross processes by Ray's pickling;
+results are plain data (history rows, state arrays). Each party's history lines and the run's summary name the
+Ray node it ran on (``ray_node``).
+
+``address``: a running cluster (``ray start --head`` on one machine, ``ray start --address HEAD:6379`` on the
+others; then ``--address auto`` or ``HEAD:6379``); None starts a local Ray for the run and stops it after. The
+aggregator listens on 127.0.0.1, so every node of the cluster must run on this machine until the aggregator can be
+bound elsewhere (a stated limit: docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any, ClassVar, TypeVar
+
+from fedtopic.engines.base import Engine, Work, set_placement
+from fedtopic.engines.threads import ThreadEngine
+from fedtopic.errors import ConfigError, TrainingError
+
+T = TypeVar("T")
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError("--engine ray needs Ray: pip install 'fedtopic[cluster]'") from None
+    return ray
+
+
+class _Shard:
+    """One actor's parties, run as threads of its process (``ThreadEngine``) with the actor's slots."""
+
+    def run(self, work: Work[Any], indices: list[int], names: list[str], slots: int) -> list[Any]:
+        import ray
+
+        set_placement({"ray_node": ray.get_runtime_context().get_node_id()})
+        return ThreadEngine().run(names, lambda j, sem: work(indices[j], sem), slots=slots)
+
+
+class RayEngine(Engine):
+    """A pool of Ray actors, each running a shard of the parties."""
+
+    name: ClassVar[str] = "ray"
+    summary: ClassVar[str] = "a pool of Ray actors, one per CPU of the cluster, each with a shard of the parties"
+    in_process: ClassVar[bool] = False
+
+    def run(self, names: Sequence[str], work: Work[T], *, slots: int, address: str | None = None) -> list[T]:
+        ray = _ray()
+        started = not ray.is_initialized()
+        if started:
+            try:
+                ray.init(address=address, include_dashboard=False, log_to_driver=False,
+                         **({} if address else {"num_cpus": os.cpu_count() or 1}))
+            except (ConnectionError, ValueError, RuntimeError) as exc:
+                raise ConfigError(f"cannot join the Ray cluster at {address or 'this machine'}: {exc}") from None
+        actors: list[Any] = []
+        try:
+            cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+            n = max(1, min(len(names), cpus))
+            shards = [list(range(a, len(names), n)) for a in range(n)]
+            remote = ray.remote(num_cpus=0)(_Shard)  # the slots, not Ray's CPU count, bound the parties' compute
+            actors = [remote.remote() for _ in shards]
+            try:
+                futures = {actor.run.remote(work, shard, [names[i] for i in shard], slots): shard
+                           for actor, shard in zip(actors, shards)}
+            except TypeError as exc:  # the work holds something of this process that cannot travel
+                raise TrainingError(f"the parties' work cannot be sent to Ray: {exc}") from None
+            results: dict[int, T] = {}
+            pending = list(futures)
+            while pending:
+                done, pending = ray.wait(pending, num_returns=1)
+                try:
+                    out = ray.get(done[0])
+                except ray.exceptions.RayError as exc:
+                    cause = getattr(exc, "cause", None)
+                    raise TrainingError(str(cause) if cause is not None else f"a Ray actor failed: {exc}") from None
+                results.update(zip(futures[done[0]], out))
+            return [results[i] for i in range(len(names))]
+        finally:
+            for actor in actors:
+                ray.kill(actor)
+            if started:
+                ray.shutdown()
+
+
+RAY = RayEngine()

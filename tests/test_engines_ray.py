@@ -1,0 +1,56 @@
+"""The Ray engine (``fedtopic[cluster]``): a local Ray cluster runs a masked CSFed consortium's parties in a pool of
+actors over the real aggregator process, to the threads engine's model bit for bit, with every party's history and
+the summary naming the Ray node it ran on; what it refuses."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from fedtopic.cli.main import main
+
+ray = pytest.importorskip("ray", reason="NOT RUN: Ray is not installed (scripts/test installs fedtopic[cluster])")
+
+SIM = ["simulate", "--algorithm", "csfed-lda", "--dataset", "synthetic", "--parties", "3", "-k", "4",
+       "--iterations", "3", "--protection", "mask", "--seed", "2"]
+
+
+@pytest.mark.timeout(300)
+def test_ray_trains_the_threads_model_and_names_its_nodes(tmp_path, capsys):
+    for engine in ("threads", "ray"):
+        assert main([*SIM, "--engine", engine, "--out", str(tmp_path / engine), "--format", "json"]) == 0
+    capsys.readouterr()
+    summary = json.loads((tmp_path / "ray" / "summary.json").read_text())
+    with np.load(tmp_path / "threads" / "model.npz") as a, np.load(tmp_path / "ray" / "model.npz") as b:
+        np.testing.assert_array_equal(a["phi"], b["phi"])
+    assert summary["engine"] == "ray" and set(summary["placement"]) == {"p1", "p2", "p3"}
+    nodes = {p["ray_node"] for p in summary["placement"].values()}
+    assert len(nodes) == 1 and len(next(iter(nodes))) == 56  # one machine: one Ray node, its 56-hex-digit id
+    for pid in ("p1", "p2", "p3"):
+        rows = [json.loads(line) for line in (tmp_path / "ray" / "history" / f"{pid}.jsonl").read_text().splitlines()]
+        assert [r["round"] for r in rows] == [0, 1, 2, 3] and {r["extra"]["ray_node"] for r in rows} == nodes
+    assert json.loads((tmp_path / "ray" / "run-info.json").read_text())["engine"] == "ray"
+    assert "placement" not in json.loads((tmp_path / "threads" / "summary.json").read_text())
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--algorithm", "dafed-lda", "--engine", "ray"], "dafed-lda is asynchronous"),
+    (["--algorithm", "csfed-lda", "--address", "auto"], "the threads engine runs every party in this process"),
+])
+def test_what_the_ray_engine_refuses(tmp_path, capsys, args, says):
+    assert main(["simulate", "--dataset", "synthetic", "--parties", "2", "-k", "3", "--iterations", "1", *args,
+                 "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and "\n" not in err
+
+
+def test_without_ray_the_engine_says_which_extra(monkeypatch):
+    from fedtopic.engines import get_engine
+    from fedtopic.errors import ConfigError
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray now fails as it does where Ray is not installed
+    with pytest.raises(ConfigError, match=r"pip install 'fedtopic\[cluster\]'"):
+        get_engine("ray").run(["p1"], lambda i, s: i, slots=1)
