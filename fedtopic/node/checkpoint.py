@@ -18,6 +18,7 @@ import numpy as np
 from fedtopic.algorithms.lda.party import LDAParty
 from fedtopic.errors import ModelError, TrainingError
 from fedtopic.models.state import LDAState
+from fedtopic.node.state_file import read_arrays
 
 _FORMAT = "fedtopic-dafed-checkpoint-1"
 
@@ -50,11 +51,12 @@ def save_checkpoint(path: Path, party: LDAParty, *, published: bool, totals: dic
 def load_checkpoint(path: Path, party: LDAParty) -> CheckpointInfo:
     """Restore ``party`` from ``path``; TrainingError if it is corrupt or belongs to another party or corpus."""
     try:
-        with np.load(path, allow_pickle=False) as npz:
-            meta = json.loads(str(npz["meta"]))
-            arrays = {k: npz[k] for k in ("z", "n_dk", "n_wk", "n_k", "rng")}
-    except (OSError, ValueError, KeyError) as exc:
-        raise TrainingError(f"checkpoint {path} is unreadable ({exc}); move it away to start over") from exc
+        stored = read_arrays(path)
+        meta = json.loads(str(stored["meta"]))
+        arrays = {k: stored[k] for k in ("z", "n_dk", "n_wk", "n_k", "rng")}
+    except (ValueError, KeyError) as exc:
+        raise TrainingError(f"checkpoint {path} is unreadable ({exc}); move it away (`node run --fresh` sets it "
+                            "aside) to start over") from None
     expected = {"format": _FORMAT, "party": party.party_id, "topics": party.hyper.n_topics,
                 "tokens": party.corpus.n_tokens, "words": party.corpus.n_words}
     wrong = [f"{k}={meta.get(k)!r} (expected {v!r})" for k, v in expected.items() if meta.get(k) != v]

@@ -7,6 +7,8 @@ new one, never half of either.
 from __future__ import annotations
 
 import os
+import zipfile
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -35,7 +37,19 @@ def write_text_atomic(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
+class DamagedFile(ValueError):
+    """A state file that cannot be read back whole (empty, truncated, not an .npz, a member cut short)."""
+
+
 def read_arrays(path: Path) -> dict[str, np.ndarray]:
-    """Every array of ``path`` (no pickle); OSError or ValueError if it is not a readable .npz."""
-    with np.load(path, allow_pickle=False) as npz:
-        return {k: npz[k] for k in npz.files}
+    """Every array of ``path`` (no pickle); ``DamagedFile`` (one line saying how) whatever way it is damaged:
+    empty, truncated, random bytes, a zip whose member is cut short."""
+    try:
+        if path.stat().st_size == 0:
+            raise DamagedFile("it is empty")
+        with np.load(path, allow_pickle=False) as npz:
+            return {k: npz[k] for k in npz.files}
+    except DamagedFile:
+        raise
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
+        raise DamagedFile(f"{type(exc).__name__}: {str(exc)[:120]}") from None

@@ -1,0 +1,48 @@
+"""A party's damaged state files, as a disk or a user leaves them: a checkpoint truncated, emptied or overwritten
+with random bytes makes `node run` stop at once with one line saying which file and how, never a traceback or a
+silent wait; a finished node run again says so and how to start a new run, without replaying it (issue
+"Hardening round 3", items 7, 8 and 12)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from _csfed_setup import make_consortium
+from _node_procs import run_node_processes
+
+from fedtopic.simulation.aggregator_proc import AggregatorProcess
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.xdist_group("csfed-aggregator")
+def test_a_damaged_checkpoint_is_one_line_within_seconds(tmp_path):
+    config, cfg = make_consortium(tmp_path / "c", protection="none", iterations=2)
+    logs = {p: tmp_path / f"{p}.log" for p in cfg.party_ids}
+    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as agg:
+        run_node_processes(config, cfg.party_ids, agg.url, logs)
+        finished = subprocess.run([sys.executable, "-m", "fedtopic.cli.main", "node", "run", "--config", str(config),
+                                   "--party", "p2", "--url", "http://127.0.0.1:9", "--patience", "1"],
+                                  capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+        assert finished.returncode == 0, finished.stderr[-2000:]  # no aggregator needed: nothing is replayed
+        assert "this run finished (3 rounds" in finished.stderr and "node run --fresh" in finished.stderr
+        checkpoint = config.parent / "state" / "p1" / "party-checkpoint.npz"
+        whole = checkpoint.read_bytes()
+        assert len(whole) > 5000
+        for name, damaged in (("truncated", whole[:5000]), ("empty", b""), ("random", os.urandom(len(whole))),
+                              ("cut member", whole[: len(whole) - 40])):
+            checkpoint.write_bytes(damaged)
+            started = time.monotonic()
+            out = subprocess.run([sys.executable, "-m", "fedtopic.cli.main", "node", "run", "--config", str(config),
+                                  "--party", "p1", "--url", agg.url, "--patience", "5"], capture_output=True,
+                                 text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+            lines = [line for line in out.stderr.splitlines() if line.startswith("error:")]
+            assert out.returncode == 2, (name, out.stderr[-2000:])
+            assert len(lines) == 1 and "party-checkpoint.npz" in lines[0] and "unreadable" in lines[0], (name, lines)
+            assert "Traceback" not in out.stderr, name
+            assert time.monotonic() - started < 60, name
