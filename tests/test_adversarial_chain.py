@@ -49,6 +49,8 @@ def test_test_controls_need_dev_and_errors_have_integer_codes(tmp_path):
         mixed = httpx.post(chain.url, json=[7, "x", {"jsonrpc": "2.0", "id": 3, "method": "eth_chainId"}]).json()
         assert [m.get("error", {}).get("code") for m in mixed[:2]] == [-32600, -32600] and mixed[2]["result"]
         assert _rpc(chain.url, "eth_blockNumber")["result"].startswith("0x")
+        long_name = _rpc(chain.url, "eth_" + "x" * 100_000)  # an eth_ method no chain has: its name not echoed
+        assert long_name["error"]["code"] == -32601 and len(long_name["error"]["message"]) < 120, long_name
     finally:
         chain.stop()
 

@@ -329,7 +329,10 @@ class ChainService:
                   flush=True)
             return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": f"internal error in {method}"}}
         if "error" in response:
-            return {"jsonrpc": "2.0", "id": rid, "error": _error_object(response["error"])}
+            error = _error_object(response["error"])
+            if "Unknown RPC Endpoint" in str(error.get("message", "")):  # eth-tester echoes the whole name back
+                error = {"code": -32601, "message": f"method {method[:64]!r} not found"}
+            return {"jsonrpc": "2.0", "id": rid, "error": error}
         if writes and self._journal is not None:
             self._journal.write(json.dumps({"method": method, "params": params}) + "\n")
             self._journal.flush()
