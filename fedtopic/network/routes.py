@@ -8,6 +8,7 @@ from typing import Annotated
 
 import anyio
 from fastapi import APIRouter, Query, Response, status
+from pydantic import ValidationError
 
 from fedtopic.network.deps import (
     AggregatorDep,
@@ -20,6 +21,7 @@ from fedtopic.network.deps import (
     SettingsDep,
     UpdateParty,
 )
+from fedtopic.network.errors import Rejection
 from fedtopic.network.schemas import (
     Health,
     Problem,
@@ -40,6 +42,7 @@ from fedtopic.network.updates import (
     await_close,
 )
 from fedtopic.network.wire import PAYLOAD_MEDIA_TYPE
+from fedtopic.safe_json import UntrustedJSONError, loads_untrusted
 
 STATUS_MAX_AGE = 1.0  # /status repeats its last answer while nothing changed, for at most this many seconds
 _BINARY = {PAYLOAD_MEDIA_TYPE: {"schema": {"type": "string", "format": "binary"}}}
@@ -95,10 +98,17 @@ def session_abandoned(session_id: SessionId, party: RequestParty, aggregator: Ag
     return aggregator.end_session(session_id, party, "abandoned")
 
 
-@v1.post("/sessions/{session_id}/vocabulary")
-def post_vocabulary(session_id: SessionId, body: VocabularyIn, party: RequestParty,
+@v1.post("/sessions/{session_id}/vocabulary", openapi_extra={"requestBody": {
+    "required": True, "content": {"application/json": {"schema": VocabularyIn.model_json_schema()}}}})
+def post_vocabulary(session_id: SessionId, raw: RawBody, party: RequestParty,
                     aggregator: AggregatorDep) -> VocabularyOut:
-    """Initializer: post this party's vocabulary (once; re-posting the same one is a no-op)."""
+    """Initializer: post this party's vocabulary (once; re-posting the same one is a no-op). A session that is over
+    refuses it before the body is parsed."""
+    aggregator.check_open(session_id, party)
+    try:
+        body = VocabularyIn.model_validate(loads_untrusted(raw))
+    except (UntrustedJSONError, ValidationError) as exc:
+        raise Rejection(422, "invalid_vocabulary", " ".join(str(exc).split())[:300]) from None
     return aggregator.post_vocabulary(session_id, party, body.words, body.documents, body.document_frequency,
                                       body.term_frequency)
 

@@ -97,6 +97,7 @@ class _Session:
     last: tuple[int, AggregateRow] | None = None  # the latest closed round's aggregate: every member reads it
     held: dict[str, tuple[HeldUpdate, bytes]] = field(default_factory=dict)  # the open round's unwritten updates
     max_update: int = 0  # the combiner's bound on one update for the session's meta (fixed once opened)
+    ended: str | None = None  # "finished" (every member said so) or "abandoned" (one left it): it takes nothing more
 
 
 class Aggregator:
@@ -132,8 +133,10 @@ class Aggregator:
             raise ConfigError(f"stored session {sid!r} uses combiner {spec['combiner']!r}, which this aggregator "
                               f"does not have (registered: {', '.join(sorted(self._combiners))})")
         request = self.store.recovery_request(sid, row.number)
+        ended = _session_state(self.store.session_ends(sid), state.expected)
         return _Session(out, combiner, state, None if request is None else _Recovery(*request),
-                        max_update=combiner.max_update_bytes(spec["meta"]))
+                        max_update=combiner.max_update_bytes(spec["meta"]),
+                        ended=None if ended == "running" else ended)
 
     def _session(self, sid: str) -> _Session:
         try:
@@ -231,6 +234,14 @@ class Aggregator:
     def _session_out(self, sess: _Session) -> SessionOut:
         return sess.out.model_copy(update={"current_round": sess.state.number})
 
+    def check_open(self, sid: str, party: str) -> None:
+        """Refuse (404, 403, 409 ``session_ended``) a member's request to a session that is not open to it, before
+        its body is parsed."""
+        with self._lock:
+            sess = self._session(sid)
+            self._member(sess, party)
+            self._refuse_ended(sess)
+
     def post_vocabulary(self, sid: str, party: str, words: list[str], documents: int | None = None,
                         document_frequency: list[int] | None = None,
                         term_frequency: list[int] | None = None) -> VocabularyOut:
@@ -240,6 +251,7 @@ class Aggregator:
         with self._lock:
             sess = self._session(sid)
             self._member(sess, party)
+            self._refuse_ended(sess)
             record_vocabulary(self.store, sid, party, local, counts)
             return alignment_state(self.store, sid, sess.state.expected)
 
@@ -251,7 +263,14 @@ class Aggregator:
             return alignment_state(self.store, sid, sess.state.expected)
 
     # data receiver + clock controller -------------------------------------------------
+    def _refuse_ended(self, sess: _Session) -> None:
+        """409 ``session_ended`` for anything sent to a session that is over, before its body is looked at."""
+        if sess.ended is not None:
+            raise Rejection(409, "session_ended", f"session {sess.out.session_id!r} is {sess.ended}: it takes "
+                            "nothing more (a new run opens new sessions: `node run --fresh`)")
+
     def _admission(self, sess: _Session, round: int, party: str) -> None:
+        self._refuse_ended(sess)
         rejection = admission_rejection(sess.state, round, party)
         if rejection is None and sess.recovery is not None:
             raise Rejection(409, "round_closed", f"round {round} takes no more updates: it is being recovered "
@@ -539,6 +558,8 @@ class Aggregator:
             self._member(sess, party)
             self.store.end_session(sid, party, kind, self._clock())
             self._ends += 1
+            ended = _session_state(self.store.session_ends(sid), sess.state.expected)
+            sess.ended = None if ended == "running" else ended
             log.info("session %s: %s %s", sid, party, kind)
             if kind == "abandoned":
                 self.on_change()
