@@ -17,7 +17,7 @@ from fedtopic.network.app import create_app
 from fedtopic.network.schemas import SessionCreate
 from fedtopic.network.settings import AggregatorSettings
 from fedtopic.network.updates import canonical_update
-from fedtopic.network.wire import H_CONTRIBUTORS, sha256_hex, update_headers
+from fedtopic.network.wire import H_CONTRIBUTORS, request_headers, sha256_hex, update_headers
 
 with warnings.catch_warnings():  # starlette's TestClient on httpx 0.28 warns at import
     warnings.simplefilter("ignore")
@@ -71,7 +71,7 @@ def app_and_client(monkeypatch):
 
 
 def _post(client, party: str, round: int, payload: bytes, query: str = ""):
-    headers = update_headers(KEYS[party], "run", round, payload)
+    headers = update_headers(KEYS[party], "run", round, payload, query.removeprefix("?"))  # the query is signed too
     return client.post(f"/v1/sessions/run/rounds/{round}/updates{query}", content=payload, headers=headers)
 
 
@@ -118,3 +118,16 @@ def test_a_malformed_wait_still_gets_fastapis_422(app_and_client):
         assert answer.status_code == 422 and answer.json()["code"] == "invalid_request", answer.text
     assert served == []  # refused before the route ran: the update is not in
     assert _post(client, "p1", 0, _counts("p1")).status_code == 202
+
+
+def test_the_query_is_signed_a_changed_wait_is_refused(app_and_client):
+    """The whole request target is signed: an update signed for ``wait=0.5`` and sent with another wait, or with
+    none, is 401 before anything is read; a signed GET's query likewise."""
+    _, client, _ = app_and_client
+    payload = _counts("p1")
+    signed = update_headers(KEYS["p1"], "run", 0, payload, "wait=0.5")
+    for query in ("?wait=25", "", "?wait=0.5&x=1"):
+        answer = client.post(f"/v1/sessions/run/rounds/0/updates{query}", content=payload, headers=signed)
+        assert answer.status_code == 401 and answer.json()["code"] == "bad_signature", query
+    get = request_headers(KEYS["p1"], "GET", "/v1/sessions/run/rounds/0/aggregate?wait=0.1")
+    assert client.get("/v1/sessions/run/rounds/0/aggregate?wait=9", headers=get).status_code == 401

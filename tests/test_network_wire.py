@@ -24,6 +24,7 @@ from fedtopic.network.wire import (
     H_TIMESTAMP,
     recover_signer,
     request_headers,
+    request_message,
     sha256_hex,
     sign_text,
     update_headers,
@@ -45,12 +46,27 @@ def verify_request(parties, guard, party, signature, timestamp, nonce, method, p
 
 
 def test_sign_recover_and_canonical_update_message() -> None:
-    text = update_message("s1", 3, "alice", "ab" * 32)
-    assert text == f"fedtopic-update/v1\nsession=s1\nround=3\nparty=alice\nsha256={'ab' * 32}"
+    text = update_message("s1", 3, "alice", "ab" * 32, "wait=5.000")
+    assert text == f"fedtopic-update/v2\nsession=s1\nround=3\nparty=alice\nsha256={'ab' * 32}\nquery=wait=5.000"
     sig = sign_text(text, ALICE.eth_private_key)
     assert recover_signer(text, sig) == ALICE.address
     assert recover_signer(text + "x", sig) != ALICE.address
     assert recover_signer(text, "0xdeadbeef") is None
+
+
+def test_only_the_canonical_signature_is_accepted() -> None:
+    """One request, one signature: the high-s twin with the flipped v, v as 0/1, upper-case hex and a 0X prefix
+    all recover the same key mathematically, and all are refused."""
+    text = request_message("GET", "/v1/sessions/s?wait=1.000", "alice", 1, "ab" * 16, "cd" * 32)
+    sig = sign_text(text, ALICE.eth_private_key)
+    assert recover_signer(text, sig) == ALICE.address
+    rsv = bytes.fromhex(sig[2:])
+    r, s, v = rsv[:32], int.from_bytes(rsv[32:64], "big"), rsv[64]
+    high = "0x" + (r + (_ORDER - s).to_bytes(32, "big") + bytes([55 - v])).hex()  # the same point, mirrored
+    assert Account.recover_message(encode_defunct(text=text), signature=high) == ALICE.address  # valid math
+    for variant in (high, "0x" + (rsv[:64] + bytes([v - 27])).hex(), sig.upper().replace("0X", "0x"),
+                    "0X" + sig[2:], sig[2:]):
+        assert recover_signer(text, variant) is None, variant
 
 
 @settings(max_examples=60, deadline=None)

@@ -50,11 +50,11 @@ def _check_signature(parties: Mapping[str, str], party: str, text: str, signatur
 
 
 def check_update_headers(parties: Mapping[str, str], party: str | None, signature: str | None,
-                         session: str, round: int, body_sha256: str) -> str:
-    """The authenticated party id of an update whose body hashes to ``body_sha256`` (checked later), or
-    Rejection; from the headers alone."""
+                         session: str, round: int, body_sha256: str, query: str = "") -> str:
+    """The authenticated party id of an update whose body hashes to ``body_sha256`` (checked later), sent with the
+    query string ``query``, or Rejection; from the headers alone."""
     pid = _known_party(parties, party)
-    _check_signature(parties, pid, update_message(session, round, pid, body_sha256), signature)
+    _check_signature(parties, pid, update_message(session, round, pid, body_sha256, query), signature)
     return pid
 
 
@@ -87,13 +87,13 @@ class NonceGuard:
 
 
 def check_request_headers(parties: Mapping[str, str], guard: NonceGuard, party: str | None,
-                          signature: str | None, timestamp: str | None, nonce: str | None, method: str, path: str,
+                          signature: str | None, timestamp: str | None, nonce: str | None, method: str, target: str,
                           body_sha256: str) -> str:
     """The authenticated party id of a non-update request whose body hashes to ``body_sha256`` (checked later),
     or Rejection; from the headers alone. The nonce is recorded only once the signature holds, so garbage cannot
     burn a legitimate party's nonces."""
     pid = _known_party(parties, party)
     ts, nonce = _parse_timestamp(timestamp, nonce)
-    _check_signature(parties, pid, request_message(method, path, pid, ts, nonce, body_sha256), signature)
+    _check_signature(parties, pid, request_message(method, target, pid, ts, nonce, body_sha256), signature)
     guard.check(ts, nonce)
     return pid

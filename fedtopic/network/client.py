@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from fedtopic.errors import NetworkError, SessionMismatch, TrainingError
 from fedtopic.network.errors import (
@@ -111,13 +112,14 @@ class AggregatorClient:
         """One request with fresh signed headers per attempt; retries transport failures and 5xx for up to
         ``patience`` seconds."""
         last, attempt, started = "", 0, time.monotonic()
+        query = urlencode(params) if params else ""  # exactly what the connection sends, and so what is signed
         while True:
             if update_round is None:
-                headers = request_headers(self.keys, method, path, body)
+                headers = request_headers(self.keys, method, path + ("?" + query if query else ""), body)
                 if body:
                     headers["Content-Type"] = content_type
             else:
-                headers = update_headers(self.keys, self.session, update_round, body)
+                headers = update_headers(self.keys, self.session, update_round, body, query)
             try:
                 resp = self._http.request(method, path, body=body, headers=headers, params=params, timeout=timeout)
             except TransportFailure as exc:

@@ -131,14 +131,16 @@ class AuthGate:
         if not re.fullmatch(r"[0-9a-f]{64}", body_sha):
             raise Rejection(401, "bad_signature", f"{H_CONTENT_SHA256} must be 64 lower-case hex digits")
         m = _ROUND_ROUTE.match(path)
+        query = scope.get("query_string", b"").decode("latin-1")  # the whole request target is signed
         if method == "POST" and m and m.group(3) == "updates":
             party = check_update_headers(st.aggregator.parties, h("X-Fedtopic-Party"), h("X-Fedtopic-Signature"),
-                                         m.group(1), int(m.group(2)), body_sha)
+                                         m.group(1), int(m.group(2)), body_sha, query)
         else:
             guard: NonceGuard = st.nonce_guard
             party = check_request_headers(st.aggregator.parties, guard, h("X-Fedtopic-Party"),
                                           h("X-Fedtopic-Signature"), h("X-Fedtopic-Timestamp"),
-                                          h("X-Fedtopic-Nonce"), method, path, body_sha)
+                                          h("X-Fedtopic-Nonce"), method, path + ("?" + query if query else ""),
+                                          body_sha)
         return party, body_sha
 
     def _admit(self, scope: Scope, headers: dict[bytes, bytes]) -> tuple[str, str, RouteBody]:

@@ -14,19 +14,21 @@ eth-account's, byte for byte (``test_network_wire.py`` checks both ways).
 
 * An update (the body of ``POST /v1/sessions/{s}/rounds/{r}/updates``) signs
 
-      fedtopic-update/v1
+      fedtopic-update/v2
       session=<s>
       round=<r>
       party=<id>
       sha256=<hex of the raw payload bytes>
+      query=<the request's query string, as sent: "wait=5.000", or empty>
 
   Session, round and party are bound, so a captured update cannot be moved to
-  another round or session; replaying it to its own round is a duplicate.
+  another round or session; replaying it to its own round is a duplicate. The
+  query (how long the sender waits on the line) is bound too.
 * Every other signed request signs
 
-      fedtopic-request/v1
+      fedtopic-request/v2
       method=<GET|POST>
-      path=<URL path, no query>
+      target=<URL path and query string, as sent: "/v1/sessions/s/rounds/3/aggregate?wait=5.000">
       party=<id>
       timestamp=<unix seconds, integer>
       nonce=<32 hex digits>
@@ -35,6 +37,10 @@ eth-account's, byte for byte (``test_network_wire.py`` checks both ways).
   with ``X-Fedtopic-Timestamp`` and ``X-Fedtopic-Nonce`` headers; the
   aggregator refuses a timestamp outside its clock-skew window and a nonce it
   has already seen within that window.
+
+Signatures are accepted only in their one canonical form, the one libsecp256k1 makes: ``0x`` and 130 lower-case
+hex digits, r ‖ s ‖ v with v = 27 or 28 and s in the lower half of the group order (no high-s twin, no v of 0/1,
+no upper case): one request has one valid signature.
 
 Ids (session and party) are restricted to ``[A-Za-z][A-Za-z0-9_-]{0,63}`` so the
 message and the URL path never need escaping.
@@ -83,15 +89,17 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def update_message(session: str, round: int, party: str, payload_sha256: str) -> str:
+def update_message(session: str, round: int, party: str, payload_sha256: str, query: str = "") -> str:
     """The canonical text a party signs to submit an update (see module docstring)."""
-    return f"fedtopic-update/v1\nsession={session}\nround={round}\nparty={party}\nsha256={payload_sha256}"
+    return (f"fedtopic-update/v2\nsession={session}\nround={round}\nparty={party}\nsha256={payload_sha256}\n"
+            f"query={query}")
 
 
-def request_message(method: str, path: str, party: str, timestamp: int, nonce: str, body_sha256: str) -> str:
-    """The canonical text a party signs for any non-update request (see module docstring)."""
+def request_message(method: str, target: str, party: str, timestamp: int, nonce: str, body_sha256: str) -> str:
+    """The canonical text a party signs for any non-update request (see module docstring); ``target``: the path
+    and, after a ``?``, the query string as sent."""
     return (
-        f"fedtopic-request/v1\nmethod={method.upper()}\npath={path}\nparty={party}\n"
+        f"fedtopic-request/v2\nmethod={method.upper()}\ntarget={target}\nparty={party}\n"
         f"timestamp={timestamp}\nnonce={nonce}\nsha256={body_sha256}"
     )
 
@@ -116,14 +124,17 @@ def sign_text(text: str, eth_private_key: bytes) -> str:
     return "0x" + rsv[:64].hex() + f"{rsv[64] + 27:02x}"
 
 
+_CANONICAL = re.compile(r"0x[0-9a-f]{130}")
+_HALF_ORDER = 0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0  # secp256k1's n // 2
+
+
 def recover_signer(text: str, signature: str) -> str | None:
-    """The checksummed address that signed ``text``, or None if ``signature`` is malformed (not 65 bytes of
-    hex, v not 27/28 or 0/1, r or s out of range)."""
-    try:
-        rsv = bytes.fromhex(signature[2:] if signature[:2] in ("0x", "0X") else signature)
-    except ValueError:
+    """The checksummed address that signed ``text``, or None unless ``signature`` is in its canonical form (0x and
+    lower-case hex, v = 27 or 28, low s) and recovers (r and s in range)."""
+    if not _CANONICAL.fullmatch(signature):
         return None
-    if len(rsv) != 65 or rsv[64] not in (0, 1, 27, 28):
+    rsv = bytes.fromhex(signature[2:])
+    if rsv[64] not in (27, 28) or int.from_bytes(rsv[32:64], "big") > _HALF_ORDER:
         return None
     try:
         public = coincurve.PublicKey.from_signature_and_message(rsv[:64] + bytes([rsv[64] % 27]),
@@ -133,10 +144,10 @@ def recover_signer(text: str, signature: str) -> str | None:
     return _checksummed(keccak(public.format(compressed=False)[1:])[-20:])
 
 
-def update_headers(keys: SigningKeys, session: str, round: int, payload: bytes) -> dict[str, str]:
-    """Headers that authenticate ``payload`` as ``keys.party_id``'s update for ``round``."""
+def update_headers(keys: SigningKeys, session: str, round: int, payload: bytes, query: str = "") -> dict[str, str]:
+    """Headers that authenticate ``payload`` as ``keys.party_id``'s update for ``round``, sent with ``query``."""
     digest = sha256_hex(payload)
-    text = update_message(session, round, keys.party_id, digest)
+    text = update_message(session, round, keys.party_id, digest, query)
     return {
         H_PARTY: keys.party_id,
         H_SIGNATURE: sign_text(text, keys.eth_private_key),
@@ -145,12 +156,13 @@ def update_headers(keys: SigningKeys, session: str, round: int, payload: bytes) 
     }
 
 
-def request_headers(keys: SigningKeys, method: str, path: str, body: bytes = b"") -> dict[str, str]:
-    """Headers that authenticate one non-update request with a fresh timestamp and nonce."""
+def request_headers(keys: SigningKeys, method: str, target: str, body: bytes = b"") -> dict[str, str]:
+    """Headers that authenticate one non-update request to ``target`` (path, and query as sent) with a fresh
+    timestamp and nonce."""
     timestamp = int(time.time())
     nonce = secrets.token_hex(16)
     body_sha = sha256_hex(body)
-    text = request_message(method, path, keys.party_id, timestamp, nonce, body_sha)
+    text = request_message(method, target, keys.party_id, timestamp, nonce, body_sha)
     return {
         H_PARTY: keys.party_id,
         H_SIGNATURE: sign_text(text, keys.eth_private_key),
