@@ -223,3 +223,41 @@ def test_deploying_on_a_chain_without_dev_needs_its_faucet_and_says_so(tmp_path,
         assert again.faucet_key == chain.faucet_key and connect(again.url).eth.block_number > 0
     finally:
         again.stop()
+
+
+def test_a_batch_of_slow_calls_neither_starves_readers_nor_runs_unbounded(tmp_path):
+    """Ten 1e9-gas loops in one batch (each stopped at the call cap) while another client asks for the block
+    number: it is answered within 3 s, and the batch ends after its time budget with the rest refused."""
+    import threading
+    import time
+
+    chain = start_chain_up()
+    try:
+        loop = {"data": "0x5b600056", "gas": hex(10**9)}  # JUMPDEST PUSH1 0 JUMP: forever, until the cap
+        batch = [{"jsonrpc": "2.0", "id": i, "method": "eth_call", "params": [loop, "latest"]} for i in range(10)]
+        answers: list = []
+        started = time.monotonic()
+        sender = threading.Thread(target=lambda: answers.append(httpx.post(chain.url, json=batch, timeout=120).json()))
+        sender.start()
+        time.sleep(0.5)  # the batch holds the chain now
+        asked = time.monotonic()
+        assert _rpc(chain.url, "eth_blockNumber")["result"].startswith("0x")
+        assert time.monotonic() - asked < 3.0
+        sender.join(120)
+        took = time.monotonic() - started
+        codes = [a.get("error", {}).get("code") for a in answers[0]]
+        assert took < 16.0 and codes.count(-32005) >= 2 and len(codes) == 10, (took, codes)
+        assert "ran past" in answers[0][-1]["error"]["message"]
+    finally:
+        chain.stop()
+
+
+def test_filters_are_refused_for_everyone(tmp_path):
+    chain = start_chain_up(dev=True)
+    try:
+        for method, params in (("eth_newBlockFilter", []), ("eth_newFilter", [{"fromBlock": "0x0"}]),
+                               ("eth_uninstallFilter", ["0x5"]), ("eth_getFilterChanges", ["0x1"])):
+            answer = _rpc(chain.url, method, params)
+            assert answer["error"]["code"] == -32601 and "no filters" in answer["error"]["message"], answer
+    finally:
+        chain.stop()

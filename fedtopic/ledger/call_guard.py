@@ -14,8 +14,10 @@ publication waited. Three guards, each cheap:
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -76,22 +78,34 @@ def gas_capped(params: Any, cap: int, default_from: str | None = None) -> Any:
 
 
 class WritesFirstLock:
-    """A mutex whose waiting writers (``urgent``) go before waiting readers."""
+    """A mutex whose waiting writers (``urgent``) go before waiting readers, and whose readers are served in the
+    order they came: a caller that takes the lock again and again (a batch of slow calls) queues behind every
+    reader already waiting, so one slow caller cannot starve the others."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._busy = False
         self._urgent_waiting = 0
+        self._readers: deque[int] = deque()  # waiting readers' tickets, first come first served
+        self._tickets = itertools.count()
 
     @contextmanager
     def hold(self, *, urgent: bool) -> Iterator[None]:
         with self._cond:
-            self._urgent_waiting += urgent
+            ticket = None if urgent else next(self._tickets)
+            if urgent:
+                self._urgent_waiting += 1
+            else:
+                self._readers.append(ticket)  # type: ignore[arg-type]
             try:
-                while self._busy or (not urgent and self._urgent_waiting):
+                while self._busy or (not urgent and (self._urgent_waiting or self._readers[0] != ticket)):
                     self._cond.wait()
             finally:
-                self._urgent_waiting -= urgent
+                if urgent:
+                    self._urgent_waiting -= 1
+                else:
+                    self._readers.remove(ticket)  # type: ignore[arg-type]
+                    self._cond.notify_all()  # the next reader in line may go once this one is done
             self._busy = True
         try:
             yield

@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import socket
 import sys
+import time
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -69,6 +70,11 @@ LOG_INDEX_NAME = "logs.sqlite3"
 SNAPSHOT_EVERY = 500  # journal entries between two snapshots
 MAX_BODY_BYTES = 16 * 1024 * 1024
 MAX_BATCH = 1000  # requests in one JSON-RPC batch
+BATCH_SECONDS = 10.0  # a batch's calls together; the rest of a batch past it is answered without running
+FILTER_METHODS = frozenset({"eth_newFilter", "eth_newBlockFilter", "eth_newPendingTransactionFilter",
+                            "eth_getFilterChanges", "eth_getFilterLogs", "eth_uninstallFilter"})
+"""Refused: fedtopic never uses filters (it reads logs by ranges), and eth-tester's are unbounded, shared by every
+client and numbered in sequence (anyone could uninstall anyone's)."""
 READ_TIMEOUT_S = 30.0
 
 
@@ -291,6 +297,9 @@ class ChainService:
             return {"jsonrpc": "2.0", "id": rid,
                     "error": {"code": -32601, "message": f"method {method[:64]!r} not found"
                               + ("" if self.dev else " (test controls need `chain up --dev`)")}}
+        if method in FILTER_METHODS:
+            return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"{method}: this chain serves "
+                                                           "no filters; read logs with eth_getLogs by block range"}}
         if not self.dev and method == "eth_accounts":
             return {"jsonrpc": "2.0", "id": rid, "result": []}
         if not self.dev and method in SIGNING_METHODS:
@@ -378,7 +387,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(400, {"jsonrpc": "2.0", "id": None,
                               "error": {"code": -32600, "message": f"a batch holds 1 to {MAX_BATCH} requests"}})
             return
-        answer = [service.handle(r) for r in body] if isinstance(body, list) else service.handle(body)
+        answer = _batch(service, body) if isinstance(body, list) else service.handle(body)
         self._reply(200, answer)
 
     def _reply(self, status: int, payload: Any) -> None:
@@ -391,6 +400,21 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet: one line per call is noise
         return
+
+
+def _batch(service: ChainService, requests: list[Any]) -> list[dict[str, Any]]:
+    """A batch's answers in order, its calls run one by one (each queues for the chain as any caller does) until
+    they have taken ``BATCH_SECONDS`` together; the rest are answered with an error, not run."""
+    started, out = time.monotonic(), []
+    for request in requests:
+        if time.monotonic() - started > BATCH_SECONDS:
+            rid = request.get("id") if isinstance(request, dict) else None
+            out.append({"jsonrpc": "2.0", "id": rid if isinstance(rid, (str, int, float)) else None,
+                        "error": {"code": -32005, "message": f"the batch ran past its {BATCH_SECONDS:g} s; "
+                                  "send the rest again"}})
+            continue
+        out.append(service.handle(request))
+    return out
 
 
 class ChainHTTPServer(ThreadingHTTPServer):
