@@ -299,3 +299,52 @@ def test_lda_family_simulations_write_the_history_and_its_pngs(tmp_path, capsys,
     assert tens and all(r["top_words"] and len(r["top_words"]) == 4 for r in tens)  # a slow async party may stop
     pngs = {"quality.png", "round_time.png"} | ({"epsilon.png"} if algorithm == "csfed-lda" else set())
     assert pngs <= {p.name for p in out.glob("*.png")}
+
+
+def test_a_history_cut_while_a_party_was_down_is_said_at_the_resume_and_in_the_summary(tmp_path, plugin,
+                                                                                         monkeypatch):
+    """p2 stopped dead after round 2's checkpoint; its history then loses round 2's line (a file cut short). The
+    resumed party says which rounds its history lacks, and its summary lists them, instead of counting silently."""
+    import threading
+
+    from fedtopic.node import sync_runtime
+    from fedtopic.node.sync_node import run_sync_node
+    from fedtopic.simulation.aggregator_proc import AggregatorProcess
+
+    config, cfg = _vector_consortium(tmp_path / "c", "none")
+    write = sync_runtime.write_arrays
+
+    def write_then_die(path, arrays):
+        write(path, arrays)
+        meta = arrays.get(sync_runtime._RUNTIME_KEY)
+        if threading.current_thread().name == "p2-first" and meta is not None and \
+                json.loads(str(meta))["round"] == 3:
+            raise _Killed
+
+    monkeypatch.setattr(sync_runtime, "write_arrays", write_then_die)
+    out: dict[str, object] = {}
+    said: list[str] = []
+
+    def party(pid: str) -> None:
+        try:
+            out[pid] = run_sync_node(cfg, config, pid, url=agg.url, say=said.append if pid == "p2" else
+                                     (lambda _: None), round_timeout=120.0)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            out[pid] = exc
+
+    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as agg:
+        threads = [threading.Thread(target=party, args=(pid,), name=f"{pid}-first") for pid in cfg.party_ids]
+        for t in threads:
+            t.start()
+        threads[1].join(120)
+        assert isinstance(out.pop("p2"), _Killed)
+        history = config.parent / "state" / "p2" / "history.jsonl"
+        lines = history.read_text().splitlines(keepends=True)
+        history.write_text("".join(lines[:2]))  # rounds 0 and 1 kept, round 2's line gone
+        again = threading.Thread(target=party, args=("p2",), name="p2-again")
+        again.start()
+        for t in (*threads, again):
+            t.join(120)
+    assert any("lacks rounds 2 " in line for line in said), said
+    assert out["p2"]["history_lacks_rounds"] == [2]  # type: ignore[index]
+    assert "history_lacks_rounds" not in out["p1"]  # type: ignore[operator]

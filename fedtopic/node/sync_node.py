@@ -22,6 +22,7 @@ from fedtopic.node.sync_runtime import (
     CHECKPOINT,
     Connection,
     ProtectionSettings,
+    history_gaps,
     run_sync_party,
 )
 from fedtopic.runs.folder import write_summary
@@ -55,9 +56,12 @@ def run_sync_node(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
     run_sync_party(party, conn, algorithm=algorithm.name, state_dir=prepared.state_dir, history=history,
                    vocab=data.train.vocab, on_round=on_round, say=say, fresh=fresh)
     rows = latest_per_round(read_history(history))
+    lacking = history_gaps(history, max((int(r["round"]) for r in rows), default=-1) + 1)
     run = PartyRun(party, spec, data.train, data.test, data.tokenizer, cfg.data.dataset or "own corpus",
                    len(cfg.parties), protection, rows)
     summary = algorithm.write_party(prepared.state_dir / "model", run)
+    if lacking:  # said at the resume too: rounds whose figures (times, bytes, quality) are lost
+        summary = summary | {"history_lacks_rounds": lacking}
     return _with_liveness(prepared.state_dir / "model", summary, rows, cfg.party_ids,
                           cfg.aggregator.straggler_deadline_seconds)
 

@@ -42,7 +42,7 @@ from fedtopic.node.link import Link
 from fedtopic.node.run_session import resolve_run_session
 from fedtopic.protections import Secrets, get_protection
 from fedtopic.node.state_file import read_arrays, write_arrays, write_text_atomic
-from fedtopic.runs.history import HistoryLine, HistoryWriter, top_words_due
+from fedtopic.runs.history import HistoryLine, HistoryWriter, read_history, top_words_due
 from fedtopic.runs.topic_snapshot import record_topics
 from fedtopic.text import some_names
 
@@ -292,6 +292,23 @@ def _restore(path: Path, party: FederatedParty, algorithm: str,
             meta.get("session") or None)
 
 
+def history_gaps(history: Path, upto: int) -> list[int]:
+    """The rounds below ``upto`` that ``history`` has no line for (torn lines skipped)."""
+    have = {int(r["round"]) for r in read_history(history)} if history.exists() else set()
+    return [r for r in range(upto) if r not in have]
+
+
+def number_ranges(numbers: Sequence[int]) -> str:
+    """"2, 8–15, 20" for [2, 8, 9, …, 15, 20]."""
+    out: list[str] = []
+    for n in sorted(numbers):
+        if out and out[-1].split("–")[-1] == str(n - 1):
+            out[-1] = f"{out[-1].split('–')[0]}–{n}"
+        else:
+            out.append(str(n))
+    return ", ".join(out)
+
+
 def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, state_dir: Path | None = None,
                    history: Path | None = None, vocab: Sequence[str] | None = None,
                    on_round: Callable[[HistoryLine], None] | None = None,
@@ -318,6 +335,12 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
         assert ckpt is not None
         start, offsets, base = _restore(ckpt, party, algorithm, conn.params)
         say(f"{party.party_id}: resumed at round {start}")
+        if history is not None:
+            lacking = history_gaps(history, start)
+            if lacking:
+                say(f"{party.party_id}: its history {history} lacks rounds {number_ranges(lacking)} (the file was "
+                    "cut or damaged); their lines cannot be written again: the checkpoint holds only the state after "
+                    f"round {start - 1}, and the summary says which are missing")
     chosen = None if state_dir is None else state_dir / SESSION_FILE  # written before anything is sent
     if base is None and chosen is not None and chosen.is_file():
         base = chosen.read_text(encoding="utf-8").strip() or None
