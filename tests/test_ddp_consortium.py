@@ -149,3 +149,10 @@ def test_the_aggregator_refuses_a_session_weaker_than_the_consortiums_protection
     assert err.value.status == 422
     plain = Aggregator(Store(tmp_path / "none"), parties, protection="none", default_deadline=10.0)
     plain.open_session(SessionCreate(session_id="s", parties=["a", "b"], combiner="none", meta={"shape": [2, 2]}), "a")
+
+
+def test_a_dp_runs_last_line_says_what_it_spent(tmp_path, capsys):
+    assert main([*SIM, "--protection", "mask", "--opt", "dp.distributed=true", "--opt", "dp.noise_multiplier=2",
+                 "--out", str(tmp_path / "run")]) == 0
+    last = [line for line in capsys.readouterr().out.splitlines() if line.startswith("csfed-lda")][-1]
+    assert "ε ≤ " in last and "per party (δ = 1e-05)" in last

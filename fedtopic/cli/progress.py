@@ -39,8 +39,8 @@ class RoundProgress:
             self._bar.__exit__(*exc)  # type: ignore[arg-type]
 
     def say(self, message: str) -> None:
-        """A status message (the aggregator started, a party resumed or waits)."""
-        stderr_console.print(message, highlight=False)
+        """A status message (the aggregator started, a party resumed or waits): one line, also when redirected."""
+        stderr_console.print(message, highlight=False, soft_wrap=True)
 
     def on_line(self, party: str, line: HistoryLine) -> None:
         """A party finished a round."""

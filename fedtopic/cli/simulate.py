@@ -97,7 +97,7 @@ def simulate(
         gap = (f"; centralized {summary['centralized_perplexity']:.1f} "
                f"({100 * summary['perplexity_gap_vs_centralized']:+.2f} %)") if compare_centralized else ""
         line = (f"[bold]{algorithm}[/] ({protection}) on {data.name}: {algo.headline(summary)}{gap}, "
-                f"{summary['rounds']} rounds, {summary['wall_seconds']:.1f} s")
+                f"{summary['rounds']} rounds, {summary['wall_seconds']:.1f} s{_spent(summary)}")
     else:
         from fedtopic.cli.live import PartyBoard
 
@@ -106,9 +106,17 @@ def simulate(
             summary = simulate_run(data, algorithm, spec, run_dir, harness, on_round=live.on_round)
         line = (f"[bold]{algorithm}[/] on {data.name}: perplexity {summary['perplexity']:.1f} (mean over parties), "
                 f"NPMI {summary['npmi']:.3f}, {summary['bytes_sent']:,} bytes published, "
-                f"{summary['wall_seconds']:.1f} s")
+                f"{summary['wall_seconds']:.1f} s{_spent(summary)}")
     if fmt is OutputFormat.json:
         print_json(summary | {"run": str(run_dir)})
         return
     stdout_console.print(line, highlight=False)
     stdout_console.print(f"run folder: {run_dir}", highlight=False)
+
+
+def _spent(summary: dict) -> str:
+    """", ε ≤ 4.21 per party (δ = 1e-05)" for a run whose releases were differentially private; "" otherwise."""
+    spent = [p for p in (summary.get("privacy") or {}).values() if isinstance(p, dict) and p.get("epsilon") is not None]
+    if not spent:
+        return ""
+    return f", ε ≤ {max(p['epsilon'] for p in spent):.4g} per party (δ = {spent[0]['delta']:g})"
