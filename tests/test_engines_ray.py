@@ -54,3 +54,24 @@ def test_without_ray_the_engine_says_which_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray now fails as it does where Ray is not installed
     with pytest.raises(ConfigError, match=r"pip install 'fedtopic\[cluster\]'"):
         get_engine("ray").run(["p1"], lambda i, s: i, slots=1)
+
+
+@pytest.mark.timeout(300)
+def test_an_experiments_grid_as_ray_tasks_gives_the_local_numbers(tmp_path, capsys):
+    pytest.importorskip("torch", reason="NOT RUN: the neural extra is not installed")
+    args = ["experiment", "gfedntm-synthetic", "--quick", "--runs", "1", "--docs", "20", "--format", "json"]
+    assert main([*args, "--out", str(tmp_path / "local")]) == 0
+    assert main([*args, "--engine", "ray", "--out", str(tmp_path / "ray")]) == 0
+    capsys.readouterr()
+    local, spread = (json.loads((tmp_path / d / "summary.json").read_text()) for d in ("local", "ray"))
+    assert spread["engine"] == "ray" and local["engine"] == "threads"
+    assert spread["A"] == local["A"] and spread["B"] == local["B"]  # every training seeded by itself alone
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["experiment", "sub-lda-efficiency", "--engine", "ray"], "--engine and --address are for"),
+    (["experiment", "gfedntm-synthetic", "--engine", "ray", "--jobs", "2"], "--jobs is this machine's processes"),
+])
+def test_what_an_experiment_on_ray_refuses(tmp_path, capsys, args, says):
+    assert main([*args, "--out", str(tmp_path / "x")]) == 2
+    assert says in capsys.readouterr().err

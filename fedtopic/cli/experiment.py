@@ -59,11 +59,22 @@ def experiment(
                                                          "paper's 10,000; validation a tenth of it)")] = None,
     jobs: Annotated[int, typer.Option(min=1, help="gfedntm-synthetic: worker processes, one torch thread each (same "
                                                   "numbers for any count)")] = 1,
+    engine: Annotated[str, typer.Option(help="gfedntm-synthetic, fednmf-tables: threads (this machine) or ray (every "
+                                             "training of the grid a Ray task; pip install 'fedtopic[cluster]')")] = "threads",
+    address: Annotated[Optional[str], typer.Option(help="--engine ray: the cluster to join (auto, or HEAD:6379)")] = None,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
     """Reproduce one of the papers' experiments and write summary.json and PNG plots."""
     if name != "gfedntm-synthetic" and (runs is not None or docs is not None or jobs != 1):
         raise ConfigError("--runs, --docs and --jobs are for gfedntm-synthetic only")
+    if name not in ("gfedntm-synthetic", "fednmf-tables") and (engine != "threads" or address is not None):
+        raise ConfigError("--engine and --address are for gfedntm-synthetic and fednmf-tables")
+    if engine != "threads":
+        from fedtopic.engines import get_engine
+
+        get_engine(engine)  # an unknown engine is one line before any work
+        if jobs != 1:
+            raise ConfigError(f"--jobs is this machine's processes; the {engine} engine spreads the trainings itself")
     if max_vocabulary is not None and not (name.startswith("iftm-") or name == "gfedntm-real"):
         raise ConfigError("--max-vocabulary is for the iftm-… experiments and gfedntm-real only")
     if name.startswith("iftm-"):
@@ -78,7 +89,7 @@ def experiment(
 
         run_gfedntm_experiment(name, out=out, quick=quick, seed=seed, overwrite=overwrite, iterations=iterations,
                                fmt=fmt, dataset=dataset, runs=runs, docs=docs, jobs=jobs,
-                               max_vocabulary=max_vocabulary)
+                               max_vocabulary=max_vocabulary, engine=engine, address=address)
         return
     if name.startswith("fednmf-"):
         from fedtopic.cli.experiment_fednmf import run_fednmf_experiment
@@ -90,7 +101,8 @@ def experiment(
                                   fmt=fmt)
             return
         run_fednmf_experiment(name, dataset=dataset, out=out, quick=quick, seed=seed, overwrite=overwrite,
-                              topics=_topics(topics) if topics else None, iterations=iterations, fmt=fmt)
+                              topics=_topics(topics) if topics else None, iterations=iterations, fmt=fmt,
+                              engine=engine, address=address)
         return
     if combine:
         raise ConfigError("--combine is for fednmf-tables only")

@@ -25,7 +25,8 @@ NOTE = ("one setting for every method (the paper tuned E, B, η, λ per method);
 
 
 def run_fednmf_experiment(name: str, *, dataset: str | None, out: Path, quick: bool, seed: int, overwrite: bool,
-                          topics: tuple[int, ...] | None, iterations: int | None, fmt: OutputFormat) -> None:
+                          topics: tuple[int, ...] | None, iterations: int | None, fmt: OutputFormat,
+                          engine: str = "threads", address: str | None = None) -> None:
     """Run one FedNMF experiment and write its folder."""
     from fedtopic.experiments import fednmf_paper as paper
 
@@ -42,7 +43,7 @@ def run_fednmf_experiment(name: str, *, dataset: str | None, out: Path, quick: b
             status.update(f"{name}: {msg}")
 
         if name == "fednmf-tables":
-            result = paper.tables(dataset, settings, say)
+            result = paper.tables(dataset, settings, say, engine=engine, address=address)
         elif name == "fednmf-communication":
             k = topics[0] if topics else (20 if quick else 100)
             result = paper.communication(dataset, settings, k, every=1 if quick else 2, say=say)
@@ -51,6 +52,7 @@ def run_fednmf_experiment(name: str, *, dataset: str | None, out: Path, quick: b
             alphas, clients = ((0.1, 1.0), (1, 10)) if quick else ((0.1, 0.5, 1.0, 5.0, 10.0), (1, 10, 30, 50))
             result = paper.heterogeneity(dataset, settings, k, alphas, clients, say)
     summary = {"experiment": name, "paper": FEDNMF_EXPERIMENTS[name], "settings": vars(settings), "note": NOTE,
+               "engine": engine,
                "wall_seconds": time.perf_counter() - started, **result}
     _write(name, summary, result, run_dir, fmt)
 

@@ -22,7 +22,8 @@ GFEDNTM_EXPERIMENTS = {
 def run_gfedntm_experiment(name: str, *, out: Path, quick: bool, seed: int, overwrite: bool,
                            iterations: int | None, fmt: OutputFormat, dataset: str | None = None,
                            runs: int | None = None, docs: int | None = None, jobs: int = 1,
-                           max_vocabulary: int | None = None) -> None:
+                           max_vocabulary: int | None = None, engine: str = "threads",
+                           address: str | None = None) -> None:
     """Run one gFedNTM experiment and write its folder (``runs``, ``docs``, ``jobs``: gfedntm-synthetic's scale;
     ``max_vocabulary``: gfedntm-real's consensus vocabulary)."""
     from fedtopic.eval.plots import plot_curves
@@ -41,9 +42,10 @@ def run_gfedntm_experiment(name: str, *, out: Path, quick: bool, seed: int, over
     run_dir = prepare_run_dir(out, overwrite=overwrite)
     started = time.perf_counter()
     with stderr_console.status(name) as status:
-        result = paper.settings_ab(settings, lambda msg: status.update(f"{name}: {msg}"), jobs=jobs)
+        result = paper.settings_ab(settings, lambda msg: status.update(f"{name}: {msg}"), jobs=jobs, engine=engine,
+                                   address=address)
     summary = {"experiment": name, "paper": GFEDNTM_EXPERIMENTS[name], "settings": vars(settings),
-               "wall_seconds": time.perf_counter() - started, **result}
+               "engine": engine, "wall_seconds": time.perf_counter() - started, **result}
     write_json(run_dir / "summary.json", summary)
     plots = []
     for setting, key, label in (("A", "shared", "shared topics K′"), ("B", "eta", "topic prior η")):

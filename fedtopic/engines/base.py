@@ -19,6 +19,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, TypeVar
 
+from fedtopic.errors import ConfigError
+
 T = TypeVar("T")
 
 Work = Callable[[int, Any], T]
@@ -53,6 +55,14 @@ class Engine(ABC):
         """``work(i, semaphore)`` for every party i (``names[i]`` names it in errors), at most ``slots`` computing at
         once (per process the engine runs parties in); the results in party order. The first failure raises
         ``TrainingError`` naming the party. ``address``: the engine's cluster (engines that have one)."""
+
+    def map(self, fn: Callable[..., T], tasks: Sequence[tuple[Any, ...]], *, address: str | None = None) -> list[T]:
+        """``fn(*task)`` for every task (independent trainings of an experiment's grid), results in task order. In
+        this process, one after the other, unless an engine spreads them (Ray: one task per CPU of the cluster);
+        ``fn`` must be a module-level function and the tasks plain data, so they can travel."""
+        if address is not None:
+            raise ConfigError(f"--address names a cluster; the {self.name} engine runs the tasks in this process")
+        return [fn(*task) for task in tasks]
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "summary": self.summary, "in_process": self.in_process}

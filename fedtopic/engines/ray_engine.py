@@ -19,7 +19,7 @@ bound elsewhere (a stated limit: docs/architecture.md).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, TypeVar
 
 from fedtopic.engines.base import Engine, Work, set_placement
@@ -56,13 +56,7 @@ class RayEngine(Engine):
 
     def run(self, names: Sequence[str], work: Work[T], *, slots: int, address: str | None = None) -> list[T]:
         ray = _ray()
-        started = not ray.is_initialized()
-        if started:
-            try:
-                ray.init(address=address, include_dashboard=False, log_to_driver=False,
-                         **({} if address else {"num_cpus": os.cpu_count() or 1}))
-            except (ConnectionError, ValueError, RuntimeError) as exc:
-                raise ConfigError(f"cannot join the Ray cluster at {address or 'this machine'}: {exc}") from None
+        started = self._connect(ray, address)
         actors: list[Any] = []
         try:
             cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
@@ -91,6 +85,53 @@ class RayEngine(Engine):
                 ray.kill(actor)
             if started:
                 ray.shutdown()
+
+
+    def map(self, fn: Callable[..., T], tasks: Sequence[tuple[Any, ...]], *, address: str | None = None) -> list[T]:
+        """Every task as a Ray task of one CPU; results in task order; the first failure stops the others."""
+        ray = _ray()
+        started = self._connect(ray, address)
+        try:
+            remote = ray.remote(num_cpus=1)(_placed(fn))
+            try:
+                futures = [remote.remote(*task) for task in tasks]
+            except TypeError as exc:
+                raise TrainingError(f"the tasks cannot be sent to Ray: {exc}") from None
+            try:
+                return list(ray.get(futures))
+            except ray.exceptions.RayError as exc:
+                for future in futures:
+                    ray.cancel(future, force=True)
+                cause = getattr(exc, "cause", None)
+                raise TrainingError(str(cause) if cause is not None else f"a Ray task failed: {exc}") from None
+        finally:
+            if started:
+                ray.shutdown()
+
+    @staticmethod
+    def _connect(ray: Any, address: str | None) -> bool:
+        """Join ``address`` (or start a local Ray) unless this process is connected; whether it started one."""
+        if ray.is_initialized():
+            return False
+        try:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False,
+                     **({} if address else {"num_cpus": os.cpu_count() or 1}))
+        except (ConnectionError, ValueError, RuntimeError) as exc:
+            raise ConfigError(f"cannot join the Ray cluster at {address or 'this machine'}: {exc}") from None
+        return True
+
+
+def _placed(fn: Callable[..., T]) -> Callable[..., T]:
+    """``fn`` in a Ray worker that first says where it runs (``placement``)."""
+
+    def run(*args: Any) -> T:
+        import ray
+
+        set_placement({"ray_node": ray.get_runtime_context().get_node_id()})
+        return fn(*args)
+
+    run.__name__ = getattr(fn, "__name__", "task")
+    return run
 
 
 RAY = RayEngine()

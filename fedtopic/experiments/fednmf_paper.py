@@ -117,12 +117,21 @@ def table_row(data: TrainingData, s: TableSettings, k: int, name: str, algorithm
             "seconds": time.perf_counter() - started, **scores}
 
 
-def tables(dataset: str, s: TableSettings, say: Callable[[str], None]) -> dict[str, Any]:
-    """Every method at every k on ``dataset``; rows per run and the per-method means over k."""
+def tables(dataset: str, s: TableSettings, say: Callable[[str], None], engine: str = "threads",
+           address: str | None = None) -> dict[str, Any]:
+    """Every method at every k on ``dataset``; rows per run and the per-method means over k. On an engine that
+    spreads tasks (Ray, at ``address``) every (k, method) is one task: the k grid needs no split across machines and
+    no ``--combine``."""
     data = table_data(dataset, s)
-    rows = []
-    for k in s.topics:
-        for name, algorithm, options, iterations in methods(s):
+    grid = [(k, *method) for k in s.topics for method in methods(s)]
+    if engine != "threads":
+        from fedtopic.engines import get_engine
+
+        say(f"{dataset}: {len(grid)} (k, method) trainings on the {engine} engine")
+        rows = get_engine(engine).map(table_row, [(data, s, *task) for task in grid], address=address)
+    else:
+        rows = []
+        for k, name, algorithm, options, iterations in grid:
             say(f"{dataset} k={k}: {name}")
             rows.append(table_row(data, s, k, name, algorithm, options, iterations))
     return {"dataset": dataset, "rows": rows, "means": table_means(dataset, rows)}

@@ -85,14 +85,29 @@ def _single_thread() -> None:
     require_torch("gFedNTM").set_num_threads(1)
 
 
-def settings_ab(s: SyntheticSettings, say: Callable[[str], None], jobs: int = 1) -> dict[str, Any]:
+def _one_setting_alone(s: SyntheticSettings, shared: int, eta: float, run: int) -> dict[str, float]:
+    """``one_setting`` with one torch thread (a task of an engine: as many run at once as the cluster has CPUs)."""
+    _single_thread()
+    return one_setting(s, shared, eta, run)
+
+
+def settings_ab(s: SyntheticSettings, say: Callable[[str], None], jobs: int = 1, engine: str = "threads",
+                address: str | None = None) -> dict[str, Any]:
     """Setting A (K′ at η = 0.01) and setting B (η at K′ = shared_b), each over ``runs`` draws (mean, std).
 
-    Every (setting, run) is seeded by itself alone, so ``jobs`` worker processes give the same numbers as one."""
+    Every (setting, run) is seeded by itself alone, so ``jobs`` worker processes, or the tasks of an engine that
+    spreads them (``engine``: Ray, at ``address``), give the same numbers as one."""
     grids = [("A", [(k, 0.01) for k in s.shared_a]), ("B", [(s.shared_b, e) for e in s.etas_b])]
     tasks = [(name, shared, eta, run) for name, grid in grids for shared, eta in grid for run in range(s.runs)]
     draws: dict[tuple[str, int, float, int], dict[str, float]] = {}
-    if jobs <= 1:
+    if engine != "threads":
+        from fedtopic.engines import get_engine
+
+        say(f"{len(tasks)} trainings on the {engine} engine")
+        results = get_engine(engine).map(_one_setting_alone, [(s, shared, eta, run) for _, shared, eta, run in tasks],
+                                         address=address)
+        draws = dict(zip(tasks, results))
+    elif jobs <= 1:
         for n, (name, shared, eta, run) in enumerate(tasks):
             say(f"setting {name}: K′ = {shared}, η = {eta:g}, run {run + 1}/{s.runs} ({n + 1} of {len(tasks)})")
             draws[(name, shared, eta, run)] = one_setting(s, shared, eta, run)
