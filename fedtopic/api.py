@@ -81,7 +81,13 @@ def simulate(documents: Documents | None = None, *, dataset: str | None = None, 
     (must not hold a run) or a temporary folder kept until the process exits."""
     from fedtopic.corpus.training_data import load_training_data, split_corpus
     from fedtopic.runs.folder import prepare_run_dir
-    from fedtopic.simulation.run import AsyncSettings, Harness, SyncSettings, check_simulation, simulate_run
+    from fedtopic.simulation.run import (
+        AsyncSettings,
+        Harness,
+        SyncSettings,
+        check_simulation,
+        simulate_run,
+    )
 
     algo = get_algorithm(algorithm)
     if not algo.modes & {Mode.sync, Mode.async_}:

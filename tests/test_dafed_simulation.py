@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fedtopic.algorithms.asynchronous import ChannelSnapshot
 from fedtopic.algorithms.lda.family import train_centralized
 from fedtopic.algorithms.lda.options import LDAHyper
 from fedtopic.algorithms.lda.party import LDAParty, aggregate_others
-from fedtopic.algorithms.lda.snapshot import ChannelSnapshot
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.init import cp_from_consortia
 from fedtopic.corpus.synthetic import generate_synthetic
@@ -30,7 +30,7 @@ def _simulate(parts, spec, cp, **kw):
     board = InMemoryBoard(cp)
     shape = (parts[0].n_words, spec.topics)
     transports = [board.channel(f"p{i + 1}", shape) for i in range(len(parts))]
-    return run_simulation(parts, spec, transports, cp, **kw), transports
+    return run_simulation(parts, spec, transports, cp, **({"algorithm": "dafed-lda"} | kw)), transports
 
 
 def test_aggregate_others_is_eq8_without_own_term():

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from _texts import THEMES, theme_texts, write_jsonl
 
-from fedtopic.models.topic_merge import normalize_topics
 from fedtopic.cli.main import main
+from fedtopic.models.topic_merge import normalize_topics
 from fedtopic.network.errors import InvalidMeta, InvalidPayload
 from fedtopic.network.topic_merge import (
     TopicMergeCombiner,

@@ -4,6 +4,8 @@ composes (each global topic at most once), and the topic-wise normalisation clai
 import numpy as np
 import pytest
 
+from fedtopic.errors import ModelError
+from fedtopic.models._mh_private import build_dense_alias
 from fedtopic.models.topic_merge import (
     GlobalModel,
     compose,
@@ -12,8 +14,6 @@ from fedtopic.models.topic_merge import (
     normalize_topics,
     similarity,
 )
-from fedtopic.errors import ModelError
-from fedtopic.models._mh_private import build_dense_alias
 
 
 def _rho_slow(p, q, top):

@@ -130,6 +130,8 @@ def test_layer_rules():
             assert not {t for t in targets if t.split(".")[1:2] in (["ledger"], ["network"], ["node"])}, module
         if layer in ("network", "protections", "crypto"):  # the aggregator checks data, never an algorithm
             assert not {t for t in targets if t.startswith("fedtopic.algorithms")}, module
+        if layer == "node":  # a party's runtime only: no algorithm's own modules (algorithms/<name>/)
+            assert not {t for t in targets if t.startswith("fedtopic.algorithms.") and t.count(".") > 2}, module
         if layer == "engines":  # where parties run knows nothing of what they compute or how they talk
             assert not {t for t in targets if t.split(".")[1:2] not in (["engines"], ["errors"])}, module
         if layer in ("protections", "crypto", "algorithms", "network"):  # only launchers choose an engine

@@ -23,7 +23,6 @@ from fedtopic.node.sync_runtime import Connection, ProtectionSettings, run_sync_
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 from fedtopic.simulation.local_consortium import local_consortium
 
-
 SPEC = get_algorithm("csfed-lda").spec(3, 3, 1)
 
 

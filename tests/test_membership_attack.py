@@ -11,7 +11,13 @@ import numpy as np
 import pytest
 
 from fedtopic.cli.main import main
-from fedtopic.experiments.membership import AttackSettings, attack_table, lira, roc, within_dp_bound
+from fedtopic.experiments.membership import (
+    AttackSettings,
+    attack_table,
+    lira,
+    roc,
+    within_dp_bound,
+)
 
 
 @pytest.mark.slow

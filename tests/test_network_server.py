@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from _aggregator_proc import child_env
 
+from fedtopic.consortium.config import load_consortium, save_consortium
 from fedtopic.consortium.init import init_consortium
 from fedtopic.crypto.codec import decode_counts, encode_counts
 from fedtopic.crypto.keys import PartyKeys, generate_party_keys, load_party_keys
 from fedtopic.ledger.local_nodes import free_port
-from fedtopic.consortium.config import load_consortium, save_consortium
 from fedtopic.network.client import AggregatorClient
 from fedtopic.network.dense import encode_dense
 from fedtopic.network.errors import AggregatorRejected

@@ -17,7 +17,12 @@ from fedtopic.network.app import create_app
 from fedtopic.network.schemas import SessionCreate
 from fedtopic.network.settings import AggregatorSettings
 from fedtopic.network.updates import canonical_update
-from fedtopic.network.wire import H_CONTRIBUTORS, request_headers, sha256_hex, update_headers
+from fedtopic.network.wire import (
+    H_CONTRIBUTORS,
+    request_headers,
+    sha256_hex,
+    update_headers,
+)
 
 with warnings.catch_warnings():  # starlette's TestClient on httpx 0.28 warns at import
     warnings.simplefilter("ignore")

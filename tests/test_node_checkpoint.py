@@ -41,7 +41,7 @@ HYPER = LDAHyper(n_topics=5, iterations=6, seed=4)
 
 def _run(corpus, channel, path, max_sweeps):
     party = LDAParty("p1", corpus, HYPER)
-    log = run_party(party, channel, readable={"p1"}, max_sweeps=max_sweeps, stop=threading.Event(), checkpoint=path)
+    log = run_party(party, channel, readable={"p1"}, max_sweeps=max_sweeps, stop=threading.Event(), checkpoint=path, algorithm="dafed-lda")
     return party, log
 
 
@@ -74,11 +74,11 @@ def test_checkpoint_of_another_corpus_is_refused(tmp_path, corpus):
     other = corpus.subset(np.arange(10))
     with pytest.raises(TrainingError, match="does not match"):
         run_party(LDAParty("p1", other, HYPER), InMemoryBoard({"p1": []}).channel("p1", (200, 5)), readable={"p1"}, max_sweeps=2,
-                  stop=threading.Event(), checkpoint=path)
+                  stop=threading.Event(), checkpoint=path, algorithm="dafed-lda")
     path.write_bytes(b"not a checkpoint")
     with pytest.raises(TrainingError, match="unreadable"):
         run_party(LDAParty("p1", corpus, HYPER), InMemoryBoard({"p1": []}).channel("p1", (200, 5)), readable={"p1"}, max_sweeps=2,
-                  stop=threading.Event(), checkpoint=path)
+                  stop=threading.Event(), checkpoint=path, algorithm="dafed-lda")
 
 
 def test_checkpoint_with_assignments_out_of_range_is_refused(tmp_path, corpus):
@@ -90,4 +90,4 @@ def test_checkpoint_with_assignments_out_of_range_is_refused(tmp_path, corpus):
     np.savez(path, **arrays)
     with pytest.raises(TrainingError, match="corrupt.*topic assignments"):
         run_party(LDAParty("p1", corpus, HYPER), InMemoryBoard({"p1": []}).channel("p1", (200, 5)), readable={"p1"}, max_sweeps=2,
-                  stop=threading.Event(), checkpoint=path)
+                  stop=threading.Event(), checkpoint=path, algorithm="dafed-lda")

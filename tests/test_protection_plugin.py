@@ -83,7 +83,11 @@ def test_simulate_refuses_a_protection_that_cannot_carry_the_update(tmp_path, ca
 def test_every_protection_says_what_it_carries_and_reveals(plugins):
     from fedtopic.algorithms.registry import get_algorithm
     from fedtopic.dashboard.protection_view import what_is_seen
-    from fedtopic.protections import get_protection, protection_names, protections_carrying
+    from fedtopic.protections import (
+        get_protection,
+        protection_names,
+        protections_carrying,
+    )
 
     assert protection_names()[-1] == "offset-mask"
     assert protections_carrying("topics") == ("none",)

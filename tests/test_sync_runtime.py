@@ -348,3 +348,33 @@ def test_a_history_cut_while_a_party_was_down_is_said_at_the_resume_and_in_the_s
     assert any("lacks rounds 2 " in line for line in said), said
     assert out["p2"]["history_lacks_rounds"] == [2]  # type: ignore[index]
     assert "history_lacks_rounds" not in out["p1"]  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("transport", ["memory", "chain"])
+def test_an_asynchronous_plugin_algorithm_through_simulate(tmp_path, capsys, monkeypatch, transport):
+    """An ``AsyncParty`` defined in the test suite runs through the asynchronous loop over the in-memory board and
+    over encrypted channels on an embedded chain, with histories and its own run folder."""
+    from fedtopic.corpus.training_data import load_training_data
+
+    monkeypatch.setenv("FEDTOPIC_ALGORITHMS", "async-wordcount=plugins.async_wordcount:AsyncWordCount")
+    monkeypatch.setenv("PYTHONPATH", str(TESTS))
+    monkeypatch.syspath_prepend(str(TESTS))
+    corpus = write_jsonl(tmp_path / "docs.jsonl", theme_texts(60, seed=3))
+    out = tmp_path / "run"
+    assert main(["simulate", "--algorithm", "async-wordcount", "--corpus", str(corpus), "--parties", "3", "-k", "3",
+                 "--iterations", "4", "--max-delay", "0", "--transport", transport, "--out", str(out),
+                 "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["algorithm"] == "async-wordcount" and summary["transport"] == transport
+    assert summary["bytes_sent"] > 0 and max(summary["rounds"]) == 4
+    data = load_training_data(dataset=None, corpus=corpus, n_parties=3, scheme="a", seed=0, progress=False)
+    total = np.zeros((data.train.n_words, 3))
+    for part in data.parties:
+        np.add.at(total, (part.words, part.words % 3), 1)
+    with np.load(out / "model.npz") as npz:  # p1 absorbed everyone's last counts: the sum of all three
+        np.testing.assert_allclose(npz["phi"], ((total + 0.01) / (total + 0.01).sum(axis=0)).T, rtol=1e-12)
+    rows = [r for pid in ("p1", "p2", "p3") for r in read_history(out / "history" / f"{pid}.jsonl")]
+    # a party stops once a party it reads has published its last round: the fastest wrote all 4 lines
+    assert max(r["round"] for r in rows) == 4 and {r["algorithm"] for r in rows} == {"async-wordcount"}
+    assert all(r["quality_name"] == "channels_read" for r in rows)
+    assert json.loads((out / "topics.json").read_text())[0]["words"]

@@ -39,6 +39,7 @@ from fedtopic.errors import ConfigError
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from fedtopic.algorithms.asynchronous import AsyncPartyRun, AsyncRun
     from fedtopic.algorithms.federated import ConsortiumRun, FederatedParty, PartyRun
     from fedtopic.algorithms.model import TopicModel
     from fedtopic.corpus.types import Corpus
@@ -334,6 +335,16 @@ class Algorithm(ABC):
         """Synchronous mode, ``fedtopic simulate``: evaluate the consortium's model and write the run folder
         ``out`` (model, topics.json, summary.json with the stable keys); the summary."""
         raise ConfigError(f"{self.name} has no synchronous mode")
+
+    def write_async_simulation(self, out: Path, run: AsyncRun) -> dict[str, Any]:
+        """Asynchronous mode, ``fedtopic simulate``: evaluate the parties' models and write the run folder ``out``
+        (``algorithms.asynchronous``); the summary."""
+        raise ConfigError(f"{self.name} has no asynchronous mode")
+
+    def write_async_party(self, out: Path, run: AsyncPartyRun) -> dict[str, Any]:
+        """Asynchronous mode, ``fedtopic node run``: evaluate the party's model on its own documents and write
+        ``out``; the summary."""
+        raise ConfigError(f"{self.name} has no asynchronous mode")
 
     def write_party(self, out: Path, run: PartyRun) -> dict[str, Any]:
         """Synchronous mode, ``fedtopic node run``: evaluate the party's model on its own documents and write

@@ -8,9 +8,8 @@ from collections.abc import Sequence
 from rich.live import Live
 from rich.table import Table
 
-from fedtopic.algorithms.lda.party import RoundReport
+from fedtopic.algorithms.asynchronous import PartyLog, RoundReport
 from fedtopic.cli.output import stderr_console
-from fedtopic.node.async_loop import PartyLog
 
 
 class PartyBoard:
@@ -41,9 +40,9 @@ class PartyBoard:
             if self._live is not None:
                 self._live.update(self._table())
             else:
+                tail = "" if report.epsilon is None else f", ε spent {spent}"  # no DP: nothing to say
                 stderr_console.print(f"{party_id} round {report.round} ({report.sweeps}/{self._max} sweeps), "
-                                     f"staleness {last}, mean {mean:.2f}, ε spent {spent}", highlight=False,
-                                     soft_wrap=True)
+                                     f"staleness {last}, mean {mean:.2f}{tail}", highlight=False, soft_wrap=True)
 
     def __enter__(self) -> "PartyBoard":
         if self._live is not None:

@@ -16,8 +16,7 @@ from fedtopic.cli.output import (
 )
 
 if TYPE_CHECKING:
-    from fedtopic.algorithms.lda.party import RoundReport
-    from fedtopic.node.async_loop import PartyLog
+    from fedtopic.algorithms.asynchronous import PartyLog, RoundReport
     from fedtopic.runs.history import HistoryLine
 
 app = typer.Typer(help="Run one party of a consortium.", no_args_is_help=True)
@@ -50,7 +49,6 @@ def run_command(
     from fedtopic.algorithms.registry import algorithms_for, get_algorithm
     from fedtopic.consortium.config import load_consortium
     from fedtopic.errors import ConfigError
-
     from fedtopic.runs.private import keep_private
 
     cfg = load_consortium(config)

@@ -49,7 +49,7 @@ def simulate(
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
     """Simulate a consortium: P parties train one topic model with a federated algorithm."""
-    from fedtopic.algorithms.base import Mode, parse_opt_pairs
+    from fedtopic.algorithms.base import Mode, metric, parse_opt_pairs
     from fedtopic.algorithms.registry import get_algorithm
     from fedtopic.consortium.config import load_consortium
     from fedtopic.consortium.init import party_ids
@@ -76,7 +76,13 @@ def simulate(
         dataset = "bbc-news"
     from fedtopic.corpus.training_data import load_training_data
     from fedtopic.runs.folder import prepare_run_dir
-    from fedtopic.simulation.run import AsyncSettings, Harness, SyncSettings, check_simulation, simulate_run
+    from fedtopic.simulation.run import (
+        AsyncSettings,
+        Harness,
+        SyncSettings,
+        check_simulation,
+        simulate_run,
+    )
 
     harness = Harness(ids=ids, cp=cp, engine=engine, engine_address=address,
                       sync=SyncSettings(protection=protection, delta=delta, key_bits=key_bits,
@@ -104,8 +110,8 @@ def simulate(
         title = f"{algorithm} on {data.name}: {count_parties(len(ids))}, K={spec.topics}"
         with PartyBoard(ids, spec.iterations, title=title) as live:
             summary = simulate_run(data, algorithm, spec, run_dir, harness, on_round=live.on_round)
-        line = (f"[bold]{algorithm}[/] on {data.name}: perplexity {summary['perplexity']:.1f} (mean over parties), "
-                f"NPMI {summary['npmi']:.3f}, {summary['bytes_sent']:,} bytes published, "
+        line = (f"[bold]{algorithm}[/] on {data.name}: {algo.headline(summary)} (each party's model, mean over "
+                f"parties), NPMI {metric(summary, 'npmi', '.3f')}, {summary['bytes_sent']:,} bytes published, "
                 f"{summary['wall_seconds']:.1f} s{_spent(summary)}")
     if fmt is OutputFormat.json:
         print_json(summary | {"run": str(run_dir)})

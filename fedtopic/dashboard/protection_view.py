@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from fedtopic.errors import ConfigError
 from fedtopic.protections import get_protection
+
 _CHAIN = ("the chain and its operator see publication sizes and times, no counts (AES-GCM under keys only the "
           "readers CP allows hold); each reader sees the counts of the channels CP lets it read")
 

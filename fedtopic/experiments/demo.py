@@ -14,15 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fedtopic.algorithms.lda.party import RoundReport
+from fedtopic.algorithms.asynchronous import PartyLog, RoundReport
+from fedtopic.algorithms.lda.async_report import write_async_run
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.init import cp_from_consortia, party_ids
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.eval.history_plots import histories_in, plot_history
 from fedtopic.eval.plots import plot_model_comparison
-from fedtopic.node.async_loop import PartyLog
 from fedtopic.runs.folder import write_json
-from fedtopic.simulation.async_run import write_async_run
 from fedtopic.simulation.baseline_run import ProgressFn, run_baseline
 from fedtopic.simulation.chain_setup import chain_usage, embedded_consortium
 from fedtopic.simulation.threads import run_simulation
@@ -58,8 +57,8 @@ def run_demo(
     on_stage("deploying the registry and one channel contract per party on the embedded chain")
     chain = embedded_consortium(ids, cp, (data.train.n_words, opts.topics), seed=opts.seed)
     on_stage("training DAFed-LDA: parties read each other's channels and publish asynchronously")
-    sim = run_simulation(data.parties, dafed_spec, chain.channels, cp, max_delay=opts.max_delay, on_round=on_round,
-                         history_dir=out / "history")
+    sim = run_simulation(data.parties, dafed_spec, chain.channels, cp, algorithm="dafed-lda",
+                         max_delay=opts.max_delay, on_round=on_round, history_dir=out / "history")
     plot_history(out, histories_in(out / "history"), title="DAFed-LDA")
     usage = chain_usage(chain.w3, chain.first_block)
     chain_facts = {"transport": "embedded-chain", "registry": chain.deployment.registry, "chain_transactions": usage.transactions,

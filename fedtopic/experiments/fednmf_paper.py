@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from fedtopic.algorithms.base import TrainSpec
-from fedtopic.corpus.pool import merge_corpora
 from fedtopic.algorithms.registry import get_algorithm
+from fedtopic.corpus.pool import merge_corpora
 from fedtopic.corpus.training_data import TrainingData, load_training_data
 from fedtopic.corpus.types import Corpus
 from fedtopic.eval.nmf_report import evaluate_nmf

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fedtopic.models.topic_merge import GlobalModel, integrate_all
 from fedtopic.algorithms.iftm.party import IFTMParty
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.types import Corpus
 from fedtopic.eval.perplexity import completion_perplexity
+from fedtopic.models.topic_merge import GlobalModel, integrate_all
 
 Status = Callable[[str], None]
 RATIOS_3 = (29_723, 59_445, 89_169)

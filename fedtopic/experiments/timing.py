@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.corpus.pool import merge_corpora
 from fedtopic.algorithms.lda.options import LDAHyper
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.init import cp_from_consortia, party_ids
+from fedtopic.corpus.pool import merge_corpora
 from fedtopic.corpus.synthetic import generate_synthetic
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.corpus.types import Corpus
@@ -190,7 +190,7 @@ def _dafed(parts: list[Corpus], s: TimingSettings, steps: int) -> Row:
     cp = cp_from_consortia([ids])
     spec = get_algorithm("dafed-lda").spec(s.topics, steps * s.dafed_rounds, s.seed, {"steps": steps})
     chain = embedded_consortium(ids, cp, (parts[0].n_words, s.topics), seed=s.seed)
-    sim = run_simulation(parts, spec, chain.channels, cp)
+    sim = run_simulation(parts, spec, chain.channels, cp, algorithm="dafed-lda")
     per = [(log.compute_seconds / max(log.sweeps, 1), log.comm_seconds / max(log.sweeps, 1),
             (log.bytes_sent + log.bytes_received) / max(log.sweeps, 1)) for log in sim.logs]
     gibbs, comm, nbytes = (np.array(x) for x in zip(*per))

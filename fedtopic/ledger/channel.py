@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from web3 import Web3
 
-from fedtopic.algorithms.lda.snapshot import ChannelSnapshot
+from fedtopic.algorithms.asynchronous import ChannelSnapshot
 from fedtopic.crypto.card import attach_card, check_card, detach_card
 from fedtopic.crypto.codec import decode_counts, encode_counts
 from fedtopic.crypto.envelope import SEAL_OVERHEAD_BYTES, open_sealed, seal

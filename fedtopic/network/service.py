@@ -47,7 +47,6 @@ from fedtopic.network.combiners import (
     fold_update,
     registered_combiners,
 )
-from fedtopic.protections import protection_names
 from fedtopic.network.errors import InvalidMeta, InvalidPayload, Rejection
 from fedtopic.network.rounds import (
     RoundState,
@@ -71,6 +70,7 @@ from fedtopic.network.schemas import (
 )
 from fedtopic.network.store import AggregateRow, HeldUpdate, Store
 from fedtopic.network.wire import sha256_hex
+from fedtopic.protections import protection_names
 from fedtopic.text import some_names
 
 log = logging.getLogger("fedtopic.aggregator")

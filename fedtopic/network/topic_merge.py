@@ -25,12 +25,12 @@ from typing import Any
 
 import numpy as np
 
+from fedtopic.errors import ModelError
 from fedtopic.models.topic_merge import (
     GlobalModel,
     check_merge_params,
     integrate_all,
 )
-from fedtopic.errors import ModelError
 from fedtopic.network.dense import DENSE_HEADER_MAX, decode_dense, encode_dense
 from fedtopic.network.errors import InvalidMeta, InvalidPayload
 

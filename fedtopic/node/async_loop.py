@@ -1,4 +1,4 @@
-"""The asynchronous DAFed-LDA loop of one party (Alg. 3), transport-agnostic.
+"""The asynchronous loop of one party (DAFed-LDA's Alg. 3, and any ``AsyncParty``), transport-agnostic.
 
 The party never waits for slower parties: it reads whatever is latest, trains,
 publishes. Training ends when the fastest party reaches the maximum number of
@@ -15,36 +15,18 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.lda.party import LDAParty, RoundReport
+from fedtopic.algorithms.asynchronous import AsyncParty, PartyLog, RoundReport
 from fedtopic.errors import TrainingError
 from fedtopic.node.checkpoint import load_checkpoint, save_checkpoint
 from fedtopic.node.transport import ChannelTransport
 from fedtopic.runs.history import HistoryLine, HistoryWriter, top_words_due
 from fedtopic.runs.topic_snapshot import record_topics
-
-
-@dataclass
-class PartyLog:
-    """What one party did: per-round staleness, bytes, timings."""
-
-    party_id: str
-    rounds: int = 0
-    sweeps: int = 0
-    bytes_sent: int = 0
-    bytes_received: int = 0
-    staleness: list[int] = field(default_factory=list)
-    read_from: set[str] = field(default_factory=set)
-    compute_seconds: float = 0.0
-    comm_seconds: float = 0.0
-    delay_seconds: float = 0.0
-    stopped_by: str = ""
-    behind: dict[str, int] = field(default_factory=dict)  # peers that fell behind: the most rounds they lagged
 
 
 @dataclass(frozen=True)
@@ -107,7 +89,7 @@ def wait_for_genesis(transport: ChannelTransport, expected: set[str], *, timeout
 
 
 def run_party(
-    party: LDAParty,
+    party: AsyncParty,
     transport: ChannelTransport,
     *,
     readable: set[str],
@@ -119,7 +101,7 @@ def run_party(
     converge_tol: float | None = None,
     checkpoint: Path | None = None,
     history: Path | None = None,
-    algorithm: str = "dafed-lda",
+    algorithm: str,
     say: Callable[[str], None] = lambda _: None,
     liveness: Liveness = Liveness(),
 ) -> PartyLog:
@@ -148,15 +130,15 @@ def run_party(
 
     def publish(rnd: int, counts: np.ndarray) -> None:
         if checkpoint is not None:
-            save_checkpoint(checkpoint, party, published=False, totals=totals())
+            save_checkpoint(checkpoint, party, published=False, totals=totals(), algorithm=algorithm)
         log.bytes_sent += transport.publish(rnd, counts)
         if checkpoint is not None:
-            save_checkpoint(checkpoint, party, published=True, totals=totals())
+            save_checkpoint(checkpoint, party, published=True, totals=totals(), algorithm=algorithm)
 
     resumed = checkpoint is not None and checkpoint.exists()
     writer = None if history is None else HistoryWriter(history, resumed=resumed)
     if checkpoint is not None and checkpoint.exists():
-        info = load_checkpoint(checkpoint, party)
+        info = load_checkpoint(checkpoint, party, algorithm)
         log.rounds, log.sweeps = info.round, info.sweeps
         before = info.totals  # what happened before the restart counts too
         log.bytes_sent = int(before.get("bytes_sent", 0))
@@ -218,14 +200,15 @@ def run_party(
         if writer is not None:
             top = weights = prevalence = None
             if top_words_due(report.round):
-                top, weights, prevalence = record_topics(party, party.corpus.vocab, history, algorithm=algorithm,
+                top, weights, prevalence = record_topics(party, party.vocab, history, algorithm=algorithm,
                                                          round=report.round)
+            quality, quality_name = party.quality()
             writer.append(HistoryLine(
                 party=party.party_id, algorithm=algorithm, round=report.round, time=time.time(),
                 compute_s=t2 - t1, exchange_s=(t1 - t0) + (t4 - t3), wait_s=t3 - t2,
                 bytes_up=log.bytes_sent - sent_before, bytes_down=received_before_round - reads_before,
-                staleness=dict(report.staleness), epsilon=report.epsilon, quality=party.log_likelihood(),
-                quality_name="loglik_per_token", top_words=top, top_weights=weights, prevalence=prevalence,
+                staleness=dict(report.staleness), epsilon=report.epsilon, quality=quality,
+                quality_name=quality_name, top_words=top, top_weights=weights, prevalence=prevalence,
                 extra={"sweeps": report.sweeps} | ({"behind": {p: lag for p, (lag, _) in behind.items()}}
                                                    if behind else {}) | _ledger_extra(transport)))
         reads_before = transport.bytes_received()
@@ -238,7 +221,8 @@ def run_party(
         if on_round is not None:
             on_round(party.party_id, report, log)
         if converge_tol is not None:
-            changed = np.abs(report.n_wk.astype(np.int64) - previous).sum() / (2 * max(party.corpus.n_tokens, 1))
+            # the share of the update's mass that moved (for counts: of the party's tokens that changed topic)
+            changed = np.abs(report.n_wk.astype(np.int64) - previous).sum() / (2 * max(int(np.sum(previous)), 1))
             previous = report.n_wk
             if changed < converge_tol:
                 log.stopped_by = "converged"

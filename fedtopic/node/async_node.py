@@ -1,9 +1,11 @@
-"""One party of an asynchronous algorithm (DAFed-LDA) as its own process, over a real chain (``fedtopic node run``).
+"""One party of an asynchronous algorithm (DAFed-LDA, any ``AsyncParty``) as its own process, over a real chain
+(``fedtopic node run``).
 
 The party loads its documents, connects to the chain named in the consortium
 config, and runs the asynchronous loop (Alg. 3) with a checkpoint in its
-state folder, so a killed node resumes where it stopped. When training ends it
-saves θ_p (its own, never published) and Φ_Σ as a run folder.
+state folder, so a killed node resumes where it stopped. When training ends the
+algorithm writes its run folder (``write_async_party``: DAFed-LDA's θ_p, never
+published, and Φ_Σ).
 """
 
 from __future__ import annotations
@@ -13,16 +15,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from fedtopic.algorithms.lda.party import RoundReport
-from fedtopic.algorithms.lda.run_folder import write_party_model
+from fedtopic.algorithms.asynchronous import AsyncPartyRun, PartyLog, RoundReport
+from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.config import ConsortiumConfig
 from fedtopic.crypto.card import card_of
 from fedtopic.errors import TrainingError
 from fedtopic.ledger.channel import ChainChannel
 from fedtopic.ledger.endpoint import chain_for, registry_of
-from fedtopic.node.async_loop import Liveness, PartyLog, run_party
+from fedtopic.node.async_loop import Liveness, run_party
 from fedtopic.node.party_setup import prepare_party
 from fedtopic.node.roster import delay_rng
 from fedtopic.runs.history import FILE_NAME
@@ -78,12 +78,8 @@ def run_async_node(
         liveness=liveness,
     )
     party.absorb(channel.read_latest())
-    return write_party_model(state_dir / "model", party, data.test, data.tokenizer, {
-        "algorithm": cfg.algorithm.name, "dataset": cfg.data.dataset or "own corpus", "parties": len(cfg.parties),
-        "wall_seconds": log.compute_seconds + log.comm_seconds + log.delay_seconds, "bytes_sent": log.bytes_sent,
-        "rounds": log.rounds, "stopped_by": log.stopped_by, "bytes_received": log.bytes_received,
-        "comm_seconds_per_round": log.comm_seconds / max(log.rounds, 1),
-        "mean_staleness": float(np.mean(log.staleness)) if log.staleness else 0.0,
-        "peers_behind": dict(log.behind), "if_behind": "wait" if liveness.wait else "go-on",
-        "behind_limits": {"rounds": liveness.rounds, "seconds": liveness.seconds},
-    })
+    run = AsyncPartyRun(party, cfg.algorithm.spec(), data.train, data.test, data.tokenizer,
+                        cfg.data.dataset or "own corpus", len(cfg.parties), log,
+                        {"if_behind": "wait" if liveness.wait else "go-on",
+                         "behind_limits": {"rounds": liveness.rounds, "seconds": liveness.seconds}})
+    return get_algorithm(cfg.algorithm.name).write_async_party(state_dir / "model", run)

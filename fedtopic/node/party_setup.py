@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fedtopic.algorithms.lda.party import LDAParty
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.config import ConsortiumConfig
 from fedtopic.consortium.init import key_file_path
@@ -29,7 +28,7 @@ class PreparedParty:
 
     keys: PartyKeys
     data: PartyData
-    party: LDAParty
+    party: Any  # a FederatedParty (synchronous) or an AsyncParty (asynchronous)
     index: int
     state_dir: Path
     params: dict[str, Any]  # what every party must agree on (``session_params``)

@@ -19,6 +19,7 @@ from fedtopic.network.client import AggregatorClient
 from fedtopic.network.errors import AggregatorRejected
 from fedtopic.protections import Protection, Secrets
 
+
 def open_secrets(protection: Protection, meta: Mapping[str, Any], params: Mapping[str, Any], party_id: str,
                  x25519_private: bytes, session: str, key_bits: int) -> Secrets:
     """This party's secrets from the setup session (checked against its public key / commitment); one line when the

@@ -11,10 +11,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from fedtopic.algorithms.base import Algorithm, TrainSpec
-from fedtopic.algorithms.lda.party import LDAParty
-from fedtopic.corpus.types import Corpus
-
 
 def readable_channels(party_ids: Sequence[str], cp: Mapping[str, Sequence[str]] | None) -> dict[str, list[str]]:
     """The *other* channels each party may read, in party order.
@@ -23,13 +19,6 @@ def readable_channels(party_ids: Sequence[str], cp: Mapping[str, Sequence[str]] 
     [cp]; the owner may or may not be listed); None means everyone reads everyone.
     """
     return {pid: [o for o in party_ids if o != pid and (cp is None or pid in cp.get(o, ()))] for pid in party_ids}
-
-
-def build_parties(algorithm: Algorithm, spec: TrainSpec, corpora: Sequence[Corpus],
-                  party_ids: Sequence[str]) -> list[LDAParty]:
-    """One party of ``algorithm`` per corpus (party i samples with seed ``spec.seed + i``)."""
-    return [algorithm.lda_party(pid, i, corpus, spec)  # type: ignore[attr-defined]
-            for i, (pid, corpus) in enumerate(zip(party_ids, corpora))]
 
 
 def delay_rng(seed: int, index: int) -> np.random.Generator:

@@ -40,9 +40,14 @@ from fedtopic.node.count_channel import RoundFailed, open_counts_channel
 from fedtopic.node.heartbeat import Heartbeat
 from fedtopic.node.link import Link
 from fedtopic.node.run_session import resolve_run_session
-from fedtopic.protections import Secrets, get_protection
 from fedtopic.node.state_file import read_arrays, write_arrays, write_text_atomic
-from fedtopic.runs.history import HistoryLine, HistoryWriter, read_history, top_words_due
+from fedtopic.protections import Secrets, get_protection
+from fedtopic.runs.history import (
+    HistoryLine,
+    HistoryWriter,
+    read_history,
+    top_words_due,
+)
 from fedtopic.runs.topic_snapshot import record_topics
 from fedtopic.text import some_names
 

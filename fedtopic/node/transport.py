@@ -13,7 +13,7 @@ from typing import Protocol
 
 import numpy as np
 
-from fedtopic.algorithms.lda.snapshot import ChannelSnapshot
+from fedtopic.algorithms.asynchronous import ChannelSnapshot
 from fedtopic.crypto.codec import decode_counts, encode_counts
 
 

@@ -3,7 +3,13 @@
 See ``base`` for what a protection owns; ``plain`` (``none``), ``paillier`` and ``mask`` are the built-ins.
 """
 
-from fedtopic.protections.base import KINDS, PartyCodec, Protection, SchemeCodec, Secrets
+from fedtopic.protections.base import (
+    KINDS,
+    PartyCodec,
+    Protection,
+    SchemeCodec,
+    Secrets,
+)
 from fedtopic.protections.registry import (
     get_protection,
     protection_names,

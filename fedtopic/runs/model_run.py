@@ -23,7 +23,14 @@ import numpy as np
 
 from fedtopic.corpus.types import Corpus
 from fedtopic.eval.topic_table import topic_table
-from fedtopic.runs.folder import SUMMARY_KEYS, TopicModelFile, save_theta, save_topic_model, write_summary, write_topics
+from fedtopic.runs.folder import (
+    SUMMARY_KEYS,
+    TopicModelFile,
+    save_theta,
+    save_topic_model,
+    write_summary,
+    write_topics,
+)
 
 
 def write_model_run(out: Path, *, phi: np.ndarray, vocab: Sequence[str], tokenizer: Mapping[str, Any],

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from fedtopic.algorithms.base import Mode, TrainSpec
-from fedtopic.corpus.pool import merge_corpora
 from fedtopic.algorithms.registry import get_algorithm
+from fedtopic.corpus.pool import merge_corpora
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.eval.perplexity import completion_perplexity
 from fedtopic.eval.plots import plot_curves

@@ -11,12 +11,12 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 
+from fedtopic.algorithms.asynchronous import ChannelSnapshot, PartyLog
 from fedtopic.algorithms.base import Mode, TrainSpec
-from fedtopic.algorithms.lda.snapshot import ChannelSnapshot
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.types import Corpus
-from fedtopic.node.async_loop import PartyLog
-from fedtopic.node.roster import build_parties, readable_channels
+from fedtopic.node.roster import readable_channels
+from fedtopic.simulation.lda_parties import build_parties
 from fedtopic.simulation.threads import SimulationResult
 
 

@@ -119,8 +119,8 @@ def _sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, ha
 
 def _async(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, harness: Harness, *,
            on_round: Callable[..., None] | None, say: Callable[[str], None]) -> dict[str, Any]:
+    from fedtopic.algorithms.asynchronous import AsyncRun
     from fedtopic.node.transport import ChannelTransport, InMemoryBoard
-    from fedtopic.simulation.async_run import write_async_run
     from fedtopic.simulation.chain_setup import chain_usage, embedded_consortium
     from fedtopic.simulation.threads import run_simulation
 
@@ -141,4 +141,5 @@ def _async(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, h
         usage = chain_usage(chain.w3, chain.first_block)
         extra |= {"chain_transactions": usage.transactions, "chain_calldata_bytes": usage.calldata_bytes,
                   "chain_gas_used": usage.gas_used}
-    return write_async_run(data, spec, sim, run_dir, algorithm=algorithm, max_delay=a.max_delay, extra=extra)
+    run = AsyncRun(data, spec, sim.parties, sim.logs, sim.wall_seconds, extra | {"max_delay": a.max_delay})
+    return get_algorithm(algorithm).write_async_simulation(run_dir, run)

@@ -31,8 +31,8 @@ from fedtopic.crypto.keys import load_party_keys
 from fedtopic.engines import get_engine
 from fedtopic.engines.base import placement
 from fedtopic.errors import ConfigError
-from fedtopic.node.session_params import session_params
 from fedtopic.node.link import HttpLink
+from fedtopic.node.session_params import session_params
 from fedtopic.node.sync_runtime import Connection, ProtectionSettings, run_sync_party
 from fedtopic.runs.folder import write_summary
 from fedtopic.runs.history import HistoryLine

@@ -1,4 +1,5 @@
-"""One-process DAFed-LDA simulation: P parties on an engine (threads by default) over a shared channel board.
+"""One-process asynchronous simulation (DAFed-LDA, any ``AsyncParty``): P parties on an engine (threads by default)
+over a shared channel board.
 
 Parties genuinely overlap (the numba sweeps release the GIL) and each sleeps
 a random delay after every round (paper §8.1), so the staleness they record is
@@ -15,21 +16,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fedtopic.algorithms.asynchronous import PartyLog
 from fedtopic.algorithms.base import Mode, TrainSpec
-from fedtopic.algorithms.lda.party import LDAParty, RoundReport
+from fedtopic.algorithms.lda.party import RoundReport
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.types import Corpus
 from fedtopic.engines import get_engine
-from fedtopic.node.async_loop import PartyLog, run_party
-from fedtopic.node.roster import build_parties, delay_rng, readable_channels
+from fedtopic.node.async_loop import run_party
+from fedtopic.node.roster import delay_rng, readable_channels
 from fedtopic.node.transport import ChannelTransport
 
 
 @dataclass(frozen=True)
 class SimulationResult:
-    """Trained parties (θ_p, Φ_Σ each) and what each did."""
+    """Trained parties (``AsyncParty``: for DAFed-LDA θ_p and Φ_Σ each) and what each did."""
 
-    parties: list[LDAParty]
+    parties: list[Any]
     logs: list[PartyLog]
     wall_seconds: float
 
@@ -40,7 +42,7 @@ def run_simulation(
     transports: Sequence[ChannelTransport],
     cp: Mapping[str, Sequence[str]],
     *,
-    algorithm: str = "dafed-lda",
+    algorithm: str,
     max_delay: float = 0.0,
     on_round: Callable[[str, RoundReport, PartyLog], None] | None = None,
     history_dir: Path | None = None,
@@ -58,7 +60,7 @@ def run_simulation(
     readable = readable_channels(ids, cp)
     algo = get_algorithm(algorithm)
     algo.require(Mode.async_, "an asynchronous simulation")
-    parties = build_parties(algo, spec, corpora, ids)
+    parties = [algo.party(pid, i, corpus, spec) for i, (pid, corpus) in enumerate(zip(ids, corpora))]
     converge_tol = spec.options.get("converge_tol")
     stop = threading.Event()
 

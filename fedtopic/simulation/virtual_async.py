@@ -19,14 +19,13 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from fedtopic.algorithms.asynchronous import ChannelSnapshot, PartyLog, RoundReport
 from fedtopic.algorithms.base import Mode, TrainSpec
-from fedtopic.algorithms.lda.party import RoundReport
-from fedtopic.algorithms.lda.snapshot import ChannelSnapshot
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.types import Corpus
 from fedtopic.crypto.codec import encode_counts
-from fedtopic.node.async_loop import PartyLog
-from fedtopic.node.roster import build_parties, delay_rng, readable_channels
+from fedtopic.node.roster import delay_rng, readable_channels
+from fedtopic.simulation.lda_parties import build_parties
 from fedtopic.simulation.threads import SimulationResult
 
 DEFAULT_COST_PER_TOKEN = 1e-6

@@ -8,7 +8,14 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.base import Algorithm, Fitted, Mode, TrainSpec, UpdateSpec, metric
+from fedtopic.algorithms.base import (
+    Algorithm,
+    Fitted,
+    Mode,
+    TrainSpec,
+    UpdateSpec,
+    metric,
+)
 from fedtopic.algorithms.federated import ConsortiumRun, PartyRun, history_totals
 from fedtopic.algorithms.nmf.options import FEDERATED_OPTIONS, SGD_OPTIONS
 from fedtopic.corpus.types import Corpus

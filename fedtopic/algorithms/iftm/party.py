@@ -15,8 +15,8 @@ from fedtopic.algorithms.iftm.options import (
     party_topic_counts,
     topics_of,
 )
-from fedtopic.corpus.pool import merge_corpora
 from fedtopic.algorithms.model import TopicModel
+from fedtopic.corpus.pool import merge_corpora
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ModelError
 from fedtopic.eval.coherence import heaviest_ids

@@ -15,7 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from fedtopic.algorithms.base import Mode, TrainSpec, UpdateSpec
 from fedtopic.algorithms.federated import ConsortiumRun, PartyRun
-from fedtopic.algorithms.lda.dp_options import SECURE_SUM_DP_OPTIONS, federated_dp_settings
+from fedtopic.algorithms.lda.dp_options import (
+    SECURE_SUM_DP_OPTIONS,
+    federated_dp_settings,
+)
 from fedtopic.algorithms.lda.federated import FederatedLDA
 from fedtopic.algorithms.lda.options import LDA_OPTIONS, STEPS_OPTION
 from fedtopic.corpus.types import Corpus

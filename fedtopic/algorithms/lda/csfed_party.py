@@ -18,9 +18,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from fedtopic.algorithms.asynchronous import ChannelSnapshot
 from fedtopic.algorithms.federated import Channel, Exchange, StepRecord
 from fedtopic.algorithms.lda.party import LDAParty
-from fedtopic.algorithms.lda.snapshot import ChannelSnapshot
 from fedtopic.models.state import LDAState
 
 SETUP_MAX_VALUE = (1 << 24) - 1

@@ -9,6 +9,12 @@ fewer than ``converge_tol`` of its tokens changed topic in a round.
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fedtopic.algorithms.asynchronous import AsyncPartyRun, AsyncRun
 from fedtopic.algorithms.base import Mode, Option, UpdateSpec
 from fedtopic.algorithms.lda.dp_options import FEDERATED_DP_OPTIONS
 from fedtopic.algorithms.lda.federated import FederatedLDA
@@ -27,3 +33,25 @@ class DAFedLDA(FederatedLDA):
     ) + FEDERATED_DP_OPTIONS
     update = UpdateSpec("counts", "N_p int32[V,K] word-topic counts, sparse-encoded, AES-256-GCM per channel; "
                                   "readers sum them")
+
+    def write_async_simulation(self, out: Path, run: AsyncRun) -> dict[str, Any]:
+        """Every party's Φ_Σ (parties of different consortia differ), evaluated on the held-out documents; the
+        staleness of what each read, rounds and bytes (``async_report``)."""
+        from fedtopic.algorithms.lda.async_report import write_async_run
+
+        extra = dict(run.extra)
+        max_delay = float(extra.pop("max_delay", 0.0))
+        return write_async_run(run.data, run.spec, run, out, algorithm=self.name, max_delay=max_delay, extra=extra)
+
+    def write_async_party(self, out: Path, run: AsyncPartyRun) -> dict[str, Any]:
+        """θ_p (its own, never published) and Φ_Σ, evaluated on its own held-out documents."""
+        from fedtopic.algorithms.lda.run_folder import write_party_model
+
+        log = run.log
+        return write_party_model(out, run.party, run.test, run.tokenizer, {
+            "algorithm": self.name, "dataset": run.dataset, "parties": run.n_parties,
+            "wall_seconds": log.compute_seconds + log.comm_seconds + log.delay_seconds, "bytes_sent": log.bytes_sent,
+            "rounds": log.rounds, "stopped_by": log.stopped_by, "bytes_received": log.bytes_received,
+            "comm_seconds_per_round": log.comm_seconds / max(log.rounds, 1),
+            "mean_staleness": float(np.mean(log.staleness)) if log.staleness else 0.0,
+            "peers_behind": dict(log.behind)} | dict(run.extra))

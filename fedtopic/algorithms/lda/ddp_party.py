@@ -35,14 +35,19 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from fedtopic.algorithms.asynchronous import ChannelSnapshot
 from fedtopic.algorithms.lda.dp_options import DPSettings
 from fedtopic.algorithms.lda.dp_party import DPLDAParty, release_mask
 from fedtopic.algorithms.lda.options import LDAHyper
-from fedtopic.algorithms.lda.snapshot import ChannelSnapshot
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ConfigError, TrainingError
 from fedtopic.privacy.rdp import DEFAULT_ORDERS, PrivacyReport, report_from_rdp
-from fedtopic.privacy.skellam import composed_rdp, share_bound, share_lambda, skellam_shares
+from fedtopic.privacy.skellam import (
+    composed_rdp,
+    share_bound,
+    share_lambda,
+    skellam_shares,
+)
 
 INTEGER_SHARE = 0.01
 """The integer noise's RDP at order 2 is kept under this fraction of the Gaussian term (``scale``)."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-
 from fedtopic.algorithms.lda.options import LDAHyper
 from fedtopic.corpus.pool import merge_corpora
 from fedtopic.corpus.types import Corpus

@@ -14,14 +14,13 @@ step, positive when it lags, negative when it is ahead.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fedtopic.algorithms.asynchronous import ChannelSnapshot, RoundReport
 from fedtopic.algorithms.lda.options import LDAHyper
-from fedtopic.algorithms.lda.snapshot import ChannelSnapshot
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ModelError, TrainingError
 from fedtopic.eval.coherence import heaviest_ids
@@ -31,17 +30,6 @@ from fedtopic.models.state import LDAState, check_state
 
 if TYPE_CHECKING:
     from fedtopic.privacy.rdp import PrivacyReport
-
-
-@dataclass(frozen=True)
-class RoundReport:
-    """What one local round produced: the counts to publish and how stale the inputs were."""
-
-    round: int
-    sweeps: int
-    n_wk: np.ndarray
-    staleness: dict[str, int]
-    epsilon: float | None = None  # the (ε, δ) the party's releases have cost with this one (DP on)
 
 
 def aggregate_others(snapshots: Sequence[ChannelSnapshot], n_words: int, n_topics: int) -> tuple[np.ndarray, np.ndarray]:
@@ -109,6 +97,30 @@ class LDAParty:
     def own_counts(self) -> np.ndarray:
         """A copy of N_p, int32[V,K]: the only thing that leaves the party."""
         return self.model.state.n_wk.copy()
+
+    @property
+    def vocab(self) -> tuple[str, ...]:
+        """The corpus's words (the asynchronous protocol's)."""
+        return self.corpus.vocab
+
+    def quality(self) -> tuple[float, str]:
+        """The history's figure: the log-likelihood per token of its own documents under Φ_Σ."""
+        return self.log_likelihood(), "loglik_per_token"
+
+    def state(self) -> dict[str, np.ndarray]:
+        """The sampler's state (z_p, N_p, θ counts, RNG) and progress: what a restarted party resumes from."""
+        s = self.model.state
+        return {"z": s.z, "n_dk": s.n_dk, "n_wk": s.n_wk, "n_k": s.n_k, "rng": s.rng,
+                "progress": np.array([self.round, self.sweeps], dtype=np.int64)}
+
+    def restore(self, arrays: Mapping[str, np.ndarray]) -> None:
+        """Resume from ``state``'s arrays; ValueError if they do not fit this party's corpus and K."""
+        rnd, sweeps = (int(x) for x in arrays["progress"])
+        try:
+            self.resume(LDAState(**{k: arrays[k] for k in ("z", "n_dk", "n_wk", "n_k", "rng")}), round=rnd,
+                        sweeps=sweeps)
+        except ModelError as exc:
+            raise ValueError(str(exc)) from None
 
     def word_frequencies(self) -> np.ndarray:
         """This party's word frequencies, int64[V] (CSFed's setup exchange, Fig. 3)."""

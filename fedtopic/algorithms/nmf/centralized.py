@@ -17,8 +17,8 @@ from fedtopic.algorithms.base import (
     Option,
     TrainSpec,
 )
-from fedtopic.corpus.pool import merge_corpora
 from fedtopic.algorithms.nmf.model import nmf_topic_model
+from fedtopic.corpus.pool import merge_corpora
 from fedtopic.corpus.types import Corpus
 from fedtopic.models.nnls import counts_matrix
 

@@ -12,9 +12,9 @@ from fedtopic.algorithms.base import (
     TrainSpec,
 )
 from fedtopic.algorithms.fednmf.party import initial_global
-from fedtopic.corpus.pool import merge_corpora
 from fedtopic.algorithms.nmf.model import nmf_topic_model
 from fedtopic.algorithms.nmf.options import SGD_OPTIONS, sgd_settings
+from fedtopic.corpus.pool import merge_corpora
 from fedtopic.corpus.types import Corpus
 from fedtopic.models.nnls import counts_matrix
 

@@ -13,9 +13,9 @@ from fedtopic.algorithms.base import (
     Mode,
     TrainSpec,
 )
-from fedtopic.corpus.pool import merge_corpora
 from fedtopic.algorithms.model import TopicModel
 from fedtopic.algorithms.ntm.options import CENTRAL_OPTIONS, ntm_settings
+from fedtopic.corpus.pool import merge_corpora
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ConfigError
 from fedtopic.models.nnls import counts_matrix

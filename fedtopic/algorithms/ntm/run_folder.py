@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from fedtopic.algorithms.base import Fitted, TrainSpec
-from fedtopic.corpus.pool import merge_corpora
 from fedtopic.algorithms.model import TopicModel
+from fedtopic.corpus.pool import merge_corpora
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.eval.classify import svm_macro_f1
 from fedtopic.eval.coherence import npmi_coherence, top_word_ids

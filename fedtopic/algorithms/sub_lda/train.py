@@ -10,8 +10,8 @@ import numpy as np
 
 from fedtopic.algorithms.base import Fitted, IterationCallback, TrainSpec
 from fedtopic.algorithms.lda.dp_options import DPSettings
-from fedtopic.corpus.pool import merge_corpora
 from fedtopic.algorithms.model import TopicModel
+from fedtopic.corpus.pool import merge_corpora
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import BudgetExhausted
 from fedtopic.models.dp_lda import DPGibbsLDA

@@ -1,13 +1,15 @@
-"""An asynchronous run end to end: evaluate every party's Φ_Σ after the simulation, write the run folder."""
+"""DAFed-LDA's run folder after a simulation: every party's Φ_Σ evaluated, staleness and rounds plotted
+(``DAFedLDA.write_async_simulation``; the demo's too)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
+from fedtopic.algorithms.asynchronous import PartyLog
 from fedtopic.algorithms.base import TrainSpec
 from fedtopic.algorithms.lda.party import privacy_summary
 from fedtopic.corpus.training_data import TrainingData
@@ -20,7 +22,15 @@ from fedtopic.runs.folder import (
     write_summary,
     write_topics,
 )
-from fedtopic.simulation.threads import SimulationResult
+
+
+class Finished(Protocol):
+    """What a finished asynchronous simulation hands over (``AsyncRun``, ``simulation.threads.SimulationResult``)."""
+
+    parties: Sequence[Any]
+    logs: Sequence[PartyLog]
+    wall_seconds: float
+
 
 STALENESS_MEANING = ("rounds the read counts lagged the reader: 0 in step, positive behind, negative ahead "
                      "(the other party had already published later rounds)")
@@ -29,7 +39,7 @@ STALENESS_MEANING = ("rounds the read counts lagged the reader: 0 in step, posit
 def write_async_run(
     data: TrainingData,
     spec: TrainSpec,
-    sim: SimulationResult,
+    sim: Finished,
     out: Path,
     *,
     algorithm: str = "dafed-lda",
@@ -102,7 +112,7 @@ def _histogram(values: Sequence[int]) -> dict[str, int]:
     return {str(int(k)): int(c) for k, c in zip(keys, counts)}
 
 
-def _plots(out: Path, sim: SimulationResult, staleness: Sequence[int], perplexities: Sequence[float]) -> None:
+def _plots(out: Path, sim: Finished, staleness: Sequence[int], perplexities: Sequence[float]) -> None:
     if staleness:
         plot_histogram(out / "staleness.png", staleness,
                        xlabel="staleness of a read payload in rounds (negative: the other party was ahead)",
