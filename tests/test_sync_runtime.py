@@ -274,7 +274,7 @@ def test_a_plugin_may_not_replace_a_builtin(monkeypatch):
     with pytest.raises(ConfigError, match="built-in algorithm"):
         get_algorithm("fednmf")
     monkeypatch.setenv("FEDTOPIC_ALGORITHMS", "broken")
-    with pytest.raises(ConfigError, match="not name=module:Class"):
+    with pytest.raises(ConfigError, match="not name=module:object"):
         get_algorithm("fednmf")
 
 

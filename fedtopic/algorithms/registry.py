@@ -11,13 +11,11 @@ consortium, the aggregator included, must see it). Neither may replace a built-i
 
 from __future__ import annotations
 
-import os
-from functools import cache
-from importlib import import_module
-from importlib.metadata import entry_points
+from typing import Any
 
 from fedtopic.algorithms.base import Algorithm, Mode
 from fedtopic.errors import ConfigError
+from fedtopic.plugins import Registry
 
 _ENTRIES: dict[str, str] = {
     "centralized-lda": "fedtopic.algorithms.lda.centralized:CentralizedLDA",
@@ -40,53 +38,27 @@ _ENTRIES: dict[str, str] = {
 ENV = "FEDTOPIC_ALGORITHMS"
 
 
-@cache
-def _installed() -> tuple[tuple[str, str], ...]:
-    """(name, "module:Class") of the installed packages' ``fedtopic.algorithms`` entry points."""
-    return tuple((ep.name, ep.value) for ep in entry_points(group="fedtopic.algorithms"))
-
-
-def _entries() -> dict[str, str]:
-    """The built-in entries, then the installed plugins', then ``FEDTOPIC_ALGORITHMS``'s."""
-    out = dict(_ENTRIES)
-    extra = [item.strip() for item in os.environ.get(ENV, "").split(",") if item.strip()]
-    pairs = list(_installed()) + [tuple(item.partition("=")[::2]) for item in extra]
-    for name, path in pairs:
-        module, sep, cls = path.partition(":")
-        if not name or not sep or not module or not cls:
-            raise ConfigError(f"{ENV} / entry point: {name}={path!r} is not name=module:Class")
-        if name in _ENTRIES:
-            raise ConfigError(f"{ENV} / entry point: {name!r} is a built-in algorithm and cannot be replaced")
-        out[name] = path
-    return out
-
-
-def algorithm_names() -> tuple[str, ...]:
-    """Every registered name, in registration order."""
-    return tuple(_entries())
-
-
-def get_algorithm(name: str) -> Algorithm:
-    """The algorithm registered as ``name``; an unknown name lists the known ones."""
-    entries = _entries()
-    path = entries.get(name)
-    if path is None:
-        raise ConfigError(f"unknown algorithm {name!r}; known: {', '.join(entries)} (see `fedtopic algorithms`)")
-    return _load(name, path)
-
-
-@cache
-def _load(name: str, path: str) -> Algorithm:
-    module, _, cls = path.partition(":")
-    try:
-        algorithm = getattr(import_module(module), cls)()
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"algorithm {name!r}: cannot load {path} ({exc})") from None
+def _check(name: str, path: str, algorithm: Any) -> Algorithm:
+    if not isinstance(algorithm, Algorithm):
+        raise ConfigError(f"algorithm {name!r}: {path} is not a fedtopic Algorithm")
     if algorithm.name != name:
         raise RuntimeError(f"registry entry {name!r} loads an algorithm named {algorithm.name!r}")
     return algorithm
 
 
+_REGISTRY = Registry("algorithm", _ENTRIES, "fedtopic.algorithms", ENV, _check)
+
+
+def algorithm_names() -> tuple[str, ...]:
+    """Every registered name, in registration order."""
+    return _REGISTRY.names()
+
+
+def get_algorithm(name: str) -> Algorithm:
+    """The algorithm registered as ``name``; an unknown name lists the known ones."""
+    return _REGISTRY.get(name, " (see `fedtopic algorithms`)")
+
+
 def algorithms_for(mode: Mode) -> tuple[str, ...]:
     """The names of the algorithms that run in ``mode``."""
-    return tuple(n for n in _entries() if mode in get_algorithm(n).modes)
+    return tuple(n for n in algorithm_names() if mode in get_algorithm(n).modes)

@@ -10,12 +10,10 @@ of the consortium, the aggregator included, must see it). Neither may replace a 
 
 from __future__ import annotations
 
-import os
-from functools import cache
-from importlib import import_module
-from importlib.metadata import entry_points
+from typing import Any
 
 from fedtopic.errors import ConfigError
+from fedtopic.plugins import Registry
 from fedtopic.protections.base import Protection
 
 _ENTRIES: dict[str, str] = {
@@ -27,51 +25,9 @@ _ENTRIES: dict[str, str] = {
 }
 BUILT_IN = tuple(_ENTRIES)
 ENV = "FEDTOPIC_PROTECTIONS"
-GROUP = "fedtopic.protections"
 
 
-@cache
-def _installed() -> tuple[tuple[str, str], ...]:
-    """(name, "module:object") of the installed packages' ``fedtopic.protections`` entry points."""
-    return tuple((ep.name, ep.value) for ep in entry_points(group=GROUP))
-
-
-def _entries() -> dict[str, str]:
-    """The built-in entries, then the installed plugins', then ``FEDTOPIC_PROTECTIONS``'s."""
-    out = dict(_ENTRIES)
-    extra = [item.strip() for item in os.environ.get(ENV, "").split(",") if item.strip()]
-    for name, path in list(_installed()) + [tuple(item.partition("=")[::2]) for item in extra]:
-        module, sep, attr = path.partition(":")
-        if not name or not sep or not module or not attr:
-            raise ConfigError(f"{ENV} / entry point: {name}={path!r} is not name=module:object")
-        if name in _ENTRIES:
-            raise ConfigError(f"{ENV} / entry point: {name!r} is a built-in protection and cannot be replaced")
-        out[name] = path
-    return out
-
-
-def protection_names() -> tuple[str, ...]:
-    """Every registered name, built-ins first."""
-    return tuple(_entries())
-
-
-def get_protection(name: str) -> Protection:
-    """The protection registered as ``name``; an unknown name lists the known ones."""
-    entries = _entries()
-    path = entries.get(name) if isinstance(name, str) else None
-    if path is None:
-        raise ConfigError(f"unknown protection {name!r}; known: {', '.join(entries)}")
-    return _load(name, path)
-
-
-@cache
-def _load(name: str, path: str) -> Protection:
-    module, _, attr = path.partition(":")
-    try:
-        found = getattr(import_module(module), attr)
-        protection = found() if isinstance(found, type) else found
-    except (ImportError, AttributeError, TypeError) as exc:
-        raise ConfigError(f"protection {name!r}: cannot load {path} ({exc})") from None
+def _check(name: str, path: str, protection: Any) -> Protection:
     if not isinstance(protection, Protection):
         raise ConfigError(f"protection {name!r}: {path} is not a fedtopic.protections.Protection")
     if protection.name != name:
@@ -79,9 +35,22 @@ def _load(name: str, path: str) -> Protection:
     return protection
 
 
+_REGISTRY = Registry("protection", _ENTRIES, "fedtopic.protections", ENV, _check)
+
+
+def protection_names() -> tuple[str, ...]:
+    """Every registered name, built-ins first."""
+    return _REGISTRY.names()
+
+
+def get_protection(name: str) -> Protection:
+    """The protection registered as ``name``; an unknown name lists the known ones."""
+    return _REGISTRY.get(name)
+
+
 def protections_carrying(kind: str) -> tuple[str, ...]:
     """The names of the protections that carry updates of ``kind``."""
-    return tuple(n for n in _entries() if get_protection(n).carries(kind))
+    return tuple(n for n in protection_names() if get_protection(n).carries(kind))
 
 
 def require_carries(protection: Protection, kind: str, who: str) -> None:
