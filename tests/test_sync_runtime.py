@@ -166,10 +166,10 @@ class _Killed(BaseException):
     """A party's thread stopped dead (what a kill -9 leaves: nothing after the point it struck runs)."""
 
 
-def test_a_kill_right_after_a_checkpoint_loses_no_history_line(tmp_path, plugin, monkeypatch):
-    """A round's history line is written before the checkpoint that marks the round done: p2, stopped dead just
-    after the checkpoint of round 2, resumes at round 3 with every round in its history (in the other order the
-    kill lost round 2's line, and its summary counted 7 rounds of 8)."""
+def _p2_killed_after_round_2(tmp_path, monkeypatch, between=lambda config: None,
+                              said: list[str] | None = None) -> tuple[Path, dict[str, object]]:
+    """Three vector-plugin nodes as threads through a real aggregator; p2 stopped dead just after the checkpoint of
+    round 2 (what a kill -9 leaves), ``between(config)`` run, p2 restarted; (config, every node's summary)."""
     import threading
 
     from fedtopic.node import sync_runtime
@@ -190,8 +190,9 @@ def test_a_kill_right_after_a_checkpoint_loses_no_history_line(tmp_path, plugin,
     out: dict[str, object] = {}
 
     def party(pid: str) -> None:
+        say = said.append if said is not None and pid == "p2" else (lambda _: None)
         try:
-            out[pid] = run_sync_node(cfg, config, pid, url=agg.url, say=lambda _: None, round_timeout=120.0)
+            out[pid] = run_sync_node(cfg, config, pid, url=agg.url, say=say, round_timeout=120.0)
         except BaseException as exc:  # noqa: BLE001 - reported below
             out[pid] = exc
 
@@ -201,10 +202,19 @@ def test_a_kill_right_after_a_checkpoint_loses_no_history_line(tmp_path, plugin,
             t.start()
         threads[1].join(120)
         assert isinstance(out.pop("p2"), _Killed)
+        between(config)
         again = threading.Thread(target=party, args=("p2",), name="p2-again")
         again.start()
         for t in (*threads, again):
             t.join(120)
+    return config, out
+
+
+def test_a_kill_right_after_a_checkpoint_loses_no_history_line(tmp_path, plugin, monkeypatch):
+    """A round's history line is written before the checkpoint that marks the round done: p2, stopped dead just
+    after the checkpoint of round 2, resumes at round 3 with every round in its history (in the other order the
+    kill lost round 2's line, and its summary counted 7 rounds of 8)."""
+    config, out = _p2_killed_after_round_2(tmp_path, monkeypatch)
     assert {pid: s["rounds"] for pid, s in out.items()} == {"p1": 8, "p2": 8, "p3": 8}, out  # type: ignore[index]
     rows = read_history(config.parent / "state" / "p2" / "history.jsonl")
     assert [r["round"] for r in latest_per_round(rows)] == list(range(8))
@@ -305,46 +315,14 @@ def test_a_history_cut_while_a_party_was_down_is_said_at_the_resume_and_in_the_s
                                                                                          monkeypatch):
     """p2 stopped dead after round 2's checkpoint; its history then loses round 2's line (a file cut short). The
     resumed party says which rounds its history lacks, and its summary lists them, instead of counting silently."""
-    import threading
-
-    from fedtopic.node import sync_runtime
-    from fedtopic.node.sync_node import run_sync_node
-    from fedtopic.simulation.aggregator_proc import AggregatorProcess
-
-    config, cfg = _vector_consortium(tmp_path / "c", "none")
-    write = sync_runtime.write_arrays
-
-    def write_then_die(path, arrays):
-        write(path, arrays)
-        meta = arrays.get(sync_runtime._RUNTIME_KEY)
-        if threading.current_thread().name == "p2-first" and meta is not None and \
-                json.loads(str(meta))["round"] == 3:
-            raise _Killed
-
-    monkeypatch.setattr(sync_runtime, "write_arrays", write_then_die)
-    out: dict[str, object] = {}
     said: list[str] = []
 
-    def party(pid: str) -> None:
-        try:
-            out[pid] = run_sync_node(cfg, config, pid, url=agg.url, say=said.append if pid == "p2" else
-                                     (lambda _: None), round_timeout=120.0)
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            out[pid] = exc
-
-    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as agg:
-        threads = [threading.Thread(target=party, args=(pid,), name=f"{pid}-first") for pid in cfg.party_ids]
-        for t in threads:
-            t.start()
-        threads[1].join(120)
-        assert isinstance(out.pop("p2"), _Killed)
+    def cut(config: Path) -> None:
         history = config.parent / "state" / "p2" / "history.jsonl"
         lines = history.read_text().splitlines(keepends=True)
         history.write_text("".join(lines[:2]))  # rounds 0 and 1 kept, round 2's line gone
-        again = threading.Thread(target=party, args=("p2",), name="p2-again")
-        again.start()
-        for t in (*threads, again):
-            t.join(120)
+
+    _, out = _p2_killed_after_round_2(tmp_path, monkeypatch, cut, said)
     assert any("lacks rounds 2 " in line for line in said), said
     assert out["p2"]["history_lacks_rounds"] == [2]  # type: ignore[index]
     assert "history_lacks_rounds" not in out["p1"]  # type: ignore[operator]
