@@ -91,3 +91,15 @@ def test_checkpoint_with_assignments_out_of_range_is_refused(tmp_path, corpus):
     with pytest.raises(TrainingError, match="corrupt.*topic assignments"):
         run_party(LDAParty("p1", corpus, HYPER), InMemoryBoard({"p1": []}).channel("p1", (200, 5)), readable={"p1"}, max_sweeps=2,
                   stop=threading.Event(), checkpoint=path, algorithm="dafed-lda")
+
+
+def test_a_party_that_comes_late_stops_with_the_fastest_and_says_how_short_it_is(corpus):
+    """DAFed's rule (the fastest party's last round ends everyone's training): a party whose peer already published
+    its last round trains no more and its log says how much of its planned training it did."""
+    board = InMemoryBoard({"p1": ["p2"], "p2": ["p1"]})
+    fast = board.channel("p2", (200, 5))
+    for rnd in range(5):  # p2 already went through all four sweeps
+        fast.publish(rnd, np.zeros((200, 5), dtype=np.int32))
+    log = run_party(LDAParty("p1", corpus, HYPER), board.channel("p1", (200, 5)), readable={"p2"}, max_sweeps=4,
+                    stop=threading.Event(), algorithm="dafed-lda", genesis_timeout=5)
+    assert log.stopped_by == "fastest-party-finished" and log.sweeps == 0 and log.planned_sweeps == 4

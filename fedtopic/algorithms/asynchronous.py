@@ -63,6 +63,7 @@ class PartyLog:
     delay_seconds: float = 0.0
     stopped_by: str = ""
     behind: dict[str, int] = field(default_factory=dict)  # peers that fell behind: the most rounds they lagged
+    planned_sweeps: int = 0  # the local training it would have done had no party it reads finished first
 
 
 class AsyncParty(Protocol):

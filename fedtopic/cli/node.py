@@ -126,8 +126,12 @@ def _report(summary: dict, party: str, fmt: OutputFormat) -> None:
     lagged = "" if not behind else (
         f"; {'waited for' if summary.get('if_behind') == 'wait' else 'went on without waiting for'} "
         + ", ".join(f"{p} (up to {n} rounds behind)" for p, n in sorted(behind.items())))
+    short = summary.get("short_of_planned_sweeps") or 0
+    shortfall = "" if not short else (f"; its own model rests on {summary['sweeps']} of {summary['planned_sweeps']} "
+                                      "sweeps (a party it reads finished first, which ends everyone's training)")
     stdout_console.print(f"party {party}: {summary['rounds']} rounds{stopped}, held-out perplexity "
-                         f"{summary['perplexity']:.1f}{lagged}; its θ and the consortium's Φ in {summary['run']}")
+                         f"{summary['perplexity']:.1f}{lagged}{shortfall}; its θ and the consortium's Φ in "
+                         f"{summary['run']}", soft_wrap=True)
 
 
 def round_line(line: HistoryLine, total: int) -> str:

@@ -229,7 +229,10 @@ def run_party(
                 break
     if party.sweeps >= max_sweeps:
         log.stopped_by = "max-iterations" if max_sweeps == budget else "epsilon-budget"
+    # a party that stops because a party it reads finished (Alg. 3's rule: the fastest ends everyone) does not train
+    # on alone against counts nobody will publish again; its summary says how short its own training is
     log.stopped_by = log.stopped_by or "fastest-party-finished"
+    log.planned_sweeps = max_sweeps
     log.bytes_received = received_before + transport.bytes_received()
     return log
 

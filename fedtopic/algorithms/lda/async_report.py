@@ -87,6 +87,7 @@ def write_async_run(
                 "party": log.party_id,
                 "rounds": log.rounds,
                 "sweeps": log.sweeps,
+                "planned_sweeps": log.planned_sweeps,
                 "stopped_by": log.stopped_by,
                 "read_from": sorted(log.read_from),
                 "bytes_sent": log.bytes_sent,

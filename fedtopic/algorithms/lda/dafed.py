@@ -54,4 +54,5 @@ class DAFedLDA(FederatedLDA):
             "rounds": log.rounds, "stopped_by": log.stopped_by, "bytes_received": log.bytes_received,
             "comm_seconds_per_round": log.comm_seconds / max(log.rounds, 1),
             "mean_staleness": float(np.mean(log.staleness)) if log.staleness else 0.0,
-            "peers_behind": dict(log.behind)} | dict(run.extra))
+            "peers_behind": dict(log.behind), "sweeps": log.sweeps, "planned_sweeps": log.planned_sweeps,
+            "short_of_planned_sweeps": max(0, log.planned_sweeps - log.sweeps)} | dict(run.extra))
