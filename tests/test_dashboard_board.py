@@ -204,3 +204,24 @@ def test_sources_refuse_what_they_cannot_show(tmp_path):
     os.makedirs(tmp_path / "r" / "history")
     with pytest.raises(ConfigError, match="consortium.toml"):
         open_source(tmp_path / "r", party="p1")
+
+
+def test_a_finished_run_shows_its_final_model_not_its_last_snapshot(tmp_path, capsys):
+    """A DAFed run of 15 rounds snapshots its topics at round 10; the finished run's panel is the model of
+    `fedtopic topics`, labelled the final model (issue "Outputs that tell the truth", item 1)."""
+    from fedtopic.cli.main import main
+    from fedtopic.dashboard.board import Board
+    from fedtopic.dashboard.sources import RunFolder
+
+    out = tmp_path / "run"
+    assert main(["simulate", "--algorithm", "dafed-lda", "--dataset", "synthetic", "--parties", "3", "-k", "4",
+                 "--iterations", "15", "--max-delay", "0", "--out", str(out), "--format", "json"]) == 0
+    capsys.readouterr()
+    board = Board(RunFolder(out))
+    try:
+        panel = board.topics()
+    finally:
+        board.close()
+    model_words = [t["words"][:5] for t in json.loads((out / "topics.json").read_text())]
+    assert panel["round"] in (None, -1)  # the page says "final model"
+    assert sorted(r["words"][:5] for r in panel["topics"]) == sorted(model_words)

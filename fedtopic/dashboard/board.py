@@ -244,13 +244,16 @@ class Board:
         snaps = self.source.snapshots()
         with self._lock:
             tracks = {pid: list(t.snapshots) for pid, t in self._tracks.items()}
+        asked = party
         if party is None:
             party = getattr(self.source, "viewer", None) or next(
                 (p for p, path in snaps.items() if path.is_file()), None) or next(iter(tracks), None)
         labels = self.labels()
         live = _read_snapshot(snaps.get(party)) if party is not None else None
-        if live is None and isinstance(self.source, RunFolder):
-            live = _model_snapshot(self.source.path)
+        finished = isinstance(self.source, RunFolder) and (self.source.path / "summary.json").is_file()
+        if isinstance(self.source, RunFolder) and (live is None or (finished and asked is None)):
+            # a finished run shows its final model (what `fedtopic topics` shows), not its last snapshot
+            live = _model_snapshot(self.source.path) or live
         history = tracks.get(party, []) if party is not None else []
         key = (party, None if live is None else (live.get("round"), live.get("time")), len(history))
         with self._topics_lock:  # two pages asking at once advance the ids once
