@@ -225,3 +225,29 @@ def test_a_finished_run_shows_its_final_model_not_its_last_snapshot(tmp_path, ca
     model_words = [t["words"][:5] for t in json.loads((out / "topics.json").read_text())]
     assert panel["round"] in (None, -1)  # the page says "final model"
     assert sorted(r["words"][:5] for r in panel["topics"]) == sorted(model_words)
+
+
+def test_the_topic_map_is_drawn_from_the_whole_phi():
+    """The map comes from Φ itself (principal coordinates of its Jensen–Shannon distances, what pyLDAvis draws),
+    not from the words a page lists, and at least as faithful to Φ's distances as the map of the listed words."""
+    from scipy.stats import spearmanr
+
+    from fedtopic.dashboard.board import _candidate_phi, _topic_panel, _TopicIds
+    from fedtopic.eval.topic_view import jensen_shannon, topic_map
+    from fedtopic.runs.topic_snapshot import build_snapshot
+
+    rng = np.random.default_rng(4)
+    themes = rng.dirichlet(np.full(400, 0.05), size=4)  # four themes of three topics each (sport, money, …)
+    phi = np.array([0.6 * themes[k // 3] + 0.4 * rng.dirichlet(np.full(400, 0.05)) for k in range(12)])
+    phi[7] = 0.95 * phi[3] + 0.05 * rng.dirichlet(np.full(400, 0.05))  # topic 7 is nearly topic 3
+    snap = build_snapshot(phi, None, [f"w{i}" for i in range(400)], party="p1", algorithm="x", round=5)
+    panel = _topic_panel("p1", snap, _TopicIds())
+    drawn = np.asarray(panel["map"])
+    np.testing.assert_allclose(drawn, topic_map(phi), atol=1e-4)
+    js = np.sqrt(jensen_shannon(phi))
+    upper = np.triu_indices(12, 1)
+    on_map = np.linalg.norm(drawn[:, None] - drawn[None, :], axis=2)
+    words_only = topic_map(_candidate_phi(snap["topics"]))  # how the map was drawn before: from listed words
+    before = np.linalg.norm(words_only[:, None] - words_only[None, :], axis=2)
+    faithful = spearmanr(js[upper], on_map[upper]).statistic
+    assert faithful > 0.5 and faithful >= spearmanr(js[upper], before[upper]).statistic

@@ -427,10 +427,13 @@ def _topic_panel(party: str | None, live: dict[str, Any] | None, known: _TopicId
                      "drift": live_drift[k]})
     out |= {"round": live.get("round"), "algorithm": live.get("algorithm"), "topics": rows,
             "has_prevalence": prevalence is not None}
-    if len(topics) > MAP_MAX_TOPICS:
+    if isinstance(live.get("map"), list) and len(live["map"]) == len(topics):
+        out["map"] = live["map"]  # drawn from the whole Φ when the snapshot was taken
+    elif len(topics) > MAP_MAX_TOPICS:
         out["map_note"] = f"no map beyond {MAP_MAX_TOPICS} topics"
     elif len(topics) >= 2:
         out["map"] = [[round(float(x), 5), round(float(y), 5)] for x, y in topic_map(_candidate_phi(topics))]
+        out["map_note"] = "drawn from the topics' leading words (Φ too large to map whole)"
     return out
 
 

@@ -7,8 +7,9 @@ the party runtime also overwrites ``<history>.topics.json`` (``simulate``: ``his
 ``party``, ``algorithm``, ``round``, ``time``; ``prevalence`` (float[K], each topic's share, or null where the
 algorithm has none); ``topics``: per topic ``{"words", "weights", "marginal"}``: the relevance candidates of
 ``eval.topic_view.relevance_candidates`` (≤ 20 words per λ of the grid, heaviest first), φ_kw of each and the
-word's marginal p_w, so a page can rank them for any λ without Φ. A whole Φ is never written (K × V floats can
-be hundreds of MB; the candidates are a few kB per topic).
+word's marginal p_w, so a page can rank them for any λ without Φ; ``map``: the topics' 2-D map drawn from the whole
+Φ (principal coordinates of the Jensen–Shannon distances), or null beyond ``MAP_WORK``. A whole Φ is never written
+(K × V floats can be hundreds of MB; the candidates are a few kB per topic).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from fedtopic.eval.coherence import heaviest_ids
-from fedtopic.eval.topic_view import marginal, relevance_candidates
+from fedtopic.eval.topic_view import marginal, relevance_candidates, topic_map
 from fedtopic.runs.history import TOP_WORDS, top_words_of
 from fedtopic.runs.json_text import dumps
 
@@ -58,7 +59,21 @@ def build_snapshot(phi: np.ndarray, prevalence: np.ndarray | None, vocab: Sequen
         topics.append({"words": [vocab[int(i)] for i in ids], "weights": _short(phi[row, ids]),
                        "marginal": _short(p_w[ids])})
     return {"schema": SCHEMA, "party": party, "algorithm": algorithm, "round": int(round), "time": time.time(),
-            "prevalence": None if prevalence is None else _short(share), "topics": topics}
+            "prevalence": None if prevalence is None else _short(share), "topics": topics, "map": _map(phi)}
+
+
+MAP_WORK = 2 * 10**8
+"""K² × V at most for a map drawn from the whole Φ (K = 100 at V = 20,000: a tenth of a second); beyond it the page
+draws it from the candidate words."""
+
+
+def _map(phi: np.ndarray) -> list[list[float]] | None:
+    """The topics' 2-D map from the whole Φ (principal coordinates of the Jensen–Shannon distances, as pyLDAvis),
+    or None when that would cost more than ``MAP_WORK``."""
+    k, v = phi.shape
+    if k < 2 or k * k * v > MAP_WORK:
+        return None
+    return [[round(float(x), 5), round(float(y), 5)] for x, y in topic_map(phi)]
 
 
 def _short(values: np.ndarray) -> list[float]:
