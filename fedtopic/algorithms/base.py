@@ -159,6 +159,17 @@ class UpdateSpec:
     description: str
     protections: tuple[str, ...] | None = None
 
+    def __post_init__(self) -> None:
+        # the form before protections were a layer, UpdateSpec(kind, protections, description), whose names were
+        # combiners ("dense-sum", "topic-merge" for none): a plugin written to it still works
+        if isinstance(self.description, (tuple, list)) and isinstance(self.protections, str):
+            named = tuple(_COMBINER_PROTECTION.get(p, p) for p in self.description)
+            object.__setattr__(self, "description", self.protections)
+            object.__setattr__(self, "protections", tuple(dict.fromkeys(named)))
+
+
+_COMBINER_PROTECTION = {"dense-sum": "none", "topic-merge": "none"}
+
 
 @dataclass(frozen=True)
 class TrainSpec:

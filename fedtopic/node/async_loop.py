@@ -101,7 +101,7 @@ def run_party(
     converge_tol: float | None = None,
     checkpoint: Path | None = None,
     history: Path | None = None,
-    algorithm: str,
+    algorithm: str = "",
     say: Callable[[str], None] = lambda _: None,
     liveness: Liveness = Liveness(),
 ) -> PartyLog:
@@ -113,7 +113,7 @@ def run_party(
     ``checkpoint``: an .npz path; if it exists the party resumes from it, and it
     is rewritten around every publication so that a crash never publishes a
     round twice nor skips one. ``history``: the party's history file (one line
-    per round, ``fedtopic.runs.history``; ``algorithm`` names the run there). ``liveness``: when a peer counts
+    per round, ``fedtopic.runs.history``; ``algorithm`` names the run there and in the checkpoint). ``liveness``: when a peer counts
     as behind (said on the status line and in the history) and whether to wait for it (issue 28).
     """
     log = PartyLog(party.party_id)

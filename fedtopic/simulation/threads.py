@@ -42,7 +42,7 @@ def run_simulation(
     transports: Sequence[ChannelTransport],
     cp: Mapping[str, Sequence[str]],
     *,
-    algorithm: str,
+    algorithm: str = "dafed-lda",  # the papers' asynchronous algorithm, for the harnesses of their figures
     max_delay: float = 0.0,
     on_round: Callable[[str, RoundReport, PartyLog], None] | None = None,
     history_dir: Path | None = None,
