@@ -101,3 +101,13 @@ def test_demo_refuses_to_overwrite_without_the_flag(tmp_path, capsys):
     (tmp_path / "summary.json").write_text("{}")
     assert main(["demo", "--out", str(tmp_path)]) == 2
     assert "pass --overwrite" in capsys.readouterr().err
+
+
+def test_an_update_spec_in_the_earlier_form_still_names_protections():
+    """``UpdateSpec(kind, protections, description)`` with combiner names, as docs/algorithms.md had it: a plugin
+    written to it gets the protections those combiners meant."""
+    from fedtopic.algorithms.base import UpdateSpec
+
+    old = UpdateSpec("dense", ("dense-sum", "mask"), "float64 vectors")
+    assert old == UpdateSpec("dense", "float64 vectors", ("none", "mask"))
+    assert UpdateSpec("topics", ("topic-merge",), "topic sets").protections == ("none",)
