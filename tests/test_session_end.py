@@ -1,6 +1,7 @@
 """A session that is over takes nothing more, and says so before it looks at a body: an update to a finished
 session and a vocabulary to an abandoned one are refused 409 ``session_ended`` (not parsed into a 422), through the
-aggregator's own app with signed requests (issue "Hardening round 3", item 6)."""
+aggregator's own app with signed requests (issue "Hardening round 3", item 6); a party's own update sent again (a
+restart after the end) is still the duplicate it was, so a restarted party reads its aggregate."""
 
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ def test_an_update_to_a_finished_session_is_refused_as_finished(aggregator):
         c.submit(0, encode_counts(np.ones((2, 2), dtype=np.int32)))
     c1.finished()
     c2.finished()
+    again = c1.submit(0, encode_counts(np.ones((2, 2), dtype=np.int32)))  # its own update, resent after a restart:
+    assert again.round_closed and again.received == ["p1", "p2"]  # a duplicate, whose aggregate it may read
     for body in (b"garbage, not a count matrix", encode_counts(np.ones((2, 2), dtype=np.int32))):
         with pytest.raises(AggregatorRejected) as err:
             c1.submit(1, body)

@@ -270,20 +270,21 @@ class Aggregator:
                             "nothing more (a new run opens new sessions: `node run --fresh`)")
 
     def _admission(self, sess: _Session, round: int, party: str) -> None:
-        self._refuse_ended(sess)
         rejection = admission_rejection(sess.state, round, party)
         if rejection is None and sess.recovery is not None:
             raise Rejection(409, "round_closed", f"round {round} takes no more updates: it is being recovered "
                             f"without {', '.join(sess.recovery.dropped)}")
         if rejection is None:
+            self._refuse_ended(sess)  # a new update to a session that is over
             return
         if rejection.code in ("round_closed", "duplicate_update"):
             if rejection.code == "duplicate_update":
                 self._write_held(sess, party)  # the answer tells the party its update is in
             sha = self.store.update_sha256(sess.out.session_id, round, party)
-            if sha is not None:
+            if sha is not None:  # its own update sent again (a restarted party): it reads the round's aggregate
                 raise Rejection(409, "duplicate_update",
                                 f"party {party!r} already submitted its update for round {round}", sha256=sha)
+        self._refuse_ended(sess)
         raise rejection
 
     def submit(self, sid: str, round: int, party: str, payload: bytes, sha: str | None = None, *,
