@@ -2,12 +2,37 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
 from fedtopic.cli.output import FormatOption, OutputFormat, count_parties, emit
+
+
+class AlignMethod(str, Enum):
+    """How ``vocab align`` aligns (``auto``: private unless the consortium's protection is none)."""
+
+    auto = "auto"
+    private = "private"
+    plain = "plain"
+
+
+def _write_private(out: Path, result: Any) -> None:
+    """The vocabulary file of a private alignment (with its pooled counts if any), its release recorded under
+    "release" (``Vocabulary.from_json`` ignores it; ``node run`` reads it)."""
+    import json
+
+    from fedtopic.corpus.vocabulary import Vocabulary
+
+    if result.counts is not None:
+        result.counts.save(out)
+        doc = json.loads(out.read_text(encoding="utf-8"))
+    else:
+        doc = json.loads(Vocabulary(result.words).to_json())
+    out.write_text(json.dumps(doc | {"release": result.release}, ensure_ascii=False) + "\n", encoding="utf-8")
+
 
 app = typer.Typer(help="Vocabularies for your own documents: one party's with counts, a consortium's merged one.",
                   no_args_is_help=True)
@@ -93,14 +118,23 @@ def align(
     session: Annotated[Optional[str], typer.Option(help="alignment session id (default: derived from the config)")] = None,
     timeout: Annotated[float, typer.Option(min=0.0, help="seconds to wait for the other parties' words")] = 3600.0,
     overwrite: Annotated[bool, typer.Option(help="replace --out if it exists")] = False,
-    with_counts: Annotated[bool, typer.Option(help="gFedNTM's consensus: post all words with their frequencies; --min-df/--max-df/--max-size then cut the pooled counts (the aggregator learns the frequencies)")] = False,
+    with_counts: Annotated[bool, typer.Option(help="gFedNTM's consensus: offer all words with their frequencies; --min-df/--max-df/--max-size then cut the pooled counts (plain: the aggregator learns the frequencies; private: only their masked sums)")] = False,
     max_size: Annotated[Optional[int], typer.Option(min=1, help="--with-counts: keep the most frequent words only")] = None,
+    method: Annotated[AlignMethod, typer.Option(help="private: the aggregator learns no word and nobody learns a word fewer than --min-parties parties hold (DP-accounted); plain: every party's word list goes to the aggregator; auto: private unless the consortium's protection is none")] = AlignMethod.auto,
+    min_parties: Annotated[int, typer.Option(min=1, help="private: admit a word only if at least this many parties hold it (1 shows every party's candidate words to all parties)")] = 2,
+    noise_multiplier: Annotated[float, typer.Option(min=0.0, help="private: the noise on the documents' word weights, in units of one document's (larger: smaller ε, fewer rare words)")] = 1.0,
+    threshold: Annotated[float, typer.Option(min=0.0, help="private: the noisy weight a word needs to be a candidate (one document giving a word its whole weight is 1)")] = 0.5,
+    max_words: Annotated[int, typer.Option(min=1, help="private: the most distinct words one document gives weight to (a uniform draw beyond)")] = 256,
+    delta: Annotated[float, typer.Option(min=0.0, max=1.0, help="private: the δ of the vocabulary's (ε, δ)")] = 1e-6,
     insecure: Annotated[bool, typer.Option("--insecure", help="allow plain HTTP to an aggregator that is not on loopback, or HTTPS without checking its certificate")] = False,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
-    """Align the consortium's vocabulary through the aggregator: post this party's words (never counts or
-    documents, unless --with-counts), receive what every party receives. Every party runs this; all get the same
-    file."""
+    """Align the consortium's vocabulary through the aggregator; every party runs this and all get the same file.
+
+    private (the default under every protection but none): keyed-hash weights of this party's documents go under
+    the masks with distributed DP noise, then candidate words held by at least --min-parties parties are revealed
+    to the parties only; the file records the release's (ε, δ), which `node run` adds to the party's total.
+    plain: post this party's words (never counts or documents, unless --with-counts) to the aggregator."""
     from fedtopic.cli.output import stderr_console
     from fedtopic.consortium.config import load_consortium
     from fedtopic.network.tls import configure_trust
@@ -110,6 +144,26 @@ def align(
     cfg = load_consortium(config)
     configure_trust(cfg.aggregator.tls_cert_file(config.parent), insecure)
     say = lambda msg: stderr_console.print(msg, highlight=False)  # noqa: E731
+    private = method == AlignMethod.private or (method == AlignMethod.auto and cfg.aggregator.protection != "none")
+    if private:
+        from fedtopic.node.private_vocab import align_privately
+        from fedtopic.privacy.vocab_release import ReleaseSettings
+
+        settings = ReleaseSettings(noise_multiplier=noise_multiplier, threshold=threshold, max_words=max_words,
+                                   min_parties=min_parties, delta=delta)
+        result = align_privately(cfg, config, party, corpus, settings=settings, with_counts=with_counts,
+                                 min_df=min_df, max_df=max_df, max_size=max_size, key_file=key, url=url,
+                                 session=session, timeout=timeout, say=say)
+        _write_private(out, result)
+        release = result.release
+        emit({"out": str(out), "words": len(result.words), "parties": len(cfg.parties), "method": "private",
+              "epsilon": release["epsilon"], "delta": release["delta"], "admitted": release["admitted"],
+              "offered": release["offered"], "too_long": release["too_long"]}, fmt,
+             [f"{out}: {len(result.words):,} words aligned privately over {count_parties(len(cfg.parties))} "
+              f"(ε = {release['epsilon']:.2f}, δ = {release['delta']:g} per document; {release['offered']:,} of "
+              f"this party's words were candidates, {release['admitted']:,} held by ≥ {min_parties} parties); "
+              "run `fedtopic node run ... --corpus THEIR_DOCS --vocab` with this file"])
+        return
     if with_counts:
         from fedtopic.node.vocab_align import align_vocabulary_counts
 
@@ -121,6 +175,6 @@ def align(
         vocab = align_vocabulary(cfg, config, party, corpus, key_file=key, url=url, session=session, min_df=min_df,
                                  max_df=max_df, timeout=timeout, say=say)
         out.write_text(vocab.to_json(), encoding="utf-8")
-    emit({"out": str(out), "words": len(vocab), "parties": len(cfg.parties)}, fmt,
-         [f"{out}: {len(vocab):,} words aligned over {count_parties(len(cfg.parties))}; "
+    emit({"out": str(out), "words": len(vocab), "parties": len(cfg.parties), "method": "plain"}, fmt,
+         [f"{out}: {len(vocab):,} words aligned in the clear over {count_parties(len(cfg.parties))}; "
           "run `fedtopic node run ... --corpus THEIR_DOCS --vocab` with this file"])

@@ -17,8 +17,8 @@ that instead of decoding the payload a second time.
 in the clear that protection ``none`` uses (``none``: the bare count codec
 below, which the node sends for counts; the update signature already binds
 session and round, so the protect package's headered ``none`` form is not
-registered; ``dense-sum``; iFTM's ``topic-merge``), then the schemes every
-built-in protection adds (``Protection.schemes``: ``paillier-iphe``,
+registered; ``dense-sum``; iFTM's ``topic-merge``; the private vocabulary's
+``threshold-reveal``), then the schemes every built-in protection adds (``Protection.schemes``: ``paillier-iphe``,
 ``paillier-uphe``, ``paillier-packed``, ``mask``) through ``CombinerAdapter``.
 ``registered_combiners`` adds the schemes of plugin protections
 (``fedtopic.protections.registry``). ``mask`` may raise ``RecoveryNeeded``
@@ -328,6 +328,12 @@ def _protected(names: Sequence[str]) -> list[Combiner]:
     return [CombinerAdapter(s, invalid_payload=InvalidPayload, invalid_meta=InvalidMeta) for s in schemes.values()]
 
 
+def _threshold_reveal() -> Combiner:
+    from fedtopic.network.threshold_reveal import ThresholdRevealCombiner
+
+    return ThresholdRevealCombiner()
+
+
 def _topic_merge() -> Combiner:
     from fedtopic.network.topic_merge import TopicMergeCombiner
 
@@ -335,18 +341,19 @@ def _topic_merge() -> Combiner:
 
 
 COMBINERS: dict[str, Combiner] = {c.name: c for c in (CountSumCombiner(), DenseSumCombiner(), _topic_merge(),
-                                                      VocabularyRendezvous(), *_protected(BUILT_IN))}
+                                                      VocabularyRendezvous(), _threshold_reveal(),
+                                                      *_protected(BUILT_IN))}
 
 
 def combiners_allowed(protection: str) -> frozenset[str] | None:
     """The combiners a consortium under ``protection`` may open sessions with (None: any): its own (its kinds' and
-    its setup's), those of every protection under which the aggregator sees only the sum, and the vocabulary
-    rendezvous. A consortium under ``none`` may use any."""
+    its setup's), those of every protection under which the aggregator sees only the sum, the vocabulary
+    rendezvous and the private vocabulary's threshold reveal. A consortium under ``none`` may use any."""
     chosen = get_protection(protection)
     if chosen.name == "none":
         return None
     stronger = {c for n in protection_names() if get_protection(n).secure_sum for c in get_protection(n).combiner_names()}
-    return frozenset(chosen.combiner_names() | stronger | {VocabularyRendezvous.name})
+    return frozenset(chosen.combiner_names() | stronger | {VocabularyRendezvous.name, "threshold-reveal"})
 
 
 def registered_combiners() -> dict[str, Combiner]:
