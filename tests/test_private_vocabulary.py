@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-from _csfed_setup import make_consortium
+from _csfed_setup import make_consortium, run_parties
 from _texts import THEMES, theme_texts, write_jsonl
 
 from fedtopic.cli.main import main
@@ -55,6 +55,9 @@ def test_private_alignment_reveals_no_word_to_the_aggregator_and_no_lone_word_to
                      "--url", agg.url, "--min-df", "1", "--max-df", "1.0", "--timeout", "60",
                      "--out", str(out), "--format", "json"]) == 0
         results = [f.result(timeout=60) for f in futures]
+        # the nodes train on it; each summary carries the release and the party's total
+        trained = run_parties(config, cfg, agg.url, per_party={pid: {"corpus": corpora[pid], "vocab": out}
+                                                               for pid in cfg.party_ids})
     written = Vocabulary.from_json(out.read_text())
     assert all(r.words == written.words for r in results)  # the same ordered vocabulary everywhere
     assert list(written.words) == sorted(written.words)
@@ -71,6 +74,12 @@ def test_private_alignment_reveals_no_word_to_the_aggregator_and_no_lone_word_to
     release = json.loads(out.read_text())["release"]
     assert release["epsilon"] == pytest.approx(expected.epsilon) and release["delta"] == settings.delta
     assert release["admitted"] == len(written) and release["settings"]["min_parties"] == 2
+    for pid, summary in trained.items():
+        assert isinstance(summary, dict), summary
+        assert summary["vocabulary_release"]["epsilon"] == pytest.approx(expected.epsilon)
+        assert summary["privacy_total"]["epsilon"] == pytest.approx(expected.epsilon)  # no DP in the training
+        on_disk = json.loads((config.parent / "state" / pid / "model" / "summary.json").read_text())
+        assert on_disk["privacy_total"] == summary["privacy_total"]
 
 
 def test_min_parties_one_admits_a_lone_word_and_three_admits_only_what_all_hold(tmp_path):

@@ -25,7 +25,9 @@ from fedtopic.ledger.endpoint import chain_for, registry_of
 from fedtopic.node.async_loop import Liveness, run_party
 from fedtopic.node.party_setup import prepare_party
 from fedtopic.node.roster import delay_rng
+from fedtopic.runs.folder import write_summary
 from fedtopic.runs.history import FILE_NAME
+from fedtopic.runs.vocabulary_release import join_release
 
 
 def run_async_node(
@@ -82,4 +84,9 @@ def run_async_node(
                         cfg.data.dataset or "own corpus", len(cfg.parties), log,
                         {"if_behind": "wait" if liveness.wait else "go-on",
                          "behind_limits": {"rounds": liveness.rounds, "seconds": liveness.seconds}})
-    return get_algorithm(cfg.algorithm.name).write_async_party(state_dir / "model", run)
+    summary = get_algorithm(cfg.algorithm.name).write_async_party(state_dir / "model", run)
+    if data.release is None:
+        return summary
+    summary = join_release(summary, data.release, party_id)
+    write_summary(state_dir / "model", summary)
+    return summary

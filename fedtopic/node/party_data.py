@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from fedtopic.consortium.config import ConsortiumConfig
 from fedtopic.corpus.datasets import load_dataset
@@ -12,6 +13,7 @@ from fedtopic.corpus.readers import read_corpus
 from fedtopic.corpus.types import Corpus
 from fedtopic.corpus.vocabulary import Vocabulary
 from fedtopic.errors import ConfigError, CorpusError
+from fedtopic.runs.vocabulary_release import read_release
 
 
 @dataclass(frozen=True)
@@ -22,6 +24,7 @@ class PartyData:
     test: Corpus
     source: str
     tokenizer: dict[str, object]
+    release: dict[str, Any] | None = None  # a private vocabulary's release (``runs.vocabulary_release``)
 
 
 def load_party_data(cfg: ConsortiumConfig, party_id: str, *, corpus: Path | None = None, vocab: Path | None = None) -> PartyData:
@@ -42,7 +45,7 @@ def load_party_data(cfg: ConsortiumConfig, party_id: str, *, corpus: Path | None
             raise ConfigError(f"cannot read the vocabulary file {vocab}: {exc.strerror}") from None
         full = read_corpus(corpus, vocabulary=vocabulary)
         train, test = split_train_test(full, test_fraction=0.1, seed=cfg.algorithm.seed)
-        return PartyData(train=train, test=test, source=str(corpus), tokenizer={})
+        return PartyData(train=train, test=test, source=str(corpus), tokenizer={}, release=read_release(vocab))
     if cfg.data.dataset is None:
         raise ConfigError("no data for this party: give --corpus PATH --vocab FILE, or set data.dataset in the config")
     data = load_dataset(cfg.data.dataset, progress=False)

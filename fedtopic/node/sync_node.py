@@ -27,6 +27,7 @@ from fedtopic.node.sync_runtime import (
 )
 from fedtopic.runs.folder import write_summary
 from fedtopic.runs.history import FILE_NAME, HistoryLine, latest_per_round, read_history
+from fedtopic.runs.vocabulary_release import join_release
 
 
 def run_sync_node(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, key_file: Path | None = None,
@@ -59,7 +60,7 @@ def run_sync_node(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
     lacking = history_gaps(history, max((int(r["round"]) for r in rows), default=-1) + 1)
     run = PartyRun(party, spec, data.train, data.test, data.tokenizer, cfg.data.dataset or "own corpus",
                    len(cfg.parties), protection, rows)
-    summary = algorithm.write_party(prepared.state_dir / "model", run)
+    summary = join_release(algorithm.write_party(prepared.state_dir / "model", run), data.release, party_id)
     if lacking:  # said at the resume too: rounds whose figures (times, bytes, quality) are lost
         summary = summary | {"history_lacks_rounds": lacking}
     return _with_liveness(prepared.state_dir / "model", summary, rows, cfg.party_ids,
