@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from fedtopic.protections.base import KINDS
+
 if TYPE_CHECKING:  # (``base`` imports this module for its annotations, so TrainSpec is named, not imported)
     from fedtopic.corpus.training_data import TrainingData
     from fedtopic.corpus.types import Corpus
-
-CHANNEL_KINDS = ("dense", "topics", "counts")
 
 
 @dataclass(frozen=True)
@@ -48,8 +48,8 @@ class Channel:
     meta: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.kind not in CHANNEL_KINDS:
-            raise ValueError(f"channel {self.name!r}: kind must be one of {CHANNEL_KINDS}, got {self.kind!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"channel {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
         if not self.name.replace("-", "").isalnum() or len(self.name) > 8:
             raise ValueError(f"channel name {self.name!r}: letters, digits and '-', at most 8 characters")
         if self.size < 1:

@@ -246,7 +246,7 @@ def _finish_dense(total: np.ndarray, dtype: str) -> bytes:
 MAX_WAITING_BYTES = 256 * 2**20
 """Decoded updates an ordered ``RunningSum`` holds for an earlier party's to arrive. Beyond it the running sum
 gives up and the close combines the stored updates, as before there were running sums, so a slow first party
-of a large consortium costs no more memory than ``service.session_memory`` allows for."""
+of a large consortium costs no more memory than ``session_spec.session_memory`` allows for."""
 
 
 class RunningSum:

@@ -25,7 +25,6 @@ fsync and commit each cost more than the round's combine.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -47,7 +46,7 @@ from fedtopic.network.combiners import (
     fold_update,
     registered_combiners,
 )
-from fedtopic.network.errors import InvalidMeta, InvalidPayload, Rejection
+from fedtopic.network.errors import InvalidPayload, Rejection
 from fedtopic.network.rounds import (
     RoundState,
     admission_rejection,
@@ -68,6 +67,7 @@ from fedtopic.network.schemas import (
     UpdateReceipt,
     VocabularyOut,
 )
+from fedtopic.network.session_spec import checked_spec, min_contributors
 from fedtopic.network.store import AggregateRow, HeldUpdate, Store
 from fedtopic.network.wire import sha256_hex
 from fedtopic.protections import protection_names
@@ -151,45 +151,10 @@ class Aggregator:
     # initializer --------------------------------------------------------------------
     def open_session(self, req: SessionCreate, by: str) -> tuple[SessionOut, bool]:
         """Create the session, or return it unchanged if it exists with the same spec; (session, created)."""
-        combiner_name = req.combiner or self.protection
-        if combiner_name not in self._combiners:
-            raise Rejection(422, "unknown_combiner", f"combiner {combiner_name!r} is not available here "
-                            f"(registered: {', '.join(sorted(self._combiners))})")
-        if self._allowed is not None and combiner_name not in self._allowed:
-            raise Rejection(422, "weaker_than_consortium", f"this consortium protects its updates with "
-                            f"{self.protection!r}; a session of combiner {combiner_name!r} would show this aggregator "
-                            f"more (allowed: {', '.join(sorted(self._allowed))})")
-        unknown = [p for p in req.parties if p not in self.parties]
-        if unknown:
-            raise Rejection(422, "unknown_party", f"parties not in the consortium: {', '.join(unknown)}")
-        if len(set(req.parties)) != len(req.parties):
-            raise Rejection(422, "duplicate_party", "session parties must be listed once each")
-        if by not in req.parties:
-            raise Rejection(403, "not_in_session", f"party {by!r} cannot open a session it is not a member of")
-        least = _min_contributors(self._combiners[combiner_name], req.meta)
-        asked = req.meta.get("min_contributors") if isinstance(req.meta, Mapping) else None
-        if asked is not None and (isinstance(asked, bool) or not isinstance(asked, int) or
-                                  not 1 <= asked <= len(req.parties)):
-            raise Rejection(422, "invalid_meta", f"meta.min_contributors must be an integer in [1, "
-                            f"{len(req.parties)}], got {asked!r}")
-        if len(req.parties) < least:
-            raise Rejection(422, "too_few_parties", f"combiner {combiner_name!r} releases only sums of {least} or "
-                            f"more updates (a masked sum of one is that update); the session lists {len(req.parties)}")
-        combiner = self._combiners[combiner_name]
-        try:
-            combiner.check_meta(req.meta)
-            need = session_memory(combiner, req.meta, len(req.parties))
-        except InvalidMeta as exc:
-            raise Rejection(422, "invalid_meta", str(exc)) from None
-        if need > self.memory_budget:
-            raise Rejection(422, "session_too_large",
-                            f"{len(req.parties)} parties × the largest update of meta.shape {req.meta.get('shape')} "
-                            f"need {need / 2**20:,.0f} MiB; this aggregator's memory budget is "
-                            f"{self.memory_budget / 2**20:,.0f} MiB")
-        spec = json.loads(json.dumps({
-            "parties": list(req.parties), "combiner": combiner_name, "meta": req.meta, "params": req.params,
-            "straggler_deadline_seconds": req.straggler_deadline_seconds or self.default_deadline,
-        }))
+        combiner, spec = checked_spec(req, by, combiners=self._combiners, allowed=self._allowed,
+                                      protection=self.protection, members=self.parties,
+                                      memory_budget=self.memory_budget, default_deadline=self.default_deadline)
+        combiner_name = spec["combiner"]
         with self._lock:
             existing = self._sessions.get(req.session_id)
             if existing is not None:
@@ -367,7 +332,7 @@ class Aggregator:
         rows = sorted([*self.store.payloads(sid, state.number), *((p, b) for p, (_, b) in sess.held.items())],
                       key=lambda row: order[row[0]])
         contributors = tuple(p for p, _ in rows)
-        least = _min_contributors(sess.combiner, sess.out.meta)
+        least = min_contributors(sess.combiner, sess.out.meta)
         if len(contributors) < least:  # a deadline (or the recovery's) left too few: never release such a "sum"
             sess.running = None
             self._fail(sess, now, f"{len(contributors)} contributor(s), {sess.combiner.name} releases sums of "
@@ -482,7 +447,7 @@ class Aggregator:
             return None
         row = last[1] if last is not None and last[0] == round else self.store.aggregate(sid, round)
         if row is not None and row.close_reason == "failed":
-            least = _min_contributors(sess.combiner, sess.out.meta)
+            least = min_contributors(sess.combiner, sess.out.meta)
             if len(row.contributors) < least:
                 raise Rejection(409, "round_failed", f"round {round} closed with {len(row.contributors)} update(s) "
                                 f"({', '.join(row.contributors) or 'none'}) while {', '.join(row.missing)} did not "
@@ -645,29 +610,9 @@ def _session_state(ends: Mapping[str, tuple[str, float]], expected: Sequence[str
     return "running"
 
 
-def _min_contributors(combiner: Combiner, meta: Mapping[str, Any]) -> int:
-    """The fewest updates a round of this session may release a sum of: the combiner's (one for a combiner that
-    does not say: a plain sum), or more when the session's meta plans on more (``min_contributors``: distributed DP,
-    whose noise shares are sized for that many)."""
-    asked = meta.get("min_contributors") if isinstance(meta, Mapping) else None
-    own = int(getattr(combiner, "min_contributors", 1))
-    return max(own, asked) if isinstance(asked, int) and not isinstance(asked, bool) else own
-
-
 def _differences(have: Mapping[str, Any], asked: Mapping[str, Any]) -> str:
     """What an open asked for that differs from the stored spec, by name (params one by one)."""
     names = [f"params.{k}" for k in sorted(set(have["params"]) | set(asked["params"]))
              if have["params"].get(k) != asked["params"].get(k)]
     names += [k for k in sorted(set(have) | set(asked)) if k != "params" and have.get(k) != asked.get(k)]
     return ", ".join(names) or "spec"
-
-
-def session_memory(combiner: Combiner, meta: Mapping[str, Any], parties: int) -> int:
-    """Bytes one round of a session may hold: every party's largest update, plus a combine's working arrays
-    (three int64 V×K-sized arrays for the count formats, the accumulator and output for dense ones)."""
-    bound = combiner.max_update_bytes(meta)
-    shape = meta.get("shape") or [1]
-    cells = 1
-    for n in shape:
-        cells *= int(n)
-    return parties * bound + 3 * 8 * cells

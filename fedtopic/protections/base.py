@@ -23,7 +23,7 @@ puts the pieces together.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
@@ -146,8 +146,6 @@ class SchemeCodec:
         self.meta: dict[str, Any] = scheme.session_meta(ctx)
 
     def at(self, round: int) -> ProtectionContext:
-        from dataclasses import replace
-
         return replace(self.ctx, round=round)
 
     def encode(self, n_wk: np.ndarray, round: int) -> bytes:

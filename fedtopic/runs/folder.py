@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,14 @@ SUMMARY_KEYS = (
     "wall_seconds",
     "bytes_sent",
 )
+
+
+def stable_summary(*, algorithm: str, dataset: str, parties: int, topics: int, iterations: int, seed: int,
+                   metrics: Mapping[str, Any], wall_seconds: float, bytes_sent: int) -> dict[str, Any]:
+    """The ``SUMMARY_KEYS`` of a run whose model ``metrics`` scored (perplexity, npmi, topic_diversity)."""
+    return {"algorithm": algorithm, "dataset": dataset, "parties": parties, "topics": topics, "iterations": iterations,
+            "seed": seed, "perplexity": metrics["perplexity"], "npmi": metrics["npmi"],
+            "topic_diversity": metrics["topic_diversity"], "wall_seconds": wall_seconds, "bytes_sent": bytes_sent}
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from fedtopic.eval.topic_table import topic_table
 from fedtopic.runs.folder import (
     TopicModelFile,
     save_topic_model,
+    stable_summary,
     write_summary,
     write_topics,
 )
@@ -96,18 +97,9 @@ def run_baseline(
         np.savez_compressed(out / "party_models.npz", phi=np.stack([m.model.phi for m in models]))
     _plot(out, algorithm, curve, loglik)
 
-    summary: dict[str, Any] = {
-        "algorithm": algorithm,
-        "dataset": data.name,
-        "parties": len(data.parties),
-        "topics": spec.topics,
-        "iterations": spec.iterations,
-        "seed": spec.seed,
-        "perplexity": metrics["perplexity"],
-        "npmi": metrics["npmi"],
-        "topic_diversity": metrics["topic_diversity"],
-        "wall_seconds": wall,
-        "bytes_sent": 0,
+    summary: dict[str, Any] = stable_summary(
+        algorithm=algorithm, dataset=data.name, parties=len(data.parties), topics=spec.topics,
+        iterations=spec.iterations, seed=spec.seed, metrics=metrics, wall_seconds=wall, bytes_sent=0) | {
         "train_seconds": train_seconds,
         "perplexity_eq16": metrics["perplexity_eq16"],
         **{k: v for k, v in spec.options.items()},  # the algorithm's options as given (alpha resolved below)

@@ -19,6 +19,7 @@ from fedtopic.eval.topic_table import topic_table
 from fedtopic.runs.folder import (
     TopicModelFile,
     save_topic_model,
+    stable_summary,
     write_summary,
     write_topics,
 )
@@ -62,18 +63,10 @@ def write_async_run(
                                          tokenizer=data.tokenizer, algorithm=algorithm))
     staleness = [s for log in sim.logs for s in log.staleness]
     _plots(out, sim, staleness, [m["perplexity"] for m in per_party])
-    summary: dict[str, Any] = {
-        "algorithm": algorithm,
-        "dataset": data.name,
-        "parties": len(sim.parties),
-        "topics": spec.topics,
-        "iterations": spec.iterations,
-        "seed": spec.seed,
-        "perplexity": metrics["perplexity"],
-        "npmi": metrics["npmi"],
-        "topic_diversity": metrics["topic_diversity"],
-        "wall_seconds": sim.wall_seconds,
-        "bytes_sent": int(sum(log.bytes_sent for log in sim.logs)),
+    summary: dict[str, Any] = stable_summary(
+        algorithm=algorithm, dataset=data.name, parties=len(sim.parties), topics=spec.topics,
+        iterations=spec.iterations, seed=spec.seed, metrics=metrics, wall_seconds=sim.wall_seconds,
+        bytes_sent=int(sum(log.bytes_sent for log in sim.logs))) | {
         "perplexity_eq16": metrics["perplexity_eq16"],
         "steps": steps,
         "max_delay": max_delay,

@@ -19,6 +19,7 @@ from fedtopic.eval.topic_table import topic_table
 from fedtopic.runs.folder import (
     TopicModelFile,
     save_topic_model,
+    stable_summary,
     write_summary,
     write_topics,
 )
@@ -51,11 +52,11 @@ def write_csfed_simulation(out: Path, run: ConsortiumRun, *, fold_in_iterations:
     save_topic_model(out, TopicModelFile(phi=phi, alpha=hyper.resolved_alpha, beta=hyper.beta,
                                          vocab=data.train.vocab, tokenizer=data.tokenizer, algorithm="csfed-lda"))
     totals = [history_totals(rows) for rows in run.histories]
-    summary: dict[str, Any] = {
-        "algorithm": "csfed-lda", "dataset": data.name, "parties": len(parties), "topics": hyper.n_topics,
-        "iterations": hyper.iterations, "seed": hyper.seed, "perplexity": metrics["perplexity"],
-        "npmi": metrics["npmi"], "topic_diversity": metrics["topic_diversity"], "wall_seconds": run.wall_seconds,
-        "bytes_sent": int(sum(t["bytes_sent"] for t in totals)), "perplexity_eq16": metrics["perplexity_eq16"],
+    summary: dict[str, Any] = stable_summary(
+        algorithm="csfed-lda", dataset=data.name, parties=len(parties), topics=hyper.n_topics,
+        iterations=hyper.iterations, seed=hyper.seed, metrics=metrics, wall_seconds=run.wall_seconds,
+        bytes_sent=int(sum(t["bytes_sent"] for t in totals))) | {
+        "perplexity_eq16": metrics["perplexity_eq16"],
         "protection": run.protection, "steps": first.steps, "rounds": len(run.histories[0]),
         "bytes_received": int(sum(t["bytes_received"] for t in totals)), "parties_hold_same_phi": same,
         "recoveries_sent": int(sum(r["recoveries"] for rows in run.histories for r in rows)),
