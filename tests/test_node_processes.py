@@ -156,3 +156,48 @@ def test_a_dead_peer_is_reported_and_the_nodes_go_on_or_wait_as_told(tmp_path, m
             errors = [line for line in text.splitlines() if line.startswith("error:")]
             assert procs[p].returncode == 2 and len(errors) == 1, text[-2000:]
             assert "waited" in errors[0] and "p2" in errors[0] and "did not come back" in errors[0]
+
+
+def test_a_second_dafed_run_on_the_same_channels_needs_only_fresh(tmp_path, capsys):
+    """Issue 45, item 10: after a finished run, `node run --fresh` at every party (here with iterations changed)
+    starts run 2 on the same channels, no redeploy and no hand edit: its rounds are the chain's 2^32 + t, readers
+    ignore run 1's rounds, and the summaries say run 2. A party whose state folder went missing is told how to go
+    on before anything moves."""
+    from fedtopic.ledger import raw
+    from fedtopic.ledger.endpoint import chain_for, registry_of
+    from fedtopic.ledger.runs import RUN_SPAN
+
+    init = _dafed_consortium(tmp_path, seed=10, iterations=4)
+    chain = start_chain_up()
+    procs: dict[str, subprocess.Popen] = {}
+    try:
+        assert main(["consortium", "deploy", str(init.config_path), "--rpc", chain.url, *chain.faucet_args]) == 0
+        parties = ("p1", "p2", "p3")
+        procs = {p: _node(init.config_path, p, tmp_path / f"{p}-1.log") for p in parties}
+        first = {p: json.loads(procs[p].communicate(timeout=300)[0]) for p in parties}
+        assert all(procs[p].returncode == 0 for p in parties), first
+        cfg = load_consortium(init.config_path)
+        save_consortium(cfg.model_copy(update={"algorithm": cfg.algorithm.model_copy(update={"iterations": 6})}),
+                        init.config_path)
+        # p3's state folder is gone: without --fresh it is told what to do, and nothing is moved
+        state = tmp_path / "c" / "state" / "p3"
+        state.rename(tmp_path / "p3-state-moved")
+        lost = _node(init.config_path, "p3", tmp_path / "p3-lost.log")
+        lost.communicate(timeout=120)
+        assert lost.returncode == 2
+        assert "start run 2 with `node run --fresh`" in (tmp_path / "p3-lost.log").read_text()
+        procs = {p: _node(init.config_path, p, tmp_path / f"{p}-2.log", "--fresh") for p in parties}
+        second = {p: json.loads(procs[p].communicate(timeout=300)[0]) for p in parties}
+        for p in parties:
+            assert procs[p].returncode == 0, (tmp_path / f"{p}-2.log").read_text()[-2000:]
+            assert "run 2" in (tmp_path / f"{p}-2.log").read_text()
+        assert all(s["consortium_run"] == 2 for s in second.values())
+        assert max(s["sweeps"] for s in second.values()) == 6 and max(s["sweeps"] for s in first.values()) == 4
+        w3 = chain_for(load_consortium(init.config_path))
+        heads = raw.heads_of(w3, registry_of(cfg), [cfg.party(p).address for p in parties])
+        assert all(RUN_SPAN <= h.round < 2 * RUN_SPAN for h in heads)
+        capsys.readouterr()
+        assert main(["ledger", "audit", "--config", str(init.config_path), "--format", "json"]) == 0
+    finally:
+        _kill_all(procs.values())
+        chain.stop()

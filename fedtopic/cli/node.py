@@ -40,6 +40,7 @@ def run_command(
     if_behind: Annotated[str, typer.Option(help="asynchronous algorithms: go-on (train on with the peer's last counts, said once) or wait (pause until it is back, at most --patience seconds); synchronous algorithms go on without a late party only after the consortium's aggregator.straggler_deadline_seconds")] = "go-on",
     insecure: Annotated[bool, typer.Option("--insecure", help="allow plain HTTP to an aggregator that is not on loopback, or HTTPS without checking its certificate")] = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="start a new run: set this party's state folder aside (renamed <folder>.old-<time>, never deleted); synchronous algorithms also leave an unfinished earlier session for a new one")] = False,
+    run: Annotated[Optional[int], typer.Option(min=1, help="asynchronous algorithms: the consortium's run to take part in (default: the next one after this party's last with --fresh, else the state folder's); a party joining a consortium already past run 1 gives it")] = None,
     patience: Annotated[float, typer.Option(min=0.0, help="seconds to keep retrying an unreachable aggregator or chain (it may be restarting), at every place in the loop")] = 600.0,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
@@ -93,7 +94,7 @@ def run_command(
     liveness = Liveness(rounds=behind_rounds, seconds=behind_seconds, wait=if_behind == "wait", wait_limit=patience)
     summary = run_async_node(cfg, config, party, key_file=key, corpus=corpus, vocab=vocab, rpc=rpc, state_dir=state,
                              genesis_timeout=genesis_timeout, say=say, on_round=on_round, fresh=fresh,
-                             liveness=liveness)
+                             liveness=liveness, run=run)
     _report(summary, party, fmt)
 
 

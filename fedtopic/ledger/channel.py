@@ -10,7 +10,7 @@ round's hash against the chain → unwrap the channel key of the epoch (cached) 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from web3 import Web3
@@ -20,12 +20,14 @@ from fedtopic.crypto.card import attach_card, check_card, detach_card
 from fedtopic.crypto.codec import decode_counts, encode_counts
 from fedtopic.crypto.envelope import SEAL_OVERHEAD_BYTES, open_sealed, seal
 from fedtopic.crypto.keys import PartyKeys
+from fedtopic.errors import TrainingError
 from fedtopic.ledger import raw
 from fedtopic.ledger.contracts import CHANNEL, REGISTRY
 from fedtopic.ledger.errors import NotAReader, TransactionRejected
 from fedtopic.ledger.keys import channel_label, ensure_channel_key, fetch_channel_key
 from fedtopic.ledger.limits import MAX_CHUNK_BYTES
 from fedtopic.ledger.rpc import Signer, contract_at, with_retries
+from fedtopic.ledger.runs import RUN_SPAN, run_base, run_of
 
 
 @dataclass(frozen=True)
@@ -56,11 +58,14 @@ class ChainChannel:
     """One party's view of the channels on a chain: write its own, read those CP (and its keys) allow."""
 
     def __init__(self, w3: Web3, registry: str, keys: PartyKeys, *, shape: tuple[int, int] | None = None,
-                 max_chunk: int = MAX_CHUNK_BYTES, card: bytes = b"") -> None:
+                 max_chunk: int = MAX_CHUNK_BYTES, card: bytes = b"", run: int = 1) -> None:
         """``card``: this party's session card (``crypto/card.py``), put in front of every count publication and
-        compared with every count publication read, before its counts are decoded."""
+        compared with every count publication read, before its counts are decoded. ``run``: the consortium's run
+        this party takes part in (``ledger/runs.py``): rounds given and returned here are the run's, 0, 1, …;
+        on chain they are offset by the run's base, and other runs' rounds are not read."""
         self.w3 = w3
         self.card = card
+        self.run, self.base = run, run_base(run)
         self.registry = Web3.to_checksum_address(registry)
         self.keys = keys
         self.party_id = keys.party_id
@@ -96,9 +101,10 @@ class ChainChannel:
             label = channel_label(self.chain_id, self.channel)
             pieces = raw.split_chunks(plaintext, self.max_plain_chunk)
             n = len(pieces)
-            chunks = [seal(key, p, channel=label, round=round, chunk=i, n_chunks=n) for i, p in enumerate(pieces)]
+            at = self.base + round
+            chunks = [seal(key, p, channel=label, round=at, chunk=i, n_chunks=n) for i, p in enumerate(pieces)]
             try:
-                receipts = raw.publish_chunks(self.signer, self.channel, round, self._own_epoch, chunks)
+                receipts = raw.publish_chunks(self.signer, self.channel, at, self._own_epoch, chunks)
             except TransactionRejected as exc:
                 if exc.reason not in ("StaleKeyEpoch", "KeyBehindCP") or attempt == 2:
                     raise
@@ -123,27 +129,41 @@ class ChainChannel:
         """Heads of the channels CP lets us read (ours included)."""
         return raw.readable_heads(self.w3, self.registry, self.address)
 
+    def _in_run(self, head: raw.ChannelHead) -> bool:
+        """Whether ``head``'s latest round is in this party's run; TrainingError if it is in a later one."""
+        if not head.published or head.round < self.base:
+            return False
+        if head.round >= self.base + RUN_SPAN:
+            raise TrainingError(f"{self.party_id}: {self._party_id(head.owner)} publishes run {run_of(head.round)} "
+                                f"while this party is in run {self.run}: start it again with `node run --fresh`")
+        return True
+
     def read_latest_bytes(self, *, include_own: bool = False) -> dict[str, Payload]:
-        """Latest payload of every readable channel that has published, by party id (one getLogs for new rounds)."""
-        heads = [h for h in self.readable_heads() if h.published and (include_own or h.owner != self.address)]
+        """Latest payload of every readable channel that has published in this run, by party id (one getLogs for
+        new rounds); rounds are the run's."""
+        heads = [h for h in self.readable_heads() if (include_own or h.owner != self.address) and self._in_run(h)]
         stale = [h for h in heads if (c := self._latest.get(h.owner)) is None or c.round != h.round]
         for owner, rr in raw.read_latest_raw(self.w3, stale).items():
             self._latest[owner] = self._open(rr)
             self._received += rr.nbytes
-        return {self._latest[h.owner].party_id: self._latest[h.owner] for h in heads}
+        return {self._latest[h.owner].party_id: self._in_run_rounds(self._latest[h.owner]) for h in heads}
+
+    def _in_run_rounds(self, p: Payload) -> Payload:
+        return replace(p, round=p.round - self.base)
 
     def read_round_bytes(self, round: int, *, from_block: int | None = None, include_own: bool = False) -> dict[str, Payload]:
-        """Payload of round ``round`` of every readable channel (WrongRound if one has not reached it)."""
+        """Payload of the run's round ``round`` of every readable channel (WrongRound if one has not reached it)."""
         heads = [h for h in self.readable_heads() if include_own or h.owner != self.address]
         out = {}
-        for rr in raw.read_round_raw(self.w3, heads, round, from_block).values():
+        for rr in raw.read_round_raw(self.w3, heads, self.base + round, from_block).values():
             p = self._open(rr)
             self._received += rr.nbytes
-            out[p.party_id] = p
+            out[p.party_id] = self._in_run_rounds(p)
         return out
 
     def read_channel_bytes(self, owner: str) -> Payload:
-        """Latest payload of ``owner``'s channel whether or not CP lists us (NotAReader if we hold no key)."""
+        """Latest payload of ``owner``'s channel whether or not CP lists us (NotAReader if we hold no key); its
+        round is the chain's."""
         (head,) = raw.heads_of(self.w3, self.registry, [Web3.to_checksum_address(owner)])
         rr = raw.read_latest_raw(self.w3, [head])[head.owner]
         return self._open(rr)
@@ -167,7 +187,15 @@ class ChainChannel:
         return self._received
 
     def latest_round(self, owner: str) -> int | None:
-        """The latest complete round on ``owner``'s channel (a party id), None if it has not published."""
+        """The latest complete round of this run on ``owner``'s channel (a party id), None if it has not published
+        in this run."""
+        for head in self.readable_heads():
+            if self._party_id(head.owner) == owner:
+                return head.round - self.base if self._in_run(head) else None
+        raise NotAReader(f"party {self.party_id} may not read channel {owner}")
+
+    def latest_chain_round(self, owner: str) -> int | None:
+        """The latest complete round on ``owner``'s channel whatever its run (None: it never published)."""
         for head in self.readable_heads():
             if self._party_id(head.owner) == owner:
                 return head.round if head.published else None

@@ -20,11 +20,14 @@ from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.config import ConsortiumConfig
 from fedtopic.crypto.card import card_of
 from fedtopic.errors import TrainingError
+from fedtopic.ledger import raw
 from fedtopic.ledger.channel import ChainChannel
 from fedtopic.ledger.endpoint import chain_for, registry_of
+from fedtopic.ledger.runs import next_run, run_base, run_of
 from fedtopic.node.async_loop import Liveness, run_party
-from fedtopic.node.party_setup import prepare_party
+from fedtopic.node.party_setup import load_own_keys, prepare_party
 from fedtopic.node.roster import delay_rng
+from fedtopic.node.state_folder import manifest_params
 from fedtopic.runs.folder import write_summary
 from fedtopic.runs.history import FILE_NAME
 from fedtopic.runs.vocabulary_release import join_release
@@ -45,23 +48,29 @@ def run_async_node(
     on_round: Callable[[str, RoundReport, PartyLog], None] | None = None,
     fresh: bool = False,
     liveness: Liveness = Liveness(),
+    run: int | None = None,
 ) -> dict[str, Any]:
     """Train party ``party_id`` to the end; returns (and writes to ``state_dir/model``) its summary."""
+    w3, registry = chain_for(cfg, rpc), registry_of(cfg)
+    keys = load_own_keys(cfg, config_path, party_id, key_file)
+    state_dir = state_dir or config_path.parent / "state" / party_id
+    (head,) = raw.heads_of(w3, registry, [keys.address])
+    run = choose_run(state_dir, head.round if head.published else None, fresh=fresh, asked=run, party_id=party_id)
     prepared = prepare_party(cfg, config_path, party_id, key_file=key_file, corpus=corpus, vocab=vocab, state_dir=state_dir,
-                             fresh=fresh, say=say)
+                             fresh=fresh, say=say, extra_params={"run": run} if run > 1 else {})
     data, party, index, state_dir = prepared.data, prepared.party, prepared.index, prepared.state_dir
     algo = cfg.algorithm
-    channel = ChainChannel(chain_for(cfg, rpc), registry_of(cfg), prepared.keys, shape=(data.train.n_words, algo.topics),
-                           card=card_of(prepared.params))  # the card is checked on every read (issue 28)
+    channel = ChainChannel(w3, registry, prepared.keys, shape=(data.train.n_words, algo.topics),
+                           card=card_of(prepared.params), run=run)  # the card is checked on every read (issue 28)
     checkpoint = state_dir / "checkpoint.npz"
     published = channel.latest_round(party_id)
     if not checkpoint.exists() and published is not None:
-        raise TrainingError(f"{party_id}'s channel already holds rounds 0..{published} of an earlier run, but {state_dir} "
-                            "has no checkpoint of it (moved or wiped?): put it back to resume; a new run needs new "
-                            "channels (`consortium deploy` of a new registry), since a channel's rounds only go up")
+        raise TrainingError(f"{party_id}'s channel already holds rounds 0..{published} of run {run}, but {state_dir} "
+                            "has no checkpoint of it (moved or wiped?): put it back to resume, or start run "
+                            f"{run + 1} with `node run --fresh`")
     lo, hi = algo.random_delay
     rng = delay_rng(algo.seed, index)
-    say(f"party {party_id}: {data.train.n_docs:,} documents, {data.train.n_tokens:,} tokens from {data.source}; "
+    say(f"party {party_id}: run {run}, {data.train.n_docs:,} documents, {data.train.n_tokens:,} tokens from {data.source}; "
         f"reads {', '.join(cfg.channels_readable_by(party_id))}; state in {state_dir}")
     log = run_party(
         party,
@@ -80,13 +89,33 @@ def run_async_node(
         liveness=liveness,
     )
     party.absorb(channel.read_latest())
-    run = AsyncPartyRun(party, cfg.algorithm.spec(), data.train, data.test, data.tokenizer,
-                        cfg.data.dataset or "own corpus", len(cfg.parties), log,
-                        {"if_behind": "wait" if liveness.wait else "go-on",
-                         "behind_limits": {"rounds": liveness.rounds, "seconds": liveness.seconds}})
-    summary = get_algorithm(cfg.algorithm.name).write_async_party(state_dir / "model", run)
-    if data.release is None:
+    party_run = AsyncPartyRun(party, cfg.algorithm.spec(), data.train, data.test, data.tokenizer,
+                              cfg.data.dataset or "own corpus", len(cfg.parties), log,
+                              {"if_behind": "wait" if liveness.wait else "go-on",
+                               "behind_limits": {"rounds": liveness.rounds, "seconds": liveness.seconds}})
+    summary = get_algorithm(cfg.algorithm.name).write_async_party(state_dir / "model", party_run)
+    if data.release is None and run == 1:
         return summary
-    summary = join_release(summary, data.release, party_id)
+    summary = join_release(summary, data.release, party_id) | ({"consortium_run": run} if run > 1 else {})
     write_summary(state_dir / "model", summary)
     return summary
+
+
+def choose_run(state_dir: Path, own_latest: int | None, *, fresh: bool, asked: int | None, party_id: str) -> int:
+    """The consortium run this party takes part in (``ledger/runs.py``): ``asked`` if given; after a fresh start
+    the one after its own channel's latest; a state folder's own run when it resumes; run 1 on a channel that never
+    published. TrainingError (before anything is moved) when a channel holds rounds a state folder does not
+    explain."""
+    if asked is not None:
+        run_base(asked)  # ValueError when out of range, said by the CLI
+        return asked
+    if fresh:
+        return next_run(own_latest)
+    held = manifest_params(state_dir)
+    if held is not None:
+        return int(held.get("run", 1))
+    if own_latest is None:
+        return 1
+    last = run_of(own_latest)
+    raise TrainingError(f"{party_id}'s channel already holds rounds of run {last}, but {state_dir} holds no state "
+                        f"(moved or wiped?): put it back to resume, or start run {last + 1} with `node run --fresh`")

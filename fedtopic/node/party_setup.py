@@ -4,7 +4,7 @@ config), its documents, its untrained party and its state folder (``prepare_part
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,9 +45,11 @@ def load_own_keys(cfg: ConsortiumConfig, config_path: Path, party_id: str, key_f
 
 def prepare_party(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, key_file: Path | None = None,
                   corpus: Path | None = None, vocab: Path | None = None, state_dir: Path | None = None,
-                  fresh: bool = False, say: Callable[[str], None] = lambda _: None) -> PreparedParty:
+                  fresh: bool = False, say: Callable[[str], None] = lambda _: None,
+                  extra_params: Mapping[str, Any] | None = None) -> PreparedParty:
     """Check the key file, load the party's documents, build its party; state goes to ``state/<party>`` by default,
-    claimed for this run (``state_folder``): ``fresh`` sets an existing folder aside first."""
+    claimed for this run (``state_folder``): ``fresh`` sets an existing folder aside first. ``extra_params`` join
+    the session params (an asynchronous consortium's run number, ``ledger/runs.py``)."""
     keys = load_own_keys(cfg, config_path, party_id, key_file)
     state_dir = state_dir or config_path.parent / "state" / party_id
     data = load_party_data(cfg, party_id, corpus=corpus, vocab=vocab)
@@ -55,7 +57,7 @@ def prepare_party(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
     algorithm = get_algorithm(cfg.algorithm.name)
     spec = cfg.algorithm.spec()
     algorithm.check_data([data.train], spec)
-    params = session_params(algorithm.name, spec, data.train.vocab)
+    params = session_params(algorithm.name, spec, data.train.vocab) | dict(extra_params or {})
     if fresh:
         old = set_aside(state_dir)
         if old is not None:

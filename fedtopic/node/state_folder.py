@@ -44,6 +44,15 @@ def _changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
     return ", ".join(f"{k} {short(old.get(k))} → {short(new.get(k))}" for k in keys if old.get(k) != new.get(k))
 
 
+def manifest_params(state_dir: Path) -> dict[str, Any] | None:
+    """The params a state folder's run.json records (None: no folder, no manifest, or unreadable)."""
+    try:
+        held = json.loads((state_dir / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return held if isinstance(held, dict) else None
+
+
 def claim_state(state_dir: Path, params: Mapping[str, Any]) -> None:
     """Create ``state_dir`` for the run ``params`` describes, or check that it holds that run's state (TrainingError
     in one line otherwise). A folder from before manifests is taken as it is (its checkpoint still checks itself)."""
