@@ -201,3 +201,35 @@ def test_a_second_dafed_run_on_the_same_channels_needs_only_fresh(tmp_path, caps
     finally:
         _kill_all(procs.values())
         chain.stop()
+
+
+def test_a_party_added_after_deploy_joins_the_consortium_and_its_current_run(tmp_path, capsys):
+    """Issue 45, item 10 (a new party joining): `consortium add` writes its key file and config entry, `consortium
+    deploy` admits it and sets CP, and its first `node run` takes the consortium's current run by itself."""
+    from fedtopic.node.async_node import choose_run
+
+    init = _dafed_consortium(tmp_path, seed=12, iterations=4)
+    assert main(["consortium", "add", str(init.config_path), "--party", "p4", "--format", "json"]) == 0
+    added = json.loads(capsys.readouterr().out)
+    assert added["reads"] == ["p1", "p2", "p3", "p4"] and Path(added["key_file"]).is_file()
+    assert main(["consortium", "add", str(init.config_path), "--party", "p4"]) == 2  # once only
+    cfg = load_consortium(init.config_path)
+    assert all("p4" in cfg.cp[o] for o in cfg.party_ids)
+    chain = start_chain_up()
+    procs: dict[str, subprocess.Popen] = {}
+    try:
+        assert main(["consortium", "deploy", str(init.config_path), "--rpc", chain.url, *chain.faucet_args]) == 0
+        procs = {p: _node(init.config_path, p, tmp_path / f"{p}.log") for p in cfg.party_ids}
+        outs = {p: procs[p].communicate(timeout=300)[0] for p in cfg.party_ids}
+        for p in cfg.party_ids:
+            assert procs[p].returncode == 0, (tmp_path / f"{p}.log").read_text()[-2000:]
+        assert json.loads(outs["p4"])["parties"] == 4
+    finally:
+        _kill_all(procs.values())
+        chain.stop()
+    # the run a party takes, in every case (no chain needed)
+    empty = tmp_path / "nowhere"
+    assert choose_run(empty, None, fresh=False, asked=None, party_id="p4", current=3) == 3  # joins run 3
+    assert choose_run(empty, 5, fresh=True, asked=None, party_id="p1") == 2  # after run 1
+    assert choose_run(empty, (1 << 32) + 9, fresh=True, asked=None, party_id="p1") == 3
+    assert choose_run(empty, 5, fresh=False, asked=4, party_id="p1") == 4

@@ -58,6 +58,28 @@ def init_command(
 
 
 ConfigArg = Annotated[Path, typer.Argument(help="The consortium.toml (keys/ beside it are used where present).")]
+
+
+@app.command("add")
+def add_command(
+    config: ConfigArg,
+    party: Annotated[str, typer.Option("--party", help="The new party's id (letters, digits, '-', '_'; it names its channel).")],
+    reads: Annotated[str, typer.Option("--reads", help="all: the new party reads every channel and every party reads its; none: set CP later with `grant`.")] = "all",
+    fmt: FormatOption = OutputFormat.text,
+) -> None:
+    """Add a party: its key file beside the config and its entry (and CP) in the config. Then `consortium deploy`
+    admits it on chain; a synchronous consortium restarts its aggregator with the new config."""
+    from fedtopic.consortium.init import add_party
+
+    result = add_party(config, party, reads=reads)
+    cfg = result.config
+    emit({"config": str(config), "party": party, "key_file": str(result.key_path), "parties": list(cfg.party_ids),
+          "reads": list(cfg.channels_readable_by(party))}, fmt,
+         [f"added {party} to {config} ({count_parties(len(cfg.party_ids))}); its key file: {result.key_path} (give it "
+          "to that party only)",
+          f"  reads: {', '.join(cfg.channels_readable_by(party)) or 'nothing yet (`consortium grant`)'}",
+          "next: `fedtopic consortium deploy` admits it on chain (an aggregator takes it at its next start); an "
+          "asynchronous consortium's new party joins the current run by itself"])
 RpcOpt = Annotated[Optional[str], typer.Option("--rpc", help="JSON-RPC URL (default: chain.rpc of the config).")]  # noqa: UP007
 AdminKeyOpt = Annotated[
     Optional[Path],  # noqa: UP007

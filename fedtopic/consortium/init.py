@@ -26,6 +26,7 @@ from pathlib import Path
 
 from fedtopic.consortium.config import (
     ConsortiumConfig,
+    load_consortium,
     save_consortium,
     validate_consortium,
 )
@@ -157,3 +158,40 @@ def init_consortium(
     write_admin_key(admin_key_path(out), seed_bytes)
     save_consortium(config, config_path)  # last: its presence marks a complete init
     return InitResult(config_path=config_path, key_paths=key_paths, config=config)
+
+
+@dataclass(frozen=True)
+class AddResult:
+    """A party added to a consortium's config: the new config and the new party's key file."""
+
+    config: ConsortiumConfig
+    key_path: Path
+
+
+def add_party(config_path: Path, party_id: str, *, reads: str = "all") -> AddResult:
+    """Add ``party_id`` to the consortium at ``config_path``: a new key file beside it (keys/<id>.key.json) and the
+    party in the config, reading every channel and read by every party (``reads="all"``) or in no one's CP yet
+    (``reads="none"``, for ``consortium grant`` to set). The chain learns of it at the next ``consortium deploy``;
+    a synchronous consortium's aggregator at its next start. Refuses an id or key file that exists."""
+    cfg = load_consortium(config_path)
+    if party_id in cfg.party_ids:
+        raise ConfigError(f"party {party_id!r} is already in {config_path}")
+    if reads not in ("all", "none"):
+        raise ConfigError(f"--reads is all or none, not {reads!r}")
+    key_path = key_file_path(config_path.parent, party_id)
+    if key_path.exists():
+        raise ConfigError(f"{key_path} already exists; refusing to overwrite a party's keys")
+    keys = generate_party_keys(party_id)
+    data = cfg.model_dump(mode="json", exclude_none=True)
+    data["parties"].append({"id": party_id, "address": keys.address, "x25519_public": keys.x25519_public.hex()})
+    cp = {owner: list(readers) for owner, readers in cfg.cp.items()}
+    if reads == "all":
+        for owner in cp:
+            cp[owner] = sorted(set(cp[owner]) | {party_id})
+        cp[party_id] = sorted([*cfg.party_ids, party_id])
+    data["cp"] = cp
+    new = validate_consortium(data)  # checked before anything is written
+    key_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    save_party_keys(keys, key_path)
+    save_consortium(new, config_path)
+    return AddResult(new, key_path)

@@ -55,7 +55,9 @@ def run_async_node(
     keys = load_own_keys(cfg, config_path, party_id, key_file)
     state_dir = state_dir or config_path.parent / "state" / party_id
     (head,) = raw.heads_of(w3, registry, [keys.address])
-    run = choose_run(state_dir, head.round if head.published else None, fresh=fresh, asked=run, party_id=party_id)
+    own = head.round if head.published else None
+    current = max((run_of(h.round) for h in raw.readable_heads(w3, registry, keys.address) if h.published), default=1)
+    run = choose_run(state_dir, own, fresh=fresh, asked=run, party_id=party_id, current=current)
     prepared = prepare_party(cfg, config_path, party_id, key_file=key_file, corpus=corpus, vocab=vocab, state_dir=state_dir,
                              fresh=fresh, say=say, extra_params={"run": run} if run > 1 else {})
     data, party, index, state_dir = prepared.data, prepared.party, prepared.index, prepared.state_dir
@@ -101,21 +103,24 @@ def run_async_node(
     return summary
 
 
-def choose_run(state_dir: Path, own_latest: int | None, *, fresh: bool, asked: int | None, party_id: str) -> int:
-    """The consortium run this party takes part in (``ledger/runs.py``): ``asked`` if given; after a fresh start
-    the one after its own channel's latest; a state folder's own run when it resumes; run 1 on a channel that never
-    published. TrainingError (before anything is moved) when a channel holds rounds a state folder does not
-    explain."""
+def choose_run(state_dir: Path, own_latest: int | None, *, fresh: bool, asked: int | None, party_id: str,
+               current: int = 1) -> int:
+    """The consortium run this party takes part in (``ledger/runs.py``): ``asked`` if given; for a channel that
+    never published, the consortium's ``current`` run (the latest any readable channel is in: a new party joins
+    it); after a fresh start the one after its own channel's latest; a state folder's own run when it resumes.
+    TrainingError (before anything is moved) when a channel holds rounds a state folder does not explain."""
     if asked is not None:
         run_base(asked)  # ValueError when out of range, said by the CLI
         return asked
+    if own_latest is None and (fresh or manifest_params(state_dir) is None):
+        return current
     if fresh:
         return next_run(own_latest)
     held = manifest_params(state_dir)
     if held is not None:
         return int(held.get("run", 1))
     if own_latest is None:
-        return 1
+        return current
     last = run_of(own_latest)
     raise TrainingError(f"{party_id}'s channel already holds rounds of run {last}, but {state_dir} holds no state "
                         f"(moved or wiped?): put it back to resume, or start run {last + 1} with `node run --fresh`")
