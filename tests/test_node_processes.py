@@ -176,6 +176,9 @@ def test_a_second_dafed_run_on_the_same_channels_needs_only_fresh(tmp_path, caps
         procs = {p: _node(init.config_path, p, tmp_path / f"{p}-1.log") for p in parties}
         first = {p: json.loads(procs[p].communicate(timeout=300)[0]) for p in parties}
         assert all(procs[p].returncode == 0 for p in parties), first
+        again = _node(init.config_path, "p1", tmp_path / "p1-again.log")  # a finished run says so, replays nothing
+        assert json.loads(again.communicate(timeout=120)[0])["already_finished"] is True
+        assert "this run finished" in (tmp_path / "p1-again.log").read_text()
         cfg = load_consortium(init.config_path)
         save_consortium(cfg.model_copy(update={"algorithm": cfg.algorithm.model_copy(update={"iterations": 6})}),
                         init.config_path)

@@ -27,10 +27,12 @@ from fedtopic.ledger.runs import next_run, run_base, run_of
 from fedtopic.node.async_loop import Liveness, run_party
 from fedtopic.node.party_setup import load_own_keys, prepare_party
 from fedtopic.node.roster import delay_rng
-from fedtopic.node.state_folder import manifest_params
+from fedtopic.node.state_folder import finished_run, manifest_params
 from fedtopic.runs.folder import write_summary
 from fedtopic.runs.history import FILE_NAME
 from fedtopic.runs.vocabulary_release import join_release
+
+CHECKPOINT = "checkpoint.npz"
 
 
 def run_async_node(
@@ -61,10 +63,13 @@ def run_async_node(
     prepared = prepare_party(cfg, config_path, party_id, key_file=key_file, corpus=corpus, vocab=vocab, state_dir=state_dir,
                              fresh=fresh, say=say, extra_params={"run": run} if run > 1 else {})
     data, party, index, state_dir = prepared.data, prepared.party, prepared.index, prepared.state_dir
+    done = finished_run(state_dir, party_id, say, CHECKPOINT)
+    if done is not None:
+        return done
     algo = cfg.algorithm
     channel = ChainChannel(w3, registry, prepared.keys, shape=(data.train.n_words, algo.topics),
                            card=card_of(prepared.params), run=run)  # the card is checked on every read (issue 28)
-    checkpoint = state_dir / "checkpoint.npz"
+    checkpoint = state_dir / CHECKPOINT
     published = channel.latest_round(party_id)
     if not checkpoint.exists() and published is not None:
         raise TrainingError(f"{party_id}'s channel already holds rounds 0..{published} of run {run}, but {state_dir} "

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from fedtopic.errors import TrainingError
-from fedtopic.node.state_file import write_text_atomic
+from fedtopic.node.state_file import DamagedFile, read_arrays, write_text_atomic
 
 MANIFEST = "run.json"
 
@@ -68,3 +68,25 @@ def claim_state(state_dir: Path, params: Mapping[str, Any]) -> None:
                                 f" since); `node run --fresh` sets it aside and starts afresh, or give another --state")
         return
     write_text_atomic(path, json.dumps(wanted, sort_keys=True, indent=1))
+
+
+def finished_run(state_dir: Path, party_id: str, say: Callable[[str], None], checkpoint_name: str) -> dict[str, Any] | None:
+    """The summary of this state folder's run if the party finished it (its model written after its last round),
+    said in one line with how to start a new run; None if it has not finished."""
+    summary_file, checkpoint = state_dir / "model" / "summary.json", state_dir / checkpoint_name
+    if not (summary_file.is_file() and checkpoint.is_file()):
+        return None
+    try:
+        read_arrays(checkpoint)  # a damaged state is said even when the run is over
+    except DamagedFile as exc:
+        raise TrainingError(f"checkpoint {checkpoint} is unreadable ({exc}); move it away (`node run --fresh` sets "
+                            "it aside) to start afresh") from None
+    try:
+        summary = json.loads(summary_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # a model cut short: the run goes on and writes it again
+    if not isinstance(summary, dict):
+        return None
+    say(f"party {party_id}: this run finished ({summary.get('rounds', '?')} rounds); its model is in "
+        f"{summary_file.parent}. To train again, start a new run: `node run --fresh` (sets this state aside)")
+    return summary | {"run": str(summary_file.parent), "already_finished": True}

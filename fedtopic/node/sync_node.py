@@ -5,7 +5,6 @@ node resumes from ``state/<party>/party-checkpoint.npz``."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,11 +12,10 @@ from typing import Any
 from fedtopic.algorithms.federated import PartyRun
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.config import ConsortiumConfig
-from fedtopic.errors import TrainingError
 from fedtopic.node.link import HttpLink
 from fedtopic.node.party_setup import prepare_party
 from fedtopic.node.session_names import default_session
-from fedtopic.node.state_file import DamagedFile, read_arrays
+from fedtopic.node.state_folder import finished_run
 from fedtopic.node.sync_runtime import (
     CHECKPOINT,
     Connection,
@@ -40,7 +38,7 @@ def run_sync_node(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
                              state_dir=state_dir, fresh=fresh, say=say)
     algorithm = get_algorithm(cfg.algorithm.name)
     party, data, spec = prepared.party, prepared.data, cfg.algorithm.spec()
-    done = finished_run(prepared.state_dir, party_id, say)
+    done = finished_run(prepared.state_dir, party_id, say, CHECKPOINT)
     if done is not None:
         return done
     protection = cfg.aggregator.protection
@@ -65,28 +63,6 @@ def run_sync_node(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
         summary = summary | {"history_lacks_rounds": lacking}
     return _with_liveness(prepared.state_dir / "model", summary, rows, cfg.party_ids,
                           cfg.aggregator.straggler_deadline_seconds)
-
-
-def finished_run(state_dir: Path, party_id: str, say: Callable[[str], None]) -> dict[str, Any] | None:
-    """The summary of this state folder's run if the party finished it (its model written after its last round),
-    said in one line with how to start a new run; None if it has not finished."""
-    summary_file, checkpoint = state_dir / "model" / "summary.json", state_dir / CHECKPOINT
-    if not (summary_file.is_file() and checkpoint.is_file()):
-        return None
-    try:
-        read_arrays(checkpoint)  # a damaged state is said even when the run is over
-    except DamagedFile as exc:
-        raise TrainingError(f"checkpoint {checkpoint} is unreadable ({exc}); move it away (`node run --fresh` sets "
-                            "it aside) to start afresh") from None
-    try:
-        summary = json.loads(summary_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # a model cut short: the run goes on and writes it again
-    if not isinstance(summary, dict):
-        return None
-    say(f"party {party_id}: this run finished ({summary.get('rounds', '?')} rounds); its model is in "
-        f"{summary_file.parent}. To train again, start a new run: `node run --fresh` (sets this state aside)")
-    return summary | {"run": str(summary_file.parent), "already_finished": True}
 
 
 def _with_liveness(out: Path, summary: dict[str, Any], rows: list[dict[str, Any]], ids: list[str],
