@@ -145,6 +145,25 @@ class NMFClient:
             self.epochs_done += 1
         return wt.numpy().astype(np.float64), (critic.flat() if critic is not None else theta)
 
+    def h_step(self, w: np.ndarray, lr: float, *, chunk: int = 256) -> None:
+        """One projected step of every h_j on its own term of Eq. 1 against ``w`` float64[V,k], capped as in
+        ``_step`` (distributed DP's rounds: H_i trains here while W trains on the consortium's noisy sum)."""
+        if not self.n_docs:
+            return
+        wt = torch.tensor(w, dtype=self.dtype)
+        ht = torch.from_numpy(self.h)
+        batch = np.empty((min(chunk, self.n_docs), w.shape[0]), dtype=self.h.dtype)
+        for start in range(0, self.n_docs, chunk):
+            idx = np.arange(start, min(start + chunk, self.n_docs))
+            dense_rows(self._rows.indptr, self._rows.indices, self._rows.data, idx, batch)
+            a, hb = torch.from_numpy(batch[:len(idx)]), ht[start:start + len(idx)]
+            d = -2.0 * (torch.addmm(a, hb, wt.T, alpha=-1.0) @ wt)  # each h_j's own-term gradient [b, k]
+            wd = d @ wt.T
+            s_h = (d * d).sum(dim=1) / torch.clamp(2.0 * (wd * wd).sum(dim=1), min=torch.finfo(self.dtype).tiny)
+            ht[start:start + len(idx)] = torch.clamp(hb - torch.clamp(s_h, max=lr)[:, None] * d, min=0.0)
+        if not torch.isfinite(ht).all():
+            raise TrainingError(f"client {self.index}: H's step produced a non-finite value; lower --opt lr")
+
     def _step(self, wt: Any, ht: Any, critic: Critic | None, idx: np.ndarray, s: SGDSettings,
               batch: np.ndarray) -> None:
         """One simultaneous projected step of W, H_b (and θ) on the batch ``idx``, every gradient at the same point.

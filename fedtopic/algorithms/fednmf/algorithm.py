@@ -17,9 +17,10 @@ from fedtopic.algorithms.base import (
     metric,
 )
 from fedtopic.algorithms.federated import ConsortiumRun, PartyRun, history_totals
+from fedtopic.algorithms.fednmf.ddp import NMF_DP_OPTIONS, NMFDP
 from fedtopic.algorithms.nmf.options import FEDERATED_OPTIONS, SGD_OPTIONS
 from fedtopic.corpus.types import Corpus
-from fedtopic.errors import TrainingError
+from fedtopic.errors import ConfigError, TrainingError
 
 
 class FedNMF(Algorithm):
@@ -28,7 +29,7 @@ class FedNMF(Algorithm):
                "(avg/adagrad/yogi/adam) steps the global model; H_i never leaves its client")
     paper = "FedNMF+MI (Si et al.), Alg. 1; Table III/IV rows FedAvg … FedAdam(+MI)"
     modes = frozenset({Mode.sync})
-    options = SGD_OPTIONS + FEDERATED_OPTIONS
+    options = SGD_OPTIONS + FEDERATED_OPTIONS + NMF_DP_OPTIONS
     update = UpdateSpec("dense", "[N_i·(W_i − W), N_i·(θ_i − θ), N_i] float64 (zeros from unselected clients); "
                                  "mask: fixed point 2^-60, bound ±2^20")
     family = "nmf"
@@ -38,7 +39,22 @@ class FedNMF(Algorithm):
         """The client (``FedNMFParty``); its number of peers comes from the consortium (``channels``)."""
         from fedtopic.algorithms.fednmf.party import FedNMFParty
 
-        return FedNMFParty(party_id, index, None, corpus, spec)
+        return FedNMFParty(party_id, index, None, corpus, spec, secret=secret)
+
+    def check_protection(self, spec: TrainSpec, protection: str, n_parties: int) -> None:
+        """As every algorithm, and distributed DP only under a protection whose aggregator sees only the sum and
+        that carries integer releases (``mask``)."""
+        super().check_protection(spec, protection, n_parties)
+        dp = NMFDP.from_options(spec.options)
+        if dp is None:
+            return
+        from fedtopic.protections import get_protection
+
+        chosen = get_protection(protection)
+        if not (chosen.secure_sum and chosen.carries("counts")):
+            raise ConfigError(f"dp.distributed needs a protection under which the aggregator sees only the sum "
+                              f"(mask), not {protection!r}: its parties add only a share of the noise")
+        dp.planned(n_parties)
 
     def contributors_per_round(self, spec: TrainSpec, n_parties: int) -> int:
         """|G_t| = max(⌊C·P⌋, 1) selected clients (Alg. 1); the others send zeros."""
@@ -79,6 +95,8 @@ class FedNMF(Algorithm):
                                    for r in range(len(first))],
             "client_documents": [p.client.n_docs for p in parties],
         }
+        if parties[0].dp is not None:
+            extra["privacy"] = {p.party_id: p.privacy() for p in parties}
         return write_nmf_run(out, data, self.name, run.spec, fitted, wall_seconds=run.wall_seconds, extra=extra)
 
     def write_party(self, out: Path, run: PartyRun) -> dict[str, Any]:
@@ -111,5 +129,7 @@ class FedNMF(Algorithm):
                    "protection": run.protection, "perplexity": float("nan"), **totals,
                    **scores,
                    "scores_on": "this client's own documents (H_i); WE coherence and NPMI of the global topics"}
+        if party.dp is not None:
+            summary["privacy"] = {party.party_id: party.privacy()}
         write_summary(out, summary)
         return summary | {"run": str(out)}

@@ -15,11 +15,19 @@ step need not. H_i never leaves the client.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from fedtopic.algorithms.base import TrainSpec
 from fedtopic.algorithms.federated import Channel, Exchange, StepRecord
+from fedtopic.algorithms.fednmf.ddp import (
+    NMFDP,
+    clipped_gradient_sum,
+    decode_sum,
+    release,
+)
+from fedtopic.algorithms.fednmf.ddp import privacy as ddp_privacy
 from fedtopic.algorithms.fednmf.server_rules import (
     RuleState,
     rule_params,
@@ -50,10 +58,14 @@ class FedNMFParty:
     """Client ``index`` of ``n_clients`` (set by the loop from the session's party list when not given): its
     documents, H_i, and its copy of the global state."""
 
-    def __init__(self, party_id: str, index: int, n_clients: int | None, corpus: Corpus, spec: TrainSpec) -> None:
+    def __init__(self, party_id: str, index: int, n_clients: int | None, corpus: Corpus, spec: TrainSpec, *,
+                 secret: bytes | None = None) -> None:
         from fedtopic.neural.nmf_sgd import NMFClient
 
         self.party_id, self.index, self.n_clients, self.spec = party_id, index, n_clients, spec
+        self.dp = NMFDP.from_options(spec.options)  # distributed DP (``ddp``), or None
+        self._secret = () if secret is None else (int.from_bytes(secret, "big"),)
+        self.releases: list[int] = []  # contributors of every released round in which this party trained (DP)
         self.corpus = corpus
         self.client = NMFClient(counts_matrix(corpus), spec.topics, index=index, seed=spec.seed,
                                 precision=str(spec.options["precision"]))
@@ -85,6 +97,9 @@ class FedNMFParty:
         """Everything a resumed client needs, as arrays (a checkpoint)."""
         out = {"w": self.w, "h": self.client.h, "m": self.state_rule.m, "v": self.state_rule.v,
                "round": np.array(self.round), "epochs_done": np.array(self.client.epochs_done)}
+        if self.dp is not None:
+            out["releases"] = np.array(self.releases, dtype=np.int64)
+            out["n_clients"] = np.array(self.n_clients or 0)
         return out | ({} if self.theta is None else {"theta": self.theta})
 
     def restore(self, arrays: Mapping[str, np.ndarray]) -> None:
@@ -96,6 +111,9 @@ class FedNMFParty:
         self.theta = arrays["theta"].copy() if "theta" in arrays else None
         self.state_rule = RuleState(arrays["m"].copy(), arrays["v"].copy())
         self.round, self.client.epochs_done = int(arrays["round"]), int(arrays["epochs_done"])
+        if self.dp is not None:
+            self.releases = [int(c) for c in arrays.get("releases", np.zeros(0, dtype=np.int64))]
+            self.n_clients = int(arrays.get("n_clients", 0)) or self.n_clients
 
     def local_update(self) -> np.ndarray:
         """u_i float64[n + 1] for the current round (zeros when not selected)."""
@@ -131,9 +149,15 @@ class FedNMFParty:
 
     # the party protocol (algorithms.federated) ----------------------------------------------------
     def channels(self, n_parties: int) -> list[Channel]:
-        """One dense channel: u_i, float64[n + 1]."""
+        """One dense channel: u_i, float64[n + 1]; under distributed DP one counts channel of the integer
+        releases, int[V·k + 1] (``ddp``), whose sums the aggregator releases only with the planned contributors."""
         self.n_clients = n_parties
-        return [Channel("update", "dense", self.size + 1)]
+        if self.dp is None:
+            return [Channel("update", "dense", self.size + 1)]
+        planned = self.dp.planned(n_parties)
+        return [Channel("update", "counts", self.w.size + 1,
+                        {"shape": [self.w.size + 1, 1], "max_value": self.dp.max_value(planned),
+                         "min_contributors": planned, "setup": True})]
 
     def setup(self, exchange: Exchange) -> None:
         """Nothing to agree on beyond the session's params."""
@@ -143,11 +167,53 @@ class FedNMFParty:
         if round != self.round:
             raise TrainingError(f"client {self.party_id} is at round {self.round}, asked for {round}")
         selected = self.selected(round)
+        if self.dp is not None:
+            return self._dp_step(round, selected, exchange)
         total = exchange.sum("update", round, self.local_update()).value
         if total[-1] <= 0:
             raise TrainingError(f"round {round}: no selected client contributed (the sum of N_i is {total[-1]:g})")
         self.apply(total)
         return StepRecord(quality=self.loss(), quality_name="loss", extra={"selected": selected})
+
+    def _dp_step(self, round: int, selected: bool, exchange: Exchange) -> StepRecord:
+        """One DP-SGD step of the consortium (``ddp``): this party's release, the noisy sum, the rule, H's step."""
+        assert self.dp is not None and self.n_clients is not None
+        planned = self.dp.planned(self.n_clients)
+        rng = np.random.default_rng([self.spec.seed, 0x4450, self.index, round, *self._secret])
+        if selected and self.client.n_docs:
+            if self.dp.rate * self.client.n_docs > self.dp.max_batch / 2:
+                raise TrainingError(f"client {self.party_id}: γ·N_i = {self.dp.rate * self.client.n_docs:.0f} "
+                                    f"documents a round, more than half of dp.max_batch={self.dp.max_batch}")
+            idx = np.flatnonzero(rng.random(self.client.n_docs) < self.dp.rate)
+        else:
+            idx = np.zeros(0, dtype=np.int64)
+        grad = clipped_gradient_sum(self.client.counts[idx].toarray(), self.w, self.client.h[idx].astype(np.float64),
+                                    self.dp.clip) if idx.size else np.zeros_like(self.w)
+        agg = exchange.sum("update", round, release(grad, int(idx.size), self.dp, planned, rng).reshape(-1, 1))
+        contributors = len(agg.contributors)
+        g_sum, n_sum = decode_sum(np.asarray(agg.value), contributors, self.dp, planned, self.w.shape)
+        delta = -float(self.spec.options["lr"]) * g_sum.reshape(-1) / max(n_sum, 1.0)  # type: ignore[arg-type]
+        x = self.x
+        server_step(self.rule, x, delta, self.state_rule, self.round + 1, self.params)
+        np.maximum(self.w, 0.0, out=self.w)
+        self.client.h_step(self.w, self.settings.lr)  # private: every h_j on its own term against the new W
+        if selected:
+            self.releases.append(contributors)
+        self.round += 1
+        report = ddp_privacy(self.dp, self.releases, planned, self.w.size + 1)
+        return StepRecord(quality=self.loss(), quality_name="loss", epsilon=report.epsilon,
+                          extra={"selected": selected, "noisy_documents": float(np.round(n_sum, 1))})
+
+    def privacy(self) -> dict[str, Any] | None:
+        """What this party's releases cost (summary.json's ``privacy``), None without DP."""
+        if self.dp is None or self.n_clients is None:
+            return None
+        planned = self.dp.planned(self.n_clients)
+        report = ddp_privacy(self.dp, self.releases, planned, self.w.size + 1)
+        return {"epsilon": report.epsilon, "delta": report.delta, "best_order": report.best_order,
+                "unit": "one document of this party", "mechanism": "DP-SGD, Skellam shares under mask",
+                "releases": len(self.releases), "sampling_rate": self.dp.rate, "noise_multiplier": self.dp.sigma,
+                "clip": self.dp.clip, "planned_contributors": planned, "contributors": list(self.releases)}
 
     def done(self) -> bool:
         return self.round >= self.spec.iterations

@@ -1,0 +1,94 @@
+"""FedNMF with distributed DP (DP-SGD across the consortium, Skellam shares under mask): the clipped gradients
+against a slow reference, the release's decoding and noise, its accountant, and a run through the real
+aggregator whose summary says what each party spent."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from _texts import theme_texts, write_jsonl
+
+from fedtopic.algorithms.fednmf.ddp import (
+    NMFDP,
+    SCALE,
+    clipped_gradient_sum,
+    decode_sum,
+    privacy,
+    release,
+)
+from fedtopic.cli.main import main
+from fedtopic.errors import ConfigError
+from fedtopic.privacy.rdp import DEFAULT_ORDERS
+from fedtopic.privacy.skellam import skellam_rdp
+
+pytest.importorskip("torch")
+pytestmark = pytest.mark.xdist_group("csfed-aggregator")
+
+DP = NMFDP(sigma=1.0, rate=0.5, clip=2.0, delta=1e-5, min_contributors=None, max_batch=64)
+
+
+def test_clipped_gradients_match_a_per_document_reference():
+    rng = np.random.default_rng(0)
+    a, w, h = rng.poisson(1.0, (7, 12)).astype(float), rng.random((12, 3)), rng.random((7, 3))
+    ref = np.zeros_like(w)
+    for j in range(7):
+        g = -2.0 * np.outer(a[j] - w @ h[j], h[j])
+        ref += g * min(1.0, DP.clip / np.linalg.norm(g))
+    assert np.allclose(clipped_gradient_sum(a, w, h, DP.clip), ref, rtol=1e-12, atol=1e-12)
+
+
+def test_releases_sum_to_the_clipped_gradients_and_count_plus_the_central_noise():
+    rng = np.random.default_rng(1)
+    shape, parties = (40, 5), 3
+    grads = [rng.normal(0, 1, shape) for _ in range(parties)]
+    counts = [10, 20, 30]
+    total = sum(release(g, n, DP, parties, np.random.default_rng(10 + i))
+                for i, (g, n) in enumerate(zip(grads, counts)))
+    assert total.min() >= 0 and total.max() <= parties * DP.max_value(parties)
+    g_sum, n_sum = decode_sum(total, parties, DP, parties, shape)
+    noise = (g_sum - sum(grads)) / DP.clip  # in units of one document's clipped part
+    assert abs(noise.std() - DP.sigma) < 0.15
+    assert abs(n_sum - 60) < 6 * DP.sigma / 0.1
+
+
+def test_the_accountant_composes_one_subsampled_skellam_release_per_round_trained():
+    cells = 40 * 5 + 1
+    one = privacy(DP, [3], 3, cells)
+    three = privacy(DP, [3, 3, 3], 3, cells)
+    assert three.epsilon > one.epsilon > 0
+    l1, l2 = DP.sensitivities(cells)
+    assert l2 == SCALE + math.sqrt(cells)
+    full = NMFDP(1.0, 1.0, 2.0, 1e-5, None, 64)
+    direct = skellam_rdp(2 * 3 * full.lam(3), l1, l2, DEFAULT_ORDERS)  # γ = 1: the bound itself
+    assert np.allclose(privacy(full, [3], 3, cells).rdp, direct)
+    assert privacy(DP, [2], 3, cells).epsilon > one.epsilon  # fewer contributors: less noise in the sum
+
+
+def test_distributed_dp_refuses_the_smile_term_and_a_protection_without_a_secure_sum(tmp_path, capsys):
+    with pytest.raises(ConfigError, match="mi_weight=0"):
+        NMFDP.from_options({"dp.distributed": True, "mi_weight": 0.1})
+    corpus = write_jsonl(tmp_path / "d.jsonl", theme_texts(60, seed=2))
+    assert main(["simulate", "--algorithm", "fednmf", "--corpus", str(corpus), "--parties", "3", "-k", "2",
+                 "--iterations", "2", "--opt", "dp.distributed=true", "--out", str(tmp_path / "x")]) == 2
+    assert "needs a protection under which the aggregator sees only the sum" in capsys.readouterr().err
+
+
+def test_fednmf_with_distributed_dp_through_the_aggregator_reports_each_partys_epsilon(tmp_path, capsys):
+    corpus = write_jsonl(tmp_path / "d.jsonl", theme_texts(240, seed=3))
+    out = tmp_path / "run"
+    assert main(["simulate", "--algorithm", "fednmf", "--corpus", str(corpus), "--parties", "3", "-k", "4",
+                 "--iterations", "8", "--protection", "mask", "--opt", "fraction=1.0", "--opt", "dp.distributed=true",
+                 "--opt", "dp.sampling_rate=0.5", "--opt", "dp.clip=5", "--opt", "lr=1.0", "--out", str(out),
+                 "--format", "json"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    spent = summary["privacy"]
+    assert set(spent) == {"p1", "p2", "p3"}
+    for pid, p in spent.items():
+        assert p["releases"] == 8 and p["contributors"] == [3] * 8 and p["planned_contributors"] == 3
+        dp = NMFDP(p["noise_multiplier"], p["sampling_rate"], p["clip"], 1e-5, None, 4096)
+        vk = len(json.loads((out / "vocab.json").read_text())["words"]) * 4
+        assert p["epsilon"] == pytest.approx(privacy(dp, [3] * 8, 3, vk + 1).epsilon)
+    assert np.isfinite(summary["npmi"]) and summary["protection"] == "mask"
