@@ -21,7 +21,7 @@ def node_process(config: Path, party: str, url: str, log: Path, extra: Sequence[
 
 
 def run_node_processes(config: Path, parties: Sequence[str], url: str, logs: dict[str, Path], *,
-                       kill: str | None = None, after: str = "round 0:", extra: Sequence[str] = ()) -> dict[str, str]:
+                       kill: str | None = None, after: str = "round 1/", extra: Sequence[str] = ()) -> dict[str, str]:
     """Every party as a process; ``kill`` is killed -9 once ``after`` is in its log, then restarted. Asserts every
     node exits 0; returns each one's stdout."""
     procs = {p: node_process(config, p, url, logs[p], extra) for p in parties}

@@ -94,7 +94,7 @@ def test_csfed_across_namespaces_over_pinned_https_with_a_kill(tmp_path, capsys)
             _wait(healthy, 60, "the aggregator over HTTPS")
             with pytest.raises(httpx.TransportError):  # not a public CA's: anyone else refuses it
                 httpx.get(f"https://{host}:8443/healthz", timeout=2)
-            _nodes_with_a_kill(net, config, tmp_path, "p2 round 1:")
+            _nodes_with_a_kill(net, config, tmp_path, "p2 round 1/")
         finally:
             _stop([server])
     phis = [np.load(config.parent / "state" / p / "model" / "model.npz")["phi"] for p in ("p1", "p2", "p3")]

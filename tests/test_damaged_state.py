@@ -30,7 +30,7 @@ def test_a_damaged_checkpoint_is_one_line_within_seconds(tmp_path):
                                    "--party", "p2", "--url", "http://127.0.0.1:9", "--patience", "1"],
                                   capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
         assert finished.returncode == 0, finished.stderr[-2000:]  # no aggregator needed: nothing is replayed
-        assert "this run finished (3 rounds" in finished.stderr and "node run --fresh" in finished.stderr
+        assert "this run finished (2 rounds" in finished.stderr and "node run --fresh" in finished.stderr
         checkpoint = config.parent / "state" / "p1" / "party-checkpoint.npz"
         whole = checkpoint.read_bytes()
         assert len(whole) > 5000

@@ -164,7 +164,7 @@ def test_csfed_nodes_with_dp_and_mask_through_the_aggregator(tmp_path):
         try:
             procs = {p: _node(config, p, logs[p], "--url", agg.url, "--round-timeout", "240") for p in cfg.party_ids}
             until = time.monotonic() + 180
-            while "round 3:" not in logs["p2"].read_text():
+            while "round 3/" not in logs["p2"].read_text():
                 assert time.monotonic() < until and procs["p2"].poll() is None, logs["p2"].read_text()[-2000:]
                 time.sleep(0.05)
             os.kill(procs["p2"].pid, signal.SIGKILL)  # its releases must come back the same after the resume

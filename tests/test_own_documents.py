@@ -24,7 +24,7 @@ def test_simulate_csfed_on_a_corpus_file(tmp_path, capsys):
     assert main(["simulate", "--algorithm", "csfed-lda", "--corpus", str(corpus), "--parties", "4", "-k", "2",
                  "--iterations", "30", "--opt", "alpha=0.1", "--out", str(out), "--format", "json"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["parties"] == 4 and summary["dataset"] == str(corpus) and summary["rounds"] == 31
+    assert summary["parties"] == 4 and summary["dataset"] == str(corpus) and summary["rounds"] == 30
     topics = [set(t["words"][:5]) for t in json.loads((out / "topics.json").read_text())]
     themes = [set(words) for words in THEMES.values()]
     assert all(any(len(t & th) >= 4 for th in themes) for t in topics)  # each topic is one theme

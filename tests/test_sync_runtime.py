@@ -148,7 +148,7 @@ def test_a_plugin_algorithm_through_node_processes_with_a_kill(tmp_path, plugin)
         logs = {p: tmp_path / f"{label}-{p}.log" for p in cfg.party_ids}
         with AggregatorProcess(config, tmp_path / f"{label}-agg", tmp_path / f"{label}-agg.log") as agg:
             outs = run_node_processes(config, cfg.party_ids, agg.url, logs, kill="p2" if kill else None,
-                                      after="p2 round 1:")
+                                      after="p2 round 2/")
         summaries = {p: json.loads(out) for p, out in outs.items()}
         assert all(s["rounds"] == 8 and s["protection"] == "mask" for s in summaries.values())
         xs = [np.load(config.parent / "state" / p / "model" / "model.npz")["phi"] for p in cfg.party_ids]

@@ -334,8 +334,13 @@ class Algorithm(ABC):
         return Privacy()
 
     def rounds(self, spec: TrainSpec) -> int:
-        """How many rounds (history lines per party) a federated run of ``spec`` takes at most: progress and ETA."""
+        """How many training rounds a federated run of ``spec`` takes at most, R (``runs.round_count``: progress,
+        status lines, summary.json and the dashboard all count these)."""
         return spec.iterations
+
+    def setup_rounds(self, spec: TrainSpec) -> int:
+        """History rounds exchanged before the first training round (the LDA family's genesis counts: 1)."""
+        return 0
 
     def headline(self, summary: Mapping[str, Any]) -> str:
         """The run's quality in a few words for the command's last line (a metric that does not apply is null in

@@ -183,11 +183,12 @@ class PartyRun:
     history: Sequence[Mapping[str, Any]]
 
 
-def history_totals(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Totals over one party's history rows for summary.json: rounds, bytes, seconds (``wall_seconds``: their
-    sum, the party's time in rounds)."""
+def history_totals(rows: Sequence[Mapping[str, Any]], setup: int = 0) -> dict[str, Any]:
+    """Totals over one party's history rows for summary.json: training rounds (the rows less the ``setup``
+    exchanges before them, ``runs.round_count``), bytes, seconds (``wall_seconds``: their sum, the party's time
+    in rounds; setup included)."""
     seconds = sum(r["compute_s"] + r["exchange_s"] + r["wait_s"] for r in rows)
-    return {"rounds": len(rows), "wall_seconds": float(seconds), "bytes_sent": int(sum(r["bytes_up"] for r in rows)),
+    return {"rounds": max(len(rows) - setup, 0), "wall_seconds": float(seconds), "bytes_sent": int(sum(r["bytes_up"] for r in rows)),
             "bytes_received": int(sum(r["bytes_down"] for r in rows)),
             "compute_seconds": float(sum(r["compute_s"] for r in rows)),
             "exchange_seconds": float(sum(r["exchange_s"] for r in rows)),

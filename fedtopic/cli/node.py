@@ -72,8 +72,9 @@ def run_command(
     if Mode.sync in algorithm.modes:
         from fedtopic.node.sync_node import run_sync_node
 
-        total = algorithm.rounds(cfg.algorithm.spec())
-        summary = run_sync_node(cfg, config, party, **common, on_round=lambda line: say(round_line(line, total)))
+        total, setup = algorithm.rounds(cfg.algorithm.spec()), algorithm.setup_rounds(cfg.algorithm.spec())
+        summary = run_sync_node(cfg, config, party, **common,
+                                on_round=lambda line: say(round_line(line, total, setup)))
         without = summary.get("rounds_without") or {}
         lagged = "" if not without else "; went on without " + ", ".join(
             f"{p} in {n} round{'s' * (n != 1)}" for p, n in sorted(without.items())) + \
@@ -135,12 +136,15 @@ def _report(summary: dict, party: str, fmt: OutputFormat) -> None:
                          f"{summary['run']}", soft_wrap=True)
 
 
-def round_line(line: HistoryLine, total: int) -> str:
-    """One status line for a finished round of a synchronous party (``total``: the rounds of the whole run)."""
+def round_line(line: HistoryLine, total: int, setup: int = 0) -> str:
+    """One status line for a finished round of a synchronous party (``total``: the training rounds of the whole
+    run, ``setup``: the exchanges before them; ``runs.round_count``)."""
+    from fedtopic.runs.round_count import round_label
+
     quality = "" if line.quality is None else f", {line.quality_name} {line.quality:.4g}"
     recovery = " (recovery sent)" if line.recoveries else ""
     spent = "" if line.epsilon is None else f", ε spent {line.epsilon:.4g}"
     who = "" if line.contributors is None else f", aggregate of {', '.join(line.contributors)}"
     seconds = line.compute_s + line.exchange_s + line.wait_s
-    return (f"{line.party} round {line.round}: {seconds:.1f} s (computing {line.compute_s:.1f}, waiting "
-            f"{line.wait_s:.1f}){quality}{who}{recovery}{spent}; {line.round + 1}/{total} rounds")
+    return (f"{line.party} {round_label(line.round, setup, total)}: {seconds:.1f} s (computing "
+            f"{line.compute_s:.1f}, waiting {line.wait_s:.1f}){quality}{who}{recovery}{spent}")

@@ -11,13 +11,15 @@ from typing import Any
 
 from fedtopic.cli.output import progress_bar, stderr_console
 from fedtopic.runs.history import HistoryLine
+from fedtopic.runs.round_count import training_round
 
 
 class RoundProgress:
     """Thread-safe target for every party's history lines (``on_line``); a context manager."""
 
-    def __init__(self, title: str, total: int, parties: Sequence[str]) -> None:
-        self.title, self.total, self.parties = title, max(total, 1), list(parties)
+    def __init__(self, title: str, total: int, parties: Sequence[str], *, setup: int = 0) -> None:
+        """``total``: the run's training rounds; ``setup``: history rounds before the first (``runs.round_count``)."""
+        self.title, self.total, self.parties, self.setup = title, max(total, 1), list(parties), setup
         self._done = dict.fromkeys(self.parties, 0)
         self._shown = 0
         self._quality = ""
@@ -45,7 +47,7 @@ class RoundProgress:
     def on_line(self, party: str, line: HistoryLine) -> None:
         """A party finished a round."""
         with self._lock:
-            self._done[party] = max(self._done.get(party, 0), line.round + 1)
+            self._done[party] = max(self._done.get(party, 0), training_round(line.round, self.setup))
             if line.quality is not None and party == self.parties[0]:
                 self._quality = f"{line.quality_name} {line.quality:.4g}"
             everyone = min(self._done.values())

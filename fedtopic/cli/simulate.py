@@ -97,7 +97,7 @@ def simulate(
         from fedtopic.cli.progress import RoundProgress
 
         title = f"{algorithm} ({protection}), {count_parties(len(ids))}"
-        with RoundProgress(title, algo.rounds(spec), ids) as progress:
+        with RoundProgress(title, algo.rounds(spec), ids, setup=algo.setup_rounds(spec)) as progress:
             summary = simulate_run(data, algorithm, spec, run_dir, harness, say=progress.say,
                                    on_round=progress.on_line)
         gap = (f"; centralized {summary['centralized_perplexity']:.1f} "

@@ -29,6 +29,7 @@ from fedtopic.dashboard.sources import PartyView, RunFolder, clock
 from fedtopic.dashboard.tail import HistoryTail
 from fedtopic.eval.topic_view import match_topics, topic_map
 from fedtopic.runs.folder import write_json
+from fedtopic.runs.round_count import training_round
 
 REFRESH_SECONDS = 0.25  # files are looked at no more often than this, however many pages ask
 MAX_LABEL_CHARS = 80
@@ -171,11 +172,11 @@ class Board:
         # a chain counts each party's publications, the runtime's rounds; an aggregator counts its sessions' rounds
         leaders = Leaders(own=leader if _remote(meta) == "chain" else max(own.values(), default=None),
                           told=max(told.values(), default=None))
-        # DAFed ends for everyone once the fastest party has published its last round (the algorithm's ``rounds``
-        # counts them, round 0 included): a party silent after that ended
-        rounds = meta.get("rounds")
+        # DAFed ends for everyone once the fastest party has published its last round (history round setup + R − 1,
+        # ``runs.round_count``): a party silent after that ended
+        rounds, setup = meta.get("rounds"), int(meta.get("setup_rounds") or 0)
         run_over = bool(meta.get("finished")) or (meta.get("mode") == "async" and leader is not None and
-                                                 isinstance(rounds, int) and leader >= rounds - 1)
+                                                 isinstance(rounds, int) and leader >= setup + rounds - 1)
         parties = [self._party(pid, tracks.get(pid), signs.parties.get(pid), meta, leaders, now, run_over)
                    for pid in ids]
         privacy = meta.get("privacy") or {}
@@ -183,6 +184,7 @@ class Board:
         run = {k: meta.get(k) for k in ("title", "kind", "algorithm", "mode", "topics", "iterations", "seed",
                                         "dataset", "protection", "transport", "finished")}
         run |= {"parties": len(ids), "viewer": getattr(self.source, "viewer", None), "epsilon_budget": budget,
+                "rounds": rounds if isinstance(rounds, int) else None, "setup_rounds": setup,
                 "sees": what_is_seen(meta.get("mode"), meta.get("protection"), meta.get("transport"),
                                      dp=bool(privacy.get("dp"))),
                 "summary": _headline(meta.get("summary")), "note": signs.note,
@@ -215,7 +217,9 @@ class Board:
                "own_history": track is not None and last is not None,
                "round_source": None if round_ is None else "history" if own_round is not None else
                _remote(meta),
-               "awaited": bool(getattr(sign, "awaited", False))}
+               "awaited": bool(getattr(sign, "awaited", False)),
+               "training_round": None if own_round is None else
+               training_round(own_round, int(meta.get("setup_rounds") or 0))}
         if last is not None:
             staleness = last.get("staleness") or {}
             out |= {"quality": last.get("quality"), "quality_name": last.get("quality_name"),

@@ -63,19 +63,21 @@ def _read_json(path: Path) -> Any:
 
 
 def _declared(algorithm: Any, options: Any, topics: Any, iterations: Any, seed: Any) -> dict[str, Any]:
-    """What the algorithm declares of a run with these options: ``privacy`` (``Algorithm.privacy``) and ``rounds``
-    (``Algorithm.rounds``); no DP and no round count for an unknown algorithm or options it no longer takes."""
+    """What the algorithm declares of a run with these options: ``privacy`` (``Algorithm.privacy``), ``rounds`` and
+    ``setup_rounds`` (``runs.round_count``); no DP and no round count for an unknown algorithm or options it no
+    longer takes."""
     from fedtopic.algorithms.base import Privacy
     from fedtopic.algorithms.registry import algorithm_names, get_algorithm
     from fedtopic.errors import FedTopicError
 
-    unknown = {"privacy": Privacy().as_dict(), "rounds": None}
+    unknown = {"privacy": Privacy().as_dict(), "rounds": None, "setup_rounds": 0}
     if algorithm not in algorithm_names():
         return unknown
     algo = get_algorithm(str(algorithm))
     try:
         spec = algo.spec(int(topics or 2), int(iterations or 1), int(seed or 0), dict(options or {}))
-        return {"privacy": algo.privacy(spec).as_dict(), "rounds": algo.rounds(spec)}
+        return {"privacy": algo.privacy(spec).as_dict(), "rounds": algo.rounds(spec),
+                "setup_rounds": algo.setup_rounds(spec)}
     except (FedTopicError, TypeError, ValueError):
         return unknown
 
@@ -119,7 +121,9 @@ class RunFolder:
         if out["mode"] is None and out["algorithm"]:
             out["mode"] = _mode_of(str(out["algorithm"]))
         out |= _declared(out["algorithm"], out["options"], out["topics"], out["iterations"], out["seed"])
-        out |= {k: info[k] for k in ("privacy", "rounds") if info.get(k) is not None}  # what the run recorded
+        out |= {k: info[k] for k in ("privacy",) if info.get(k) is not None}  # what the run recorded
+        if info.get("setup_rounds") is not None:  # a run recorded before it did counted its setup as a round
+            out |= {k: info[k] for k in ("rounds", "setup_rounds") if info.get(k) is not None}
         out["summary"] = summary if isinstance(summary, dict) else None
         out["finished"] = isinstance(summary, dict)
         out["process_alive"] = self.party_process_alive("")
@@ -198,6 +202,7 @@ class PartyView:
                 "finished": isinstance(summary, dict), "process_alive": None,
                 "privacy": get_algorithm(a.name).privacy(a.spec()).as_dict(),
                 "rounds": get_algorithm(a.name).rounds(a.spec()),
+                "setup_rounds": get_algorithm(a.name).setup_rounds(a.spec()),
                 "title": f"{self.cfg.algorithm.name} — {self.viewer}'s view"}
 
     def histories(self) -> dict[str, Path]:

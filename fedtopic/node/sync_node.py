@@ -61,7 +61,8 @@ def run_sync_node(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
     summary = join_release(algorithm.write_party(prepared.state_dir / "model", run), data.release, party_id)
     if lacking:  # said at the resume too: rounds whose figures (times, bytes, quality) are lost
         summary = summary | {"history_lacks_rounds": lacking}
-    return _with_liveness(prepared.state_dir / "model", summary, rows, cfg.party_ids,
+    training = [r for r in rows if int(r["round"]) >= algorithm.setup_rounds(spec)]  # runs.round_count
+    return _with_liveness(prepared.state_dir / "model", summary, training, cfg.party_ids,
                           cfg.aggregator.straggler_deadline_seconds)
 
 

@@ -99,7 +99,8 @@ def simulate_run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: P
                              "parties": list(harness.ids or party_ids(len(data.parties))),
                              "protection": harness.sync.protection if sync else None,
                              "transport": None if sync else harness.async_.transport, "engine": harness.engine,
-                             "privacy": algo.privacy(spec).as_dict(), "rounds": algo.rounds(spec)})
+                             "privacy": algo.privacy(spec).as_dict(), "rounds": algo.rounds(spec),
+                             "setup_rounds": algo.setup_rounds(spec)})
     run = _sync if sync else _async
     summary = run(data, algorithm, spec, run_dir, harness, on_round=on_round, say=say)
     if (run_dir / "history").is_dir():

@@ -24,6 +24,9 @@ from fedtopic.runs.folder import (
     write_topics,
 )
 
+GENESIS = 1
+"""History rounds before CSFed's first training round: the genesis counts (``runs.round_count``)."""
+
 
 def round_details(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """What a CSFed summary says of a party's rounds, from its history rows."""
@@ -51,13 +54,13 @@ def write_csfed_simulation(out: Path, run: ConsortiumRun, *, fold_in_iterations:
     write_topics(out, topic_table(phi, data.train.vocab, data.train, prevalence=first.topic_distribution()[1]))
     save_topic_model(out, TopicModelFile(phi=phi, alpha=hyper.resolved_alpha, beta=hyper.beta,
                                          vocab=data.train.vocab, tokenizer=data.tokenizer, algorithm="csfed-lda"))
-    totals = [history_totals(rows) for rows in run.histories]
+    totals = [history_totals(rows, GENESIS) for rows in run.histories]
     summary: dict[str, Any] = stable_summary(
         algorithm="csfed-lda", dataset=data.name, parties=len(parties), topics=hyper.n_topics,
         iterations=hyper.iterations, seed=hyper.seed, metrics=metrics, wall_seconds=run.wall_seconds,
         bytes_sent=int(sum(t["bytes_sent"] for t in totals))) | {
         "perplexity_eq16": metrics["perplexity_eq16"],
-        "protection": run.protection, "steps": first.steps, "rounds": len(run.histories[0]),
+        "protection": run.protection, "steps": first.steps, "rounds": max(len(run.histories[0]) - GENESIS, 0), "setup_exchanges": GENESIS,
         "bytes_received": int(sum(t["bytes_received"] for t in totals)), "parties_hold_same_phi": same,
         "recoveries_sent": int(sum(r["recoveries"] for rows in run.histories for r in rows)),
         "seconds_per_party": {k: float(np.mean([t[k] for t in totals]))
@@ -82,5 +85,5 @@ def write_csfed_party(out: Path, run: PartyRun, *, fold_in_iterations: int = 50)
     """Evaluate the party's Φ_Σ and θ_p and write the run folder ``out``; returns the summary."""
     return write_party_model(out, run.party.party, run.test, dict(run.tokenizer), {
         "algorithm": "csfed-lda", "dataset": run.dataset, "parties": run.n_parties, "protection": run.protection,
-        **history_totals(run.history), **round_details(run.history),
+        **history_totals(run.history, GENESIS), "setup_exchanges": GENESIS, **round_details(run.history),
     }, fold_in_iterations=fold_in_iterations)

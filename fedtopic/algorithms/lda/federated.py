@@ -31,8 +31,12 @@ class FederatedLDA(Algorithm):
             raise ConfigError(f"{where}: {exc}") from None
 
     def rounds(self, spec: TrainSpec) -> int:
-        """Rounds 0 (the genesis counts) to ⌈iterations / steps⌉: one publication per ``steps`` sweeps."""
-        return math.ceil(spec.iterations / int(spec.options["steps"])) + 1  # type: ignore[arg-type]
+        """⌈iterations / steps⌉ training rounds: one publication per ``steps`` sweeps, after the genesis."""
+        return math.ceil(spec.iterations / int(spec.options["steps"]))  # type: ignore[arg-type]
+
+    def setup_rounds(self, spec: TrainSpec) -> int:
+        """The genesis counts, history round 0."""
+        return 1
 
     def privacy(self, spec: TrainSpec) -> Privacy:
         """Every publication a DP release when ``dp`` is on (docs/privacy.md)."""

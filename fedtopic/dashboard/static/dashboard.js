@@ -63,11 +63,14 @@
     $("run-line").textContent = bits.join(" · ");
     // the run's budget counts the runtime's rounds, which the histories give; an aggregator counts its sessions'
     // rounds (gFedNTM's: mini-batch steps), so those only when no history is at hand
+    // one count everywhere (runs/round_count.py): training rounds 1..R, the setup exchange before them is "setup"
     const known = s.parties.filter((p) => p.round !== null && p.round !== undefined);
     const own = known.filter((p) => p.round_source === "history");
-    const rounds = (own.length ? own : known).map((p) => p.round);
-    $("round-counter").textContent = rounds.length ? String(Math.max(...rounds)) : "–";
-    $("round-total").textContent = run.iterations ? ` / ${run.iterations}` : "";
+    const rounds = own.length ? own.map((p) => p.training_round) : known.map((p) => p.round);
+    const top = rounds.length ? Math.max(...rounds) : null;
+    $("round-counter").textContent = top === null ? "–" : own.length && top === 0 ? "setup" : String(top);
+    const total = run.rounds ?? run.iterations;
+    $("round-total").textContent = total ? ` / ${total}` : "";
     const st = $("run-state"); st.textContent = run.state; st.className = `badge ${run.state}`;
     $("live").textContent = INLINE ? "report (static)" : "live";
   }
@@ -95,7 +98,7 @@
           ? h("span", {title: `the ${p.round_source}'s round number, which need not count the runtime's rounds ` +
                                "(gFedNTM's sessions count mini-batch steps)"}, `${p.round} `,
               h("span", {class: "muted"}, `(${p.round_source})`))
-          : p.round),
+          : (p.training_round === 0 ? "setup" : p.training_round ?? p.round)),
         h("td", {}, ago(p.age_s)),
         h("td", {}, stale),
         h("td", {}, p.own_history ? bytes(p.bytes_up) : "–"),
