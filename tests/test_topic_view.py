@@ -128,3 +128,36 @@ def test_candidates_equal_a_sort_per_lambda_with_ties_and_zeros(seed, k, v, n):
             chosen.update(ids)
         want = sorted(chosen, key=lambda w: (-phi[t, w], w))
         assert got[t].tolist() == want
+
+
+def test_drift_is_its_definition_and_bounds_the_whole_vocabularys_distance_when_the_top_words_stay():
+    """Issue 46, item 3, against direct computations: drift is the Hellinger distance between the recorded top
+    words' φ plus one cell for the rest (docs/dashboard.md); where a topic's top words are the same at both
+    snapshots it is a lower bound of the distance over the whole vocabulary (the same coarse-graining of both),
+    and it is closer to that distance than the old estimate (the listed words renormalised) was."""
+    from fedtopic.runs.topic_snapshot import top_of
+
+    rng = np.random.default_rng(7)
+    k, v = 8, 3000
+    phi1 = rng.dirichlet(np.full(v, 0.05), size=k)
+    phi2 = phi1 * rng.lognormal(0.0, 0.3, size=phi1.shape)  # every weight moves a little, the tail reorders
+    phi2 /= phi2.sum(axis=1, keepdims=True)
+    vocab = np.array([f"w{i}" for i in range(v)])
+
+    def recorded(phi):
+        ids, weights = top_of(phi, 10)
+        return ids, [dict(zip(vocab[i], w)) for i, w in zip(ids, weights)]
+
+    (ids1, t1), (ids2, t2) = recorded(phi1), recorded(phi2)
+    _, drift = match_topics(t1, t2, list(range(k)))
+    direct = np.sqrt(np.maximum(0.0, 1.0 - np.sqrt(phi1 * phi2).sum(axis=1)))
+    for topic in range(k):
+        cells = sorted(set(ids1[topic]) | set(ids2[topic]))
+        p = np.append(phi1[topic, cells] * np.isin(cells, ids1[topic]), 1 - phi1[topic, ids1[topic]].sum())
+        q = np.append(phi2[topic, cells] * np.isin(cells, ids2[topic]), 1 - phi2[topic, ids2[topic]].sum())
+        assert drift[topic] == pytest.approx(np.sqrt(max(0.0, 1 - np.sqrt(p * q).sum())), abs=1e-9)
+        if set(ids1[topic]) == set(ids2[topic]):
+            assert drift[topic] <= direct[topic] + 1e-9
+    renormalised = [hellinger_sparse({w: 2 * x / sum(a.values()) for w, x in a.items()},  # the old estimate
+                                     {w: 2 * x / sum(b.values()) for w, x in b.items()}) for a, b in zip(t1, t2)]
+    assert np.median(np.abs(np.asarray(renormalised) - direct)) > np.median(np.abs(np.asarray(drift) - direct))

@@ -29,6 +29,7 @@ from fedtopic.dashboard.sources import PartyView, RunFolder, clock
 from fedtopic.dashboard.tail import HistoryTail
 from fedtopic.eval.topic_view import match_topics, topic_map
 from fedtopic.runs.folder import write_json
+from fedtopic.runs.history import TOP_WORDS
 from fedtopic.runs.round_count import training_round
 
 REFRESH_SECONDS = 0.25  # files are looked at no more often than this, however many pages ask
@@ -387,6 +388,14 @@ def _as_dist(words: list[str], weights: list[float] | None) -> dict[str, float]:
     return {w: float(x) for w, x in zip(words, weights)}
 
 
+def _top_by_weight(words: list[str], weights: list[float] | None, n: int = TOP_WORDS) -> dict[str, float]:
+    """A snapshot topic's ``n`` heaviest listed words as word → φ: the history's ``top_words`` rule, so that the
+    live drift and the drift series measure the same thing (``eval.topic_view``)."""
+    if weights is None or len(weights) != len(words):
+        return _as_dist(words[:n], None)
+    return dict(sorted(zip(words, weights), key=lambda wx: -wx[1])[:n])
+
+
 class _TopicIds:
     """Stable topic ids through one party's history snapshots, advanced only over the snapshots not yet seen."""
 
@@ -421,7 +430,7 @@ def _topic_panel(party: str | None, live: dict[str, Any] | None, known: _TopicId
     if live.get("round") == known.last_round and len(known.ids) == len(topics):
         live_ids, live_drift = known.ids, known.last_drift
     else:
-        current = [_as_dist(t["words"][:10], t["weights"][:10]) for t in topics]
+        current = [_top_by_weight(t["words"], t["weights"]) for t in topics]
         live_ids, live_drift = match_topics(known.previous, current, known.ids)
     prevalence = live.get("prevalence")
     rows = []

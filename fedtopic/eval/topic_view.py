@@ -12,8 +12,14 @@ multidimensional scaling (principal coordinates), LDAvis's default; a circle's a
 
 Stable ids: a new snapshot's topics are matched one to one to the previous snapshot's by the Hungarian method on
 their Hellinger distance (over the words both snapshots list, a small bonus for keeping a topic's position), so a
-topic keeps its id when an algorithm renumbers or grows its topics (iFTM); drift is that distance to the matched predecessor, 0 (the same words, weights) … 1
-(nothing shared).
+topic keeps its id when an algorithm renumbers or grows its topics (iFTM). Drift is that distance to the matched
+predecessor, on what the history records of a topic (its ``TOP_WORDS`` heaviest words with their φ_kw): each word
+either snapshot lists is a cell (0 where a snapshot does not list it) and one more cell holds each snapshot's
+unlisted mass; 0 (the same) … 1 (nothing shared). Where the top words are the same at both snapshots this is a
+coarse-graining of the whole distributions, so a lower bound of their Hellinger distance; where they change, the
+words that entered or left count in full. Renormalising the listed words alone, as before, overstated a small move
+when the weights of the listed words shifted (issue 46, item 3; ``tests/test_topic_view.py`` checks both against
+direct computations).
 """
 
 from __future__ import annotations
@@ -145,13 +151,29 @@ def topic_map(phi: np.ndarray) -> np.ndarray:
     return principal_coordinates(np.sqrt(jensen_shannon(phi)))
 
 
+def _probabilities(topic: Mapping[str, float]) -> dict[str, float]:
+    """A topic given as word → weight as word → probability: weights that sum to at most 1 are φ_kw of the listed
+    words already; others (rank weights) are renormalised over the words listed."""
+    total = sum(topic.values())
+    return dict(topic) if total <= 1.0 + 1e-9 else {w: x / total for w, x in topic.items()}
+
+
+def _rest(listed: float) -> float:
+    """The unlisted mass 1 − ``listed``, 0 within rounding (its square root would turn 1e-16 into 1e-8)."""
+    rest = 1.0 - listed
+    return rest if rest > 1e-9 else 0.0
+
+
 def hellinger_sparse(a: Mapping[str, float], b: Mapping[str, float]) -> float:
-    """Hellinger distance in [0, 1] between two topics given as word → weight (each renormalised over the words
-    it lists)."""
-    sa, sb = sum(a.values()), sum(b.values())
-    if sa <= 0 or sb <= 0:
+    """Hellinger distance in [0, 1] between two topics given as word → weight (``_probabilities``): each word
+    either lists is a cell (a word one topic does not list weighs 0 there), and one more cell holds each topic's
+    unlisted mass (1 − its listed weights). Empty topics are 1 from everything. See the module docstring for how
+    close this is to the distance over the whole vocabulary."""
+    pa, pb = _probabilities(a), _probabilities(b)
+    if not pa or not pb or sum(pa.values()) <= 0 or sum(pb.values()) <= 0:
         return 1.0
-    shared = sum(np.sqrt((a[w] / sa) * (b[w] / sb)) for w in a.keys() & b.keys())
+    rest_a, rest_b = _rest(sum(pa.values())), _rest(sum(pb.values()))
+    shared = sum(np.sqrt(pa[w] * pb[w]) for w in pa.keys() & pb.keys()) + np.sqrt(rest_a * rest_b)
     return float(np.sqrt(max(0.0, 1.0 - shared)))
 
 
@@ -163,17 +185,19 @@ def hellinger_matrix(a: Sequence[Mapping[str, float]], b: Sequence[Mapping[str, 
         for w in topic:
             words.setdefault(w, len(words))
 
-    def roots(topics: Sequence[Mapping[str, float]]) -> np.ndarray:
-        m = np.zeros((len(topics), len(words)))
+    def probabilities(topics: Sequence[Mapping[str, float]]) -> np.ndarray:
+        """float64[len(topics), words + 1]: the listed words' probabilities, then the unlisted mass."""
+        m = np.zeros((len(topics), len(words) + 1))
         for i, topic in enumerate(topics):
-            for w, x in topic.items():
+            for w, x in _probabilities(topic).items():
                 m[i, words[w]] = x
-        total = m.sum(axis=1, keepdims=True)
-        return np.sqrt(np.divide(m, total, out=np.zeros_like(m), where=total > 0))
+            m[i, -1] = _rest(float(m[i, :-1].sum()))
+        return m
 
-    ra, rb = roots(a), roots(b)
-    shared = ra @ rb.T
-    empty = (ra.sum(axis=1)[:, None] == 0) | (rb.sum(axis=1)[None, :] == 0)
+    pa, pb = probabilities(a), probabilities(b)
+    shared = np.sqrt(pa) @ np.sqrt(pb).T
+    pa, pb = pa[:, :-1], pb[:, :-1]
+    empty = (pa.sum(axis=1)[:, None] == 0) | (pb.sum(axis=1)[None, :] == 0)
     return np.where(empty, 1.0, np.sqrt(np.maximum(0.0, 1.0 - shared)))
 
 
