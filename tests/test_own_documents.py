@@ -130,3 +130,42 @@ def test_vocab_align_with_counts_is_the_centralised_merge(tmp_path, capsys):
         assert np.array_equal(got.document_frequency, offline.document_frequency)
         assert np.array_equal(got.term_frequency, offline.term_frequency)
     assert len(written.words) == 10
+
+
+def test_python_simulate_takes_a_port_and_a_round_callback_and_cleans_its_temporary_folder(tmp_path):
+    """Issue 46, item 13: `fedtopic.simulate(port=, on_round=)`, `dir(fedtopic)` lists the API, and a run without
+    `out` leaves nothing behind when the process exits."""
+    import socket
+    import subprocess
+    import sys
+    import threading
+
+    from fedtopic.ledger.local_nodes import REPO_ROOT
+
+    assert {"train", "simulate", "load", "TopicModel", "SimulationRun", "RoundInfo"} <= set(dir(fedtopic))
+    texts = theme_texts(60, seed=5)
+    seen, lock = [], threading.Lock()
+
+    def on_round(info):
+        with lock:
+            seen.append(info)
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    run = fedtopic.simulate(texts, algorithm="csfed-lda", parties=3, topics=2, iterations=4, seed=1, port=port,
+                            on_round=on_round, out=tmp_path / "sync")
+    assert run.summary["rounds"] == 4 and f":{port}" in (tmp_path / "sync" / "aggregator.log").read_text()
+    assert {(i.party, i.round) for i in seen} == {(p, r) for p in ("p1", "p2", "p3") for r in range(5)}
+    assert all(i.rounds == 4 for i in seen) and any(i.quality is not None for i in seen)
+    seen.clear()
+    fedtopic.simulate(texts, algorithm="dafed-lda", parties=3, topics=2, iterations=3, seed=1, on_round=on_round,
+                      out=tmp_path / "async")
+    assert {i.round for i in seen} <= {1, 2, 3} and all(i.rounds == 3 for i in seen) and seen
+    code = ("import fedtopic; r = fedtopic.simulate(['football match goal team', 'bank market stock price', "
+            "'football goal bank team', 'market price stock match'] * 10, max_df=1.0, algorithm='dafed-lda', "
+            "parties=2, topics=2, iterations=2); print(r.run_dir)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True,
+                         env={"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"})
+    folder = out.stdout.strip().splitlines()[-1]
+    assert folder and not __import__("pathlib").Path(folder).exists()
