@@ -91,6 +91,13 @@ def test_live_sync_simulation_every_panel_lambda_labels_and_report(tmp_path):
             box.dispatch_event("change")
             page.wait_for_selector("input.label-input[data-topic='3'][data-saved='1']")
             assert json.loads((run / "topic-labels.json").read_text()) == {"3": "sport"}
+            page.click("#topic-table tbody tr[data-topic='5'] td:first-child")  # redraws the map too
+            wait_until(lambda: page.text_content("#topic-map text[data-topic='3']") == "sport", 5, "the label on the map")
+            boxes = page.evaluate("[...document.querySelectorAll('#topic-map text')].map((t) => {"
+                                  "const b = t.getBBox(); return [b.x, b.y, b.width, b.height]; })")
+            overlaps = [(i, j) for i, a in enumerate(boxes) for j, b in enumerate(boxes) if i < j and
+                        a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]]
+            assert len(boxes) == 8 and not overlaps, (boxes, overlaps)  # names never hide each other
             shot(page, tmp_path, "sync-topics-lambda0")
             assert sim.wait(300) == 0, (tmp_path / "simulate.log").read_text()[-2000:]
             wait_until(lambda: page.inner_text("#run-state") == "finished", 10, "the page says the run finished")

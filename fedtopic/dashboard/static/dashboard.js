@@ -254,14 +254,27 @@
     if (!T.map) return;
     const xs = T.map.map((p) => p[0]), ys = T.map.map((p) => p[1]);
     const span = Math.max(1e-9, ...xs.map(Math.abs), ...ys.map(Math.abs));
-    T.topics.forEach((t, k) => {
+    const bubbles = T.topics.map((t, k) => {
       const share = t.prevalence === null || t.prevalence === undefined ? 1 / T.topics.length : t.prevalence;
       const r = Math.max(0.02, Math.sqrt(share) * 0.5);
-      const cx = T.map[k][0] / span * (1.0 - r), cy = -T.map[k][1] / span * (1.0 - r);
+      return {t, r, cx: T.map[k][0] / span * (1.0 - r), cy: -T.map[k][1] / span * (1.0 - r)};
+    });
+    // every circle first, the largest at the back, then every name on top: a circle never hides a name
+    [...bubbles].sort((a, b) => b.r - a.r).forEach(({t, r, cx, cy}) => {
       const c = C.svgEl("circle", {cx, cy, r, class: store.selected === t.id ? "selected" : "", "data-topic": t.id});
       c.append(C.svgEl("title", {}, `topic ${t.id}${labelOf(t.id) ? ": " + labelOf(t.id) : ""}`));
       c.addEventListener("click", () => { store.selected = t.id; renderTopics(); });
-      svg.append(c, C.svgEl("text", {x: cx, y: cy}, String(t.id)));
+      svg.append(c);
+    });
+    const placed = [];  // names nudged down until none overlaps another (greedy, in the map's units)
+    bubbles.forEach(({t, cx, cy}) => {
+      const label = labelOf(t.id);
+      const name = label ? (label.length > 16 ? label.slice(0, 15) + "…" : label) : String(t.id);
+      let y = cy;
+      for (let i = 0; i < 20 && placed.some((p) => Math.abs(p.y - y) < 0.09 &&
+           Math.abs(p.x - cx) < 0.03 * (p.n + name.length) / 2 + 0.02); i++) y += 0.09;
+      placed.push({x: cx, y, n: name.length});
+      svg.append(C.svgEl("text", {x: cx, y, class: label ? "map-label" : "", "data-topic": t.id}, name));
     });
   }
   async function saveLabel(id, input) {
