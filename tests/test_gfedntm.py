@@ -323,3 +323,17 @@ def test_three_parties_stop_together_on_the_summed_validation_loss(tmp_path, cap
     s = json.loads(capsys.readouterr().out)
     assert s["epochs"] < 40 and s["epochs"] - s["best_epoch"] == 2
     assert s["best_epoch"] == 1 + int(np.nanargmin(s["validation_loss"]))
+
+
+def test_centralised_prodlda_that_stops_early_says_so_and_its_bar_ends_there(tmp_path, capsys):
+    """Issue 46, item 6: early stopping ended the bar at "37/200 … ETA" and neither it nor the last line said why."""
+    from fedtopic.cli.main import main
+
+    corpus = write_jsonl(tmp_path / "d.jsonl", theme_texts(80, seed=4))
+    out = tmp_path / "run"
+    assert main(["train", "--algorithm", "prodlda", "--corpus", str(corpus), "-k", "2", "--iterations", "200",
+                 "--opt", "patience=1", "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stopped_by"] == "early-stopping" and summary["epochs"] < 200
+    said = capsys.readouterr().out
+    assert f"stopped early at epoch {summary['epochs']} of 200" in said and f"since epoch {summary['best_epoch']}" in said

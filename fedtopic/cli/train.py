@@ -63,6 +63,9 @@ def train(
             bar.update(task, completed=party * iterations + iteration, **fields)
 
         summary = run_baseline(data, algorithm, spec, run_dir, eval_every=eval_every, progress=on_iteration)
+        if summary.get("stopped_by") == "early-stopping":  # the bar ends where training did, not at the budget
+            bar.update(task, total=summary["epochs"], completed=summary["epochs"],
+                       info=f"stopped early (best epoch {summary['best_epoch']})")
     if fmt is OutputFormat.json:
         print_json(summary | {"run": str(run_dir)})
         return
@@ -75,6 +78,8 @@ def train(
         + (f", macro-F1 {summary['macro_f1']:.3f}" if "macro_f1" in summary else "")
         + (f", accuracy {summary['accuracy']:.3f}" if "accuracy" in summary else "")
         + f" in {summary['wall_seconds']:.1f} s"
+        + (f"; stopped early at epoch {summary['epochs']} of {iterations}: no better validation loss since epoch "
+           f"{summary['best_epoch']}, whose model is kept" if summary.get("stopped_by") == "early-stopping" else "")
     )
     if "privacy" in summary:
         p = summary["privacy"]

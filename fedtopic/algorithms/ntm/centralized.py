@@ -47,9 +47,11 @@ class ProdLDA(Algorithm):
         phi = topics(model.flat, model.shapes)
         best = min(model.history, key=lambda h: h["validation_loss"])
         topic_model = TopicModel(phi, 0.0, 0.0, corpus.vocab, algorithm=self.name, network=network_arrays(model))
+        early = len(model.history) < spec.iterations
         return [Fitted(topic_model, model.theta(counts, ctx),
                        {"epochs": len(model.history), "best_epoch": int(best["epoch"]),
-                        "validation_loss": float(best["validation_loss"])})]
+                        "validation_loss": float(best["validation_loss"]),
+                        "stopped_by": "early-stopping" if early else "max-iterations"})]
 
     def embeddings(self, corpus: Corpus) -> np.ndarray | None:
         """The encoder's extra input per document (None: ProdLDA's bag of words only)."""
