@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fedtopic.crypto.word_records import (
     RECORD_BYTES,
@@ -26,9 +26,6 @@ from fedtopic.crypto.word_records import (
     unpack_records,
 )
 from fedtopic.network.errors import InvalidMeta, InvalidPayload
-
-if TYPE_CHECKING:
-    from fedtopic.network.combiners import RoundContext
 
 MAX_RECORDS = 1 << 21
 """The most records one update may carry (about 2 million words: 256 MiB)."""
@@ -66,7 +63,8 @@ class ThresholdRevealCombiner:
         except RecordError as exc:
             raise InvalidPayload(str(exc)) from None
 
-    def combine(self, payloads: Sequence[bytes], ctx: RoundContext) -> bytes:
+    def combine(self, payloads: Sequence[bytes], ctx: Any) -> bytes:
+        """``ctx``: the round's ``combiners.RoundContext`` (not imported: ``combiners`` imports this module)."""
         threshold, max_records = parse_meta(ctx.meta)
         groups: dict[bytes, list[tuple[bytes, int, int]]] = defaultdict(list)
         for payload in payloads:
