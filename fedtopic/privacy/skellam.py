@@ -93,6 +93,28 @@ def share_bound(lam: float) -> int:
     return int(math.ceil(t))
 
 
+def planned_contributors(asked: int | None, n_parties: int, option: str = "dp.min_contributors") -> int:
+    """The contributors the shares are sized for: ``asked`` (the ``option``), default every party; ConfigError
+    outside 2..P."""
+    from fedtopic.errors import ConfigError
+
+    planned = asked or n_parties
+    if not 2 <= planned <= n_parties:
+        raise ConfigError(f"{option} must be between 2 and the {n_parties} parties, got {planned}")
+    return planned
+
+
+def bounded_shares(lam: float, size: tuple[int, ...], rng: np.random.Generator, who: str) -> tuple[np.ndarray, int]:
+    """(int64[size] Sk(λ) shares, their bound B = ``share_bound(λ)``); a draw beyond B (p < 1e-30 a cell) withholds
+    ``who``'s release (TrainingError) rather than clip it."""
+    from fedtopic.errors import TrainingError
+
+    shares, bound = skellam_shares(lam, size, rng), share_bound(lam)
+    if shares.size and int(np.abs(shares).max()) > bound:
+        raise TrainingError(f"{who}: a noise share exceeded its bound {bound}; the release is withheld")
+    return shares, bound
+
+
 def skellam_shares(lam: float, size: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
     """int64[size]: independent Sk(λ) = Poisson(λ) − Poisson(λ) draws."""
     if lam == 0.0:

@@ -39,10 +39,10 @@ from fedtopic.privacy.rdp import (
     report_from_rdp,
 )
 from fedtopic.privacy.skellam import (
+    bounded_shares,
     share_bound,
     share_lambda,
     skellam_rdp,
-    skellam_shares,
 )
 
 INTEGER_SHARE = 0.01
@@ -115,11 +115,8 @@ class NoisyRelease:
 def noisy_part(weights: np.ndarray, settings: ReleaseSettings, parties: int, rng: np.random.Generator) -> NoisyRelease:
     """This party's update (``weights`` from ``document_weights``); a share beyond its bound (p < 1e-30 a cell)
     withholds the release rather than clip it."""
-    lam = share_lambda(settings.noise_multiplier, settings.scale, parties)
-    bound = share_bound(lam)
-    shares = skellam_shares(lam, weights.shape, rng)
-    if shares.size and int(np.abs(shares).max()) > bound:
-        raise ConfigError(f"a noise share exceeded its bound {bound}; run the alignment again")
+    shares, bound = bounded_shares(share_lambda(settings.noise_multiplier, settings.scale, parties), weights.shape,
+                                   rng, "the vocabulary's release")
     return NoisyRelease(weights + shares + bound, bound)
 
 

@@ -36,10 +36,11 @@ from fedtopic.algorithms.base import Option, OptionValue
 from fedtopic.errors import ConfigError, TrainingError
 from fedtopic.privacy.rdp import DEFAULT_ORDERS, PrivacyReport, report_from_rdp
 from fedtopic.privacy.skellam import (
+    bounded_shares,
     composed_rdp,
+    planned_contributors,
     share_bound,
     share_lambda,
-    skellam_shares,
 )
 
 SCALE = 1 << 16
@@ -92,10 +93,7 @@ class NMFDP:
 
     def planned(self, n_parties: int) -> int:
         """The contributors the shares are sized for (ConfigError outside 2..P)."""
-        planned = self.min_contributors or n_parties
-        if not 2 <= planned <= n_parties:
-            raise ConfigError(f"dp.min_contributors must be between 2 and the {n_parties} parties, got {planned}")
-        return planned
+        return planned_contributors(self.min_contributors, n_parties)
 
     def lam(self, planned: int) -> float:
         """λ of one party's Sk(λ) share per cell."""
@@ -132,12 +130,8 @@ def release(grad_sum: np.ndarray, sampled: int, dp: NMFDP, planned: int, rng: np
     body = np.trunc(grad_sum.reshape(-1) * (SCALE * cos / dp.clip)).astype(np.int64)
     count = math.trunc(SCALE * COUNT_SHARE * sampled)
     values = np.concatenate([body, [count]])
-    lam, bound = dp.lam(planned), dp.offset(planned)
-    shares = skellam_shares(lam, values.shape, rng)
-    if shares.size and int(np.abs(shares).max()) > bound:
-        raise TrainingError(f"a noise share exceeded its bound {bound}; the release is withheld")
-    out = values + shares + SCALE * dp.max_batch + bound  # the offset: s·max_batch for the sign, B for the noise
-    return out
+    shares, bound = bounded_shares(dp.lam(planned), values.shape, rng, "this party")
+    return values + shares + SCALE * dp.max_batch + bound  # the offset: s·max_batch for the sign, B for the noise
 
 
 def decode_sum(total: np.ndarray, contributors: int, dp: NMFDP, planned: int,

@@ -40,13 +40,14 @@ from fedtopic.algorithms.lda.dp_options import DPSettings
 from fedtopic.algorithms.lda.dp_party import DPLDAParty, release_mask
 from fedtopic.algorithms.lda.options import LDAHyper
 from fedtopic.corpus.types import Corpus
-from fedtopic.errors import ConfigError, TrainingError
+from fedtopic.errors import TrainingError
 from fedtopic.privacy.rdp import DEFAULT_ORDERS, PrivacyReport, report_from_rdp
 from fedtopic.privacy.skellam import (
+    bounded_shares,
     composed_rdp,
+    planned_contributors,
     share_bound,
     share_lambda,
-    skellam_shares,
 )
 
 INTEGER_SHARE = 0.01
@@ -73,9 +74,7 @@ class DistributedDPLDAParty(DPLDAParty):
     # the plan ------------------------------------------------------------------------------------------------------
     def plan(self, n_parties: int) -> int:
         """Size the shares for the consortium: ``dp.min_contributors`` (default every party); the number planned."""
-        planned = self.dp.min_contributors or n_parties
-        if not 2 <= planned <= n_parties:
-            raise ConfigError(f"dp.min_contributors must be between 2 and the {n_parties} parties, got {planned}")
+        planned = planned_contributors(self.dp.min_contributors, n_parties)
         self.planned = planned
         self._releases = {}
         return planned
@@ -98,10 +97,7 @@ class DistributedDPLDAParty(DPLDAParty):
 
     def _shared(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """s·counts + Sk(λ) + B, int64, every cell in [0, s·counts + 2B]."""
-        shares = skellam_shares(self.lam, counts.shape, rng)
-        bound = self.offset
-        if shares.size and int(np.abs(shares).max()) > bound:  # probability < 1e-30 a cell: stop, never clip
-            raise TrainingError(f"{self.party_id}: a noise share exceeded its bound {bound}; the release is withheld")
+        shares, bound = bounded_shares(self.lam, counts.shape, rng, self.party_id)  # never clipped
         return self.scale * counts.astype(np.int64) + shares + bound
 
     # releases -------------------------------------------------------------------------------------------------------
