@@ -11,14 +11,8 @@ import numpy as np
 import pytest
 from _texts import theme_texts, write_jsonl
 
-from fedtopic.algorithms.fednmf.ddp import (
-    NMFDP,
-    SCALE,
-    clipped_gradient_sum,
-    decode_sum,
-    privacy,
-    release,
-)
+from fedtopic.algorithms.dp_sgd import DPSGD, SCALE, decode_sum, privacy, release
+from fedtopic.algorithms.fednmf.ddp import clipped_gradient_sum, nmf_dp
 from fedtopic.cli.main import main
 from fedtopic.errors import ConfigError
 from fedtopic.privacy.rdp import DEFAULT_ORDERS
@@ -27,7 +21,7 @@ from fedtopic.privacy.skellam import skellam_rdp
 pytest.importorskip("torch")
 pytestmark = pytest.mark.xdist_group("csfed-aggregator")
 
-DP = NMFDP(sigma=1.0, rate=0.5, clip=2.0, delta=1e-5, min_contributors=None, max_batch=64)
+DP = DPSGD(sigma=1.0, rate=0.5, clip=2.0, delta=1e-5, min_contributors=None, max_batch=64)
 
 
 def test_clipped_gradients_match_a_per_document_reference():
@@ -61,7 +55,7 @@ def test_the_accountant_composes_one_subsampled_skellam_release_per_round_traine
     assert three.epsilon > one.epsilon > 0
     l1, l2 = DP.sensitivities(cells)
     assert l2 == SCALE + math.sqrt(cells)
-    full = NMFDP(1.0, 1.0, 2.0, 1e-5, None, 64)
+    full = DPSGD(1.0, 1.0, 2.0, 1e-5, None, 64)
     direct = skellam_rdp(2 * 3 * full.lam(3), l1, l2, DEFAULT_ORDERS)  # γ = 1: the bound itself
     assert np.allclose(privacy(full, [3], 3, cells).rdp, direct)
     assert privacy(DP, [2], 3, cells).epsilon > one.epsilon  # fewer contributors: less noise in the sum
@@ -69,7 +63,7 @@ def test_the_accountant_composes_one_subsampled_skellam_release_per_round_traine
 
 def test_distributed_dp_refuses_the_smile_term_and_a_protection_without_a_secure_sum(tmp_path, capsys):
     with pytest.raises(ConfigError, match="mi_weight=0"):
-        NMFDP.from_options({"dp.distributed": True, "mi_weight": 0.1})
+        nmf_dp({"dp.distributed": True, "mi_weight": 0.1})
     corpus = write_jsonl(tmp_path / "d.jsonl", theme_texts(60, seed=2))
     assert main(["simulate", "--algorithm", "fednmf", "--corpus", str(corpus), "--parties", "3", "-k", "2",
                  "--iterations", "2", "--opt", "dp.distributed=true", "--out", str(tmp_path / "x")]) == 2
@@ -88,7 +82,7 @@ def test_fednmf_with_distributed_dp_through_the_aggregator_reports_each_partys_e
     assert set(spent) == {"p1", "p2", "p3"}
     for pid, p in spent.items():
         assert p["releases"] == 8 and p["contributors"] == [3] * 8 and p["planned_contributors"] == 3
-        dp = NMFDP(p["noise_multiplier"], p["sampling_rate"], p["clip"], 1e-5, None, 4096)
+        dp = DPSGD(p["noise_multiplier"], p["sampling_rate"], p["clip"], 1e-5, None, 4096)
         vk = len(json.loads((out / "vocab.json").read_text())["words"]) * 4
         assert p["epsilon"] == pytest.approx(privacy(dp, [3] * 8, 3, vk + 1).epsilon)
     assert np.isfinite(summary["npmi"]) and summary["protection"] == "mask"

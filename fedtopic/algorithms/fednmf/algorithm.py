@@ -16,11 +16,12 @@ from fedtopic.algorithms.base import (
     UpdateSpec,
     metric,
 )
+from fedtopic.algorithms.dp_sgd import DP_SGD_OPTIONS, check_distributed_protection
 from fedtopic.algorithms.federated import ConsortiumRun, PartyRun, history_totals
-from fedtopic.algorithms.fednmf.ddp import NMF_DP_OPTIONS, NMFDP
+from fedtopic.algorithms.fednmf.ddp import nmf_dp
 from fedtopic.algorithms.nmf.options import FEDERATED_OPTIONS, SGD_OPTIONS
 from fedtopic.corpus.types import Corpus
-from fedtopic.errors import ConfigError, TrainingError
+from fedtopic.errors import TrainingError
 
 
 class FedNMF(Algorithm):
@@ -29,7 +30,7 @@ class FedNMF(Algorithm):
                "(avg/adagrad/yogi/adam) steps the global model; H_i never leaves its client")
     paper = "FedNMF+MI (Si et al.), Alg. 1; Table III/IV rows FedAvg … FedAdam(+MI)"
     modes = frozenset({Mode.sync})
-    options = SGD_OPTIONS + FEDERATED_OPTIONS + NMF_DP_OPTIONS
+    options = SGD_OPTIONS + FEDERATED_OPTIONS + DP_SGD_OPTIONS
     update = UpdateSpec("dense", "[N_i·(W_i − W), N_i·(θ_i − θ), N_i] float64 (zeros from unselected clients); "
                                  "mask: fixed point 2^-60, bound ±2^20")
     family = "nmf"
@@ -45,15 +46,10 @@ class FedNMF(Algorithm):
         """As every algorithm, and distributed DP only under a protection whose aggregator sees only the sum and
         that carries integer releases (``mask``)."""
         super().check_protection(spec, protection, n_parties)
-        dp = NMFDP.from_options(spec.options)
+        dp = nmf_dp(spec.options)
         if dp is None:
             return
-        from fedtopic.protections import get_protection
-
-        chosen = get_protection(protection)
-        if not (chosen.secure_sum and chosen.carries("counts")):
-            raise ConfigError(f"dp.distributed needs a protection under which the aggregator sees only the sum "
-                              f"(mask), not {protection!r}: its parties add only a share of the noise")
+        check_distributed_protection(protection)
         dp.planned(n_parties)
 
     def contributors_per_round(self, spec: TrainSpec, n_parties: int) -> int:

@@ -20,14 +20,10 @@ from typing import Any
 import numpy as np
 
 from fedtopic.algorithms.base import TrainSpec
+from fedtopic.algorithms.dp_sgd import decode_sum, privacy_summary, release
+from fedtopic.algorithms.dp_sgd import privacy as ddp_privacy
 from fedtopic.algorithms.federated import Channel, Exchange, StepRecord
-from fedtopic.algorithms.fednmf.ddp import (
-    NMFDP,
-    clipped_gradient_sum,
-    decode_sum,
-    release,
-)
-from fedtopic.algorithms.fednmf.ddp import privacy as ddp_privacy
+from fedtopic.algorithms.fednmf.ddp import clipped_gradient_sum, nmf_dp
 from fedtopic.algorithms.fednmf.server_rules import (
     RuleState,
     rule_params,
@@ -63,7 +59,7 @@ class FedNMFParty:
         from fedtopic.neural.nmf_sgd import NMFClient
 
         self.party_id, self.index, self.n_clients, self.spec = party_id, index, n_clients, spec
-        self.dp = NMFDP.from_options(spec.options)  # distributed DP (``ddp``), or None
+        self.dp = nmf_dp(spec.options)  # distributed DP (``ddp``), or None
         self._secret = () if secret is None else (int.from_bytes(secret, "big"),)
         self.releases: list[int] = []  # contributors of every released round in which this party trained (DP)
         self.corpus = corpus
@@ -155,9 +151,7 @@ class FedNMFParty:
         if self.dp is None:
             return [Channel("update", "dense", self.size + 1)]
         planned = self.dp.planned(n_parties)
-        return [Channel("update", "counts", self.w.size + 1,
-                        {"shape": [self.w.size + 1, 1], "max_value": self.dp.max_value(planned),
-                         "min_contributors": planned, "setup": True})]
+        return [Channel("update", "counts", self.w.size + 1, self.dp.channel_meta(self.w.size + 1, planned))]
 
     def setup(self, exchange: Exchange) -> None:
         """Nothing to agree on beyond the session's params."""
@@ -181,9 +175,7 @@ class FedNMFParty:
         planned = self.dp.planned(self.n_clients)
         rng = np.random.default_rng([self.spec.seed, 0x4450, self.index, round, *self._secret])
         if selected and self.client.n_docs:
-            if self.dp.rate * self.client.n_docs > self.dp.max_batch / 2:
-                raise TrainingError(f"client {self.party_id}: γ·N_i = {self.dp.rate * self.client.n_docs:.0f} "
-                                    f"documents a round, more than half of dp.max_batch={self.dp.max_batch}")
+            self.dp.check_batch(f"client {self.party_id}", self.client.n_docs)
             idx = np.flatnonzero(rng.random(self.client.n_docs) < self.dp.rate)
         else:
             idx = np.zeros(0, dtype=np.int64)
@@ -208,12 +200,7 @@ class FedNMFParty:
         """What this party's releases cost (summary.json's ``privacy``), None without DP."""
         if self.dp is None or self.n_clients is None:
             return None
-        planned = self.dp.planned(self.n_clients)
-        report = ddp_privacy(self.dp, self.releases, planned, self.w.size + 1)
-        return {"epsilon": report.epsilon, "delta": report.delta, "best_order": report.best_order,
-                "unit": "one document of this party", "mechanism": "DP-SGD, Skellam shares under mask",
-                "releases": len(self.releases), "sampling_rate": self.dp.rate, "noise_multiplier": self.dp.sigma,
-                "clip": self.dp.clip, "planned_contributors": planned, "contributors": list(self.releases)}
+        return privacy_summary(self.dp, self.releases, self.dp.planned(self.n_clients), self.w.size + 1)
 
     def done(self) -> bool:
         return self.round >= self.spec.iterations
