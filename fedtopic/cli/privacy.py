@@ -72,6 +72,7 @@ def audit(
     confidence: Annotated[float, typer.Option(min=0.5, max=0.9999, help="the bound holds with this probability")] = 0.95,
     seed: Annotated[int, typer.Option(help="random seed")] = 0,
     distributed: Annotated[int, typer.Option(min=0, help="audit distributed DP instead: the released sum of this many parties' releases, each with its Skellam share (csfed-lda's dp.distributed)")] = 0,
+    mechanism: Annotated[str, typer.Option(help="lda: csfed/dafed's count releases; dp-sgd: the DP-SGD release of fednmf's and gfedntm's dp.distributed (needs --distributed N)")] = "lda",
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
     """Empirical lower bound on the ε of a DP party's releases (canary token, threshold test, Clopper–Pearson),
@@ -87,10 +88,14 @@ def audit(
         raise PrivacyError(f"--noise-multiplier must be ≥ 0, got {noise_multiplier}")
     if distributed == 1:
         raise PrivacyError("--distributed takes the parties of the sum, at least 2 (0: audit one party's releases)")
+    if mechanism not in ("lda", "dp-sgd"):
+        raise PrivacyError(f"--mechanism must be lda or dp-sgd, got {mechanism!r}")
+    if mechanism == "dp-sgd" and distributed < 2:
+        raise PrivacyError("--mechanism dp-sgd audits a distributed release: give --distributed N (N ≥ 2)")
     stderr_console.print(f"auditing {runs} runs with and {runs} without the canary …", highlight=False)
     out = audit_releases(AuditSettings(sampling_rate=sampling_rate, noise_multiplier=noise_multiplier,
                                        releases=releases, runs=runs, delta=delta, confidence=confidence, seed=seed,
-                                       distributed=distributed))
+                                       distributed=distributed, mechanism=mechanism))
     verdict = "holds" if out["holds"] else "VIOLATED"
     emit(out, fmt, [f"empirical ε ≥ {out['epsilon_lower_bound']:.3f} (confidence {confidence:g}; test FPR "
                     f"{out['false_positive_rate']:.3f}, FNR {out['false_negative_rate']:.3f}); accountant ε = "

@@ -10,6 +10,12 @@ summed over topics and releases. See ``fedtopic.privacy.audit`` for the test.
 With ``distributed`` = n ≥ 2 it audits distributed DP instead (``ddp_party``): each run builds n parties, the
 canary's and n − 1 without it, each adding its Skellam share to its releases, and scores the canary's row of the
 decoded *sum* of their releases, which is all an observer of a masked consortium sees.
+
+With ``mechanism = "dp-sgd"`` it audits the DP-SGD release of FedNMF's and gFedNTM's ``dp.distributed``
+(``algorithms.dp_sgd``, the same encoding, shares and decoding): n parties release the clipped gradients of their
+sampled documents in ``DP_SGD_CELLS`` cells; the canary is a document of party 0, sampled at rate γ like every
+other, whose clipped gradient is C·e₀ (the most a clipped document can move one cell: the worst case), and the run is
+scored by cell 0 of the decoded sum over the releases. The other documents' gradients lie in the other cells.
 """
 
 from __future__ import annotations
@@ -38,6 +44,11 @@ class AuditSettings:
     confidence: float = 0.95
     seed: int = 0
     distributed: int = 0  # n ≥ 2: the released sum of n parties' distributed-DP releases
+    mechanism: str = "lda"  # "lda": csfed/dafed's count releases; "dp-sgd": the DP-SGD release (needs distributed)
+
+
+DP_SGD_CELLS = 16
+"""Cells of an audited DP-SGD release (its accountant's sensitivities follow them)."""
 
 
 def canary_corpora(seed: int = 0, n_docs: int = 30, doc_len: int = 15, n_words: int = 25,
@@ -88,6 +99,40 @@ def _distributed_scorer(corpus: Corpus, others: Corpus, canary: int, s: AuditSet
     return score
 
 
+def _dp_sgd(s: AuditSettings):
+    from fedtopic.algorithms.dp_sgd import DPSGD
+
+    return DPSGD(sigma=s.noise_multiplier, rate=s.sampling_rate, clip=1.0, delta=s.delta, min_contributors=None,
+                 max_batch=64)
+
+
+def _dp_sgd_scorer(canary_in: bool, s: AuditSettings):
+    from fedtopic.algorithms.dp_sgd import decode_sum, release
+
+    dp, n = _dp_sgd(s), s.distributed
+
+    def score(seed: int) -> float:
+        total = 0.0
+        for r in range(s.releases):
+            parts = []
+            for i in range(n):
+                rng = np.random.default_rng([seed, r, i])
+                sampled = rng.random(8) < s.sampling_rate  # 8 ordinary documents of this party
+                grad = np.zeros(DP_SGD_CELLS)
+                for cell in rng.integers(1, DP_SGD_CELLS, size=int(sampled.sum())):
+                    grad[cell] += dp.clip
+                count = int(sampled.sum())
+                if i == 0 and canary_in and rng.random() < s.sampling_rate:
+                    grad[0] += dp.clip
+                    count += 1
+                parts.append(release(grad, count, dp, n, rng))
+            noisy, _ = decode_sum(np.sum(parts, axis=0), n, dp, n, (DP_SGD_CELLS,))
+            total += float(noisy[0])
+        return total
+
+    return score
+
+
 def _scorer(corpus: Corpus, canary: int, s: AuditSettings):
     dp = _settings(s)
     hyper = LDAHyper(n_topics=3, iterations=s.releases, alpha=0.5, beta=0.1, sampler="dense")
@@ -105,7 +150,9 @@ def _scorer(corpus: Corpus, canary: int, s: AuditSettings):
 def audit_releases(s: AuditSettings) -> dict:
     """Run the audit; returns ε_lb, the test's error rates and the accountant's ε for the same mechanism."""
     with_canary, without, canary = canary_corpora(s.seed)
-    if s.distributed:
+    if s.mechanism == "dp-sgd":
+        scorer_in, scorer_out = _dp_sgd_scorer(True, s), _dp_sgd_scorer(False, s)
+    elif s.distributed:
         scorer_in = _distributed_scorer(with_canary, without, canary, s)
         scorer_out = _distributed_scorer(without, without, canary, s)
     else:
@@ -115,7 +162,7 @@ def audit_releases(s: AuditSettings) -> dict:
     result: AuditResult = threshold_audit(scores_in, scores_out, delta=s.delta, confidence=s.confidence)
     return result.as_dict() | {"accountant_epsilon": _accountant(s), "sampling_rate": s.sampling_rate,
                                "noise_multiplier": s.noise_multiplier, "releases": s.releases,
-                               "distributed": s.distributed,
+                               "distributed": s.distributed, "mechanism": s.mechanism,
                                "holds": result.epsilon_lower_bound <= _accountant(s)}
 
 
@@ -123,6 +170,10 @@ def _accountant(s: AuditSettings) -> float:
     """The accountant's ε for the audited mechanism (∞ without noise)."""
     if s.noise_multiplier <= 0:
         return float("inf")
+    if s.mechanism == "dp-sgd":
+        from fedtopic.algorithms.dp_sgd import privacy
+
+        return privacy(_dp_sgd(s), [s.distributed] * s.releases, s.distributed, DP_SGD_CELLS + 1).epsilon
     if not s.distributed:
         return privacy_report(s.sampling_rate, s.noise_multiplier, s.releases, s.delta).epsilon
     from fedtopic.algorithms.lda.ddp_party import noise_scale

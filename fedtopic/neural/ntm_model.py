@@ -18,9 +18,10 @@ _LAYERS = ("mu", "lv", "dec")
 
 
 def network_arrays(model: NTMModel) -> dict[str, np.ndarray]:
-    """The encoder's flat weights, the shapes (V, K, d) and the BatchNorm running statistics."""
-    out = {"flat": model.flat, "shapes": np.array([model.shapes.vocabulary, model.shapes.topics,
-                                                    model.shapes.context])}
+    """The encoder's flat weights, the shapes (V, K, d, and 1 for the per-document model) and the BatchNorm
+    running statistics (unused by the per-document model)."""
+    dims = [model.shapes.vocabulary, model.shapes.topics, model.shapes.context]
+    out = {"flat": model.flat, "shapes": np.array(dims + ([1] if model.shapes.norm == "document" else []))}
     for layer in _LAYERS:
         mean, var = getattr(model.running, layer)
         out[f"{layer}_mean"], out[f"{layer}_var"] = np.asarray(mean), np.asarray(var)
@@ -30,8 +31,11 @@ def network_arrays(model: NTMModel) -> dict[str, np.ndarray]:
 def model_from_network(arrays: dict[str, np.ndarray]) -> NTMModel:
     """The ``NTMModel`` of ``network_arrays``; ModelError if something is missing or inconsistent."""
     try:
-        v, k, d = (int(x) for x in arrays["shapes"])
-        shapes = Shapes(v, k, d)
+        dims = [int(x) for x in arrays["shapes"]]
+        v, k, d = dims[:3]
+        if len(dims) not in (3, 4) or dims[3:] not in ([], [1]):
+            raise ValueError(f"shapes {dims}")
+        shapes = Shapes(v, k, d, "document" if dims[3:] == [1] else "batch")
         stats = {layer: (torch.from_numpy(arrays[f"{layer}_mean"]), torch.from_numpy(arrays[f"{layer}_var"]))
                  for layer in _LAYERS}
         flat = np.asarray(arrays["flat"], dtype=np.float64)

@@ -214,6 +214,8 @@ class FederatedNode:
     Its position is (epoch, pos): ``pos`` steps of the current epoch are done (a checkpoint can fall mid-epoch,
     see ``state``), ``step`` counts steps over the whole run and names the aggregator rounds."""
 
+    quality_name = "validation_loss"
+
     def __init__(self, index: int, counts: sp.csr_matrix, ctx: np.ndarray | None, topics: int,
                  settings: NTMSettings, seed: int) -> None:
         self.index, self.counts, self.ctx, self.settings, self.seed = index, counts, ctx, settings, seed
@@ -234,6 +236,11 @@ class FederatedNode:
     def n_train(self) -> int:
         """Documents this node trains on (its size in the union batches)."""
         return len(self.train_idx)
+
+    @property
+    def best_epoch(self) -> int:
+        """The epoch whose weights are kept (early stopping's best)."""
+        return self.stopping.best_epoch
 
     def validation_sum(self) -> tuple[float, int]:
         """(Σ loss, number of documents) over this node's validation documents in evaluation mode."""

@@ -8,6 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from fedtopic.algorithms.base import Algorithm, Mode, TrainSpec, UpdateSpec, metric
+from fedtopic.algorithms.dp_sgd import (
+    DP_SGD_OPTIONS,
+    DPSGD,
+    check_distributed_protection,
+)
 from fedtopic.algorithms.federated import ConsortiumRun, PartyRun
 from fedtopic.algorithms.ntm.options import FEDERATED_OPTIONS
 from fedtopic.corpus.types import Corpus
@@ -20,7 +25,7 @@ class GFedNTMProdLDA(Algorithm):
                "summed and every node applies the same Adam step, so it trains the centralised model")
     paper = "gFedNTM (Calvo-Bartolomé et al.), Alg. 1 and Eqs. 1-3"
     modes = frozenset({Mode.sync})
-    options = FEDERATED_OPTIONS
+    options = FEDERATED_OPTIONS + DP_SGD_OPTIONS
     update = UpdateSpec("dense",
                         "per step five float64 sums: encoder and decoder BatchNorm sums, their gradients, and the "
                         "gradient of the union batch's loss (mask: fixed point 2^-60)")
@@ -28,17 +33,36 @@ class GFedNTMProdLDA(Algorithm):
 
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
               secret: bytes | None = None) -> Any:
-        """The node (``GFedNTMParty`` over ``neural.ntm_train.FederatedNode``)."""
+        """The node (``GFedNTMParty`` over ``neural.ntm_train.FederatedNode``; under distributed DP
+        ``GFedNTMDDPParty`` over ``neural.ntm_dp.DPNode``, its sampling and noise keyed by ``secret``)."""
         from fedtopic.algorithms.gfedntm.party import GFedNTMParty
         from fedtopic.algorithms.ntm.options import ntm_settings
         from fedtopic.models.nnls import counts_matrix
-        from fedtopic.neural.ntm_train import FederatedNode
 
         if corpus.n_words < 1:
             raise ConfigError(f"node {party_id} has an empty vocabulary")
+        settings = ntm_settings(spec.options, spec.iterations)
+        dp = DPSGD.from_options(spec.options)
+        if dp is not None:
+            from fedtopic.algorithms.gfedntm.ddp_party import GFedNTMDDPParty
+            from fedtopic.neural.ntm_dp import DPNode
+
+            keyed = () if secret is None else (int.from_bytes(secret, "big"),)
+            return GFedNTMDDPParty(party_id, DPNode(index, counts_matrix(corpus), self.embeddings(corpus),
+                                                    spec.topics, settings, spec.seed, dp.rate, dp.clip, keyed), dp)
+        from fedtopic.neural.ntm_train import FederatedNode
+
         return GFedNTMParty(party_id, FederatedNode(index, counts_matrix(corpus), self.embeddings(corpus),
-                                                    spec.topics, ntm_settings(spec.options, spec.iterations),
-                                                    spec.seed))
+                                                    spec.topics, settings, spec.seed))
+
+    def check_protection(self, spec: TrainSpec, protection: str, n_parties: int) -> None:
+        """As every algorithm, and distributed DP only under a protection whose aggregator sees only the sum and
+        that carries integer releases (``mask``)."""
+        super().check_protection(spec, protection, n_parties)
+        dp = DPSGD.from_options(spec.options)
+        if dp is not None:
+            check_distributed_protection(protection)
+            dp.planned(n_parties)
 
     def headline(self, summary: Mapping[str, Any]) -> str:
         """NPMI, diversity, and TSS/DSS (synthetic data) or macro-F1 (labelled corpora)."""

@@ -83,6 +83,10 @@ class GFedNTMParty:
     def done(self) -> bool:
         return self.node.finished
 
+    def privacy(self) -> dict[str, Any] | None:
+        """None: nothing is released under DP (``ddp_party`` is the node that does)."""
+        return None
+
     def state(self) -> dict[str, np.ndarray]:
         return self.node.state()
 

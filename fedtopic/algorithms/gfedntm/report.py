@@ -52,9 +52,11 @@ def write_gfedntm_simulation(out: Path, run: ConsortiumRun, algorithm: str) -> d
              "bytes_per_node_step": int(sum(r["bytes_up"] for r in first) / steps),
              "seconds_per_step": run.wall_seconds / steps,
              "relative_change": [r["extra"]["relative_change"] for r in first],
-             "validation_loss": [r["quality"] for r in first], "best_epoch": nodes[0].stopping.best_epoch,
+             nodes[0].quality_name: [r["quality"] for r in first], "best_epoch": nodes[0].best_epoch,
              "epoch_seconds": [r["compute_s"] + r["exchange_s"] + r["wait_s"] for r in first],
              "epoch_train_seconds": [r["extra"].get("train_seconds", float("nan")) for r in first]}  # steps only
+    if run.parties[0].privacy() is not None:
+        extra["privacy"] = {p.party_id: p.privacy() for p in run.parties}
     return write_ntm_run(out, data, algorithm, run.spec, Fitted(model, theta_train), wall_seconds=run.wall_seconds,
                          extra=extra)
 
@@ -78,7 +80,9 @@ def write_gfedntm_party(out: Path, run: PartyRun, algorithm: str) -> dict[str, A
                "npmi": float(npmi_coherence(top_word_ids(phi, top), run.train, top).mean()),
                "topic_diversity": topic_diversity(phi, min(25, phi.shape[1])), **totals,
                "relative_change": [h["relative_change"] for h in node.history],
-               "validation_loss": [h.get("validation_loss") for h in node.history],
-               "best_epoch": node.stopping.best_epoch}
+               node.quality_name: [h.get(node.quality_name) for h in node.history],
+               "best_epoch": node.best_epoch}
+    if run.party.privacy() is not None:
+        summary["privacy"] = {run.party.party_id: run.party.privacy()}
     write_summary(out, summary)
     return summary | {"run": str(out)}
