@@ -325,6 +325,16 @@ def test_three_parties_stop_together_on_the_summed_validation_loss(tmp_path, cap
     assert s["best_epoch"] == 1 + int(np.nanargmin(s["validation_loss"]))
 
 
+def test_a_validation_loss_sum_beyond_masks_fixed_point_bound_still_travels(tmp_path, capsys, monkeypatch):
+    """20newsgroups, 5 nodes under mask: a node's Σ of validation losses (2.4e7 at epoch 2) left the fixed-point
+    bound ±2^20 and the run died. The sum travels scaled by a power of two; the loss keeps its value."""
+    monkeypatch.setattr(FederatedNode, "validation_sum", lambda self: (1.0e6 * len(self.val_idx), len(self.val_idx)))
+    corpus = write_jsonl(tmp_path / "docs.jsonl", theme_texts(120, seed=7))
+    assert main(["simulate", "--algorithm", "gfedntm-prodlda", "--corpus", str(corpus), "--parties", "3", "-k", "3",
+                 "--iterations", "1", "--protection", "mask", "--out", str(tmp_path / "run"), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["validation_loss"] == [1.0e6]
+
+
 def test_centralised_prodlda_that_stops_early_says_so_and_its_bar_ends_there(tmp_path, capsys):
     """Issue 46, item 6: early stopping ended the bar at "37/200 … ETA" and neither it nor the last line said why."""
     from fedtopic.cli.main import main

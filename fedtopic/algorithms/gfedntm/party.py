@@ -18,6 +18,7 @@ session, so a resumed node still finds every aggregate of the steps it replays.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -73,7 +74,10 @@ class GFedNTMParty:
         started = time.perf_counter()
         change = node.train_epoch(self.sizes, total, after_step, start)
         train_seconds = time.perf_counter() - started  # the steps alone: the validation pass and its sum follow
-        loss_sum, count = exchange.sum("val", round, np.array(node.validation_sum(), dtype=np.float64)).value
+        # scaled by a power of two (exactly, so the ratio keeps its bits): a sum of thousands of documents' losses
+        # would leave mask's fixed-point bound (±2^20), the share of all training documents stays far inside it
+        scale = 2.0 ** -math.ceil(math.log2(max(sum(self.sizes), 1)))
+        loss_sum, count = exchange.sum("val", round, np.array(node.validation_sum(), dtype=np.float64) * scale).value
         validation = float(loss_sum / count) if count > 0 else float("nan")  # the consortium's, every node alike
         node.end_epoch(validation)
         return StepRecord(quality=validation, quality_name="validation_loss",
