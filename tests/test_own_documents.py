@@ -96,6 +96,7 @@ def test_vocab_align_through_the_aggregator_gives_every_party_the_same_union(tmp
                      "--key", str(config.parent / "keys" / f"{others[0]}.key.json"), "--url", agg.url,
                      "--out", str(tmp_path / "x.json")]) == 2
     written = Vocabulary.from_json(out.read_text())
+    assert out.stat().st_mode & 0o777 == 0o600 and not (tmp_path / "x.json").exists()  # owner-only; none if refused
     assert all(u == written for u in unions)
     assert sorted(written.words) == sorted(w for words in THEMES.values() for w in words)
     assert json.loads(capsys.readouterr().out)["words"] == len(written)

@@ -59,6 +59,7 @@ def test_private_alignment_reveals_no_word_to_the_aggregator_and_no_lone_word_to
         trained = run_parties(config, cfg, agg.url, per_party={pid: {"corpus": corpora[pid], "vocab": out}
                                                                for pid in cfg.party_ids})
     written = Vocabulary.from_json(out.read_text())
+    assert out.stat().st_mode & 0o777 == 0o600  # the consortium's vocabulary: owner-only at rest
     assert all(r.words == written.words for r in results)  # the same ordered vocabulary everywhere
     assert list(written.words) == sorted(written.words)
     theme_words = {w for words in THEMES.values() for w in words}

@@ -26,16 +26,23 @@ def _write_private(out: Path, result: Any) -> None:
 
     from fedtopic.corpus.vocabulary import Vocabulary
 
-    if result.counts is not None:
-        result.counts.save(out)
-        doc = json.loads(out.read_text(encoding="utf-8"))
-    else:
-        doc = json.loads(Vocabulary(result.words).to_json())
-    out.write_text(json.dumps(doc | {"release": result.release}, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = result.counts.to_json() if result.counts is not None else Vocabulary(result.words).to_json()
+    _write_owner_only(out, json.dumps(json.loads(text) | {"release": result.release}, ensure_ascii=False) + "\n")
 
 
 app = typer.Typer(help="Vocabularies for your own documents: one party's with counts, a consortium's merged one.",
                   no_args_is_help=True)
+
+
+def _write_owner_only(out: Path, text: str) -> None:
+    """``text`` into ``out``, created 0600 (an existing file made so before it is written): an aligned file holds
+    the consortium's vocabulary, with --with-counts also the pooled counts."""
+    import os
+
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
 
 
 def _refuse_existing(out: Path, overwrite: bool) -> None:
@@ -169,12 +176,12 @@ def align(
 
         counts = align_vocabulary_counts(cfg, config, party, corpus, key_file=key, url=url, session=session,
                                          min_df=min_df, max_df=max_df, max_size=max_size, timeout=timeout, say=say)
-        counts.save(out)
+        _write_owner_only(out, counts.to_json())
         vocab = counts.vocabulary()
     else:
         vocab = align_vocabulary(cfg, config, party, corpus, key_file=key, url=url, session=session, min_df=min_df,
                                  max_df=max_df, timeout=timeout, say=say)
-        out.write_text(vocab.to_json(), encoding="utf-8")
+        _write_owner_only(out, vocab.to_json())
     emit({"out": str(out), "words": len(vocab), "parties": len(cfg.parties), "method": "plain"}, fmt,
          [f"{out}: {len(vocab):,} words aligned in the clear over {count_parties(len(cfg.parties))}; "
           "run `fedtopic node run ... --corpus THEIR_DOCS --vocab` with this file"])

@@ -53,13 +53,17 @@ class VocabularyCounts:
     def vocabulary(self) -> Vocabulary:
         return Vocabulary(self.words)
 
-    def save(self, path: Path) -> Path:
+    def to_json(self) -> str:
+        """The vocabulary file's text with the counts (``save``)."""
         doc = json.loads(self.vocabulary().to_json()) | {
             "documents": self.documents,
             "document_frequency": self.document_frequency.tolist(),
             "term_frequency": self.term_frequency.tolist(),
         }
-        path.write_text(json.dumps(doc, ensure_ascii=False) + "\n", encoding="utf-8")
+        return json.dumps(doc, ensure_ascii=False) + "\n"
+
+    def save(self, path: Path) -> Path:
+        path.write_text(self.to_json(), encoding="utf-8")
         return path
 
     @classmethod
