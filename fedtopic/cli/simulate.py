@@ -13,6 +13,13 @@ from typing import Annotated, Optional
 import typer
 
 from fedtopic.cli.algo_options import OptOption
+from fedtopic.cli.corpus_options import (
+    EncodingOption,
+    MaxDfOption,
+    MinDfOption,
+    StopwordsOption,
+    corpus_reading,
+)
 from fedtopic.cli.output import (
     FormatOption,
     OutputFormat,
@@ -31,6 +38,10 @@ def simulate(
     scheme: Annotated[str, typer.Option(help="partition: a even, b unbalanced, c by label, dirichlet")] = "a",
     dirichlet_alpha: Annotated[float, typer.Option(min=1e-6, help="scheme dirichlet: label proportions q ~ Dir(α·p) per party (small α: one label each; FedNMF paper §IV-D uses 1)")] = 0.5,
     max_vocabulary: Annotated[Optional[int], typer.Option(min=1, help="keep the N words of highest document frequency pooled over the parties, everywhere (gFedNTM's vocabulary consensus; contextualized-topic-models keeps 2,000)")] = None,
+    min_df: MinDfOption = 2,
+    max_df: MaxDfOption = 0.5,
+    stopwords: StopwordsOption = "english",
+    encoding: EncodingOption = "utf-8",
     topics: Annotated[int, typer.Option("--topics", "-k", min=2, help="number of topics K")] = 20,
     iterations: Annotated[int, typer.Option(min=1, help="training iterations (for dafed-lda: until the fastest party has done this many sweeps)")] = 100,
     seed: Annotated[int, typer.Option(help="random seed")] = 0,
@@ -91,7 +102,8 @@ def simulate(
     algo = check_simulation(algorithm, spec, harness, len(ids))  # every refusal before any data is loaded
     run_dir = prepare_run_dir(out, overwrite=overwrite)
     data = load_training_data(dataset=dataset, corpus=corpus, n_parties=len(ids), scheme=scheme, seed=seed,
-                              dirichlet_alpha=dirichlet_alpha, max_vocabulary=max_vocabulary)
+                              dirichlet_alpha=dirichlet_alpha, max_vocabulary=max_vocabulary,
+                              reading=corpus_reading(min_df, max_df, stopwords, encoding))
     algo.check_data(data.parties, spec)
     if Mode.sync in algo.modes:
         from fedtopic.cli.progress import RoundProgress

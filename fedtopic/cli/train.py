@@ -8,6 +8,13 @@ from typing import Annotated, Optional
 import typer
 
 from fedtopic.cli.algo_options import OptOption
+from fedtopic.cli.corpus_options import (
+    EncodingOption,
+    MaxDfOption,
+    MinDfOption,
+    StopwordsOption,
+    corpus_reading,
+)
 from fedtopic.cli.output import (
     FormatOption,
     OutputFormat,
@@ -28,6 +35,10 @@ def train(
     parties: Annotated[int, typer.Option(min=1, help="number of parties the training data is split among")] = 1,
     scheme: Annotated[str, typer.Option(help="partition: a even, b unbalanced, c by label, dirichlet")] = "a",
     max_vocabulary: Annotated[Optional[int], typer.Option(min=1, help="keep the N words of highest document frequency pooled over the parties, everywhere (gFedNTM's vocabulary consensus; contextualized-topic-models keeps 2,000)")] = None,
+    min_df: MinDfOption = 2,
+    max_df: MaxDfOption = 0.5,
+    stopwords: StopwordsOption = "english",
+    encoding: EncodingOption = "utf-8",
     opt: OptOption = [],  # noqa: B006
     eval_every: Annotated[int, typer.Option(min=1, help="held-out perplexity every N iterations (curve)")] = 10,
     out: Annotated[Path, typer.Option(help="run folder to write")] = Path("runs/train"),
@@ -47,7 +58,8 @@ def train(
         dataset = "bbc-news"
     run_dir = prepare_run_dir(out, overwrite=overwrite)
     data = load_training_data(dataset=dataset, corpus=corpus, n_parties=parties, scheme=scheme, seed=seed,
-                              max_vocabulary=max_vocabulary)
+                              max_vocabulary=max_vocabulary,
+                              reading=corpus_reading(min_df, max_df, stopwords, encoding))
     get_algorithm(algorithm).check_data(data.parties, spec)
     n_models = parties if algorithm == "local-lda" else 1
     with progress_bar() as bar:

@@ -6,6 +6,7 @@ tokenising) is a :class:`CorpusError` naming the file and, where it applies, the
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import json
 import re
@@ -20,7 +21,7 @@ from fedtopic.corpus.vocabulary import Vocabulary
 from fedtopic.errors import CorpusError
 
 _DOCWORD_RE = re.compile(r"^docword\.(.+)\.txt(\.gz)?$")
-_OPTIONS = frozenset({"tokenizer", "vocabulary", "min_df", "max_df", "max_size", "drop_empty"})
+_OPTIONS = frozenset({"tokenizer", "vocabulary", "min_df", "max_df", "max_size", "drop_empty", "encoding"})
 
 
 def read_corpus(path: str | Path, **vocab_options: Any) -> Corpus:
@@ -35,7 +36,7 @@ def read_corpus(path: str | Path, **vocab_options: Any) -> Corpus:
       ``vocab.NAME.txt``.
 
     ``vocab_options`` are those of :func:`corpus_from_texts` (tokenizer, vocabulary,
-    min_df, max_df, max_size, drop_empty). For UCI files, whose words are already
+    min_df, max_df, max_size, drop_empty), and ``encoding`` (the files' text encoding, UTF-8 by default). For UCI files, whose words are already
     given, min_df / max_df / max_size filter that vocabulary and ``vocabulary``
     re-indexes into another one; ``tokenizer`` does not apply.
     """
@@ -46,6 +47,7 @@ def read_corpus(path: str | Path, **vocab_options: Any) -> Corpus:
     path = Path(path)
     if not path.exists():
         raise CorpusError(f"no such file or folder: {path}")
+    check_encoding(vocab_options.get("encoding", "utf-8"))
     try:
         if path.is_dir():
             docwords = sorted(p for p in path.iterdir() if _DOCWORD_RE.match(p.name))
@@ -69,27 +71,27 @@ def read_corpus(path: str | Path, **vocab_options: Any) -> Corpus:
     )
 
 
-def _folder_texts(folder: Path) -> tuple[list[Path], list[str]]:
+def _folder_texts(folder: Path, encoding: str = "utf-8") -> tuple[list[Path], list[str]]:
     """The ``.txt`` files under ``folder`` (relative, sorted) and their texts."""
     files = sorted(p for p in folder.rglob("*.txt") if p.is_file())
     if not files:
         raise CorpusError(f"no .txt files in folder {folder}")
-    return [p.relative_to(folder) for p in files], [_decode(p.read_bytes(), p) for p in files]
+    return [p.relative_to(folder) for p in files], [_decode(p.read_bytes(), p, encoding=encoding) for p in files]
 
 
-def read_text_folder(folder: Path, **vocab_options: Any) -> Corpus:
+def read_text_folder(folder: Path, *, encoding: str = "utf-8", **vocab_options: Any) -> Corpus:
     """One document per ``.txt`` file under ``folder``; label = first sub-folder."""
-    rel, texts = _folder_texts(folder)
+    rel, texts = _folder_texts(folder, encoding)
     labelled = any(len(r.parts) > 1 for r in rel)
     labels = [r.parts[0] if len(r.parts) > 1 else None for r in rel] if labelled else None
     return corpus_from_texts(texts, labels, names=[r.as_posix() for r in rel], **vocab_options)
 
 
-def _jsonl_rows(path: Path) -> list[tuple[str, str, str | None]]:
+def _jsonl_rows(path: Path, encoding: str = "utf-8") -> list[tuple[str, str, str | None]]:
     """(id, text, label) of every non-blank line: ``id`` defaults to "line N"."""
     rows: list[tuple[str, str, str | None]] = []
     for lineno, raw in enumerate(path.read_bytes().splitlines(), start=1):
-        line = _decode(raw, path, lineno)
+        line = _decode(raw, path, lineno, encoding)
         if not line.strip():
             continue
         try:
@@ -109,9 +111,9 @@ def _jsonl_rows(path: Path) -> list[tuple[str, str, str | None]]:
     return rows
 
 
-def read_jsonl(path: Path, **vocab_options: Any) -> Corpus:
+def read_jsonl(path: Path, *, encoding: str = "utf-8", **vocab_options: Any) -> Corpus:
     """JSON lines with ``text`` (required), ``label`` and ``id`` (optional); blank lines skipped."""
-    rows = _jsonl_rows(path)
+    rows = _jsonl_rows(path, encoding)
     labels = [label for _, _, label in rows]
     has_labels = any(lab is not None for lab in labels)
     return corpus_from_texts([t for _, t, _ in rows], labels if has_labels else None, names=[n for n, _, _ in rows],
@@ -139,6 +141,7 @@ def read_uci(
     max_df: float = 0.5,
     max_size: int | None = None,
     drop_empty: bool = True,
+    encoding: str = "utf-8",
 ) -> Corpus:
     """UCI bag-of-words: header D, W, NNZ then ``docID wordID count`` lines (1-based ids)."""
     name = _DOCWORD_RE.match(docword.name)
@@ -157,7 +160,7 @@ def read_uci(
     if len(triples) != nnz:
         raise CorpusError(f"{docword}: header says NNZ={nnz} but the file has {len(triples)} entries")
     vocab_lines = vocab_path.read_bytes().splitlines()
-    vocab_words = [_decode(w, vocab_path, i + 1).strip() for i, w in enumerate(vocab_lines)]
+    vocab_words = [_decode(w, vocab_path, i + 1, encoding).strip() for i, w in enumerate(vocab_lines)]
     if len(vocab_words) != n_words:
         raise CorpusError(f"{vocab_path}: has {len(vocab_words)} words, {docword} says W={n_words}")
     doc, word, count = triples[:, 0] - 1, triples[:, 1] - 1, triples[:, 2]
@@ -215,13 +218,25 @@ def _parse_triples(body: bytes, path: Path) -> np.ndarray:
     raise CorpusError(f"{path}: malformed docword body")
 
 
-def _decode(data: bytes, path: Path, lineno: int | None = None) -> str:
-    """UTF-8 text, or a CorpusError naming the file and the line of the first bad byte."""
+def check_encoding(encoding: str) -> str:
+    """``encoding`` if Python knows it as a text encoding; else a CorpusError."""
     try:
-        return data.decode("utf-8")
+        if not codecs.lookup(encoding)._is_text_encoding:  # type: ignore[attr-defined]
+            raise LookupError
+    except LookupError:
+        raise CorpusError(f"unknown text encoding {encoding!r} (e.g. utf-8, latin-1, cp1252)") from None
+    return encoding
+
+
+def _decode(data: bytes, path: Path, lineno: int | None = None, encoding: str = "utf-8") -> str:
+    """The text in ``encoding``, or a CorpusError naming the file and the line of the first bad byte."""
+    try:
+        return data.decode(encoding)
     except UnicodeDecodeError as exc:
         line = lineno if lineno is not None else data.count(b"\n", 0, exc.start) + 1
+        name = codecs.lookup(encoding).name
+        name, hint = ("UTF-8", "convert the file to UTF-8 or give its --encoding") if name == "utf-8" else \
+            (name, "check --encoding")
         raise CorpusError(
-            f"{path} line {line}: not valid UTF-8 (byte 0x{data[exc.start]:02x}); "
-            "convert the file to UTF-8"
+            f"{path} line {line}: not valid {name} (byte 0x{data[exc.start]:02x}); {hint}"
         ) from None

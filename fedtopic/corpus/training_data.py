@@ -9,6 +9,7 @@ from typing import Any
 from fedtopic.corpus.datasets import load_dataset
 from fedtopic.corpus.partition import partition_documents, split_train_test
 from fedtopic.corpus.readers import read_corpus
+from fedtopic.corpus.reading import CorpusReading
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ConfigError
 
@@ -34,19 +35,26 @@ def load_training_data(
     progress: bool = True,
     dirichlet_alpha: float = 0.5,
     max_vocabulary: int | None = None,
+    reading: CorpusReading | None = None,
 ) -> TrainingData:
-    """Load ``dataset`` (built-in) or ``corpus`` (a path), then split the training part among ``n_parties``;
-    with ``max_vocabulary``, every corpus keeps only the parties' consensus words (``cut_vocabulary``)."""
+    """Load ``dataset`` (built-in) or ``corpus`` (a path, read as ``reading`` says), then split the training part
+    among ``n_parties``; with ``max_vocabulary``, every corpus keeps only the parties' consensus words
+    (``cut_vocabulary``)."""
     if (dataset is None) == (corpus is None):
         raise ConfigError("give exactly one of --dataset NAME or --corpus PATH")
     if n_parties < 1:
         raise ConfigError(f"--parties must be at least 1, got {n_parties}")
+    reading = reading or CorpusReading()
+    if dataset is not None and not reading.is_default():
+        raise ConfigError("--min-df, --max-df, --stopwords and --encoding read --corpus; a built-in dataset comes "
+                          "tokenised as its card says (`fedtopic data info NAME`)")
     if dataset is not None:
         data = load_dataset(dataset, progress=progress)
         name, train, test, tokenizer = data.name, data.train, data.test, dict(data.tokenizer)
     else:
-        data = split_corpus(str(corpus), read_corpus(corpus), n_parties=n_parties, scheme=scheme, seed=seed,
-                            dirichlet_alpha=dirichlet_alpha)
+        data = split_corpus(str(corpus), read_corpus(corpus, **reading.options()), n_parties=n_parties,
+                            scheme=scheme, seed=seed, dirichlet_alpha=dirichlet_alpha,
+                            tokenizer=reading.tokenizer_record())
         return data if max_vocabulary is None else cut_vocabulary(data, max_vocabulary)
     parts = [train.subset(idx) for idx in partition_documents(train, n_parties, scheme, seed=seed,
                                                               dirichlet_alpha=dirichlet_alpha)]
