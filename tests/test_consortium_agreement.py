@@ -62,20 +62,42 @@ def _run(config: Path, tmp_path: Path, extra: tuple[str, ...] = ()) -> dict[str,
     return out
 
 
-def test_dafed_parties_with_reordered_vocabularies_stop_naming_each_other(tmp_path):
+def _finish(proc: subprocess.Popen, log: Path) -> tuple[int, str]:
+    try:
+        proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+    return proc.returncode, log.read_text()
+
+
+def test_dafed_parties_with_reordered_vocabularies_stop_naming_each_other_and_recover_in_any_order(tmp_path):
+    """Issue 45 item 11: after the stop, the parties that were right restarted first failed again at once on the
+    wrong party's old card, until it had been restarted first. Now every party restarts with --fresh, in any
+    order (here the wrong one last), into a new run whose readers ignore the old run's channels."""
     config = _consortium(tmp_path, "dafed-lda")
     chain = start_chain_up()
     try:
         assert main(["consortium", "deploy", str(config), "--rpc", chain.url, *chain.faucet_args]) == 0
         results = _run(config, tmp_path)
+        _, aligned = _vocab_files(tmp_path)
+        right = {p: _node(config, p, tmp_path / f"{p}.jsonl", aligned, tmp_path / f"{p}-again.log", "--fresh")
+                 for p in ("p2", "p3")}
+        late = _node(config, "p1", tmp_path / "p1.jsonl", aligned, tmp_path / "p1-again.log", "--fresh")
+        again = {p: _finish(proc, tmp_path / f"{p}-again.log") for p, proc in (*right.items(), ("p1", late))}
     finally:
         chain.stop()
+    for party, (code, log) in again.items():
+        assert code == 0 and "disagree" not in log, log[-2000:]
+        assert "run 2" in log, log[-2000:]
     for party, (code, log) in results.items():
         others = {"p1": ("p2", "p3"), "p2": ("p1",), "p3": ("p1",)}[party]
         errors = [line for line in log.splitlines() if line.startswith("error:")]
         assert code == 2 and len(errors) == 1 and "Traceback" not in log, log[-2000:]
         assert "disagree on what their updates mean" in errors[0] and "another order" in errors[0]
         assert any(f"{party} and {o}" in errors[0] for o in others), errors[0]
+        assert "restart every party with `node run --fresh`, in any order" in errors[0]
 
 
 def test_sync_parties_with_reordered_vocabularies_are_refused(tmp_path):

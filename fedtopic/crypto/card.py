@@ -75,7 +75,7 @@ def check_card(reader: str, mine: bytes, owner: str, theirs: bytes) -> None:
             what = "the same number of words in another order or other words (" + what + ")"
     raise SessionMismatch(f"{reader} and {owner} disagree on what their updates mean: {what}; every party must "
                           "run the same algorithm, K, options and vocabulary file (stopped before using any of "
-                          f"{owner}'s counts). To recover: whichever of the two has the wrong settings restarts with "
-                          "the consortium's config and vocabulary file and `node run --fresh`; if that is "
-                          f"{owner}, its channel shows its old settings until it publishes again, so restart "
-                          f"{owner} first, then {reader}")
+                          f"{owner}'s counts). To recover: give whichever of the two is wrong the consortium's config "
+                          "and vocabulary file, then restart every party with `node run --fresh`, in any order: that "
+                          f"starts a new run, whose readers ignore this run's channels and the settings {owner}'s "
+                          "still shows")
