@@ -261,3 +261,30 @@ def test_filters_are_refused_for_everyone(tmp_path):
             assert answer["error"]["code"] == -32601 and "no filters" in answer["error"]["message"], answer
     finally:
         chain.stop()
+
+
+def test_sigterm_stops_a_dev_chain_within_seconds_even_while_a_slow_batch_and_a_slowloris_are_open(tmp_path):
+    """Issue 45 item 3: `chain up --dev` was reported to ignore SIGTERM for about 6 s, then to need kill -9. Here
+    it gets SIGTERM while a batch of capped 1e9-gas loops runs and a client holds a half-sent request open."""
+    import signal
+
+    chain = start_chain_up(dev=True)
+    host, port = chain.url.removeprefix("http://").rstrip("/").split(":")
+    slow = socket.create_connection((host, int(port)))
+    busy = socket.create_connection((host, int(port)))
+    try:
+        slow.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 999\r\n\r\n{")
+        loop = {"data": "0x5b600056", "gas": hex(10**9)}
+        body = json.dumps([{"jsonrpc": "2.0", "id": i, "method": "eth_call", "params": [loop, "latest"]}
+                           for i in range(10)]).encode()
+        busy.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+                     % len(body) + body)
+        time.sleep(0.5)  # the batch holds the chain now
+        asked = time.monotonic()
+        chain.process.send_signal(signal.SIGTERM)
+        chain.process.wait(timeout=10)  # TimeoutExpired: it ignored SIGTERM
+        assert time.monotonic() - asked < 5.0 and chain.process.returncode is not None
+    finally:
+        slow.close()
+        busy.close()
+        chain.stop()
