@@ -39,6 +39,7 @@ def test_ray_trains_the_threads_model_and_names_its_nodes(tmp_path, capsys):
 @pytest.mark.parametrize(("args", "says"), [
     (["--algorithm", "dafed-lda", "--engine", "ray"], "dafed-lda is asynchronous"),
     (["--algorithm", "csfed-lda", "--address", "auto"], "the threads engine runs every party in this process"),
+    (["--algorithm", "csfed-lda", "--aggregator-host", "10.1.2.3"], "with the threads engine every party runs in"),
 ])
 def test_what_the_ray_engine_refuses(tmp_path, capsys, args, says):
     assert main(["simulate", "--dataset", "synthetic", "--parties", "2", "-k", "3", "--iterations", "1", *args,

@@ -53,6 +53,7 @@ def simulate(
     key_bits: Annotated[int, typer.Option(help="Paillier key size")] = 2048,
     compare_centralized: Annotated[bool, typer.Option(help="synchronous: also train centralized LDA with the same sweeps and report the perplexity gap")] = False,
     port: Annotated[int, typer.Option(min=0, max=65535, help="synchronous: the aggregator's port on 127.0.0.1 (0: a free one)")] = 0,
+    aggregator_host: Annotated[str, typer.Option(help="--engine ray across machines: the address of this machine the aggregator listens on, which the cluster's other nodes reach (default 127.0.0.1: every node on this machine)")] = "127.0.0.1",
     engine: Annotated[str, typer.Option(help="where the parties run: threads (this process; the default), ray (a Ray cluster: pip install 'fedtopic[cluster]'), or a plugin engine's name")] = "threads",
     address: Annotated[Optional[str], typer.Option(help="--engine ray: the cluster to join (auto, or HEAD:6379); default a local Ray for this run")] = None,
     out: Annotated[Path, typer.Option(help="run folder to write")] = Path("runs/simulate"),
@@ -97,7 +98,7 @@ def simulate(
 
     harness = Harness(ids=ids, cp=cp, engine=engine, engine_address=address,
                       sync=SyncSettings(protection=protection, delta=delta, key_bits=key_bits,
-                                        compare_centralized=compare_centralized, port=port),
+                                        compare_centralized=compare_centralized, port=port, host=aggregator_host),
                       async_=AsyncSettings(transport=transport, max_delay=max_delay))
     algo = check_simulation(algorithm, spec, harness, len(ids))  # every refusal before any data is loaded
     run_dir = prepare_run_dir(out, overwrite=overwrite)

@@ -12,8 +12,9 @@ Ray node it ran on (``ray_node``).
 
 ``address``: a running cluster (``ray start --head`` on one machine, ``ray start --address HEAD:6379`` on the
 others; then ``--address auto`` or ``HEAD:6379``); None starts a local Ray for the run and stops it after. The
-aggregator listens on 127.0.0.1, so every node of the cluster must run on this machine until the aggregator can be
-bound elsewhere (a stated limit: docs/architecture.md).
+actors are spread over the cluster's nodes by their CPUs (``_cpu_places``). The aggregator listens on 127.0.0.1
+unless ``simulate --aggregator-host ADDR`` binds it where the other nodes reach it; the parties' keys and data
+travel with their work, and their history lines come back with their results.
 """
 
 from __future__ import annotations
@@ -59,11 +60,12 @@ class RayEngine(Engine):
         started = self._connect(ray, address)
         actors: list[Any] = []
         try:
-            cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-            n = max(1, min(len(names), cpus))
+            places = _cpu_places(ray)
+            n = max(1, min(len(names), len(places)))
             shards = [list(range(a, len(names), n)) for a in range(n)]
             remote = ray.remote(num_cpus=0)(_Shard)  # the slots, not Ray's CPU count, bound the parties' compute
-            actors = [remote.remote() for _ in shards]
+            actors = [remote.options(scheduling_strategy=_on(places[a])).remote() if places else remote.remote()
+                      for a in range(len(shards))]
             try:
                 futures = {actor.run.remote(work, shard, [names[i] for i in shard], slots): shard
                            for actor, shard in zip(actors, shards)}
@@ -119,6 +121,25 @@ class RayEngine(Engine):
         except (ConnectionError, ValueError, RuntimeError) as exc:
             raise ConfigError(f"cannot join the Ray cluster at {address or 'this machine'}: {exc}") from None
         return True
+
+
+def _cpu_places(ray: Any) -> list[str]:
+    """One node id per CPU of the cluster's live nodes, the nodes interleaved (A, B, A, … for 2 and 1 CPUs): the
+    pool's actor i goes to place i, so a pool smaller than the cluster still spreads over its nodes (Ray would pack
+    zero-CPU actors on one)."""
+    per_node = [[n["NodeID"]] * int(n.get("Resources", {}).get("CPU", 0)) for n in ray.nodes() if n.get("Alive")]
+    out: list[str] = []
+    for layer in range(max((len(p) for p in per_node), default=0)):
+        out += [p[layer] for p in per_node if layer < len(p)]
+    return out
+
+
+def _on(node_id: str) -> Any:
+    """Ray's strategy for an actor on ``node_id``, strictly: with ``soft=True`` Ray put every zero-CPU actor of a
+    two-node cluster on the driver's node (a node that is gone by then fails the run, which says so)."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    return NodeAffinitySchedulingStrategy(node_id=node_id, soft=False)
 
 
 def _placed(fn: Callable[..., T]) -> Callable[..., T]:

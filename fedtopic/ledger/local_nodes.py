@@ -64,10 +64,10 @@ class LocalNode:
         return self.process.returncode
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free right now."""
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port on ``host`` that is free right now."""
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind((host, 0))
         return s.getsockname()[1]
 
 

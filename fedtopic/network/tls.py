@@ -50,6 +50,17 @@ def configure_trust(cert: Path | None, insecure: bool = False) -> None:
     TRUST.cert, TRUST.insecure = cert, insecure
 
 
+def trust_pem(pem: bytes) -> None:
+    """``configure_trust`` for a certificate given as its PEM bytes (a party whose work travelled to another machine
+    with the certificate it must pin): kept in this machine's temporary folder under its digest."""
+    import tempfile
+
+    path = Path(tempfile.gettempdir()) / f"fedtopic-pin-{hashlib.sha256(pem).hexdigest()[:32]}.crt"
+    if not path.is_file() or path.read_bytes() != pem:
+        path.write_bytes(pem)
+    configure_trust(path)
+
+
 def is_loopback(host: str | None) -> bool:
     """True for localhost and loopback addresses (127.0.0.0/8, ::1)."""
     if host in ("localhost", None):

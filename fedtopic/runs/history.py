@@ -126,6 +126,13 @@ class HistoryWriter:
             os.fsync(fh.fileno())
 
 
+def write_history_rows(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    """``rows`` (``HistoryLine.as_dict()``s, e.g. carried back from another machine) appended to ``path``."""
+    writer = HistoryWriter(path)
+    for row in rows:
+        writer.append(HistoryLine(**row))
+
+
 def _ends_torn(path: Path) -> bool:
     """Whether ``path`` exists and its last byte is not a newline."""
     try:

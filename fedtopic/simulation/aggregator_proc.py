@@ -28,35 +28,41 @@ from fedtopic.runs.process import STOP_WITH_PARENT
 _PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding fedtopic/
 
 
-def _check_free(port: int) -> None:
-    """NetworkError in one line if 127.0.0.1:``port`` is taken (the child would die with a log line only)."""
+def _check_free(port: int, host: str = "127.0.0.1") -> None:
+    """NetworkError in one line if ``host``:``port`` is taken or not this machine's (the child would die with a log
+    line only)."""
     with socket.socket() as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn: a port in TIME_WAIT is free
         try:
-            s.bind(("127.0.0.1", port))
+            s.bind((host, port))
         except OSError as exc:
-            raise NetworkError(f"cannot serve the aggregator on 127.0.0.1:{port}: {exc.strerror}") from None
+            raise NetworkError(f"cannot serve the aggregator on {host}:{port}: {exc.strerror}") from None
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 class AggregatorProcess:
-    """One ``fedtopic aggregator serve --config CONFIG --data DATA`` child on 127.0.0.1 (context manager)."""
+    """One ``fedtopic aggregator serve --config CONFIG --data DATA`` child on 127.0.0.1, or on ``host`` (an address
+    of this machine that other machines reach: a Ray cluster's parties), as a context manager."""
 
-    def __init__(self, config: Path, data: Path, log: Path, *, port: int | None = None,
+    def __init__(self, config: Path, data: Path, log: Path, *, port: int | None = None, host: str = "127.0.0.1",
                  startup_timeout: float = 60.0, extra_args: Sequence[str] = ()) -> None:
-        if port:
-            _check_free(port)
-        self.port = port or free_port()
+        _check_free(port or 0, host)
+        self.port = port or free_port(host)
         from fedtopic.consortium.config import load_consortium
 
         cert = load_consortium(config).aggregator.tls_cert_file(config.parent)
         tls = {} if cert is None else {"ssl_context": ssl.create_default_context(cafile=str(cert))}  # its pin
         self._health = urllib3.PoolManager(retries=False, timeout=1.0, **tls)
-        self.url = f"{'http' if cert is None else 'https'}://127.0.0.1:{self.port}"
+        self.url = f"{'http' if cert is None else 'https'}://{_url_host(host)}:{self.port}"
         self.log = log
         env = {**os.environ, "PYTHONPATH": str(_PACKAGE_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                STOP_WITH_PARENT: str(os.getpid())}  # the child ends with this process, even one killed -9
         cmd = [sys.executable, "-m", "fedtopic.cli.main", "aggregator", "serve", "--config", str(config),
-               "--port", str(self.port), "--data", str(data), *extra_args]
+               "--port", str(self.port), "--data", str(data), *(["--host", host] if host != "127.0.0.1" else []),
+               *extra_args]
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "ab") as out:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)

@@ -16,10 +16,11 @@ from fedtopic.consortium.init import init_consortium
 
 def local_consortium(work: Path, n_parties: int, spec: TrainSpec, *, algorithm: str = "csfed-lda",
                      protection: str, delta: float = 0.005, key_bits: int = 2048,
-                     seed: int = 0) -> tuple[Path, ConsortiumConfig]:
-    """A fresh consortium.toml + seeded key files in ``work`` for a loopback run of ``algorithm`` through an
-    aggregator. Its CP is empty: CP says who reads whose chain channel, which no aggregator consults, and a full
-    CP is P² names (a million for 1,000 parties, seconds to write and to read back)."""
+                     seed: int = 0, tls_host: str | None = None) -> tuple[Path, ConsortiumConfig]:
+    """A fresh consortium.toml + seeded key files in ``work`` for a run of ``algorithm`` through an aggregator on
+    loopback, or with ``tls_host`` on that address behind a fresh certificate the parties pin (other machines reach
+    it). Its CP is empty: CP says who reads whose chain channel, which no aggregator consults, and a full CP is P²
+    names (a million for 1,000 parties, seconds to write and to read back)."""
     init = init_consortium(n_parties, work, seed=seed, name="loopback", cp={})
     cfg = load_consortium(init.config_path)
     defaults = {o.name: o.default for o in get_algorithm(algorithm).options}
@@ -30,5 +31,12 @@ def local_consortium(work: Path, n_parties: int, spec: TrainSpec, *, algorithm: 
         "aggregator": cfg.aggregator.model_copy(update={"protection": protection, "delta": delta,
                                                         "key_bits": key_bits}),
     })
+    if tls_host is not None:
+        from fedtopic.network.tls import TLS_DIR, make_certificate
+
+        cert, _ = make_certificate([tls_host], init.config_path.parent / TLS_DIR)
+        shown = f"[{tls_host}]" if ":" in tls_host else tls_host
+        cfg = cfg.model_copy(update={"aggregator": cfg.aggregator.model_copy(update={
+            "url": f"https://{shown}:8443", "tls_cert": str(cert.relative_to(init.config_path.parent))})})
     save_consortium(cfg, init.config_path)
     return init.config_path, load_consortium(init.config_path)

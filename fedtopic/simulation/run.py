@@ -33,6 +33,7 @@ class SyncSettings:
     key_bits: int = 2048
     compare_centralized: bool = False
     port: int = 0  # the aggregator's port on 127.0.0.1 (0: a free one)
+    host: str = "127.0.0.1"  # where the aggregator listens: another address of this machine for a cluster's nodes
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,9 @@ def check_simulation(algorithm: str, spec: TrainSpec, harness: Harness, n_partie
     engine = get_engine(harness.engine)
     if harness.engine_address is not None and engine.in_process:
         raise ConfigError(f"--address names a cluster; the {engine.name} engine runs every party in this process")
+    if harness.sync.host != "127.0.0.1" and (engine.in_process or Mode.sync not in algo.modes):
+        raise ConfigError("--aggregator-host serves the aggregator to a cluster's other nodes; with the "
+                          f"{engine.name} engine every party runs in this process and reaches it on 127.0.0.1")
     if Mode.sync not in algo.modes and not engine.in_process:
         raise ConfigError(f"{algorithm} is asynchronous: its parties share an in-process board or chain, which the "
                           f"{engine.name} engine's processes cannot reach; run it on the threads engine, or across "
@@ -115,6 +119,7 @@ def _sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, ha
     s = harness.sync
     return simulate_sync(data, algorithm, spec, run_dir, protection=s.protection, delta=s.delta, key_bits=s.key_bits,
                          compare_centralized=s.compare_centralized, say=say, on_round=on_round, port=s.port,
+                         host=s.host,
                          engine=harness.engine, engine_address=harness.engine_address)
 
 

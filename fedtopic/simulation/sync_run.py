@@ -31,6 +31,7 @@ from fedtopic.crypto.keys import load_party_keys
 from fedtopic.engines import get_engine
 from fedtopic.engines.base import placement
 from fedtopic.errors import ConfigError
+from fedtopic.network.tls import is_loopback, trust_pem
 from fedtopic.node.link import HttpLink
 from fedtopic.node.session_params import session_params
 from fedtopic.node.sync_runtime import Connection, ProtectionSettings, run_sync_party
@@ -59,7 +60,7 @@ class PartyOutcome:
 
 def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, *, protection: str = "none",
                   delta: float = 0.005, key_bits: int = 2048, compare_centralized: bool = False,
-                  serialize_compute: bool = False, port: int = 0, engine: str = "threads",
+                  serialize_compute: bool = False, port: int = 0, host: str = "127.0.0.1", engine: str = "threads",
                   engine_address: str | None = None,
                   say: Callable[[str], None] = print,
                   on_round: Callable[[str, HistoryLine], None] | None = None) -> dict[str, Any]:
@@ -79,11 +80,17 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
                           f"connection per channel each); this process may open {files} (`ulimit -n`)")
     with tempfile.TemporaryDirectory(prefix=f"{algorithm}-") as tmp:
         work = Path(tmp)
+        remote = not is_loopback(host)  # parties on other machines: HTTPS with a certificate they pin
         config, cfg = local_consortium(work / "consortium", n, spec, algorithm=algorithm, protection=protection,
-                                       delta=delta, key_bits=key_bits, seed=spec.seed)
+                                       delta=delta, key_bits=key_bits, seed=spec.seed,
+                                       tls_host=host if remote else None)
+        cert = cfg.aggregator.tls_cert_file(config.parent)
+        pem = None if cert is None else cert.read_bytes()
         publics = [p.x25519_public_bytes for p in cfg.parties]
         params = session_params(algorithm, spec, data.train.vocab)
-        with AggregatorProcess(config, work / "aggregator", run_dir / "aggregator.log", port=port or None) as agg:
+        keys = {pid: load_party_keys(key_file_path(config.parent, pid)) for pid in cfg.party_ids}  # travel with work
+        with AggregatorProcess(config, work / "aggregator", run_dir / "aggregator.log", port=port or None,
+                               host=host) as agg:
             say(f"aggregator {agg.url} (pid {agg.proc.pid}); {n} parties, K = {spec.topics}, protection {protection}")
             started, url = time.perf_counter(), agg.url
             if not runner.in_process:  # the work crosses processes: nothing of this process's console goes with it
@@ -92,8 +99,10 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
 
             def one(i: int, slots: Any) -> PartyOutcome:
                 pid = cfg.party_ids[i]
+                if pem is not None:
+                    trust_pem(pem)
                 party = _built(algo, pid, i, data.parties[i], spec)
-                link = HttpLink(url, load_party_keys(key_file_path(config.parent, pid)), PATIENCE)
+                link = HttpLink(url, keys[pid], PATIENCE)
                 conn = Connection(link, cfg.party_ids, publics, ProtectionSettings(protection, key_bits, delta),
                                   f"{algorithm[:24]}-s{spec.seed}", params)
                 report = None if on_round is None else (lambda line: on_round(pid, line))
@@ -106,6 +115,8 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
             outcomes = runner.run([f"party {pid}" for pid in cfg.party_ids], one,
                                   slots=1 if serialize_compute else _compute_slots(), address=engine_address)
             wall = time.perf_counter() - started
+    if not runner.in_process:
+        _keep_histories(run_dir / "history", cfg.party_ids, [o.history for o in outcomes])
     parties = [_rebuilt(algo, pid, i, data.parties[i], spec, o.state)
                for i, (pid, o) in enumerate(zip(cfg.party_ids, outcomes))]
     run = ConsortiumRun(data, spec, parties, [o.history for o in outcomes], protection, wall,
@@ -122,6 +133,16 @@ def _built(algo: Any, party_id: str, index: int, corpus: Any, spec: TrainSpec) -
     embeddings)."""
     with _BUILDING:
         return algo.party(party_id, index, corpus, spec)
+
+
+def _keep_histories(folder: Path, ids: list[str], rows: list[list[dict[str, Any]]]) -> None:
+    """Each party's history as its results carried it, where a party that ran on another machine left none here
+    (its lines went to that machine's disk)."""
+    from fedtopic.runs.history import write_history_rows
+
+    for pid, lines in zip(ids, rows):
+        if not (folder / f"{pid}.jsonl").exists():
+            write_history_rows(folder / f"{pid}.jsonl", lines)
 
 
 def _quiet(_: str) -> None:

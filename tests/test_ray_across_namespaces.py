@@ -1,0 +1,107 @@
+"""A Ray cluster of two "machines" (issue 47): two Linux network namespaces joined by veth pairs to one bridge,
+`ray start --head` in one and `ray start --address` in the other, each node told its own address (never the
+machine's interface). `simulate --engine ray --address HEAD:6379 --aggregator-host HEAD`, run in the head's
+namespace, places parties on both nodes, whose actors reach the aggregator over the bridge, and trains the threads
+engine's model bit for bit. Skips, saying why, where namespaces or Ray are missing. Every Ray process started here
+is stopped by its PID."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _netns import available, machines
+from _texts import theme_texts, write_jsonl
+
+from fedtopic.cli.main import main
+from fedtopic.ledger.local_nodes import REPO_ROOT
+
+pytest.importorskip("ray", reason="NOT RUN: Ray is not installed (scripts/test installs fedtopic[cluster])")
+pytestmark = [pytest.mark.xdist_group("node-processes"),
+              pytest.mark.skipif(available() is not None, reason=f"NOT RUN: {available()}")]
+RAY = [sys.executable, "-m", "ray.scripts.scripts"]
+
+
+def _ray_pids(marker: str) -> list[int]:
+    """The processes whose command line names ``marker`` (this cluster's temp folder) and all their descendants."""
+    parents: dict[int, int] = {}
+    marked: set[int] = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+        if marker.encode() in cmd:
+            marked.add(int(entry))
+    found, grew = set(marked), True
+    while grew:
+        children = {pid for pid, parent in parents.items() if parent in found} - found
+        found |= children
+        grew = bool(children)
+    return sorted(found)
+
+
+def _stop_by_pid(marker: str) -> None:
+    """SIGTERM to every process of this cluster, SIGKILL to what is left after 10 s."""
+    pids = _ray_pids(marker)
+    for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        until = time.monotonic() + wait
+        while time.monotonic() < until and any(Path(f"/proc/{pid}").exists() for pid in pids):
+            time.sleep(0.2)
+        pids = [pid for pid in pids if Path(f"/proc/{pid}").exists()]
+        if not pids:
+            return
+
+
+@pytest.mark.timeout(600)
+def test_simulate_on_a_two_node_ray_cluster_places_parties_on_both_and_trains_the_threads_model(tmp_path, capsys):
+    corpus = write_jsonl(tmp_path / "d.jsonl", theme_texts(160, seed=5))
+    sim = ["simulate", "--algorithm", "csfed-lda", "--corpus", str(corpus), "--parties", "4", "-k", "3",
+           "--iterations", "4", "--protection", "mask", "--seed", "3", "--format", "json"]
+    assert main([*sim, "--out", str(tmp_path / "threads")]) == 0
+    capsys.readouterr()
+    marker = f"/tmp/ftray{secrets.token_hex(4)}"
+    env = {"PYTHONPATH": str(REPO_ROOT), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+           "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+    with machines(["head", "worker"]) as net:
+        head, worker = net.addresses["head"], net.addresses["worker"]
+        try:
+            for machine, args in (("head", ["--head", "--port", "6379", "--include-dashboard=false"]),
+                                  ("worker", ["--address", f"{head}:6379"])):
+                started = subprocess.run(
+                    net.command(machine, [*RAY, "start", *args, "--node-ip-address", net.addresses[machine],
+                                          "--num-cpus", "1", "--disable-usage-stats", "--temp-dir", marker]),
+                    capture_output=True, text=True, env=env, timeout=180)
+                assert started.returncode == 0, started.stderr[-2000:]
+            run = subprocess.run(
+                net.command("head", [sys.executable, "-m", "fedtopic.cli.main", *sim, "--engine", "ray",
+                                     "--address", f"{head}:6379", "--aggregator-host", head,
+                                     "--out", str(tmp_path / "ray")]),
+                capture_output=True, text=True, env=env, timeout=400)
+            assert run.returncode == 0, run.stderr[-3000:]
+        finally:
+            _stop_by_pid(marker)
+    assert not _ray_pids(marker)
+    summary = json.loads((tmp_path / "ray" / "summary.json").read_text())
+    with np.load(tmp_path / "threads" / "model.npz") as a, np.load(tmp_path / "ray" / "model.npz") as b:
+        np.testing.assert_array_equal(a["phi"], b["phi"])  # the same model, bit for bit
+    nodes = {p["ray_node"] for p in summary["placement"].values()}
+    assert len(nodes) == 2, summary["placement"]  # parties on both machines
+    assert f"aggregator https://{head}:" in run.stderr and worker not in run.stderr  # on the head, pinned HTTPS
