@@ -76,3 +76,19 @@ def test_an_experiments_grid_as_ray_tasks_gives_the_local_numbers(tmp_path, caps
 def test_what_an_experiment_on_ray_refuses(tmp_path, capsys, args, says):
     assert main([*args, "--out", str(tmp_path / "x")]) == 2
     assert says in capsys.readouterr().err
+
+
+def test_histories_of_parties_that_ran_elsewhere_come_back_with_their_results(tmp_path):
+    """A party on another machine writes its history to that machine's disk; the launcher writes the lines its
+    result carried where none is here, and leaves a history that is here alone."""
+    from fedtopic.runs.history import HistoryLine, read_history
+    from fedtopic.simulation.sync_run import _keep_histories
+
+    rows = [HistoryLine("p1", "csfed-lda", r, 1.0 + r, bytes_up=10 * r, contributors=["p1", "p2"],
+                        extra={"ray_node": "n2"}).as_dict() for r in range(3)]
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "p2.jsonl").write_text("kept\n")
+    _keep_histories(tmp_path / "h", ["p1", "p2"], [rows, rows])
+    back = read_history(tmp_path / "h" / "p1.jsonl")
+    assert [{k: r[k] for k in rows[0]} for r in back] == rows
+    assert (tmp_path / "h" / "p2.jsonl").read_text() == "kept\n"
