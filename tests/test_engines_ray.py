@@ -81,14 +81,79 @@ def test_what_an_experiment_on_ray_refuses(tmp_path, capsys, args, says):
 def test_histories_of_parties_that_ran_elsewhere_come_back_with_their_results(tmp_path):
     """A party on another machine writes its history to that machine's disk; the launcher writes the lines its
     result carried where none is here, and leaves a history that is here alone."""
-    from fedtopic.runs.history import HistoryLine, read_history
+    from fedtopic.runs.history import HistoryLine, read_history, write_history_rows
     from fedtopic.simulation.sync_run import _keep_histories
 
     rows = [HistoryLine("p1", "csfed-lda", r, 1.0 + r, bytes_up=10 * r, contributors=["p1", "p2"],
                         extra={"ray_node": "n2"}).as_dict() for r in range(3)]
-    (tmp_path / "h").mkdir()
-    (tmp_path / "h" / "p2.jsonl").write_text("kept\n")
-    _keep_histories(tmp_path / "h", ["p1", "p2"], [rows, rows])
+    resumed = [dict(r, party="p2") for r in rows]
+    write_history_rows(tmp_path / "h" / "p2.jsonl", resumed)  # p2 ran here, was killed after round 2, resumed
+    kept = (tmp_path / "h" / "p2.jsonl").read_text()
+    got = _keep_histories(tmp_path / "h", ["p1", "p2"], [rows, resumed[2:]])
     back = read_history(tmp_path / "h" / "p1.jsonl")
     assert [{k: r[k] for k in rows[0]} for r in back] == rows
-    assert (tmp_path / "h" / "p2.jsonl").read_text() == "kept\n"
+    assert (tmp_path / "h" / "p2.jsonl").read_text() == kept and [r["round"] for r in got[1]] == [0, 1, 2]
+
+
+def _descendants(root: int) -> dict[int, bytes]:
+    """pid → command line of every process below ``root``."""
+    from pathlib import Path
+
+    parents, cmds = {}, {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                cmds[int(entry.name)] = (entry / "cmdline").read_bytes()
+            except (OSError, IndexError, ValueError):
+                continue
+    found, grew = {root}, True
+    while grew:
+        children = {pid for pid, parent in parents.items() if parent in found} - found
+        found |= children
+        grew = bool(children)
+    return {pid: cmds[pid] for pid in found - {root} if pid in cmds}
+
+
+@pytest.mark.timeout(400)
+def test_a_ray_worker_killed_mid_run_is_restarted_and_the_run_ends_with_the_threads_model(tmp_path, capsys):
+    """Issue 47: a shard's actor process killed -9 mid-run; Ray restarts it, its parties resume from their
+    checkpoints, and the model is the threads engine's, bit for bit."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from fedtopic.ledger.local_nodes import REPO_ROOT
+
+    args = ["simulate", "--algorithm", "csfed-lda", "--dataset", "synthetic", "--parties", "3", "-k", "4",
+            "--iterations", "12", "--protection", "mask", "--seed", "5"]
+    assert main([*args, "--out", str(tmp_path / "threads")]) == 0
+    capsys.readouterr()
+    proc = subprocess.Popen([sys.executable, "-m", "fedtopic.cli.main", *args, "--engine", "ray",
+                             "--out", str(tmp_path / "ray")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "RAY_USAGE_STATS_ENABLED": "0"})
+    killed = None
+    try:
+        history = tmp_path / "ray" / "history" / "p1.jsonl"
+        until = time.monotonic() + 240
+        while time.monotonic() < until and proc.poll() is None:
+            if history.exists() and history.read_text().count("\n") >= 3:  # rounds 0..2 done
+                shards = [pid for pid, cmd in _descendants(proc.pid).items() if cmd.startswith(b"ray::_Shard")]
+                if shards:
+                    killed = shards[0]
+                    os.kill(killed, signal.SIGKILL)
+                    break
+            time.sleep(0.05)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+    assert killed is not None, "no shard process was found to kill"
+    assert proc.returncode == 0, err[-3000:]
+    with np.load(tmp_path / "threads" / "model.npz") as a, np.load(tmp_path / "ray" / "model.npz") as b:
+        np.testing.assert_array_equal(a["phi"], b["phi"])
+    rows = [json.loads(line) for pid in ("p1", "p2", "p3")
+            for line in (tmp_path / "ray" / "history" / f"{pid}.jsonl").read_text().splitlines()]
+    assert any(r.get("resumed") for r in rows)  # some party came back from its checkpoint

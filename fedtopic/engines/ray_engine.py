@@ -28,6 +28,8 @@ from fedtopic.engines.threads import ThreadEngine
 from fedtopic.errors import ConfigError, TrainingError
 
 T = TypeVar("T")
+RESTARTS = 2
+"""Times a shard's actor is restarted after its process died (a killed worker, a lost node)."""
 
 
 def _ray() -> Any:
@@ -63,7 +65,9 @@ class RayEngine(Engine):
             places = _cpu_places(ray)
             n = max(1, min(len(names), len(places)))
             shards = [list(range(a, len(names), n)) for a in range(n)]
-            remote = ray.remote(num_cpus=0)(_Shard)  # the slots, not Ray's CPU count, bound the parties' compute
+            # the slots, not Ray's CPU count, bound the parties' compute; an actor whose process dies is restarted
+            # and its shard run again, each party resuming from its checkpoint (the launcher gives them state)
+            remote = ray.remote(num_cpus=0, max_restarts=RESTARTS, max_task_retries=RESTARTS)(_Shard)
             actors = [remote.options(scheduling_strategy=_on(places[a])).remote() if places else remote.remote()
                       for a in range(len(shards))]
             try:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import resource
+import secrets
+import shutil
 import tempfile
 import threading
 import time
@@ -89,6 +91,8 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
         publics = [p.x25519_public_bytes for p in cfg.parties]
         params = session_params(algorithm, spec, data.train.vocab)
         keys = {pid: load_party_keys(key_file_path(config.parent, pid)) for pid in cfg.party_ids}  # travel with work
+        # parties in other processes checkpoint, so that a worker killed mid-run resumes them (``engines.ray``)
+        states = None if runner.in_process else Path(tempfile.gettempdir()) / f"fedtopic-sim-{secrets.token_hex(8)}"
         with AggregatorProcess(config, work / "aggregator", run_dir / "aggregator.log", port=port or None,
                                host=host) as agg:
             say(f"aggregator {agg.url} (pid {agg.proc.pid}); {n} parties, K = {spec.topics}, protection {protection}")
@@ -109,17 +113,22 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
                 place = placement()
                 lines = run_sync_party(party, conn, algorithm=algorithm, history=run_dir / "history" / f"{pid}.jsonl",
                                        vocab=data.train.vocab, on_round=report, say=say, compute_lock=slots,
-                                       labels=place)
+                                       labels=place, state_dir=None if states is None else states / pid)
                 return PartyOutcome([line.as_dict() for line in lines], dict(party.state()), place)
 
-            outcomes = runner.run([f"party {pid}" for pid in cfg.party_ids], one,
-                                  slots=1 if serialize_compute else _compute_slots(), address=engine_address)
+            try:
+                outcomes = runner.run([f"party {pid}" for pid in cfg.party_ids], one,
+                                      slots=1 if serialize_compute else _compute_slots(), address=engine_address)
+            finally:
+                if states is not None:
+                    shutil.rmtree(states, ignore_errors=True)  # this machine's; another's stays in its temp folder
             wall = time.perf_counter() - started
+    histories = [o.history for o in outcomes]
     if not runner.in_process:
-        _keep_histories(run_dir / "history", cfg.party_ids, [o.history for o in outcomes])
+        histories = _keep_histories(run_dir / "history", cfg.party_ids, histories)
     parties = [_rebuilt(algo, pid, i, data.parties[i], spec, o.state)
                for i, (pid, o) in enumerate(zip(cfg.party_ids, outcomes))]
-    run = ConsortiumRun(data, spec, parties, [o.history for o in outcomes], protection, wall,
+    run = ConsortiumRun(data, spec, parties, histories, protection, wall,
                         {"compare_centralized": compare_centralized, "engine": engine})
     summary = algo.write_simulation(run_dir, run)
     if any(o.place for o in outcomes):  # where each party ran (a cluster's node), beside the algorithm's figures
@@ -135,14 +144,22 @@ def _built(algo: Any, party_id: str, index: int, corpus: Any, spec: TrainSpec) -
         return algo.party(party_id, index, corpus, spec)
 
 
-def _keep_histories(folder: Path, ids: list[str], rows: list[list[dict[str, Any]]]) -> None:
-    """Each party's history as its results carried it, where a party that ran on another machine left none here
-    (its lines went to that machine's disk)."""
-    from fedtopic.runs.history import write_history_rows
+def _keep_histories(folder: Path, ids: list[str], rows: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+    """Every party's history (the last line per round): its file where it ran on this machine (a party resumed after
+    its worker was killed returns only the lines of its last process), else the lines its result carried, written
+    here (they went to the other machine's disk)."""
+    from fedtopic.runs.history import latest_per_round, read_history, write_history_rows
 
+    out = []
     for pid, lines in zip(ids, rows):
-        if not (folder / f"{pid}.jsonl").exists():
-            write_history_rows(folder / f"{pid}.jsonl", lines)
+        path = folder / f"{pid}.jsonl"
+        if path.exists():
+            kept = latest_per_round(read_history(path))
+            out.append(kept if len(kept) > len(lines) else lines)
+        else:
+            write_history_rows(path, lines)
+            out.append(lines)
+    return out
 
 
 def _quiet(_: str) -> None:
