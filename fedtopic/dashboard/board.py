@@ -328,7 +328,18 @@ def _headline(summary: Any) -> dict[str, Any] | None:
         return None
     keys = ("perplexity", "npmi", "topic_diversity", "wall_seconds", "centralized_perplexity",
             "perplexity_gap_vs_centralized", "standalone_perplexity", "rounds", "epsilon", "bytes_sent")
-    return {k: summary[k] for k in keys if k in summary and not isinstance(summary[k], (dict, list))}
+    out = {k: summary[k] for k in keys if k in summary and not isinstance(summary[k], (dict, list))}
+    comparison = summary.get("comparison")  # the demo's baselines, trained beside it
+    if isinstance(comparison, dict):
+        for name, key in (("centralized-lda", "centralized_perplexity"), ("stand-alone", "standalone_perplexity")):
+            value = comparison.get(name, {}).get("perplexity") if isinstance(comparison.get(name), dict) else None
+            if isinstance(value, (int, float)) and key not in out:
+                out[key] = value
+    curve = summary.get("perplexity_curve")  # a train run's held-out perplexity every --eval-every iterations
+    if isinstance(curve, dict):
+        out["perplexity_curve"] = {str(k): [[float(x) for x in point[:2]] for point in points]
+                                   for k, points in curve.items() if isinstance(points, list)}
+    return out
 
 
 def _read_snapshot(path: Path | None) -> dict[str, Any] | None:

@@ -21,7 +21,7 @@ from fedtopic.consortium.init import cp_from_consortia, party_ids
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.eval.history_plots import histories_in, plot_history
 from fedtopic.eval.plots import plot_model_comparison
-from fedtopic.runs.folder import write_json
+from fedtopic.runs.folder import write_json, write_run_info
 from fedtopic.simulation.baseline_run import ProgressFn, run_baseline
 from fedtopic.simulation.chain_setup import chain_usage, embedded_consortium
 from fedtopic.simulation.threads import run_simulation
@@ -53,6 +53,13 @@ def run_demo(
     dafed_spec = get_algorithm("dafed-lda").spec(opts.topics, opts.iterations, opts.seed)
     central_spec = get_algorithm("centralized-lda").spec(opts.topics, opts.iterations, opts.seed)
     ids = party_ids(opts.parties)
+    dafed_algo = get_algorithm("dafed-lda")
+    write_run_info(out, {"kind": "demo", "algorithm": "dafed-lda", "mode": "async", "topics": opts.topics,
+                         "iterations": opts.iterations, "seed": opts.seed, "options": dict(dafed_spec.options),
+                         "dataset": data.name, "parties": ids, "protection": None, "transport": "chain",
+                         "privacy": dafed_algo.privacy(dafed_spec).as_dict(), "rounds": dafed_algo.rounds(dafed_spec),
+                         "setup_rounds": dafed_algo.setup_rounds(dafed_spec),
+                         "comparisons": ["centralized-lda", "stand-alone"]})
     cp = cp_from_consortia([ids])
     on_stage("deploying the registry and one channel contract per party on the embedded chain")
     chain = embedded_consortium(ids, cp, (data.train.n_words, opts.topics), seed=opts.seed)

@@ -20,6 +20,7 @@
   }
   const ago = (s) => s === null || s === undefined ? "–" : (s < 1 ? "now" : s < 90 ? `${Math.round(s)} s ago`
     : s < 5400 ? `${Math.round(s / 60)} min ago` : `${(s / 3600).toFixed(1)} h ago`);
+  const at = (t) => t === null || t === undefined ? "–" : new Date(t * 1000).toLocaleString();
   const bytes = (n) => n >= 1e9 ? (n / 1e9).toFixed(2) + " GB" : n >= 1e6 ? (n / 1e6).toFixed(2) + " MB"
     : n >= 1e3 ? (n / 1e3).toFixed(1) + " kB" : `${n} B`;
 
@@ -99,7 +100,7 @@
                                "(gFedNTM's sessions count mini-batch steps)"}, `${p.round} `,
               h("span", {class: "muted"}, `(${p.round_source})`))
           : (p.training_round === 0 ? "setup" : p.training_round ?? p.round)),
-        h("td", {}, ago(p.age_s)),
+        h("td", {}, INLINE ? at(p.last_time) : ago(p.age_s)),  // a report is read later: when, not how long ago
         h("td", {}, stale),
         h("td", {}, p.own_history ? bytes(p.bytes_up) : "–"),
         h("td", {}, p.own_history ? bytes(p.bytes_down) : "–"),
@@ -150,8 +151,22 @@
     }
     $("headline").textContent = parts.length ? "At the end: " + parts.join(" · ")
       : "Held-out perplexity is computed when the run ends.";
-    C.lineChart($("chart-quality"), partySeries("q"), {xlabel: "round", ylabel: qualityName(),
-      empty: "no quality figure yet"});
+    const series = partySeries("q"), curve = sum && sum.perplexity_curve;
+    if (!series.some((x) => x.points.length) && curve && Object.keys(curve).length) {
+      // a `train` run keeps no per-round history: its held-out perplexity every --eval-every iterations instead
+      const many = Object.keys(curve).length > 1;
+      C.lineChart($("chart-quality"), Object.entries(curve).map(([k, pts]) => ({
+        name: many ? `party ${Number(k) + 1}` : "model", points: pts})), {xlabel: "iteration",
+        ylabel: "held-out perplexity"});
+      return;
+    }
+    C.lineChart($("chart-quality"), series, {xlabel: "round", ylabel: qualityName(), empty: noHistory()
+      || "no quality figure yet"});
+  }
+  function noHistory() {
+    const run = store.state ? store.state.run : {};
+    return run.finished && !Object.keys(store.rows).length
+      ? "this run kept no per-round history (a train run's figures are in its summary)" : null;
   }
   function renderTime() {
     const pids = Object.keys(store.rows).sort();
@@ -161,7 +176,7 @@
       return {name: pid, parts: [sum("c"), sum("x"), sum("w")]};
     });
     const keys = ["computing", "exchanging", "waiting"], colors = ["#2563eb", "#f59e0b", "#9ca3af"];
-    C.stackedBars($("chart-time-totals"), totals, keys, colors, {xlabel: "party"});
+    C.stackedBars($("chart-time-totals"), totals, keys, colors, {xlabel: "party", empty: noHistory()});
     const sel = $("time-party");
     if (sel.options.length !== pids.length) {
       const keep = sel.value;
@@ -170,7 +185,7 @@
     }
     const rows = sortedRows(sel.value || pids[0]).slice(-200);
     C.stackedBars($("chart-time-rounds"), rows.map((r) => ({name: String(r.r), parts: [r.c, r.x, r.w]})), keys, colors,
-      {xlabel: "round"});
+      {xlabel: "round", empty: noHistory()});
   }
   function renderPrivacy() {
     const run = store.state ? store.state.run : {};
@@ -311,10 +326,13 @@
     const run = store.state ? store.state.run : {};
     const audit = (L && L.audit) || (store.state && store.state.audit);
     $("audit-line").textContent = run.transport !== "chain" ? "This run has no chain (its parties do not publish on a ledger)."
-      : run.kind === "simulate" ? "The simulation's chain is embedded in its process: these are its parties' own publication records (ledger audit runs on a consortium's chain)."
+      : run.kind === "simulate" || run.kind === "demo" ? `The ${run.kind === "demo" ? "demo" : "simulation"}'s chain is embedded in its process: these are its parties' own publication records (ledger audit runs on a consortium's chain).`
       : audit ? `ledger audit has verified ${audit.rounds_verified} rounds through block ${audit.through_block}; ${audit.failures} failed.`
       : "ledger audit has not run on this consortium yet (fedtopic ledger audit CONFIG).";
-    const pubs = ((L && L.publications) || []).slice(-300).reverse();
+    const all = (L && L.publications) || [];
+    const pubs = all.slice(-300).reverse();
+    $("ledger-count").textContent = all.length ? `${all.length.toLocaleString()} publications` +
+      (all.length > pubs.length ? `; the latest ${pubs.length} are listed, newest first.` : ", newest first.") : "";
     $("ledger-table").tBodies[0].replaceChildren(...pubs.map((p) => h("tr", {},
       h("td", {}, p.block === undefined ? "–" : p.block), h("td", {}, p.party), h("td", {}, p.round),
       h("td", {}, p.chunks || 1), h("td", {}, p.bytes === undefined ? "–" : bytes(p.bytes)),
