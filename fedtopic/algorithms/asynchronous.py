@@ -58,6 +58,8 @@ class PartyLog:
     bytes_received: int = 0
     staleness: list[int] = field(default_factory=list)
     read_from: set[str] = field(default_factory=set)
+    quality: float | None = None  # the last round's training-quality figure (with a history), named below
+    quality_name: str | None = None
     compute_seconds: float = 0.0
     comm_seconds: float = 0.0
     delay_seconds: float = 0.0

@@ -203,6 +203,7 @@ def run_party(
                 top, weights, prevalence = record_topics(party, party.vocab, history, algorithm=algorithm,
                                                          round=report.round)
             quality, quality_name = party.quality()
+            log.quality, log.quality_name = quality, quality_name
             writer.append(HistoryLine(
                 party=party.party_id, algorithm=algorithm, round=report.round, time=time.time(),
                 compute_s=t2 - t1, exchange_s=(t1 - t0) + (t4 - t3), wait_s=t3 - t2,
