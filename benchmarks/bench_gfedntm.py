@@ -36,9 +36,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fedtopic.corpus.pool import merge_corpora  # noqa: E402
 from fedtopic.algorithms.registry import get_algorithm  # noqa: E402
 from fedtopic.allocator import keep_freed_buffers  # noqa: E402
+from fedtopic.corpus.pool import merge_corpora  # noqa: E402
 from fedtopic.corpus.synthetic import generate_synthetic  # noqa: E402
 from fedtopic.corpus.training_data import TrainingData  # noqa: E402
 from fedtopic.models.nnls import counts_matrix  # noqa: E402

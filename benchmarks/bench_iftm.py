@@ -26,11 +26,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_sampler import synthetic_corpus, tomotopy_model  # noqa: E402
 
-from fedtopic.models.topic_merge import integrate_all, normalize_topics  # noqa: E402
 from fedtopic.models.gibbs import sweep  # noqa: E402
 from fedtopic.models.private_mh import PrivateMHLDA  # noqa: E402
 from fedtopic.models.privatize import expected_entries  # noqa: E402
 from fedtopic.models.state import init_state  # noqa: E402
+from fedtopic.models.topic_merge import integrate_all, normalize_topics  # noqa: E402
 
 
 def compare(corpus, k: int, repeats: int) -> dict:
