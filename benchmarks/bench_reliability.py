@@ -87,6 +87,11 @@ def probes(url: str, keys: dict) -> Counter:
     cases.append(("POST", "/v1/sessions", shape, request_headers(keys["p1"], "POST", "/v1/sessions", shape)))
     for bad in ("/v1/sessions/..%2F..%2Fetc", "/v1/sessions/a%00b", "/v1/sessions/" + "x" * 300, "/v1/../../etc/passwd"):
         cases.append(("GET", bad, b"", request_headers(keys["p1"], "GET", bad)))
+    for twist in (_high_s, _v_zero_one, str.upper):  # issue 45: one request has one valid signature
+        h = request_headers(keys["p1"], "GET", p)
+        cases.append(("GET", p, b"", {**h, "X-Fedtopic-Signature": twist(h["X-Fedtopic-Signature"])}))
+    signed = request_headers(keys["p1"], "GET", p + "/rounds/0/aggregate")  # signed without its query string
+    cases.append(("GET", p + "/rounds/0/aggregate?wait=20", b"", signed))
     out: Counter = Counter()
     with httpx.Client(base_url=url, timeout=30) as http:
         for method, path, body, headers in cases:
@@ -96,6 +101,22 @@ def probes(url: str, keys: dict) -> Counter:
             except httpx.TransportError:
                 out["closed"] += 1
     return out
+
+
+_N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141  # the secp256k1 group order
+
+
+def _high_s(sig: str) -> str:
+    """The same signature's high-s twin (s → n − s, v flipped): valid for ecrecover, not canonical."""
+    raw = bytes.fromhex(sig[2:])
+    s_value = _N - int.from_bytes(raw[32:64], "big")
+    return "0x" + (raw[:32] + s_value.to_bytes(32, "big") + bytes([55 - raw[64]])).hex()
+
+
+def _v_zero_one(sig: str) -> str:
+    """v given as 0/1 instead of 27/28."""
+    raw = bytes.fromhex(sig[2:])
+    return "0x" + (raw[:64] + bytes([raw[64] - 27])).hex()
 
 
 def chain_probes(url: str) -> dict:
@@ -109,27 +130,56 @@ def chain_probes(url: str) -> dict:
         rpc("eth_sign", ["0x" + "11" * 20, "0x00"]), rpc("evm_mine", []), rpc("evm_snapshot", []),
         rpc("eth_getLogs", [{"fromBlock": "0x0", "toBlock": hex(2**63)}]), rpc("eth_getLogs", [{"blockHash": "zz"}]),
         rpc("eth_getBalance", [{"not": "an address"}, "latest"]), [], [1] * 1001)]
+    bodies += [json.dumps(rpc(m, prm)).encode() for m, prm in (  # issue 45: filters are refused for everyone
+        ("eth_newBlockFilter", []), ("eth_newFilter", [{"fromBlock": "0x0"}]), ("eth_uninstallFilter", ["0x5"]),
+        ("eth_" + "a" * 100_000, []))]  # and a 100 kB method name is not echoed back
     bodies += [b'{"jsonrpc": "2.0", "id": NaN, "method": "eth_chainId"}',
                b'{"jsonrpc": "2.0", "id": 1, "method": "eth_chainId", "params": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
                b'{"jsonrpc": "2.0", "id": {"a": [1]}, "method": "eth_chainId"}', b"\xff\xfe", b"{"]
     out: Counter = Counter()
+    longest_answer = 0
     with httpx.Client(timeout=600) as http:
         for body in bodies:
             try:
                 answer = http.post(url, content=body, headers={"Content-Type": "application/json"})
+                longest_answer = max(longest_answer, len(answer.content))
                 payload = answer.json()
                 kind = "error" if isinstance(payload, dict) and "error" in payload else "result"
                 out[f"{answer.status_code // 100}xx {kind}"] += 1
             except httpx.TransportError:
                 out["closed"] += 1
+        reader = _reader_during_slow_batch(http, url)
         slowest = 0.0
         for gas in (10**7, 10**9):
             started = time.monotonic()
             http.post(url, json=rpc("eth_call", [{"data": "0x5b600056", "gas": hex(gas)}, "latest"]))
             slowest = max(slowest, time.monotonic() - started)
         alive = "result" in http.post(url, json=rpc("eth_chainId", [])).json()
-    return {"probes": len(bodies) + 2, "answers": dict(out), "alive_after": alive,
-            "slowest_loop_call_seconds": round(slowest, 2)}
+    return {"probes": len(bodies) + 3, "answers": dict(out), "alive_after": alive,
+            "slowest_loop_call_seconds": round(slowest, 2), "longest_answer_bytes": longest_answer} | reader
+
+
+def _reader_during_slow_batch(http: httpx.Client, url: str) -> dict:
+    """A batch of ten 1e9-gas loop calls on one connection while another asks eth_blockNumber (issue 45: the
+    batch held every read for 19.5 s): how long the reader waited and the batch took."""
+    loop = {"data": "0x5b600056", "gas": hex(10**9)}
+    batch = [{"jsonrpc": "2.0", "id": i, "method": "eth_call", "params": [loop, "latest"]} for i in range(10)]
+    took: dict[str, float] = {}
+
+    def send() -> None:
+        started = time.monotonic()
+        with httpx.Client(timeout=600) as other:
+            other.post(url, json=batch)
+        took["batch"] = time.monotonic() - started
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    time.sleep(0.5)
+    started = time.monotonic()
+    http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "eth_blockNumber", "params": []})
+    waited = time.monotonic() - started
+    sender.join(600)
+    return {"reader_wait_during_batch_seconds": round(waited, 2), "slow_batch_seconds": round(took["batch"], 2)}
 
 
 def upload_rss(url: str, pid: int, uploads: int, mib: int) -> dict:
