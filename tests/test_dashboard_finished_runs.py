@@ -46,6 +46,21 @@ def test_a_finished_demo_and_train_run_say_what_they_did(tmp_path, capsys):
             page.click("#tabs button[data-panel=convergence]")
             headline = page.inner_text("#headline")
             assert "centralised" in headline and "stand-alone" in headline, headline
+            # pyLDAvis's view (issue 46 item 13): term bars of the selected topic, a bubble click selects a topic,
+            # hovering a word sizes every bubble by that word's weight in it
+            page.click("#tabs button[data-panel=topics]")
+            page.wait_for_selector("#term-bars g.term")
+            assert page.inner_text("#term-title").startswith("topic 0")
+            page.click("#topic-map circle[data-topic='2']")
+            assert page.inner_text("#term-title").startswith("topic 2")
+            terms = page.eval_on_selector_all("#term-bars g.term", "gs => gs.map(g => g.getAttribute('data-word'))")
+            assert 1 <= len(terms) <= 30
+            page.hover(f"#term-bars g.term[data-word='{terms[0]}']")
+            shares = dict(page.eval_on_selector_all(
+                "#topic-map circle", "cs => cs.map(c => [c.getAttribute('data-topic'), Number(c.getAttribute('data-word-share'))])"))
+            assert abs(sum(shares.values()) - 1.0) < 1e-3 and shares["2"] > 0, shares
+            assert terms[0] in page.inner_text("#map-note")
+            shot(page, tmp_path, "demo-topics-term-bars")
         with dashboard(train, tmp_path / "dash-train.log") as url:
             page.goto(url)
             page.wait_for_selector("#run-state")

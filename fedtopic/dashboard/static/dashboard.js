@@ -201,12 +201,7 @@
   }
 
   // ---- topics --------------------------------------------------------------------------------------------
-  function ranked(t) {
-    const lam = store.lambda;
-    const idx = t.words.map((w, i) => i);
-    const score = (i) => lam * Math.log(t.weights[i]) + (1 - lam) * Math.log(t.weights[i] / t.marginal[i]);
-    return idx.sort((a, b) => score(b) - score(a) || a - b).slice(0, 10);
-  }
+  function ranked(t) { return rankedN(t, 10); }
   // A live table is rebuilt whenever new topics arrive: what is typed and not yet saved, and what this page
   // saved after the topics it shows were fetched, must survive the rebuild.
   const drafts = {};
@@ -256,6 +251,54 @@
     const again = editing === null ? null : document.querySelector(`input.label-input[data-topic='${editing}']`);
     if (again) { again.focus(); again.setSelectionRange(again.value.length, again.value.length); }
     renderMap(T);
+    renderTerms(T);
+  }
+  // pyLDAvis's term bars: the selected topic's words at λ, each word's share of all tokens (p(w)) beside its
+  // share in this topic, p(w | k)·p(k) (the topic's tokens that are this word, as a share of all tokens)
+  function renderTerms(T) {
+    const svg = $("term-bars");
+    svg.replaceChildren();
+    const t = T.topics.find((x) => x.id === store.selected) || T.topics.slice().sort((a, b) => a.id - b.id)[0];
+    const share = t.prevalence === null || t.prevalence === undefined ? 1 / T.topics.length : t.prevalence;
+    $("term-title").textContent = `topic ${t.id}${labelOf(t.id) ? ": " + labelOf(t.id) : ""} · λ = ${store.lambda.toFixed(2)}`;
+    const order = rankedN(t, 30);
+    const top = Math.max(1e-12, ...order.map((i) => Math.max(t.marginal[i], t.weights[i] * share)));
+    const x0 = 110, width = 400, row = 18;
+    svg.setAttribute("viewBox", `0 0 520 ${12 + order.length * row}`);
+    order.forEach((i, n) => {
+      const y = 6 + n * row;
+      const g = C.svgEl("g", {class: "term", "data-word": t.words[i]});
+      g.append(C.svgEl("text", {x: x0 - 6, y: y + 11, "text-anchor": "end"}, t.words[i]));
+      g.append(C.svgEl("rect", {x: x0, y, height: row - 4, width: width * t.marginal[i] / top, class: "overall"}));
+      g.append(C.svgEl("rect", {x: x0, y, height: row - 4, width: width * t.weights[i] * share / top, class: "in-topic"}));
+      g.append(C.svgEl("title", {}, `${t.words[i]}: ${(100 * t.marginal[i]).toFixed(3)} % of all tokens, ` +
+        `${(100 * t.weights[i] * share).toFixed(3)} % in topic ${t.id} (φ = ${t.weights[i].toPrecision(3)})`));
+      g.addEventListener("mouseenter", () => sizeByWord(T, t.words[i]));
+      g.addEventListener("mouseleave", () => renderMap(T));
+      svg.append(g);
+    });
+  }
+  function rankedN(t, n) {
+    const lam = store.lambda;
+    const score = (i) => lam * Math.log(t.weights[i]) + (1 - lam) * Math.log(t.weights[i] / t.marginal[i]);
+    return t.words.map((w, i) => i).sort((a, b) => score(b) - score(a) || a - b).slice(0, n);
+  }
+  // hovering a word: every bubble sized by p(k | w) ∝ φ_kw·p(k), from the topics that list the word among their
+  // relevance candidates (a topic that does not is too small for it to show)
+  function sizeByWord(T, word) {
+    const weights = T.topics.map((t) => {
+      const i = t.words.indexOf(word);
+      const share = t.prevalence === null || t.prevalence === undefined ? 1 / T.topics.length : t.prevalence;
+      return i < 0 ? 0 : t.weights[i] * share;
+    });
+    const total = weights.reduce((a, b) => a + b, 0) || 1;
+    for (const c of $("topic-map").querySelectorAll("circle")) {
+      const k = T.topics.findIndex((t) => String(t.id) === c.getAttribute("data-topic"));
+      const p = weights[k] / total;
+      c.setAttribute("r", String(Math.max(0.004, Math.sqrt(p) * 0.3)));  // inside the map at any share
+      c.setAttribute("data-word-share", p.toFixed(4));
+    }
+    $("map-note").textContent = `bubble area: how the weight of “${word}” splits among the topics`;
   }
   function markSaved(input, saved) {
     input.classList.toggle("saved", saved);
