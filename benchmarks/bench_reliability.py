@@ -273,6 +273,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         init = init_consortium(3, work / "probe", seed=1)
+        cfg = load_consortium(init.config_path)  # the probes open a plain session: a consortium under none
+        save_consortium(cfg.model_copy(update={"aggregator": cfg.aggregator.model_copy(update={"protection": "none"})}),
+                        init.config_path)
         keys = {p: load_party_keys(k) for p, k in init.key_paths.items()}
         agg = AggregatorProcess(init.config_path, work / "probe-data", work / "probe.log")
         try:
