@@ -24,6 +24,7 @@ from fedtopic.eval.report import evaluate_model
 from fedtopic.eval.topic_table import topic_table
 from fedtopic.runs.folder import (
     TopicModelFile,
+    save_theta,
     save_topic_model,
     stable_summary,
     write_summary,
@@ -95,6 +96,9 @@ def run_baseline(
                                         algorithm=algorithm))
     if len(models) > 1:
         np.savez_compressed(out / "party_models.npz", phi=np.stack([m.model.phi for m in models]))
+    if all(m.theta is not None for m in models):  # θ of the training documents (each party's under its model)
+        save_theta(out, np.vstack([np.asarray(m.theta, dtype=np.float64) for m in models]),
+                   tuple(name for part in data.parties for name in part.doc_names), data.test.doc_names)
     _plot(out, algorithm, curve, loglik)
 
     summary: dict[str, Any] = stable_summary(

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from fedtopic.algorithms.base import Fitted, TrainSpec
 from fedtopic.corpus.pool import merge_corpora
 from fedtopic.corpus.training_data import TrainingData
@@ -14,6 +16,7 @@ from fedtopic.eval.nmf_report import evaluate_nmf
 from fedtopic.eval.topic_table import topic_table
 from fedtopic.runs.folder import (
     TopicModelFile,
+    save_theta,
     save_topic_model,
     write_summary,
     write_topics,
@@ -29,6 +32,9 @@ def write_nmf_run(out: Path, data: TrainingData, algorithm: str, spec: TrainSpec
     write_topics(out, topic_table(model.phi, data.train.vocab, train, theta=fitted.theta))
     save_topic_model(out, TopicModelFile(phi=model.phi, alpha=0.0, beta=0.0, vocab=data.train.vocab,
                                          tokenizer=data.tokenizer, algorithm=algorithm, factors=model.factors))
+    if fitted.theta is not None:
+        save_theta(out, np.asarray(fitted.theta, dtype=np.float64),
+                   tuple(name for part in data.parties for name in part.doc_names), data.test.doc_names)
     summary: dict[str, Any] = {
         "algorithm": algorithm, "dataset": data.name, "parties": len(data.parties), "topics": spec.topics,
         "iterations": spec.iterations, "seed": spec.seed, "perplexity": float("nan"),

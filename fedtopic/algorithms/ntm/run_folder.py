@@ -24,6 +24,7 @@ from fedtopic.eval.ground_truth import dss, tss
 from fedtopic.eval.topic_table import topic_table
 from fedtopic.runs.folder import (
     TopicModelFile,
+    save_theta,
     save_topic_model,
     write_summary,
     write_topics,
@@ -62,6 +63,9 @@ def write_ntm_run(out: Path, data: TrainingData, algorithm: str, spec: TrainSpec
     write_topics(out, topic_table(model.phi, data.train.vocab, data.train, theta=fitted.theta))
     save_topic_model(out, TopicModelFile(phi=model.phi, alpha=0.0, beta=0.0, vocab=data.train.vocab,
                                          tokenizer=data.tokenizer, algorithm=algorithm, network=model.network))
+    if fitted.theta is not None:
+        names = tuple(name for part in data.parties for name in part.doc_names)  # θ's rows: party order
+        save_theta(out, np.asarray(fitted.theta, dtype=np.float64), names, data.test.doc_names)
     summary: dict[str, Any] = {
         "algorithm": algorithm, "dataset": data.name, "parties": len(data.parties), "topics": spec.topics,
         "iterations": spec.iterations, "seed": spec.seed, "perplexity": float("nan"), "wall_seconds": wall_seconds,
