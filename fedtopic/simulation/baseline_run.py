@@ -117,11 +117,23 @@ def run_baseline(
     }
     if "macro_f1" in metrics:
         summary["macro_f1"] = metrics["macro_f1"]
+    summary |= gensim_coherences(phi, trains[0])
     summary.update(models[0].extra)
     if len(per_model) > 1:
         summary["per_party"] = per_model
     write_summary(out, summary)
     return summary
+
+
+def gensim_coherences(phi: np.ndarray, reference: Any, top: int = 10) -> dict[str, float]:
+    """The mean u_mass and c_v of Φ's top words on ``reference`` (a Corpus), as gensim's CoherenceModel reports
+    them (``eval.coherence_measures``)."""
+    from fedtopic.eval.coherence import top_word_ids
+    from fedtopic.eval.coherence_measures import cv_coherence, umass_coherence
+
+    words = top_word_ids(phi, min(top, phi.shape[1]))
+    return {"u_mass": float(umass_coherence(words, reference).mean()),
+            "c_v": float(cv_coherence(words, reference).mean())}
 
 
 def _run_other_family(data: TrainingData, algorithm: str, spec: TrainSpec, out: Path,
