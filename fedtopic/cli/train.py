@@ -23,6 +23,7 @@ from fedtopic.cli.output import (
     progress_bar,
     stdout_console,
 )
+from fedtopic.runs.folder import write_summary
 
 
 def train(
@@ -39,6 +40,7 @@ def train(
     max_df: MaxDfOption = 0.5,
     stopwords: StopwordsOption = "english",
     encoding: EncodingOption = "utf-8",
+    continue_from: Annotated[Optional[Path], typer.Option(help="centralized-lda: start from this run's topics (its Φ; the corpus is read in its vocabulary, K is its K) and run --iterations more sweeps")] = None,
     opt: OptOption = [],  # noqa: B006
     eval_every: Annotated[int, typer.Option(min=1, help="held-out perplexity every N iterations (curve)")] = 10,
     out: Annotated[Path, typer.Option(help="run folder to write")] = Path("runs/train"),
@@ -56,10 +58,13 @@ def train(
     _, spec = resolve(algorithm, Mode.centralised, "`fedtopic train`", topics, iterations, seed, opt)
     if dataset is None and corpus is None:
         dataset = "bbc-news"
+    start = None if continue_from is None else _start_model(continue_from, algorithm, topics)
     run_dir = prepare_run_dir(out, overwrite=overwrite)
     data = load_training_data(dataset=dataset, corpus=corpus, n_parties=parties, scheme=scheme, seed=seed,
                               max_vocabulary=max_vocabulary,
                               reading=corpus_reading(min_df, max_df, stopwords, encoding))
+    if start is not None:  # the documents in the saved model's words, its tokenizer recorded again
+        data = in_vocabulary(data, start.vocab, start.tokenizer)
     get_algorithm(algorithm).check_data(data.parties, spec)
     n_models = parties if algorithm == "local-lda" else 1
     with progress_bar() as bar:
@@ -74,7 +79,11 @@ def train(
             fields = {"info": info} if info else {}
             bar.update(task, completed=party * iterations + iteration, **fields)
 
-        summary = run_baseline(data, algorithm, spec, run_dir, eval_every=eval_every, progress=on_iteration)
+        summary = run_baseline(data, algorithm, spec, run_dir, eval_every=eval_every, progress=on_iteration,
+                               start_phi=None if start is None else start.phi)
+        if start is not None:
+            summary["continued_from"] = str(continue_from)
+            write_summary(run_dir, summary)
         if summary.get("stopped_by") == "early-stopping":  # the bar ends where training did, not at the budget
             bar.update(task, total=summary["epochs"], completed=summary["epochs"],
                        info=f"stopped early (best epoch {summary['best_epoch']})")
@@ -102,3 +111,26 @@ def train(
     files = "summary.json, topics.json, model.npz" + ("" if summary["perplexity"] != summary["perplexity"]
                                                       else ", perplexity.png, loglik.png")
     stdout_console.print(f"run folder: {run_dir} ({files})")
+
+
+def _start_model(run: Path, algorithm: str, topics: int):  # -> fedtopic.runs.folder.TopicModelFile
+    """The saved model ``train --continue-from RUN`` starts from; one-line errors for what cannot continue."""
+    from fedtopic.errors import ConfigError
+    from fedtopic.runs.folder import load_topic_model
+
+    if algorithm != "centralized-lda":
+        raise ConfigError(f"--continue-from continues collapsed-Gibbs LDA (centralized-lda), not {algorithm}")
+    model = load_topic_model(run)
+    if model.phi.shape[0] != topics:
+        raise ConfigError(f"{run} has K={model.phi.shape[0]} topics; pass -k {model.phi.shape[0]} to continue it")
+    if model.factors is not None or model.network:
+        raise ConfigError(f"{run} holds a {model.algorithm} model, whose Φ is no Gibbs sampler's to continue")
+    return model
+
+
+def in_vocabulary(data, vocab, tokenizer):  # -> TrainingData over ``vocab``
+    """``data`` with every corpus re-encoded over ``vocab`` (a saved model's words) and its tokenizer."""
+    from fedtopic.corpus.training_data import TrainingData
+
+    return TrainingData(name=data.name, train=data.train.in_vocabulary(vocab), test=data.test.in_vocabulary(vocab),
+                        parties=[p.in_vocabulary(vocab) for p in data.parties], tokenizer=dict(tokenizer))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -84,6 +85,17 @@ class Corpus:
         documents stay (possibly empty), sentences left empty disappear, labels and names are kept."""
         remap = np.full(self.n_words, -1, dtype=np.int64)
         remap[np.asarray(keep, dtype=np.int64)] = np.arange(len(keep))
+        return self._remapped(remap, tuple(self.vocab[w] for w in keep))
+
+    def in_vocabulary(self, vocab: Sequence[str]) -> "Corpus":
+        """The corpus re-encoded over ``vocab`` (another model's words, in its order): tokens of words it lacks are
+        dropped, its words this corpus lacks get none; documents stay."""
+        index = {w: i for i, w in enumerate(vocab)}
+        remap = np.array([index.get(w, -1) for w in self.vocab], dtype=np.int64)
+        return self._remapped(remap, tuple(vocab))
+
+    def _remapped(self, remap: np.ndarray, vocab: tuple[str, ...]) -> "Corpus":
+        """Every word id w as remap[w] (−1: the token is dropped) over ``vocab``."""
         new = remap[self.words]
         kept = new >= 0
         before = np.concatenate([[0], np.cumsum(kept)]).astype(np.int64)  # kept tokens before each position
@@ -91,7 +103,7 @@ class Corpus:
         if sent_ptr is not None:
             sent_ptr = np.union1d(sent_ptr, before[self.doc_ptr]).astype(np.int64)
         return Corpus(words=new[kept].astype(np.int32), doc_ptr=before[self.doc_ptr],
-                      vocab=tuple(self.vocab[w] for w in keep), labels=self.labels, label_names=self.label_names,
+                      vocab=vocab, labels=self.labels, label_names=self.label_names,
                       doc_names=self.doc_names, sent_ptr=sent_ptr, texts=self.texts)
 
     def doc_lengths(self) -> np.ndarray:

@@ -17,7 +17,13 @@ from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ModelError
 from fedtopic.models.distributions import log_joint, phi_from_counts, theta_from_counts
 from fedtopic.models.gibbs import SAMPLERS, sweep
-from fedtopic.models.state import LDAState, check_corpus_arrays, check_state, init_state
+from fedtopic.models.state import (
+    LDAState,
+    check_corpus_arrays,
+    check_state,
+    init_state,
+    state_from_phi,
+)
 
 _FORMAT = "fedtopic.GibbsLDA/1"
 
@@ -58,12 +64,19 @@ class GibbsLDA:
         self.corpus: Corpus | None = None
         self.state: LDAState | None = None
 
-    def initialize(self, corpus: Corpus) -> None:
-        """Attach the corpus and draw uniform random topic assignments."""
+    def initialize(self, corpus: Corpus, start_phi: np.ndarray | None = None) -> None:
+        """Attach the corpus and draw topic assignments: uniformly, or from a saved model's topics ``start_phi``
+        (float64[K, V] over this corpus's vocabulary: ``models.state.state_from_phi``)."""
         if corpus.n_tokens == 0:
             raise ModelError("empty corpus: there are no tokens to train on")
         self.corpus = corpus
-        self.state = init_state(corpus.words, corpus.doc_ptr, corpus.n_words, self.n_topics, self.seed)
+        if start_phi is None:
+            self.state = init_state(corpus.words, corpus.doc_ptr, corpus.n_words, self.n_topics, self.seed)
+        else:
+            if start_phi.shape != (self.n_topics, corpus.n_words):
+                raise ModelError(f"the starting topics are {start_phi.shape}, this model is K={self.n_topics} over "
+                                 f"V={corpus.n_words}")
+            self.state = state_from_phi(corpus.words, corpus.doc_ptr, start_phi, self.seed)
         self.iterations_done = 0
 
     def _ready(self) -> tuple[Corpus, LDAState]:

@@ -136,3 +136,29 @@ def init_state(words: np.ndarray, doc_ptr: np.ndarray, n_words: int, n_topics: i
     z = _uniform_topics(len(words), n_topics, rng)
     n_dk, n_wk, n_k = counts_from_z(z, words, doc_ptr, n_words, n_topics)
     return LDAState(z=z, n_dk=n_dk, n_wk=n_wk, n_k=n_k, rng=rng)
+
+
+WARM_START_STREAM = 0x77524D
+"""The numpy stream a warm start draws its assignments from (beside the sampler's own streams)."""
+
+
+def state_from_phi(words: np.ndarray, doc_ptr: np.ndarray, phi: np.ndarray, seed: int,
+                   chunk: int = 1 << 16) -> LDAState:
+    """A state whose every z_i is drawn from p(k | w_i) ∝ φ_{k,w_i} (``phi`` float64[K, V], θ uniform): a saved
+    model's topics as the start of more sweeps (``train --continue-from``); the sampler's streams as
+    ``init_state``'s."""
+    n_topics, n_words = phi.shape
+    if n_topics < 2:
+        raise ModelError(f"need at least 2 topics, got K={n_topics}")
+    check_corpus_arrays(words, doc_ptr, n_words)
+    columns = np.asarray(phi, dtype=np.float64).T  # [V, K]
+    totals = columns.sum(axis=1, keepdims=True)
+    cumulative = np.cumsum(np.where(totals > 0, columns / np.where(totals > 0, totals, 1.0), 1.0 / n_topics), axis=1)
+    draw = np.random.default_rng([seed, WARM_START_STREAM])
+    z = np.empty(len(words), dtype=np.int32)
+    for start in range(0, len(words), chunk):
+        w = words[start:start + chunk]
+        u = draw.random(len(w))[:, None] * cumulative[w, -1:]
+        z[start:start + chunk] = np.minimum((cumulative[w] <= u).sum(axis=1), n_topics - 1)
+    n_dk, n_wk, n_k = counts_from_z(z, words, doc_ptr, n_words, n_topics)
+    return LDAState(z=z, n_dk=n_dk, n_wk=n_wk, n_k=n_k, rng=make_rng_states(seed, MAX_STREAMS))

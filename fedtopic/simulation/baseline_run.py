@@ -47,6 +47,7 @@ def run_baseline(
     eval_every: int,
     fold_in_iterations: int = 50,
     progress: ProgressFn | None = None,
+    start_phi: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Train ``algorithm`` (any registered one with a centralised mode) on ``data``, evaluate on its test
     split, write ``out``.
@@ -77,7 +78,8 @@ def run_baseline(
             progress(party, iteration, metrics)
 
     started = time.perf_counter()
-    models = algo.fit(data.parties, spec, on_sweep)
+    models = algo.fit(data.parties, spec, on_sweep) if start_phi is None else \
+        algo.fit(data.parties, spec, on_sweep, start_phi=start_phi)  # continued from a saved model's topics
     # one model of the pooled corpus (θ rows in party order), or one per party
     trains = [merge_corpora(data.parties)] if len(models) == 1 else list(data.parties)
     train_seconds = time.perf_counter() - started

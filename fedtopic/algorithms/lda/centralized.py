@@ -7,6 +7,7 @@ All parties' documents pooled in one process, one collapsed Gibbs chain
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from fedtopic.algorithms.base import (
     Algorithm,
@@ -28,11 +29,12 @@ class CentralizedLDA(Algorithm):
     options = LDA_OPTIONS
 
     def fit(self, parts: Sequence[Corpus], spec: TrainSpec,
-            callback: IterationCallback | None = None) -> list[Fitted]:
-        """One model on the pooled corpora; the callback sees party index 0."""
+            callback: IterationCallback | None = None, *, start_phi: Any = None) -> list[Fitted]:
+        """One model on the pooled corpora; the callback sees party index 0. ``start_phi`` float64[K, V]: a saved
+        model's topics to continue from (``train --continue-from``)."""
         from fedtopic.algorithms.lda.family import train_centralized
 
         hyper = hyper_from_spec(spec)
-        model = train_centralized(parts, hyper, callback)
+        model = train_centralized(parts, hyper, callback, start_phi=start_phi)
         return [Fitted(TopicModel(model.phi(), hyper.resolved_alpha, hyper.beta, parts[0].vocab, algorithm=self.name),
                        model.theta())]

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from fedtopic.algorithms.lda.options import LDAHyper
 from fedtopic.corpus.pool import merge_corpora
 from fedtopic.corpus.types import Corpus
@@ -21,7 +23,8 @@ IterationCallback = Callable[[int, int, GibbsLDA], None]
 """Called as ``callback(party_index, iteration, model)`` after every sweep (iteration counts from 1)."""
 
 
-def _fit(corpus: Corpus, hyper: LDAHyper, seed: int, party: int, callback: IterationCallback | None) -> GibbsLDA:
+def _fit(corpus: Corpus, hyper: LDAHyper, seed: int, party: int, callback: IterationCallback | None,
+         start_phi: np.ndarray | None = None) -> GibbsLDA:
     model = GibbsLDA(
         hyper.n_topics,
         alpha=hyper.resolved_alpha,
@@ -30,6 +33,8 @@ def _fit(corpus: Corpus, hyper: LDAHyper, seed: int, party: int, callback: Itera
         threads=hyper.threads,
         seed=seed,
     )
+    if start_phi is not None:
+        model.initialize(corpus, start_phi)
     model.fit(
         corpus,
         hyper.iterations,
@@ -38,9 +43,11 @@ def _fit(corpus: Corpus, hyper: LDAHyper, seed: int, party: int, callback: Itera
     return model
 
 
-def train_centralized(parts: Sequence[Corpus], hyper: LDAHyper, callback: IterationCallback | None = None) -> GibbsLDA:
-    """Traditional LDA on the pooled documents of all parties."""
-    return _fit(merge_corpora(parts), hyper, hyper.seed, 0, callback)
+def train_centralized(parts: Sequence[Corpus], hyper: LDAHyper, callback: IterationCallback | None = None, *,
+                      start_phi: np.ndarray | None = None) -> GibbsLDA:
+    """Traditional LDA on the pooled documents of all parties; ``start_phi`` float64[K, V]: continue a saved
+    model's topics instead of a uniform start."""
+    return _fit(merge_corpora(parts), hyper, hyper.seed, 0, callback, start_phi)
 
 
 def train_local(parts: Sequence[Corpus], hyper: LDAHyper, callback: IterationCallback | None = None) -> list[GibbsLDA]:
