@@ -1,4 +1,5 @@
-"""`fedtopic export tensorboard RUN --out DIR`: a run's per-round history for TensorBoard."""
+"""`fedtopic export tensorboard|pyldavis|gensim RUN --out …`: a run's history for TensorBoard, its model for
+pyLDAvis and gensim."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import typer
 
 from fedtopic.cli.output import FormatOption, OutputFormat, emit
 
-app = typer.Typer(help="A run's history in other tools' formats.", no_args_is_help=True)
+app = typer.Typer(help="A run in other tools' formats: its history for TensorBoard, its model for pyLDAvis and "
+                       "gensim.", no_args_is_help=True)
 
 
 @app.command("tensorboard")
@@ -29,3 +31,35 @@ def tensorboard(
     written = export_history(run, out)
     emit({"out": str(out), "scalars": written}, fmt,
          [f"{out}: {sum(written.values()):,} scalars of {len(written)} parties; view with tensorboard --logdir {out}"])
+
+
+@app.command("pyldavis")
+def pyldavis(
+    run: Annotated[Path, typer.Argument(help="a train or simulate run folder that keeps θ (theta.npy)")],
+    out: Annotated[Path, typer.Option(help="the JSON file of pyLDAvis.prepare's arguments")],
+    fmt: FormatOption = OutputFormat.text,
+) -> None:
+    """pyLDAvis's inputs for the run's model: pyLDAvis.prepare(**json.load(open(OUT))) shows it."""
+    import json
+
+    from fedtopic.runs.interop import pyldavis_data
+
+    data = pyldavis_data(run)
+    out.write_text(json.dumps(data), encoding="utf-8")
+    emit({"out": str(out), "topics": len(data["topic_term_dists"]), "documents": len(data["doc_lengths"])}, fmt,
+         [f"{out}: {len(data['topic_term_dists'])} topics, {len(data['doc_lengths']):,} documents; "
+          "in Python: pyLDAvis.prepare(**json.load(open(OUT)))"])
+
+
+@app.command("gensim")
+def gensim(
+    run: Annotated[Path, typer.Argument(help="a run folder")],
+    out: Annotated[Path, typer.Option(help="the gensim model file (its Dictionary beside it, OUT.dictionary)")],
+    fmt: FormatOption = OutputFormat.text,
+) -> None:
+    """The run's model as a gensim LdaModel: LdaModel.load(OUT) has its topics and infers θ of new documents."""
+    from fedtopic.runs.interop import gensim_lda
+
+    gensim_lda(run, out)
+    emit({"out": str(out), "dictionary": str(out) + ".dictionary"}, fmt,
+         [f"{out} (and {out}.dictionary): gensim.models.LdaModel.load('{out}')"])

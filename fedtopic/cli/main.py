@@ -40,7 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "node": ("fedtopic.cli.node:app", "Run one party of a consortium."),
     "ledger": ("fedtopic.cli.ledger:app", "Inspect and audit the channels on chain."),
     "aggregator": ("fedtopic.cli.aggregator:app", "Run the aggregator for synchronous algorithms."),
-    "export": ("fedtopic.cli.export:app", "A run's history in other tools' formats (TensorBoard)."),
+    "export": ("fedtopic.cli.export:app", "A run in other tools' formats: TensorBoard, pyLDAvis, gensim."),
     "privacy": ("fedtopic.cli.privacy:app", "The Rényi-DP accountant: what a subsampled Gaussian mechanism spends."),
 }
 """name → ("module:attribute", one-line help). An attribute is a command function or a Typer sub-app."""

@@ -98,16 +98,26 @@ def write_topics(run_dir: Path, table: list[dict[str, Any]]) -> Path:
     return write_json(run_dir / "topics.json", table)
 
 
-def save_theta(run_dir: Path, theta: np.ndarray, train_names: tuple[str, ...], held_out_names: tuple[str, ...] = ()
-               ) -> Path:
+def save_theta(run_dir: Path, theta: np.ndarray, train_names: tuple[str, ...], held_out_names: tuple[str, ...] = (),
+               documents: Any = None) -> Path:
     """theta.npy (θ of the training documents, float64[D,K]) and theta-rows.json saying which document each row
-    is; the held-out documents have no row and are listed apart (their θ comes from ``fedtopic infer``)."""
+    is; the held-out documents have no row and are listed apart (their θ comes from ``fedtopic infer``). With
+    ``documents`` (the Corpus of those rows, in their order) also each row's length in tokens and
+    term-frequency.npy (int64[V]: every word's count in them), what pyLDAvis needs beside Φ and θ
+    (``fedtopic export pyldavis``)."""
     np.save(run_dir / "theta.npy", theta)
     names = list(train_names) if len(train_names) == theta.shape[0] else [str(i) for i in range(theta.shape[0])]
-    write_json(run_dir / "theta-rows.json", {"rows": names, "held_out": list(held_out_names),
-                                             "note": "row i of theta.npy is document rows[i]; held-out documents "
-                                                     "have no row (fedtopic infer gives theirs)"})
+    rows: dict[str, Any] = {"rows": names, "held_out": list(held_out_names),
+                            "note": "row i of theta.npy is document rows[i]; held-out documents have no row "
+                                    "(fedtopic infer gives theirs)"}
+    if documents is not None and documents.n_docs == theta.shape[0]:
+        rows["lengths"] = [int(n) for n in np.diff(documents.doc_ptr)]
+        np.save(run_dir / TERM_FREQUENCY, np.bincount(documents.words, minlength=documents.n_words).astype(np.int64))
+    write_json(run_dir / "theta-rows.json", rows)
     return run_dir / "theta.npy"
+
+
+TERM_FREQUENCY = "term-frequency.npy"
 
 
 def save_topic_model(run_dir: Path, model: TopicModelFile) -> Path:

@@ -34,7 +34,8 @@ def write_nmf_run(out: Path, data: TrainingData, algorithm: str, spec: TrainSpec
                                          tokenizer=data.tokenizer, algorithm=algorithm, factors=model.factors))
     if fitted.theta is not None:
         save_theta(out, np.asarray(fitted.theta, dtype=np.float64),
-                   tuple(name for part in data.parties for name in part.doc_names), data.test.doc_names)
+                   tuple(name for part in data.parties for name in part.doc_names), data.test.doc_names,
+                   documents=train)
     summary: dict[str, Any] = {
         "algorithm": algorithm, "dataset": data.name, "parties": len(data.parties), "topics": spec.topics,
         "iterations": spec.iterations, "seed": spec.seed, "perplexity": float("nan"),

@@ -65,7 +65,8 @@ def write_ntm_run(out: Path, data: TrainingData, algorithm: str, spec: TrainSpec
                                          tokenizer=data.tokenizer, algorithm=algorithm, network=model.network))
     if fitted.theta is not None:
         names = tuple(name for part in data.parties for name in part.doc_names)  # θ's rows: party order
-        save_theta(out, np.asarray(fitted.theta, dtype=np.float64), names, data.test.doc_names)
+        save_theta(out, np.asarray(fitted.theta, dtype=np.float64), names, data.test.doc_names,
+                   documents=merge_corpora(data.parties))
     summary: dict[str, Any] = {
         "algorithm": algorithm, "dataset": data.name, "parties": len(data.parties), "topics": spec.topics,
         "iterations": spec.iterations, "seed": spec.seed, "perplexity": float("nan"), "wall_seconds": wall_seconds,
