@@ -50,16 +50,7 @@ def _run(config: Path, tmp_path: Path, extra: tuple[str, ...] = ()) -> dict[str,
     for i, p in enumerate(("p1", "p2", "p3")):
         corpus = write_jsonl(tmp_path / f"{p}.jsonl", theme_texts(40, seed=i))
         procs[p] = _node(config, p, corpus, merged if p == "p1" else aligned, tmp_path / f"{p}.log", *extra)
-    out = {}
-    for p, proc in procs.items():
-        try:
-            proc.communicate(timeout=240)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(30)
-        out[p] = (proc.returncode, (tmp_path / f"{p}.log").read_text())
-    return out
+    return {p: _finish(proc, tmp_path / f"{p}.log") for p, proc in procs.items()}
 
 
 def _finish(proc: subprocess.Popen, log: Path) -> tuple[int, str]:
