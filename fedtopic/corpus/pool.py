@@ -10,7 +10,8 @@ from fedtopic.corpus.types import Corpus
 
 
 def merge_corpora(parts: Sequence[Corpus]) -> Corpus:
-    """Pool the parties' corpora (same vocabulary) into one, in party order."""
+    """Pool the parties' corpora (same vocabulary) into one, in party order (their documents' names too, when every
+    part has them)."""
     words = np.concatenate([c.words for c in parts]).astype(np.int32, copy=False)
     lengths = np.concatenate([c.doc_lengths() for c in parts])
     ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
@@ -24,5 +25,6 @@ def merge_corpora(parts: Sequence[Corpus]) -> Corpus:
         sent_ptr = np.concatenate([*(c.sent_ptr[:-1] + o for c, o in zip(parts, offsets)), [offsets[-1]]])
         sent_ptr = sent_ptr.astype(np.int64)
     texts = sum((c.texts for c in parts), ()) if all(c.texts or not c.n_docs for c in parts) else ()
+    names = sum((c.doc_names for c in parts), ()) if all(c.doc_names or not c.n_docs for c in parts) else ()
     return Corpus(words=words, doc_ptr=ptr, vocab=parts[0].vocab, labels=labels, label_names=parts[0].label_names,
-                  sent_ptr=sent_ptr, texts=texts)
+                  sent_ptr=sent_ptr, texts=texts, doc_names=names)

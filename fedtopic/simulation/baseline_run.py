@@ -99,9 +99,9 @@ def run_baseline(
     if len(models) > 1:
         np.savez_compressed(out / "party_models.npz", phi=np.stack([m.model.phi for m in models]))
     if all(m.theta is not None for m in models):  # θ of the training documents (each party's under its model)
-        save_theta(out, np.vstack([np.asarray(m.theta, dtype=np.float64) for m in models]),
-                   tuple(name for part in data.parties for name in part.doc_names), data.test.doc_names,
-                   documents=merge_corpora(data.parties))
+        pooled = trains[0] if len(trains) == 1 else merge_corpora(data.parties)
+        save_theta(out, np.vstack([np.asarray(m.theta, dtype=np.float64) for m in models]), pooled.doc_names,
+                   data.test.doc_names, documents=pooled)
     _plot(out, algorithm, curve, loglik)
 
     summary: dict[str, Any] = stable_summary(

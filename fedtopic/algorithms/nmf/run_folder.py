@@ -33,8 +33,7 @@ def write_nmf_run(out: Path, data: TrainingData, algorithm: str, spec: TrainSpec
     save_topic_model(out, TopicModelFile(phi=model.phi, alpha=0.0, beta=0.0, vocab=data.train.vocab,
                                          tokenizer=data.tokenizer, algorithm=algorithm, factors=model.factors))
     if fitted.theta is not None:
-        save_theta(out, np.asarray(fitted.theta, dtype=np.float64),
-                   tuple(name for part in data.parties for name in part.doc_names), data.test.doc_names,
+        save_theta(out, np.asarray(fitted.theta, dtype=np.float64), train.doc_names, data.test.doc_names,
                    documents=train)
     summary: dict[str, Any] = {
         "algorithm": algorithm, "dataset": data.name, "parties": len(data.parties), "topics": spec.topics,

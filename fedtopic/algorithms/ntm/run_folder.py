@@ -63,10 +63,10 @@ def write_ntm_run(out: Path, data: TrainingData, algorithm: str, spec: TrainSpec
     write_topics(out, topic_table(model.phi, data.train.vocab, data.train, theta=fitted.theta))
     save_topic_model(out, TopicModelFile(phi=model.phi, alpha=0.0, beta=0.0, vocab=data.train.vocab,
                                          tokenizer=data.tokenizer, algorithm=algorithm, network=model.network))
-    if fitted.theta is not None:
-        names = tuple(name for part in data.parties for name in part.doc_names)  # θ's rows: party order
-        save_theta(out, np.asarray(fitted.theta, dtype=np.float64), names, data.test.doc_names,
-                   documents=merge_corpora(data.parties))
+    if fitted.theta is not None:  # θ's rows: the parties' documents in party order
+        pooled = merge_corpora(data.parties)
+        save_theta(out, np.asarray(fitted.theta, dtype=np.float64), pooled.doc_names, data.test.doc_names,
+                   documents=pooled)
     summary: dict[str, Any] = {
         "algorithm": algorithm, "dataset": data.name, "parties": len(data.parties), "topics": spec.topics,
         "iterations": spec.iterations, "seed": spec.seed, "perplexity": float("nan"), "wall_seconds": wall_seconds,
