@@ -122,7 +122,9 @@ def test_a_ray_worker_killed_mid_run_is_restarted_and_the_run_ends_with_the_thre
     import os
     import signal
     import subprocess
+    import tempfile
     import time
+    from pathlib import Path
 
     from fedtopic.ledger.local_nodes import REPO_ROOT
 
@@ -133,7 +135,7 @@ def test_a_ray_worker_killed_mid_run_is_restarted_and_the_run_ends_with_the_thre
     proc = subprocess.Popen([sys.executable, "-m", "fedtopic.cli.main", *args, "--engine", "ray",
                              "--out", str(tmp_path / "ray")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "RAY_USAGE_STATS_ENABLED": "0"})
-    killed = None
+    killed, started = None, time.time() - 1
     try:
         history = tmp_path / "ray" / "history" / "p1.jsonl"
         until = time.monotonic() + 240
@@ -141,6 +143,11 @@ def test_a_ray_worker_killed_mid_run_is_restarted_and_the_run_ends_with_the_thre
             if history.exists() and history.read_text().count("\n") >= 3:  # rounds 0..2 done
                 shards = [pid for pid, cmd in _descendants(proc.pid).items() if cmd.startswith(b"ray::_Shard")]
                 if shards:
+                    states = [d for d in Path(tempfile.gettempdir()).glob("fedtopic-sim-*/p1")
+                              if d.stat().st_mtime >= started]
+                    assert states, "no checkpoint folder of this run"
+                    for path in [states[0], *states[0].rglob("*")]:  # a party's state at rest: owner-only
+                        assert path.stat().st_mode & 0o077 == 0, oct(path.stat().st_mode)
                     killed = shards[0]
                     os.kill(killed, signal.SIGKILL)
                     break

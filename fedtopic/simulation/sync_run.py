@@ -39,6 +39,7 @@ from fedtopic.node.session_params import session_params
 from fedtopic.node.sync_runtime import Connection, ProtectionSettings, run_sync_party
 from fedtopic.runs.folder import write_summary
 from fedtopic.runs.history import HistoryLine
+from fedtopic.runs.private import keep_private
 from fedtopic.runs.process import raise_open_files_limit
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 from fedtopic.simulation.local_consortium import local_consortium
@@ -105,6 +106,9 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
                 pid = cfg.party_ids[i]
                 if pem is not None:
                     trust_pem(pem)
+                if states is not None:  # a party's checkpoints hold its counts: owner-only, as node run's
+                    keep_private()
+                    (states / pid).mkdir(parents=True, exist_ok=True)
                 party = _built(algo, pid, i, data.parties[i], spec)
                 link = HttpLink(url, keys[pid], PATIENCE)
                 conn = Connection(link, cfg.party_ids, publics, ProtectionSettings(protection, key_bits, delta),
