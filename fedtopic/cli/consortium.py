@@ -154,16 +154,14 @@ def tls_command(config: ConfigArg,
     """Make the aggregator's self-signed certificate (tls/aggregator.crt, its key tls/aggregator.key, mode 0600) and
     pin it: aggregator.url becomes https://HOST:PORT and aggregator.tls_cert the certificate, the only one nodes trust."""
     from fedtopic.consortium.config import load_consortium, save_consortium
-    from fedtopic.network.tls import TLS_DIR, fingerprint, make_certificate
+    from fedtopic.consortium.tls_pin import pin_certificate
+    from fedtopic.network.tls import fingerprint
 
-    cfg = load_consortium(config)
-    cert, key = make_certificate(host, config.parent / TLS_DIR)
-    shown = f"[{host[0]}]" if ":" in host[0] else host[0]
-    aggregator = cfg.aggregator.model_copy(update={"url": f"https://{shown}:{port}",
-                                                   "tls_cert": str(cert.relative_to(config.parent))})
-    save_consortium(cfg.model_copy(update={"aggregator": aggregator}), config)
+    cfg, cert, key = pin_certificate(load_consortium(config), config.parent, host, port)
+    save_consortium(cfg, config)
     digest = fingerprint(cert)
-    emit({"certificate": str(cert), "key": str(key), "sha256": digest, "url": aggregator.url}, fmt,
-         [f"certificate {cert} (sha256 {digest}) for {', '.join(host)}; aggregator.url = {aggregator.url}",
+    url = cfg.aggregator.url
+    emit({"certificate": str(cert), "key": str(key), "sha256": digest, "url": url}, fmt,
+         [f"certificate {cert} (sha256 {digest}) for {', '.join(host)}; aggregator.url = {url}",
           f"its key {key} stays with whoever runs `aggregator serve`; every party needs the certificate beside its "
           "consortium.toml"])

@@ -61,6 +61,11 @@ def trust_pem(pem: bytes) -> None:
     configure_trust(path)
 
 
+def url_host(host: str) -> str:
+    """``host`` as a URL's authority writes it: an IPv6 address in brackets."""
+    return f"[{host}]" if ":" in host else host
+
+
 def is_loopback(host: str | None) -> bool:
     """True for localhost and loopback addresses (127.0.0.0/8, ::1)."""
     if host in ("localhost", None):

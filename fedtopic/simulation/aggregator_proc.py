@@ -23,6 +23,7 @@ import urllib3
 
 from fedtopic.errors import NetworkError
 from fedtopic.ledger.local_nodes import free_port
+from fedtopic.network.tls import url_host
 from fedtopic.runs.process import STOP_WITH_PARENT
 
 _PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding fedtopic/
@@ -39,10 +40,6 @@ def _check_free(port: int, host: str = "127.0.0.1") -> None:
             raise NetworkError(f"cannot serve the aggregator on {host}:{port}: {exc.strerror}") from None
 
 
-def _url_host(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
-
-
 class AggregatorProcess:
     """One ``fedtopic aggregator serve --config CONFIG --data DATA`` child on 127.0.0.1, or on ``host`` (an address
     of this machine that other machines reach: a Ray cluster's parties), as a context manager."""
@@ -56,7 +53,7 @@ class AggregatorProcess:
         cert = load_consortium(config).aggregator.tls_cert_file(config.parent)
         tls = {} if cert is None else {"ssl_context": ssl.create_default_context(cafile=str(cert))}  # its pin
         self._health = urllib3.PoolManager(retries=False, timeout=1.0, **tls)
-        self.url = f"{'http' if cert is None else 'https'}://{_url_host(host)}:{self.port}"
+        self.url = f"{'http' if cert is None else 'https'}://{url_host(host)}:{self.port}"
         self.log = log
         env = {**os.environ, "PYTHONPATH": str(_PACKAGE_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                STOP_WITH_PARENT: str(os.getpid())}  # the child ends with this process, even one killed -9

@@ -31,12 +31,9 @@ def local_consortium(work: Path, n_parties: int, spec: TrainSpec, *, algorithm: 
         "aggregator": cfg.aggregator.model_copy(update={"protection": protection, "delta": delta,
                                                         "key_bits": key_bits}),
     })
-    if tls_host is not None:
-        from fedtopic.network.tls import TLS_DIR, make_certificate
+    if tls_host is not None:  # the port in the url is nominal: the harness starts the aggregator on a free one
+        from fedtopic.consortium.tls_pin import pin_certificate
 
-        cert, _ = make_certificate([tls_host], init.config_path.parent / TLS_DIR)
-        shown = f"[{tls_host}]" if ":" in tls_host else tls_host
-        cfg = cfg.model_copy(update={"aggregator": cfg.aggregator.model_copy(update={
-            "url": f"https://{shown}:8443", "tls_cert": str(cert.relative_to(init.config_path.parent))})})
+        cfg, _, _ = pin_certificate(cfg, init.config_path.parent, [tls_host], 8443)
     save_consortium(cfg, init.config_path)
     return init.config_path, load_consortium(init.config_path)
