@@ -64,6 +64,8 @@ def train(
                               max_vocabulary=max_vocabulary,
                               reading=corpus_reading(min_df, max_df, stopwords, encoding))
     if start is not None:  # the documents in the saved model's words, its tokenizer recorded again
+        from fedtopic.corpus.training_data import in_vocabulary
+
         data = in_vocabulary(data, start.vocab, start.tokenizer)
     get_algorithm(algorithm).check_data(data.parties, spec)
     n_models = parties if algorithm == "local-lda" else 1
@@ -127,10 +129,3 @@ def _start_model(run: Path, algorithm: str, topics: int):  # -> fedtopic.runs.fo
         raise ConfigError(f"{run} holds a {model.algorithm} model, whose Φ is no Gibbs sampler's to continue")
     return model
 
-
-def in_vocabulary(data, vocab, tokenizer):  # -> TrainingData over ``vocab``
-    """``data`` with every corpus re-encoded over ``vocab`` (a saved model's words) and its tokenizer."""
-    from fedtopic.corpus.training_data import TrainingData
-
-    return TrainingData(name=data.name, train=data.train.in_vocabulary(vocab), test=data.test.in_vocabulary(vocab),
-                        parties=[p.in_vocabulary(vocab) for p in data.parties], tokenizer=dict(tokenizer))

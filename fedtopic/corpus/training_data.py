@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,13 @@ def cut_vocabulary(data: TrainingData, size: int) -> TrainingData:
     keep = consensus_words(data.parties, size)
     cut = [c.restrict_vocabulary(keep) for c in (data.train, data.test, *data.parties)]
     return TrainingData(name=data.name, train=cut[0], test=cut[1], parties=cut[2:], tokenizer=data.tokenizer)
+
+
+def in_vocabulary(data: TrainingData, vocab: Sequence[str], tokenizer: Mapping[str, Any]) -> TrainingData:
+    """``data`` with every corpus re-encoded over ``vocab`` (a saved model's words, ``Corpus.in_vocabulary``) and
+    that model's tokenizer (``train --continue-from``)."""
+    cut = [c.in_vocabulary(vocab) for c in (data.train, data.test, *data.parties)]
+    return TrainingData(name=data.name, train=cut[0], test=cut[1], parties=cut[2:], tokenizer=dict(tokenizer))
 
 
 def split_corpus(name: str, full: Corpus, *, n_parties: int, scheme: str, seed: int,

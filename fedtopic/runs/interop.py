@@ -58,9 +58,9 @@ def gensim_lda(run: Path, out: Path) -> Path:
     k, v = model.phi.shape
     phi = model.phi / model.phi.sum(axis=1, keepdims=True)
     tokens = np.full(k, 1.0)
-    if (run / "theta.npy").is_file() and "lengths" in _rows(run):
-        theta = np.load(run / "theta.npy")
-        tokens = np.maximum(theta.T @ np.asarray(_rows(run)["lengths"], dtype=np.float64), 1.0)
+    rows = _rows(run) if (run / "theta.npy").is_file() else {}
+    if "lengths" in rows:
+        tokens = np.maximum(np.load(run / "theta.npy").T @ np.asarray(rows["lengths"], dtype=np.float64), 1.0)
     dictionary = Dictionary()
     dictionary.token2id = {w: i for i, w in enumerate(model.vocab)}
     dictionary.id2token = dict(enumerate(model.vocab))

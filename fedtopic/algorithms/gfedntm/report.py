@@ -55,8 +55,9 @@ def write_gfedntm_simulation(out: Path, run: ConsortiumRun, algorithm: str) -> d
              nodes[0].quality_name: [r["quality"] for r in first], "best_epoch": nodes[0].best_epoch,
              "epoch_seconds": [r["compute_s"] + r["exchange_s"] + r["wait_s"] for r in first],
              "epoch_train_seconds": [r["extra"].get("train_seconds", float("nan")) for r in first]}  # steps only
-    if run.parties[0].privacy() is not None:
-        extra["privacy"] = {p.party_id: p.privacy() for p in run.parties}
+    spent = {p.party_id: p.privacy() for p in run.parties}
+    if any(v is not None for v in spent.values()):
+        extra["privacy"] = spent
     return write_ntm_run(out, data, algorithm, run.spec, Fitted(model, theta_train), wall_seconds=run.wall_seconds,
                          extra=extra)
 
@@ -82,7 +83,8 @@ def write_gfedntm_party(out: Path, run: PartyRun, algorithm: str) -> dict[str, A
                "relative_change": [h["relative_change"] for h in node.history],
                node.quality_name: [h.get(node.quality_name) for h in node.history],
                "best_epoch": node.best_epoch}
-    if run.party.privacy() is not None:
-        summary["privacy"] = {run.party.party_id: run.party.privacy()}
+    spent = run.party.privacy()
+    if spent is not None:
+        summary["privacy"] = {run.party.party_id: spent}
     write_summary(out, summary)
     return summary | {"run": str(out)}
