@@ -22,7 +22,14 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from fedtopic.neural.ntm_train import NTMModel, NTMSettings, eval_loss
+from fedtopic.neural.ntm_train import (
+    NTMModel,
+    NTMSettings,
+    check_weights,
+    eval_loss,
+    restore_training,
+    training_state,
+)
 from fedtopic.neural.prodlda import (
     Noise,
     Shapes,
@@ -136,24 +143,12 @@ class DPNode:
 
     def state(self) -> dict[str, np.ndarray]:
         """W, Adam's moments and count, the position and the history, as arrays (a checkpoint)."""
-        return {"flat": self.flat.copy(), "adam_m": self.adam.m.copy(), "adam_v": self.adam.v.copy(),
-                "adam_t": np.array(self.adam.t), "epoch_start": self.epoch_start.copy(),
-                "position": np.array([self.epoch, self.pos, self.step, self.epoch_first_step]),
-                "history": np.array([[h["epoch"], h["relative_change"], h.get("loss", np.nan)]
-                                     for h in self.history]).reshape(-1, 3),
-                "finished": np.array(self.finished)}
+        return training_state(self)
 
     def restore(self, arrays: dict[str, np.ndarray]) -> None:
         """Back to ``state()``'s arrays; ValueError if they do not fit this node."""
-        n = self.shapes.size
-        if any(arrays[k].shape != (n,) for k in ("flat", "adam_m", "adam_v", "epoch_start")):
-            raise ValueError(f"the checkpoint's weights do not have this node's {n} parameters")
-        self.flat, self.epoch_start = arrays["flat"].copy(), arrays["epoch_start"].copy()
-        self.adam.m, self.adam.v, self.adam.t = arrays["adam_m"].copy(), arrays["adam_v"].copy(), int(arrays["adam_t"])
-        self.epoch, self.pos, self.step, self.epoch_first_step = (int(x) for x in arrays["position"])
-        self.history = [{"epoch": int(e), "relative_change": float(c), "loss": float(v)}
-                        for e, c, v in arrays["history"]]
-        self.finished = bool(arrays["finished"])
+        check_weights(self, arrays)
+        restore_training(self, arrays)
 
     def model(self) -> NTMModel:
         return NTMModel(self.shapes, self.flat.copy(), self.running, list(self.history))

@@ -208,6 +208,35 @@ def train_centralised(counts: sp.csr_matrix, ctx: np.ndarray | None, topics: int
     return model
 
 
+def training_state(node: Any) -> dict[str, np.ndarray]:
+    """A federated node's training as arrays (a checkpoint): W, Adam's moments and count, W at the epoch's start,
+    the position (epoch, pos, step, the epoch's first step), the history [epoch, relative change, the node's
+    quality figure] and whether training is over. Copies: a snapshot, since Adam updates its moments in place."""
+    return {"flat": node.flat.copy(), "adam_m": node.adam.m.copy(), "adam_v": node.adam.v.copy(),
+            "adam_t": np.array(node.adam.t), "epoch_start": node.epoch_start.copy(),
+            "position": np.array([node.epoch, node.pos, node.step, node.epoch_first_step]),
+            "history": np.array([[h["epoch"], h["relative_change"], h.get(node.quality_name, np.nan)]
+                                 for h in node.history]).reshape(-1, 3),
+            "finished": np.array(node.finished)}
+
+
+def check_weights(node: Any, arrays: dict[str, np.ndarray]) -> None:
+    """ValueError unless the checkpoint's weight vectors have the node's number of parameters."""
+    n = node.shapes.size
+    if any(arrays[k].shape != (n,) for k in ("flat", "adam_m", "adam_v", "epoch_start")):
+        raise ValueError(f"the checkpoint's weights do not have this node's {n} parameters")
+
+
+def restore_training(node: Any, arrays: dict[str, np.ndarray]) -> None:
+    """``training_state``'s arrays back into ``node`` (``check_weights`` first)."""
+    node.flat, node.epoch_start = arrays["flat"].copy(), arrays["epoch_start"].copy()
+    node.adam.m, node.adam.v, node.adam.t = arrays["adam_m"].copy(), arrays["adam_v"].copy(), int(arrays["adam_t"])
+    node.epoch, node.pos, node.step, node.epoch_first_step = (int(x) for x in arrays["position"])
+    node.history = [{"epoch": int(e), "relative_change": float(c), node.quality_name: float(v)}
+                    for e, c, v in arrays["history"]]
+    node.finished = bool(arrays["finished"])
+
+
 class FederatedNode:
     """Node ℓ of a gFedNTM consortium: its documents, the replicated W, Adam state and running statistics.
 
@@ -308,35 +337,22 @@ class FederatedNode:
         return change
 
     def state(self) -> dict[str, np.ndarray]:
-        """Everything a resumed node needs, as arrays: W, Adam's moments and count, the running statistics, the
-        position (epoch, pos, step, the epoch's first step), W at the epoch's start and the history."""
+        """Everything a resumed node needs, as arrays: ``training_state``'s, the running statistics and the
+        stopping rule's."""
         stats = {f"running_{layer}_{i}": getattr(self.running, layer)[i].numpy()
                  for layer in ("mu", "lv", "dec") for i in range(2)}
-        # copies: a snapshot, since Adam updates its moments in place
-        return {"flat": self.flat.copy(), "adam_m": self.adam.m.copy(), "adam_v": self.adam.v.copy(),
-                "adam_t": np.array(self.adam.t), "epoch_start": self.epoch_start.copy(),
-                "position": np.array([self.epoch, self.pos, self.step, self.epoch_first_step]),
-                "history": np.array([[h["epoch"], h["relative_change"], h.get("validation_loss", np.nan)]
-                                     for h in self.history]).reshape(-1, 3),
-                "finished": np.array(self.finished), **stats, **self.stopping.state()}
+        return training_state(self) | stats | self.stopping.state()
 
     def restore(self, arrays: dict[str, np.ndarray]) -> None:
         """Back to ``state()``'s arrays; ValueError if they do not fit this node."""
-        n = self.shapes.size
-        if any(arrays[k].shape != (n,) for k in ("flat", "adam_m", "adam_v", "epoch_start")):
-            raise ValueError(f"the checkpoint's weights do not have this node's {n} parameters")
+        check_weights(self, arrays)
         running = {(layer, i): torch.from_numpy(arrays[f"running_{layer}_{i}"].copy())
                    for layer in ("mu", "lv", "dec") for i in range(2)}
         for (layer, i), t in running.items():
             if t.shape != getattr(self.running, layer)[i].shape:
                 raise ValueError(f"the checkpoint's {layer} statistics do not fit this node")
-        self.flat, self.epoch_start = arrays["flat"].copy(), arrays["epoch_start"].copy()
-        self.adam.m, self.adam.v, self.adam.t = arrays["adam_m"].copy(), arrays["adam_v"].copy(), int(arrays["adam_t"])
+        restore_training(self, arrays)
         self.running = Stats(*((running[(layer, 0)], running[(layer, 1)]) for layer in ("mu", "lv", "dec")))
-        self.epoch, self.pos, self.step, self.epoch_first_step = (int(x) for x in arrays["position"])
-        self.history = [{"epoch": int(e), "relative_change": float(c), "validation_loss": float(v)}
-                        for e, c, v in arrays["history"]]
-        self.finished = bool(arrays["finished"])
         self.stopping.restore(arrays)
 
     def model(self) -> NTMModel:
