@@ -39,7 +39,9 @@ def _draw(weights: np.ndarray, u: float) -> int:
 def fold_in_reference(phi, words, doc_ptr, alpha, iterations, seed, burn_in):
     """Slow numpy fold-in: same conditional, same draws, same estimator."""
     k_topics = phi.shape[0]
-    theta = np.full((len(doc_ptr) - 1, k_topics), 1.0 / k_topics)
+    total = k_topics * alpha if np.ndim(alpha) == 0 else float(np.sum(alpha))
+    prior_mean = np.full(k_topics, 1.0 / k_topics) if np.ndim(alpha) == 0 else alpha / total
+    theta = np.tile(prior_mean, (len(doc_ptr) - 1, 1))
     for d in range(len(doc_ptr) - 1):
         doc = words[doc_ptr[d] : doc_ptr[d + 1]]
         if len(doc) == 0:
@@ -57,7 +59,7 @@ def fold_in_reference(phi, words, doc_ptr, alpha, iterations, seed, burn_in):
                 z[i] = _draw((n_dk + alpha) * phi[:, w], rng.uniform())
                 n_dk[z[i]] += 1
             if sweep >= burn_in:
-                samples.append((n_dk + alpha) / (len(doc) + k_topics * alpha))
+                samples.append((n_dk + alpha) / (len(doc) + total))
         theta[d] = np.mean(samples, axis=0)
     return theta
 
@@ -77,6 +79,20 @@ def test_kernel_matches_reference_draw_for_draw():
     got = fold_in(phi, words, doc_ptr, alpha=0.2, iterations=12, seed=7, burn_in=4)
     want = fold_in_reference(phi, words, doc_ptr, 0.2, 12, 7, 4)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+def test_asymmetric_alpha_matches_reference_and_an_empty_document_gets_its_mean():
+    """A learned α (one value per topic, models.hyperopt) enters the conditional and the estimator per topic."""
+    phi, words, doc_ptr = _toy(seed=4)
+    alpha = np.array([0.05, 0.4, 1.5, 0.2])
+    got = fold_in(phi, words, doc_ptr, alpha=alpha, iterations=10, seed=3, burn_in=3)
+    np.testing.assert_allclose(got, fold_in_reference(phi, words, doc_ptr, alpha, 10, 3, 3), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(got[2], alpha / alpha.sum())  # document 2 is empty
+    symmetric = fold_in(phi, words, doc_ptr, alpha=0.3, iterations=10, seed=3, burn_in=3)
+    assert np.array_equal(symmetric, fold_in(phi, words, doc_ptr, alpha=np.full(4, 0.3), iterations=10, seed=3,
+                                             burn_in=3))
+    with pytest.raises(ModelError, match="one value per topic"):
+        fold_in(phi, words, doc_ptr, alpha=np.ones(3), iterations=2)
 
 
 def test_zero_phi_column_is_drawn_uniformly_like_reference():

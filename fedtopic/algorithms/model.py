@@ -17,6 +17,7 @@ import numpy as np
 
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ModelError
+from fedtopic.models.prior import Alpha, describe_alpha
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,8 @@ class TopicModel:
     """Φ float64[K,V] (rows sum to 1), α, β, the vocabulary (V words) and how text was tokenised."""
 
     phi: np.ndarray
-    alpha: float
+    alpha: Alpha
+    """a float (symmetric prior), or float64[K] learned by ``optim_interval`` (models.hyperopt)"""
     beta: float
     vocab: tuple[str, ...]
     tokenizer: dict[str, Any] = field(default_factory=dict)
@@ -44,7 +46,7 @@ class TopicModel:
         """A short summary (not the whole Φ): algorithm, K, V, priors and the first topics' top words."""
         shown = "; ".join(" ".join(words[:5]) for words in self.top_words(5)[:3])
         more = f"; … {self.n_topics - 3} more" if self.n_topics > 3 else ""
-        return (f"TopicModel({self.algorithm}, K={self.n_topics}, V={len(self.vocab)}, alpha={self.alpha:g}, "
+        return (f"TopicModel({self.algorithm}, K={self.n_topics}, V={len(self.vocab)}, alpha={describe_alpha(self.alpha)}, "
                 f"beta={self.beta:g}: {shown}{more})")
 
     __str__ = __repr__
@@ -72,7 +74,7 @@ class TopicModel:
         """θ float64[D,K] of new documents (strings or an encoded ``Corpus``): Gibbs fold-in with Φ fixed, or for
         an NMF model the non-negative least-squares topic weights with W fixed (deterministic).
 
-        A document with no known word gets the prior mean 1/K (LDA) or zeros (NMF). Same seed, same θ. A neural
+        A document with no known word gets the prior mean α / Σα (LDA) or zeros (NMF). Same seed, same θ. A neural
         model's θ is its posterior mean (deterministic).
         """
         if isinstance(docs, str):

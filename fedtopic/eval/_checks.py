@@ -37,8 +37,13 @@ def check_corpus_for_phi(phi: np.ndarray, corpus: Corpus, where: str) -> None:
         raise EvalError(f"{where}: word index outside [0, {phi.shape[1]})")
 
 
-def check_alpha(alpha: float, where: str) -> float:
-    """A finite positive Dirichlet concentration."""
-    if not (np.isfinite(alpha) and alpha > 0):
-        raise EvalError(f"{where}: alpha must be > 0, got {alpha}")
-    return float(alpha)
+def check_alpha(alpha: float | np.ndarray, where: str) -> float | np.ndarray:
+    """A finite positive Dirichlet concentration, or float64[K] of them (a learned asymmetric α)."""
+    if np.ndim(alpha) == 0:
+        if not (np.isfinite(alpha) and alpha > 0):
+            raise EvalError(f"{where}: alpha must be > 0, got {alpha}")
+        return float(alpha)
+    vector = np.asarray(alpha, dtype=np.float64)
+    if vector.ndim != 1 or vector.size == 0 or not (np.all(np.isfinite(vector)) and vector.min() > 0):
+        raise EvalError(f"{where}: alpha must be positive numbers, one per topic")
+    return vector

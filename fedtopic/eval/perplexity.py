@@ -26,6 +26,7 @@ from fedtopic.corpus.types import Corpus
 from fedtopic.errors import EvalError
 from fedtopic.eval._checks import check_alpha, check_corpus_for_phi, check_phi
 from fedtopic.models.foldin import fold_in
+from fedtopic.models.prior import Alpha
 
 _CHUNK_ELEMENTS = 1 << 22  # tokens × K scored at once (32 MB of float64)
 
@@ -48,7 +49,7 @@ def _perplexity(log_probs: np.ndarray) -> float:
 
 
 def completion_perplexity(
-    phi: np.ndarray, corpus: Corpus, alpha: float, *, iterations: int = 50, seed: int = 0
+    phi: np.ndarray, corpus: Corpus, alpha: Alpha, *, iterations: int = 50, seed: int = 0
 ) -> float:
     """Document-completion perplexity of Φ float64[K,V] on ``corpus``.
 
@@ -81,7 +82,7 @@ def completion_perplexity(
 
 
 def eq16_perplexity(
-    phi: np.ndarray, corpus: Corpus, alpha: float, *, iterations: int = 50, seed: int = 0
+    phi: np.ndarray, corpus: Corpus, alpha: Alpha, *, iterations: int = 50, seed: int = 0
 ) -> float:
     """CSFed/DAFed paper Eq. 16 perplexity: fold in and score on the whole test document.
 

@@ -12,6 +12,7 @@ from fedtopic.eval.coherence import npmi_coherence, top_word_ids
 from fedtopic.eval.diversity import topic_diversity
 from fedtopic.eval.perplexity import completion_perplexity, eq16_from_theta
 from fedtopic.models.foldin import fold_in
+from fedtopic.models.prior import Alpha
 
 NPMI_TOP_N = 10
 DIVERSITY_TOP_N = 25
@@ -26,7 +27,7 @@ def _labelled(corpus: Corpus) -> np.ndarray:
 
 def evaluate_model(
     phi: np.ndarray,
-    alpha: float,
+    alpha: Alpha,
     train: Corpus,
     test: Corpus,
     *,

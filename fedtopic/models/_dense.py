@@ -2,9 +2,9 @@
 
 For token i (word w, document d) with its own counts removed:
 
-    p(z_i = k) ∝ (n_dk + α) · (N_wk + β) / (N_k + Vβ)                       (Eq. 10)
+    p(z_i = k) ∝ (n_dk + α_k) · (N_wk + β) / (N_k + Vβ)                     (Eq. 10)
 
-where N are the *total* counts the caller hands in (this party's own counts
+with α_k = α for the paper's symmetric prior or a learned asymmetric α (models.prior, models.hyperopt), where N are the *total* counts the caller hands in (this party's own counts
 plus, in the federated case, a frozen matrix of everyone else's; see gibbs.py).
 The Eq. 10 denominator Σ_s(n_ds + α) is the same for every k and is dropped.
 
@@ -47,6 +47,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from fedtopic.models._alpha_at import alpha_at
 from fedtopic.models.rng import OWN_ROW, next_double, put_stream, take_stream
 
 _B = 8  # topics per search block
@@ -62,7 +63,7 @@ def dense_draw(ndk, nwk, inv, p, alpha, beta, u):
     """
     total = 0.0
     for j in range(inv.shape[0]):
-        v = (ndk[j] + alpha) * (nwk[j] + beta) * inv[j]
+        v = (ndk[j] + alpha_at(alpha, j)) * (nwk[j] + beta) * inv[j]
         p[j] = v
         total += v
     return locate(p, inv.shape[0], u * total)
@@ -191,7 +192,7 @@ def _join(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta):
 @njit(inline="always", cache=True)
 def _refresh(k, ndk, nwk, inv, q, p, alpha, beta):
     """Topic k's q entry from its current counts and inv, and its product p_k; returns p_k's change."""
-    q[k] = (ndk[k] + alpha) * inv[k]
+    q[k] = (ndk[k] + alpha_at(alpha, k)) * inv[k]
     v = q[k] * (nwk[k] + beta)
     change = v - p[k]
     p[k] = v
@@ -214,7 +215,7 @@ def _runs_shard(words, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbe
     for d in range(d0, d1):
         ndk = n_dk[d]
         for k in range(n_topics):
-            q[k] = (ndk[k] + alpha) * inv[k]
+            q[k] = (ndk[k] + alpha_at(alpha, k)) * inv[k]
         joined = -1  # the topic the previous token joined, whose q entry is still the old one
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
             nwk = tot_wk[np.uint64(words[i])]
@@ -244,7 +245,7 @@ def _scan_shard(words, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbe
     for d in range(d0, d1):
         ndk = n_dk[d]
         for k in range(n_topics):
-            q[k] = (ndk[k] + alpha) * inv[k]
+            q[k] = (ndk[k] + alpha_at(alpha, k)) * inv[k]
         joined = -1
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
             nwk = tot_wk[np.uint64(words[i])]
@@ -275,7 +276,7 @@ def dense_shard(
     n_dk: np.ndarray,  # int32[D,K], updated
     tot_wk: np.ndarray,  # int32[V,K] total word-topic counts, updated
     tot_k: np.ndarray,  # int64[K] total topic counts, updated
-    alpha: float,
+    alpha,  # float α, or float64[K] α_k (models.prior)
     beta: float,
     vbeta: float,  # V·β
     rng: np.ndarray,  # uint64[S,2]

@@ -6,6 +6,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from fedtopic.errors import ModelError
+from fedtopic.models.prior import Alpha, alpha_total, alpha_vector, check_alpha
 
 
 def phi_from_counts(n_wk: np.ndarray, beta: float) -> np.ndarray:
@@ -19,19 +20,18 @@ def phi_from_counts(n_wk: np.ndarray, beta: float) -> np.ndarray:
     return counts / counts.sum(axis=1, keepdims=True)
 
 
-def theta_from_counts(n_dk: np.ndarray, alpha: float) -> np.ndarray:
-    """float64[D,K] document-topic distributions θ_d,k = (N_dk + α) / Σ_s (N_ds + α)   (Eq. 6)."""
-    if alpha <= 0:
-        raise ModelError(f"alpha must be positive, got {alpha}")
+def theta_from_counts(n_dk: np.ndarray, alpha: Alpha) -> np.ndarray:
+    """float64[D,K] document-topic distributions θ_d,k = (N_dk + α_k) / Σ_s (N_ds + α_s)   (Eq. 6)."""
+    alpha = check_alpha(alpha, np.shape(n_dk)[1])
     counts = np.asarray(n_dk, dtype=np.float64) + alpha
     return counts / counts.sum(axis=1, keepdims=True)
 
 
-def log_joint(n_dk: np.ndarray, n_wk: np.ndarray, alpha: float, beta: float) -> float:
-    """Collapsed log p(w, z | α, β) with symmetric priors (Griffiths & Steyvers 2004, Eqs. 2–3).
+def log_joint(n_dk: np.ndarray, n_wk: np.ndarray, alpha: Alpha, beta: float) -> float:
+    """Collapsed log p(w, z | α, β) (Griffiths & Steyvers 2004, Eqs. 2–3; α may be asymmetric, β is symmetric).
 
     log p(w|z) = K[lnΓ(Vβ) − V lnΓ(β)] + Σ_k [Σ_w lnΓ(N_wk + β) − lnΓ(N_k + Vβ)]
-    log p(z)   = D[lnΓ(Kα) − K lnΓ(α)] + Σ_d [Σ_k lnΓ(N_dk + α) − lnΓ(N_d + Kα)]
+    log p(z)   = D[lnΓ(Σα) − Σ_k lnΓ(α_k)] + Σ_d [Σ_k lnΓ(N_dk + α_k) − lnΓ(N_d + Σα)]
     """
     n_words, n_topics = n_wk.shape
     n_docs = n_dk.shape[0]
@@ -39,6 +39,8 @@ def log_joint(n_dk: np.ndarray, n_wk: np.ndarray, alpha: float, beta: float) -> 
     n_d = n_dk.sum(axis=1, dtype=np.int64)
     log_w = n_topics * (gammaln(n_words * beta) - n_words * gammaln(beta))
     log_w += gammaln(n_wk + beta).sum() - gammaln(n_k + n_words * beta).sum()
-    log_z = n_docs * (gammaln(n_topics * alpha) - n_topics * gammaln(alpha))
-    log_z += gammaln(n_dk + alpha).sum() - gammaln(n_d + n_topics * alpha).sum()
+    alpha = check_alpha(alpha, n_topics)
+    total = alpha_total(alpha, n_topics)
+    log_z = n_docs * (gammaln(total) - np.sum(gammaln(alpha_vector(alpha, n_topics))))
+    log_z += gammaln(n_dk + alpha).sum() - gammaln(n_d + total).sum()
     return float(log_w + log_z)

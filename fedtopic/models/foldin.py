@@ -3,15 +3,15 @@
 With the word-topic distributions Φ held fixed, the collapsed conditional of a
 token's topic (CSFed/DAFed paper Eq. 10 with Φ in place of the count ratio) is
 
-    p(z_i = k | z_-i, w) ∝ (n_dk^-i + α) · φ_{k, w_i}
+    p(z_i = k | z_-i, w) ∝ (n_dk^-i + α_k) · φ_{k, w_i}       (α_k = α when symmetric)
 
 and documents are independent, so each one is sampled on its own.
 
 Estimator (documented because perplexity depends on it): after ``burn_in``
 sweeps, every later sweep s contributes the posterior-mean θ given its
-assignments, (n_dk^(s) + α) / (N_d + Kα); θ is the average of those
+assignments, (n_dk^(s) + α_k) / (N_d + Σα); θ is the average of those
 contributions over the kept sweeps ("averaging samples after burn-in").
-An empty document gets the prior mean 1/K; a word with φ_kw = 0 in every
+An empty document gets the prior mean α_k / Σα (1/K when symmetric); a word with φ_kw = 0 in every
 topic carries no information and its topic is drawn uniformly.
 
 Initial assignments are drawn sequentially from the same conditional with the
@@ -30,6 +30,13 @@ import numpy as np
 from numba import njit
 
 from fedtopic.errors import ModelError
+from fedtopic.models.prior import (
+    Alpha,
+    alpha_total,
+    alpha_vector,
+    check_alpha,
+    is_symmetric,
+)
 from fedtopic.models.rng import GOLDEN, splitmix_output
 
 _GOLDEN = np.uint64(GOLDEN)
@@ -65,12 +72,15 @@ def _fold_in_kernel(
     phi_t: np.ndarray,
     words: np.ndarray,
     doc_ptr: np.ndarray,
-    alpha: float,
+    alpha: np.ndarray,
+    alpha_sum: float,
+    prior_mean: np.ndarray,
     iterations: int,
     burn_in: int,
     seed: np.uint64,
 ) -> np.ndarray:
-    """phi_t: float64[V,K] (Φ transposed); returns θ float64[D,K]."""
+    """phi_t: float64[V,K] (Φ transposed), alpha float64[K] with its sum, prior_mean float64[K] = α / Σα
+    (θ of an empty document); returns θ float64[D,K]."""
     n_docs = doc_ptr.shape[0] - 1
     k_topics = phi_t.shape[1]
     theta = np.empty((n_docs, k_topics))
@@ -85,7 +95,7 @@ def _fold_in_kernel(
         start, end = doc_ptr[d], doc_ptr[d + 1]
         length = end - start
         if length == 0:
-            theta[d, :] = 1.0 / k_topics
+            theta[d, :] = prior_mean
             continue
         state[0] = splitmix_output(seed_mix + np.uint64(d))
         n_dk[:] = 0
@@ -94,7 +104,7 @@ def _fold_in_kernel(
         for i in range(length):
             w = words[start + i]
             for k in range(k_topics):
-                weights[k] = (n_dk[k] + alpha) * phi_t[w, k]
+                weights[k] = (n_dk[k] + alpha[k]) * phi_t[w, k]
             t = _draw(weights, cum, _next_uniform(state))
             z[i] = t
             n_dk[t] += 1
@@ -103,16 +113,16 @@ def _fold_in_kernel(
                 w = words[start + i]
                 n_dk[z[i]] -= 1
                 for k in range(k_topics):
-                    weights[k] = (n_dk[k] + alpha) * phi_t[w, k]
+                    weights[k] = (n_dk[k] + alpha[k]) * phi_t[w, k]
                 t = _draw(weights, cum, _next_uniform(state))
                 z[i] = t
                 n_dk[t] += 1
             if sweep >= burn_in:
                 for k in range(k_topics):
                     acc[k] += n_dk[k]
-        norm = length + k_topics * alpha
+        norm = length + alpha_sum
         for k in range(k_topics):
-            theta[d, k] = (acc[k] / kept + alpha) / norm
+            theta[d, k] = (acc[k] / kept + alpha[k]) / norm
     return theta
 
 
@@ -120,7 +130,7 @@ def fold_in(
     phi: np.ndarray,
     words: np.ndarray,
     doc_ptr: np.ndarray,
-    alpha: float,
+    alpha: Alpha,
     iterations: int = 50,
     seed: int = 0,
     burn_in: int | None = None,
@@ -128,7 +138,7 @@ def fold_in(
     """θ float64[D,K] of documents (words int32[N], doc_ptr int64[D+1]) under fixed Φ float64[K,V].
 
     Runs ``iterations`` Gibbs sweeps per document and averages the per-sweep
-    posterior mean (n_dk + α)/(N_d + Kα) over the sweeps after ``burn_in``
+    posterior mean (n_dk + α_k)/(N_d + Σα) over the sweeps after ``burn_in``
     (default ``iterations // 2``). Same seed → identical θ.
     """
     phi = np.asarray(phi)
@@ -138,8 +148,7 @@ def fold_in(
         raise ModelError("fold_in: phi has negative or non-finite entries")
     if not np.allclose(phi.sum(axis=1), 1.0, rtol=0, atol=1e-6):
         raise ModelError("fold_in: every row of phi must sum to 1")
-    if not (np.isfinite(alpha) and alpha > 0):
-        raise ModelError(f"fold_in: alpha must be > 0, got {alpha}")
+    alpha = check_alpha(alpha, phi.shape[0], "fold_in")
     if iterations < 1:
         raise ModelError(f"fold_in: iterations must be >= 1, got {iterations}")
     burn = iterations // 2 if burn_in is None else int(burn_in)
@@ -156,4 +165,8 @@ def fold_in(
     if len(words) and (words.min() < 0 or words.max() >= phi.shape[1]):
         raise ModelError(f"fold_in: word index outside [0, {phi.shape[1]})")
     phi_t = np.ascontiguousarray(phi.T, dtype=np.float64)
-    return _fold_in_kernel(phi_t, words, doc_ptr, float(alpha), int(iterations), burn, np.uint64(seed))
+    n_topics = phi.shape[0]
+    vector = alpha_vector(alpha, n_topics)
+    prior_mean = np.full(n_topics, 1.0 / n_topics) if is_symmetric(alpha) else vector / vector.sum()
+    return _fold_in_kernel(phi_t, words, doc_ptr, vector, alpha_total(alpha, n_topics), prior_mean,
+                           int(iterations), burn, np.uint64(seed))

@@ -41,6 +41,7 @@ from fedtopic.models._parallel import (
     parallel_dense,
     parallel_mh,
 )
+from fedtopic.models.prior import Alpha, check_alpha, is_symmetric
 from fedtopic.models.state import LDAState
 
 SAMPLERS = ("auto", "dense", "sparse", "mh")
@@ -104,7 +105,7 @@ def sweep(
     state: LDAState,
     words: np.ndarray,
     doc_ptr: np.ndarray,
-    alpha: float,
+    alpha: Alpha,
     beta: float,
     *,
     frozen_wk: np.ndarray | None = None,
@@ -116,14 +117,16 @@ def sweep(
 ) -> None:
     """Resample every token of (words int32[N], doc_ptr int64[D+1]) once, updating `state` in place.
 
+    alpha: a float, or float64[K] (a learned asymmetric prior: the dense sampler only).
     frozen_wk int32[V,K] / frozen_k int64[K]: other parties' counts, read but never written
     (frozen_k defaults to frozen_wk.sum(0)). threads: number of document shards sampled in parallel.
     mh_steps: MH proposals per token of "sparse" (default 1) or cycles per token of "mh" (default 4).
     mh_exact_below: "mh" takes the exact-document move for a token whose document's other tokens hold at most
     this many topics, the O(1) cycles otherwise (default ``MH_EXACT_BELOW``; 0: cycles almost everywhere).
     """
-    if not (alpha > 0 and beta > 0):
-        raise ModelError(f"alpha and beta must be positive, got alpha={alpha}, beta={beta}")
+    alpha = check_alpha(alpha, state.n_topics)
+    if not beta > 0:
+        raise ModelError(f"beta must be positive, got beta={beta}")
     if words.dtype != np.int32 or doc_ptr.dtype != np.int64:
         raise ModelError(f"words must be int32 and doc_ptr int64, got {words.dtype} and {doc_ptr.dtype}")
     if len(words) != len(state.z) or len(doc_ptr) != state.n_dk.shape[0] + 1:
@@ -139,6 +142,9 @@ def sweep(
     if exact_below < 0:
         raise ModelError(f"mh_exact_below must be >= 0, got {mh_exact_below}")
     dense_above = state.n_topics // DENSE_FRACTION
+    if kind != "dense" and not is_symmetric(alpha):
+        raise ModelError(f"a learned (asymmetric) alpha needs the dense sampler; the {kind!r} sampler's proposals "
+                         f"assume a symmetric one: give --opt sampler=dense")
     if kind == "sparse" and _mostly_dense_fallback(state.n_dk, doc_ptr, dense_above):
         kind = "dense"
     frozen_wk, frozen_k = _check_frozen(state, frozen_wk, frozen_k)
@@ -146,7 +152,7 @@ def sweep(
         tot_wk, tot_k = state.n_wk, state.n_k
     else:
         tot_wk, tot_k = state.n_wk + frozen_wk, state.n_k + frozen_k
-    alpha, beta = float(alpha), float(beta)
+    beta = float(beta)
     vbeta = state.n_words * beta
     n_docs = state.n_dk.shape[0]
     threads = min(threads, n_docs)

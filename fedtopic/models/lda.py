@@ -17,6 +17,13 @@ from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ModelError
 from fedtopic.models.distributions import log_joint, phi_from_counts, theta_from_counts
 from fedtopic.models.gibbs import SAMPLERS, sweep
+from fedtopic.models.hyperopt import (
+    DocTopicHistogram,
+    doc_topic_histogram,
+    optimize_alpha,
+    optimize_beta,
+)
+from fedtopic.models.prior import Alpha, alpha_json, alpha_vector, check_alpha
 from fedtopic.models.state import (
     LDAState,
     check_corpus_arrays,
@@ -29,11 +36,13 @@ _FORMAT = "fedtopic.GibbsLDA/1"
 
 
 class GibbsLDA:
-    """Symmetric-prior LDA trained by collapsed Gibbs sampling (Eq. 10).
+    """LDA trained by collapsed Gibbs sampling (Eq. 10).
 
     alpha=None uses 50/K as the paper does; beta defaults to 0.01. sampler is
     "dense", "sparse" (alias MH), "mh" (exact MH, O(min(k_d, 256)) a token) or "auto"; threads > 1 samples
-    document shards in parallel (see fedtopic.models.gibbs). The same seed gives the same model.
+    document shards in parallel (see fedtopic.models.gibbs). optim_interval > 0 learns an asymmetric α every
+    that many sweeps of ``fit`` (and a symmetric β with optim_beta) by Minka's fixed point (models.hyperopt),
+    as tomotopy's optim_interval does; the dense sampler only. The same seed gives the same model.
     """
 
     def __init__(
@@ -44,20 +53,30 @@ class GibbsLDA:
         sampler: str = "auto",
         threads: int = 1,
         seed: int = 0,
+        optim_interval: int = 0,
+        optim_beta: bool = False,
     ) -> None:
         if not isinstance(n_topics, (int, np.integer)) or n_topics < 2:
             raise ModelError(f"need at least 2 topics, got K={n_topics}")
-        alpha = 50.0 / n_topics if alpha is None else float(alpha)
-        if not (alpha > 0 and float(beta) > 0):
-            raise ModelError(f"alpha and beta must be positive, got alpha={alpha}, beta={beta}")
+        alpha = check_alpha(50.0 / n_topics if alpha is None else alpha, int(n_topics))
+        if not float(beta) > 0:
+            raise ModelError(f"beta must be positive, got beta={beta}")
         if sampler not in SAMPLERS:
             raise ModelError(f"unknown sampler {sampler!r}; choose one of {', '.join(SAMPLERS)}")
         if not isinstance(threads, (int, np.integer)) or threads < 1:
             raise ModelError(f"threads must be a positive integer, got {threads}")
+        if not isinstance(optim_interval, (int, np.integer)) or optim_interval < 0:
+            raise ModelError(f"optim_interval must be a non-negative integer, got {optim_interval}")
+        if optim_interval and sampler not in ("dense", "auto"):
+            raise ModelError(f"learning alpha (optim_interval) needs the dense sampler, not {sampler!r}")
+        if optim_beta and not optim_interval:
+            raise ModelError("optim_beta learns beta every optim_interval sweeps: give optim_interval > 0 too")
         self.n_topics = int(n_topics)
-        self.alpha = alpha
+        self.alpha: Alpha = alpha
+        self.optim_interval = int(optim_interval)
+        self.optim_beta = bool(optim_beta)
         self.beta = float(beta)
-        self.sampler = sampler
+        self.sampler = "dense" if optim_interval and sampler == "auto" else sampler  # auto's MH takes no learned α
         self.threads = int(threads)
         self.seed = int(seed)
         self.iterations_done = 0
@@ -106,9 +125,23 @@ class GibbsLDA:
             self.initialize(corpus)
         for i in range(1, iterations + 1):
             self.sweep()
+            if self.optim_interval and self.iterations_done % self.optim_interval == 0:
+                self.learn_priors()
             if callback is not None:
                 callback(i, self)
         return self
+
+    def learn_priors(self, histogram: DocTopicHistogram | None = None, n_wk: np.ndarray | None = None) -> None:
+        """One optimisation of α (asymmetric) and, with optim_beta, β (models.hyperopt).
+
+        histogram: the consortium's summed document-topic histograms (default: this model's own documents);
+        n_wk int[V, K]: the counts β is learned from (default: this model's own).
+        """
+        state = self._ready()[1]
+        histogram = doc_topic_histogram(state.n_dk) if histogram is None else histogram
+        self.alpha = optimize_alpha(alpha_vector(self.alpha, self.n_topics), histogram)
+        if self.optim_beta:
+            self.beta = optimize_beta(self.beta, state.n_wk if n_wk is None else n_wk)
 
     def phi(self) -> np.ndarray:
         """float64[K,V] topic-word distributions from this model's counts (Eq. 9)."""
@@ -128,8 +161,9 @@ class GibbsLDA:
         corpus, state = self._ready()
         npz = Path(path).with_suffix(".npz")
         meta = {
-            "format": _FORMAT, "n_topics": self.n_topics, "alpha": self.alpha, "beta": self.beta,
+            "format": _FORMAT, "n_topics": self.n_topics, "alpha": alpha_json(self.alpha), "beta": self.beta,
             "sampler": self.sampler, "threads": self.threads, "seed": self.seed,
+            "optim_interval": self.optim_interval, "optim_beta": self.optim_beta,
             "iterations_done": self.iterations_done,
         }
         np.savez_compressed(
@@ -152,7 +186,8 @@ class GibbsLDA:
         if meta.get("format") != _FORMAT:
             raise ModelError(f"{meta_path} is not a {_FORMAT} model file")
         try:
-            model = cls(meta["n_topics"], meta["alpha"], meta["beta"], meta["sampler"], meta["threads"], meta["seed"])
+            model = cls(meta["n_topics"], meta["alpha"], meta["beta"], meta["sampler"], meta["threads"], meta["seed"],
+                        int(meta.get("optim_interval", 0)), bool(meta.get("optim_beta", False)))
             corpus = Corpus(words=arrays["words"], doc_ptr=arrays["doc_ptr"], vocab=tuple(arrays["vocab"].tolist()))
             state = LDAState(*(arrays[k] for k in ("z", "n_dk", "n_wk", "n_k", "rng")))
         except (KeyError, TypeError) as exc:

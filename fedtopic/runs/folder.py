@@ -47,7 +47,7 @@ class TopicModelFile:
     """What inference needs from a run: Φ [K,V], α, β, the vocabulary and how text was tokenised."""
 
     phi: np.ndarray
-    alpha: float
+    alpha: float | np.ndarray  # symmetric, or float64[K] learned (optim_interval)
     beta: float
     vocab: tuple[str, ...]
     tokenizer: dict[str, Any]
@@ -138,7 +138,8 @@ def load_topic_model(run_dir: Path) -> TopicModelFile:
         raise ModelError(f"{run_dir} is not a run folder (model.npz and vocab.json are needed)")
     try:
         with np.load(model_path, allow_pickle=False) as npz:
-            phi, alpha, beta = npz["phi"], float(npz["alpha"]), float(npz["beta"])
+            phi, alpha, beta = npz["phi"], npz["alpha"], float(npz["beta"])
+            alpha = float(alpha) if alpha.ndim == 0 else alpha.astype(np.float64)
             algorithm = str(npz["algorithm"]) if "algorithm" in npz.files else "lda"
             factors = npz["factors"] if "factors" in npz.files else None
             network = {k[4:]: npz[k] for k in npz.files if k.startswith("net_")} or None
@@ -149,6 +150,9 @@ def load_topic_model(run_dir: Path) -> TopicModelFile:
         raise ModelError(f"{run_dir}: model files are corrupt or truncated ({type(exc).__name__}: {exc})") from None
     if phi.ndim != 2 or phi.shape[1] != len(vocab):
         raise ModelError(f"{run_dir}: model.npz has Φ of shape {phi.shape} but vocab.json has {len(vocab)} words")
+    if np.ndim(alpha) and (np.shape(alpha) != (phi.shape[0],) or not np.all(np.isfinite(alpha)) or np.min(alpha) <= 0):
+        raise ModelError(f"{run_dir}: model.npz has {np.size(alpha)} α values for {phi.shape[0]} topics, or "
+                         "non-positive ones")
     if factors is not None and (factors.shape != phi.shape or not np.all(np.isfinite(factors)) or factors.min() < 0):
         raise ModelError(f"{run_dir}: model.npz has NMF factors of shape {factors.shape} for Φ of shape {phi.shape}, "
                          "or negative or non-finite ones")

@@ -64,9 +64,10 @@ def gensim_lda(run: Path, out: Path) -> Path:
     dictionary = Dictionary()
     dictionary.token2id = {w: i for i, w in enumerate(model.vocab)}
     dictionary.id2token = dict(enumerate(model.vocab))
-    alpha = float(model.alpha) if float(model.alpha) > 0 else 1.0 / k
+    alpha = np.broadcast_to(np.asarray(model.alpha, dtype=np.float64), (k,)).copy()  # learned: one per topic
+    alpha = alpha if alpha.min() > 0 else np.full(k, 1.0 / k)  # NMF and neural runs carry no α
     beta = float(model.beta) if float(model.beta) > 0 else 0.01
-    lda = LdaModel(num_topics=k, id2word=dictionary, alpha=np.full(k, alpha), eta=beta, random_state=0)
+    lda = LdaModel(num_topics=k, id2word=dictionary, alpha=alpha, eta=beta, random_state=0)
     lda.state.sstats = (phi * tokens[:, None]).astype(lda.dtype)
     lda.sync_state()
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -66,7 +66,8 @@ def run_baseline(
     def on_sweep(party: int, iteration: int, model: Any) -> None:  # the model in training: phi(), maybe log_likelihood()
         metrics: dict[str, float] = {}
         if iteration % eval_every == 0 or iteration == spec.iterations:
-            ppl = completion_perplexity(model.phi(), curve_test, alpha, iterations=20, seed=spec.seed)
+            ppl = completion_perplexity(model.phi(), curve_test, getattr(model, "alpha", alpha), iterations=20,
+                                        seed=spec.seed)  # the model's own α once it learns one (optim_interval)
             curve.setdefault(party, []).append((iteration, ppl))
             metrics = {"perplexity": ppl}
             if hasattr(model, "privacy"):  # a DP algorithm: the ε spent so far
@@ -86,7 +87,8 @@ def run_baseline(
 
     alpha, beta = models[0].model.alpha, models[0].model.beta
     per_model = [
-        evaluate_model(m.model.phi, alpha, train, data.test, theta_train=m.theta, fold_in_iterations=fold_in_iterations, seed=spec.seed)
+        evaluate_model(m.model.phi, m.model.alpha, train, data.test, theta_train=m.theta,
+                       fold_in_iterations=fold_in_iterations, seed=spec.seed)
         for m, train in zip(models, trains)
     ]
     metrics = {k: float(np.mean([pm[k] for pm in per_model])) for k in per_model[0]}

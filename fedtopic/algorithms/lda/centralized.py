@@ -16,7 +16,12 @@ from fedtopic.algorithms.base import (
     Mode,
     TrainSpec,
 )
-from fedtopic.algorithms.lda.options import LDA_OPTIONS, hyper_from_spec
+from fedtopic.algorithms.lda.options import (
+    LDA_OPTIONS,
+    PRIOR_OPTIONS,
+    check_prior_options,
+    hyper_from_spec,
+)
 from fedtopic.algorithms.model import TopicModel
 from fedtopic.corpus.types import Corpus
 
@@ -26,7 +31,11 @@ class CentralizedLDA(Algorithm):
     summary = "collapsed-Gibbs LDA on every party's documents pooled in one place (the non-private upper bound)"
     paper = "CSFed/DAFed-LDA §8.2.1 (traditional LDA)"
     modes = frozenset({Mode.centralised})
-    options = LDA_OPTIONS
+    options = LDA_OPTIONS + PRIOR_OPTIONS
+
+    def check_data(self, parts: Sequence[Corpus], spec: TrainSpec) -> None:
+        super().check_data(parts, spec)
+        check_prior_options(spec)
 
     def fit(self, parts: Sequence[Corpus], spec: TrainSpec,
             callback: IterationCallback | None = None, *, start_phi: Any = None) -> list[Fitted]:
@@ -36,5 +45,5 @@ class CentralizedLDA(Algorithm):
 
         hyper = hyper_from_spec(spec)
         model = train_centralized(parts, hyper, callback, start_phi=start_phi)
-        return [Fitted(TopicModel(model.phi(), hyper.resolved_alpha, hyper.beta, parts[0].vocab, algorithm=self.name),
+        return [Fitted(TopicModel(model.phi(), model.alpha, model.beta, parts[0].vocab, algorithm=self.name),
                        model.theta())]

@@ -32,6 +32,8 @@ def _fit(corpus: Corpus, hyper: LDAHyper, seed: int, party: int, callback: Itera
         sampler=hyper.sampler,
         threads=hyper.threads,
         seed=seed,
+        optim_interval=hyper.optim_interval,
+        optim_beta=hyper.optim_beta,
     )
     if start_phi is not None:
         model.initialize(corpus, start_phi)

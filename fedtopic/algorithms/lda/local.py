@@ -15,7 +15,12 @@ from fedtopic.algorithms.base import (
     Mode,
     TrainSpec,
 )
-from fedtopic.algorithms.lda.options import LDA_OPTIONS, hyper_from_spec
+from fedtopic.algorithms.lda.options import (
+    LDA_OPTIONS,
+    PRIOR_OPTIONS,
+    check_prior_options,
+    hyper_from_spec,
+)
 from fedtopic.algorithms.model import TopicModel
 from fedtopic.corpus.types import Corpus
 
@@ -25,7 +30,11 @@ class LocalLDA(Algorithm):
     summary = "collapsed-Gibbs LDA trained by every party alone on its own documents (no collaboration)"
     paper = "CSFed/DAFed-LDA §8.2.1 (stand-alone)"
     modes = frozenset({Mode.centralised})
-    options = LDA_OPTIONS
+    options = LDA_OPTIONS + PRIOR_OPTIONS
+
+    def check_data(self, parts: Sequence[Corpus], spec: TrainSpec) -> None:
+        super().check_data(parts, spec)
+        check_prior_options(spec)
 
     def fit(self, parts: Sequence[Corpus], spec: TrainSpec,
             callback: IterationCallback | None = None) -> list[Fitted]:
@@ -33,5 +42,5 @@ class LocalLDA(Algorithm):
         from fedtopic.algorithms.lda.family import train_local
 
         hyper = hyper_from_spec(spec)
-        return [Fitted(TopicModel(m.phi(), hyper.resolved_alpha, hyper.beta, parts[0].vocab, algorithm=self.name),
+        return [Fitted(TopicModel(m.phi(), m.alpha, m.beta, parts[0].vocab, algorithm=self.name),
                        m.theta()) for m in train_local(parts, hyper, callback)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fedtopic.algorithms.base import Option, TrainSpec
+from fedtopic.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,8 @@ class LDAHyper:
     sampler: str = "auto"
     threads: int = 1
     seed: int = 0
+    optim_interval: int = 0
+    optim_beta: bool = False
 
     @property
     def resolved_alpha(self) -> float:
@@ -36,6 +39,25 @@ LDA_OPTIONS: tuple[Option, ...] = (
 )
 """The options every LDA-family algorithm takes."""
 
+PRIOR_OPTIONS: tuple[Option, ...] = (
+    Option("optim_interval", int, 0,
+           "learn an asymmetric α every this many sweeps by Minka's fixed point, as tomotopy's optim_interval "
+           "(0: keep α fixed; tomotopy's default is 10); the dense sampler only (auto then means dense)", minimum=0),
+    Option("optim_beta", bool, False, "with optim_interval: learn a symmetric β too (Minka's fixed point)"),
+)
+"""Learned priors (models.hyperopt): the algorithms that can sum the statistics they need."""
+
+def check_prior_options(spec: TrainSpec) -> None:
+    """ConfigError before any work when the learned-prior options cannot work together."""
+    o = spec.options
+    if o.get("optim_beta") and not o.get("optim_interval"):
+        raise ConfigError("--opt optim_beta=true learns β every optim_interval sweeps: give --opt optim_interval=10 "
+                          "too")
+    if o.get("optim_interval") and o.get("sampler") in ("sparse", "mh"):
+        raise ConfigError(f"--opt optim_interval learns an asymmetric α, which the {o['sampler']} sampler's "
+                          "proposals cannot take: use --opt sampler=dense (or auto)")
+
+
 STEPS_OPTION = Option("steps", int, 1, "multi-step s: local sweeps between exchanges (paper §7.3)", minimum=1)
 
 
@@ -44,6 +66,8 @@ def hyper_from_spec(spec: TrainSpec) -> LDAHyper:
     o = spec.options
     return LDAHyper(n_topics=spec.topics, iterations=spec.iterations, alpha=o.get("alpha"),  # type: ignore[arg-type]
                     beta=float(o.get("beta", 0.01)), sampler=str(o.get("sampler", "auto")),  # type: ignore[arg-type]
-                    threads=int(o.get("threads", 1)), seed=spec.seed)  # type: ignore[arg-type]
+                    threads=int(o.get("threads", 1)), seed=spec.seed,  # type: ignore[arg-type]
+                    optim_interval=int(o.get("optim_interval", 0)),  # type: ignore[arg-type]
+                    optim_beta=bool(o.get("optim_beta", False)))
 
 
