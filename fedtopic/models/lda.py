@@ -23,7 +23,13 @@ from fedtopic.models.hyperopt import (
     optimize_alpha,
     optimize_beta,
 )
-from fedtopic.models.prior import Alpha, alpha_json, alpha_vector, check_alpha
+from fedtopic.models.prior import (
+    LEARNED_ALPHA_START,
+    Alpha,
+    alpha_json,
+    alpha_vector,
+    check_alpha,
+)
 from fedtopic.models.state import (
     LDAState,
     check_corpus_arrays,
@@ -38,7 +44,8 @@ _FORMAT = "fedtopic.GibbsLDA/1"
 class GibbsLDA:
     """LDA trained by collapsed Gibbs sampling (Eq. 10).
 
-    alpha=None uses 50/K as the paper does; beta defaults to 0.01. sampler is
+    alpha=None uses 50/K as the paper does (0.1, tomotopy's start, where optim_interval learns it); beta defaults
+    to 0.01. sampler is
     "dense", "sparse" (alias MH), "mh" (exact MH, O(min(k_d, 256)) a token) or "auto"; threads > 1 samples
     document shards in parallel (see fedtopic.models.gibbs). optim_interval > 0 learns an asymmetric α every
     that many sweeps of ``fit`` (and a symmetric β with optim_beta) by Minka's fixed point (models.hyperopt),
@@ -58,7 +65,9 @@ class GibbsLDA:
     ) -> None:
         if not isinstance(n_topics, (int, np.integer)) or n_topics < 2:
             raise ModelError(f"need at least 2 topics, got K={n_topics}")
-        alpha = check_alpha(50.0 / n_topics if alpha is None else alpha, int(n_topics))
+        if alpha is None:
+            alpha = LEARNED_ALPHA_START if optim_interval else 50.0 / n_topics
+        alpha = check_alpha(alpha, int(n_topics))
         if not float(beta) > 0:
             raise ModelError(f"beta must be positive, got beta={beta}")
         if sampler not in SAMPLERS:

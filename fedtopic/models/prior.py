@@ -11,6 +11,11 @@ from fedtopic.errors import ModelError
 Alpha = float | np.ndarray
 """α: a float (symmetric) or float64[K] (asymmetric)."""
 
+LEARNED_ALPHA_START = 0.1
+"""α per topic where learning starts when none is given: tomotopy's default. From the paper's 50/K the assignments
+drawn under that smoothing pull the learned α down only slowly (docs/RESULTS.md "Learned priors": 3 % worse
+held-out perplexity than tomotopy after 300 sweeps on short documents, 2 % better from 0.1)."""
+
 
 def check_alpha(alpha: Alpha, n_topics: int, where: str = "alpha") -> Alpha:
     """α as the kernels take it: a positive finite float, or a C-contiguous float64[K] of them; ModelError else."""

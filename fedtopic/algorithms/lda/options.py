@@ -24,12 +24,18 @@ class LDAHyper:
 
     @property
     def resolved_alpha(self) -> float:
-        return 50.0 / self.n_topics if self.alpha is None else self.alpha
+        """The given α, else the paper's 50/K, or where α is learned (optim_interval) the start of the learning,
+        ``LEARNED_ALPHA_START``."""
+        if self.alpha is not None:
+            return self.alpha
+        from fedtopic.models.prior import LEARNED_ALPHA_START  # here: this module stays light (no numba)
+
+        return LEARNED_ALPHA_START if self.optim_interval else 50.0 / self.n_topics
 
 
 LDA_OPTIONS: tuple[Option, ...] = (
     Option("alpha", float, None, "document-topic prior α", minimum=0.0, exclusive_minimum=True,
-           default_text="50/K (paper §8.1)"),
+           default_text="50/K (paper §8.1); 0.1 where optim_interval learns it (tomotopy's start)"),
     Option("beta", float, 0.01, "topic-word prior β", minimum=0.0, exclusive_minimum=True),
     Option("sampler", str, "auto",
            "Gibbs kernel: dense (exact, O(K) a token), sparse (alias MH, large K), mh (exact MH, O(min(k_d, 256)) a "

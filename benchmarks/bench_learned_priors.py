@@ -1,0 +1,128 @@
+"""Learned priors (``--opt optim_interval``) vs tomotopy 0.14's ``optim_interval``: held-out perplexity, side by side.
+
+    python benchmarks/bench_learned_priors.py [--quick] [--iterations 300] [--json out.json]
+
+Corpora drawn from LDA with an *asymmetric* true α (a few topics in most documents, most topics rare), in three
+shapes (short, medium and long documents; K 10, 20, 50). On each: tomotopy ``LDAModel(k, alpha=0.1, eta=0.01)``
+with ``optim_interval=10`` (its defaults), ours ``GibbsLDA(k, β=0.01, optim_interval=10)`` from its default start
+(tomotopy's 0.1) and from the paper's α = 50/K, and all three without learning for reference; all one thread, the same sweeps. Every
+model is scored by the same evaluator (document-completion perplexity, ``eval.perplexity``) on held-out documents
+with its own α (tomotopy's learned ``alpha`` list for its Φ).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_sampler import tomotopy_phi, used_vocabulary  # noqa: E402
+
+from fedtopic.corpus.types import Corpus  # noqa: E402
+from fedtopic.eval.perplexity import completion_perplexity  # noqa: E402
+from fedtopic.models.lda import GibbsLDA  # noqa: E402
+
+BETA = 0.01
+SHAPES = {  # name: (documents, mean length, V, K, Σ true α)
+    "short": (8000, 25, 3000, 10, 1.0),
+    "medium": (4000, 80, 5000, 20, 2.0),
+    "long": (2500, 200, 5000, 50, 3.0),
+}
+
+
+def asymmetric_corpus(n_docs: int, mean_len: int, n_words: int, n_topics: int, alpha_sum: float,
+                      seed: int) -> tuple[Corpus, np.ndarray]:
+    """(corpus, true α float64[K]): θ_d ~ Dir(α) with α_k ∝ Gamma(0.5) sorted (a long tail), Φ_k ~ Dir(0.05),
+    Poisson lengths."""
+    rng = np.random.default_rng(seed)
+    alpha = np.sort(rng.gamma(0.5, 1.0, size=n_topics))[::-1]
+    alpha *= alpha_sum / alpha.sum()
+    phi = rng.dirichlet(np.full(n_words, 0.05), size=n_topics)
+    theta = rng.dirichlet(alpha, size=n_docs)
+    lengths = np.maximum(rng.poisson(mean_len, size=n_docs), 2)
+    doc_of = np.repeat(np.arange(n_docs), lengths)
+    z = (rng.random(len(doc_of))[:, None] > np.cumsum(theta, axis=1)[doc_of]).sum(axis=1).clip(0, n_topics - 1)
+    words = np.empty(len(z), dtype=np.int32)
+    for k in range(n_topics):
+        idx = np.flatnonzero(z == k)
+        words[idx] = rng.choice(n_words, size=len(idx), p=phi[k])
+    ptr = np.zeros(n_docs + 1, dtype=np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    return Corpus(words=words, doc_ptr=ptr, vocab=tuple(f"w{v}" for v in range(n_words))), alpha
+
+
+def _tomotopy(train: Corpus, k: int, iterations: int, optim_interval: int, seed: int):
+    import tomotopy as tp
+
+    model = tp.LDAModel(k=k, alpha=0.1, eta=BETA, seed=seed)
+    model.optim_interval = optim_interval
+    for d in range(train.n_docs):
+        model.add_doc([train.vocab[w] for w in train.words[train.doc_ptr[d]:train.doc_ptr[d + 1]]])
+    started = time.perf_counter()
+    model.train(iterations, workers=1)
+    return model, time.perf_counter() - started
+
+
+def run_shape(name: str, iterations: int, seed: int, scale: float) -> list[dict]:
+    n_docs, mean_len, n_words, k, alpha_sum = SHAPES[name]
+    corpus, true_alpha = asymmetric_corpus(int(n_docs * scale) + 500, mean_len, n_words, k, alpha_sum, seed)
+    train, test = used_vocabulary(corpus.subset(np.arange(corpus.n_docs - 500)),
+                                  corpus.subset(np.arange(corpus.n_docs - 500, corpus.n_docs)))
+    rows = []
+
+    def score(system: str, phi: np.ndarray, alpha, seconds: float, optim: int) -> None:
+        perplexity = completion_perplexity(phi, test, alpha, iterations=50, seed=seed)
+        learned = np.asarray(alpha, dtype=np.float64)
+        rows.append({"shape": name, "system": system, "optim_interval": optim, "perplexity": perplexity,
+                     "alpha_sum": float(learned.sum() if learned.ndim else k * learned), "train_s": seconds,
+                     "true_alpha_sum": float(true_alpha.sum()), "tokens": int(train.n_tokens), "K": k})
+        print(f"  {name:6s} {system:22s} optim {optim:2d}: perplexity {perplexity:8.1f}  Σα {rows[-1]['alpha_sum']:6.2f}"
+              f"  train {seconds:6.1f} s", flush=True)
+
+    for optim in (10, 0):
+        tomo, seconds = _tomotopy(train, k, iterations, optim, seed)
+        score("tomotopy α₀=0.1", tomotopy_phi(tomo, train.vocab), np.array(tomo.alpha, dtype=np.float64), seconds,
+              optim)
+        for label, alpha in (("ours α₀=50/K", 50.0 / k), ("ours α₀=0.1", None)):  # None: the default start
+            started = time.perf_counter()
+            ours = GibbsLDA(k, alpha=alpha, beta=BETA, sampler="dense", seed=seed, optim_interval=optim)
+            ours.fit(train, iterations)
+            score(label, ours.phi(), ours.alpha, time.perf_counter() - started, optim)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="a fifth of the documents, 100 sweeps")
+    parser.add_argument("--iterations", type=int, default=300)
+    parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--shapes", default=",".join(SHAPES))
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    iterations = 100 if args.quick else args.iterations
+    rows = []
+    for seed in range(1, args.seeds + 1):
+        for name in args.shapes.split(","):
+            rows += run_shape(name, iterations, seed, 0.2 if args.quick else 1.0)
+    print("\nratio ours / tomotopy (optim_interval 10), median over seeds:")
+    for name in args.shapes.split(","):
+        for label in ("ours α₀=50/K", "ours α₀=0.1"):
+            ratios = [o["perplexity"] / t["perplexity"] for o in rows for t in rows
+                      if o["shape"] == t["shape"] == name and o["system"] == label and t["system"].startswith("tomo")
+                      and o["optim_interval"] == t["optim_interval"] == 10 and o["tokens"] == t["tokens"]]
+            print(f"  {name:6s} {label:14s} {statistics.median(ratios):.4f}")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
