@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_sampler import tomotopy_phi, used_vocabulary  # noqa: E402
+from bench_sampler import synthetic_corpus, tomotopy_phi, used_vocabulary  # noqa: E402
 
 from fedtopic.corpus.types import Corpus  # noqa: E402
 from fedtopic.eval.perplexity import completion_perplexity  # noqa: E402
@@ -45,18 +45,7 @@ def asymmetric_corpus(n_docs: int, mean_len: int, n_words: int, n_topics: int, a
     rng = np.random.default_rng(seed)
     alpha = np.sort(rng.gamma(0.5, 1.0, size=n_topics))[::-1]
     alpha *= alpha_sum / alpha.sum()
-    phi = rng.dirichlet(np.full(n_words, 0.05), size=n_topics)
-    theta = rng.dirichlet(alpha, size=n_docs)
-    lengths = np.maximum(rng.poisson(mean_len, size=n_docs), 2)
-    doc_of = np.repeat(np.arange(n_docs), lengths)
-    z = (rng.random(len(doc_of))[:, None] > np.cumsum(theta, axis=1)[doc_of]).sum(axis=1).clip(0, n_topics - 1)
-    words = np.empty(len(z), dtype=np.int32)
-    for k in range(n_topics):
-        idx = np.flatnonzero(z == k)
-        words[idx] = rng.choice(n_words, size=len(idx), p=phi[k])
-    ptr = np.zeros(n_docs + 1, dtype=np.int64)
-    np.cumsum(lengths, out=ptr[1:])
-    return Corpus(words=words, doc_ptr=ptr, vocab=tuple(f"w{v}" for v in range(n_words))), alpha
+    return synthetic_corpus(n_docs, mean_len, n_words, n_topics, rng, alpha), alpha
 
 
 def _tomotopy(train: Corpus, k: int, iterations: int, optim_interval: int, seed: int):

@@ -30,11 +30,13 @@ from fedtopic.models.state import init_state  # noqa: E402
 BETA = 0.01
 
 
-def synthetic_corpus(n_docs: int, mean_len: int, n_words: int, n_topics: int, seed: int) -> Corpus:
-    """LDA generative process (θ ~ Dir(0.1), Φ ~ Dir(0.05)), Poisson document lengths."""
+def synthetic_corpus(n_docs: int, mean_len: int, n_words: int, n_topics: int, seed: int | np.random.Generator,
+                     alpha: np.ndarray | None = None) -> Corpus:
+    """LDA generative process (θ ~ Dir(α), α = 0.1 unless given as float64[K]; Φ ~ Dir(0.05)), Poisson document
+    lengths; ``seed`` may be a Generator to draw on from."""
     rng = np.random.default_rng(seed)
     phi = rng.dirichlet(np.full(n_words, 0.05), size=n_topics)
-    theta = rng.dirichlet(np.full(n_topics, 0.1), size=n_docs)
+    theta = rng.dirichlet(np.full(n_topics, 0.1) if alpha is None else alpha, size=n_docs)
     lengths = np.maximum(rng.poisson(mean_len, size=n_docs), 2)
     doc_of = np.repeat(np.arange(n_docs), lengths)
     z = (rng.random(len(doc_of))[:, None] > np.cumsum(theta, axis=1)[doc_of]).sum(axis=1).clip(0, n_topics - 1)
