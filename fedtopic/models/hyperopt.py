@@ -59,9 +59,7 @@ def doc_topic_histogram(n_dk: np.ndarray) -> DocTopicHistogram:
         raise ModelError(f"n_dk must be [D, K], got shape {n_dk.shape}")
     lengths = n_dk.sum(axis=1, dtype=np.int64)
     width = int(lengths.max(initial=0)) + 1
-    n_topics = n_dk.shape[1]
-    cells = np.arange(n_topics, dtype=np.int64) * width + n_dk.astype(np.int64)  # [D, K] flat (k, n) index
-    topic_counts = np.bincount(cells.ravel(), minlength=n_topics * width).reshape(n_topics, width)
+    topic_counts = np.stack([np.bincount(column, minlength=width) for column in n_dk.T])  # no [D, K] temporary
     return DocTopicHistogram(topic_counts, np.bincount(lengths, minlength=width))
 
 

@@ -53,6 +53,7 @@ PRIOR_OPTIONS: tuple[Option, ...] = (
 )
 """Learned priors (models.hyperopt): the algorithms that can sum the statistics they need."""
 
+
 def check_prior_options(spec: TrainSpec) -> None:
     """ConfigError before any work when the learned-prior options cannot work together."""
     o = spec.options
