@@ -28,7 +28,9 @@ class LDAHyper:
         ``LEARNED_ALPHA_START``."""
         if self.alpha is not None:
             return self.alpha
-        from fedtopic.models.prior import LEARNED_ALPHA_START  # here: this module stays light (no numba)
+        from fedtopic.models.prior import (
+            LEARNED_ALPHA_START,  # here: this module stays light (no numba)
+        )
 
         return LEARNED_ALPHA_START if self.optim_interval else 50.0 / self.n_topics
 
