@@ -40,7 +40,8 @@ class Channel:
     settings every party derives alike. ``counts``: ``shape`` [V, K], ``max_value`` (a bound on one party's
     cell, which sizes masks and packing), ``word_frequencies`` (float[V], the consortium's; IPHE encrypts its top δ·V rows) and ``setup``
     (True: the consortium's secrets are sealed on this channel's session, and the Paillier schemes carry it by
-    packed Paillier). Any protection carries ``counts``; ``dense`` takes ``none`` or ``mask``."""
+    packed Paillier), ``every_cell`` (True: a channel with no word ranking, carried by the protection's setup
+    scheme, which protects every cell: packed Paillier for the Paillier schemes). Any protection carries ``counts``; ``dense`` takes ``none`` or ``mask``."""
 
     name: str
     kind: str

@@ -63,6 +63,24 @@ def doc_topic_histogram(n_dk: np.ndarray) -> DocTopicHistogram:
     return DocTopicHistogram(topic_counts, np.bincount(lengths, minlength=width))
 
 
+def histogram_cells(histogram: DocTopicHistogram, width: int) -> np.ndarray:
+    """int64[K + 1, width]: the topic histograms' rows, then the lengths' row, zero-padded to ``width`` (what a
+    party sends on a counts channel; cells add up as the histograms do)."""
+    n_topics, own = histogram.topic_counts.shape
+    if own > width:
+        raise ModelError(f"a document of {own - 1} tokens does not fit histograms of width {width}")
+    cells = np.zeros((n_topics + 1, width), dtype=np.int64)
+    cells[:-1, :own] = histogram.topic_counts
+    cells[-1, : histogram.lengths.shape[0]] = histogram.lengths
+    return cells
+
+
+def histogram_from_cells(cells: np.ndarray) -> DocTopicHistogram:
+    """The histograms of ``histogram_cells``' layout (int[K + 1, width])."""
+    cells = np.asarray(cells, dtype=np.int64)
+    return DocTopicHistogram(cells[:-1], cells[-1])
+
+
 def _digamma_sum(counts: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Σ_n counts[r, n] · (ψ(n + a_r) − ψ(a_r)) for every row r; counts [R, L], offsets a [R]."""
     rows, ns = np.nonzero(counts[:, 1:])

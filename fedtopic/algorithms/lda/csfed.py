@@ -20,7 +20,12 @@ from fedtopic.algorithms.lda.dp_options import (
     federated_dp_settings,
 )
 from fedtopic.algorithms.lda.federated import FederatedLDA
-from fedtopic.algorithms.lda.options import LDA_OPTIONS, STEPS_OPTION
+from fedtopic.algorithms.lda.options import (
+    LDA_OPTIONS,
+    PRIOR_OPTIONS,
+    STEPS_OPTION,
+    check_prior_options,
+)
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ConfigError
 
@@ -32,7 +37,7 @@ class CSFedLDA(FederatedLDA):
     summary = "synchronous federated LDA: parties send word-topic counts to an aggregator that sums them"
     paper = "CSFed/DAFed-LDA §6 (Alg. 1, 2)"
     modes = frozenset({Mode.sync})
-    options = LDA_OPTIONS + (STEPS_OPTION,) + SECURE_SUM_DP_OPTIONS
+    options = LDA_OPTIONS + (STEPS_OPTION,) + PRIOR_OPTIONS + SECURE_SUM_DP_OPTIONS
     update = UpdateSpec("counts",
                         "N_p int32[V,K] word-topic counts, summed (Eq. 8)")
 
@@ -40,7 +45,11 @@ class CSFedLDA(FederatedLDA):
         """Also: distributed DP (``dp.distributed``) needs a protection under which the aggregator sees only the
         sum, and a planned minimum of contributors the consortium can reach."""
         super().check_protection(spec, protection, n_parties)
+        check_prior_options(spec)
         dp = federated_dp_settings(spec.options)
+        if dp is not None and spec.options.get("optim_interval"):
+            raise ConfigError("--opt optim_interval sums the parties' document-topic histograms, which no DP "
+                              "mechanism covers yet: learn α without dp, or keep it fixed under dp")
         if dp is None or not dp.distributed:
             return
         from fedtopic.protections import get_protection, protection_names

@@ -10,6 +10,12 @@ packing and masks.
 Round r (channel ``counts``): N_p after r training rounds (round 0 = genesis) up, N_Σ down; N_Σ − N_p are the
 others' frozen counts (Eq. 8; N_Σ itself when a straggler deadline closed the round without this party) for the
 next ``steps`` sweeps (Eq. 10); the last aggregate gives Φ_Σ (Eq. 9).
+
+Learned priors (``optim_interval``, models.hyperopt): setup also sums, on channel ``docs``, a one-hot of the bit
+length of each party's longest document and its number of documents, which fix the histograms' width and bound
+their cells; then every ``optim_interval`` sweeps each party sends its document-topic and length histograms on
+channel ``priors`` ([K + 1, width]: what Minka's fixed point needs, under the session's protection) and every
+party takes the same α step from the same sums (β from the same N_Σ).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from fedtopic.models.state import LDAState
 
 SETUP_MAX_VALUE = (1 << 24) - 1
 """Bound on one party's frequency of one word in the ranking exchange (packed slots are sized for P times it)."""
+LENGTH_BITS = 40  # rows of the docs channel's one-hot: documents up to 2^40 − 1 tokens
 
 
 class CSFedParty:
@@ -37,6 +44,10 @@ class CSFedParty:
         self.max_value = 0
         self.word_totals: np.ndarray | None = None
         self.others: np.ndarray | None = None  # the peers' counts of the last aggregate (Φ_Σ needs them)
+        self.learns = bool(party.hyper.optim_interval)
+        self.prior_width = 0  # learned priors: the histograms' width (2^bits of the longest document) ...
+        self.prior_bound = 0  # ... and the bound on a cell (the consortium's documents, rounded up to 2^m − 1)
+        self.prior_rounds = 0  # exchanges done on the priors channel
 
     # the protocol ------------------------------------------------------------------------------
     def setup_channels(self, n_parties: int) -> list[Channel]:
@@ -46,7 +57,11 @@ class CSFedParty:
         if plan is not None:  # distributed DP: shares sized for the planned contributors, releases offset
             planned = plan(n_parties)
             meta |= {"max_value": self.party.release_bound(SETUP_MAX_VALUE), "min_contributors": planned}
-        return [Channel("freq", "counts", v, meta)]
+        channels = [Channel("freq", "counts", v, meta)]
+        if self.learns:
+            channels.append(Channel("docs", "counts", LENGTH_BITS + 1,
+                                    {"shape": [LENGTH_BITS + 1, 1], "max_value": SETUP_MAX_VALUE, "every_cell": True}))
+        return channels
 
     def setup(self, exchange: Exchange) -> None:
         """The global word frequencies (Alg. 2's ranking) and the bound they give every cell."""
@@ -60,13 +75,31 @@ class CSFedParty:
         self.max_value = (1 << max(1, int(total.max())).bit_length()) - 1
         self.party.cap_releases(self.max_value)  # a DP party's noisy releases must stay within the session's bound
         self.word_totals = total
+        if self.learns:
+            self._setup_priors(exchange)
+
+    def _setup_priors(self, exchange: Exchange) -> None:
+        """The histograms' width and cell bound from the docs channel's sum (one-hots of the longest documents'
+        bit lengths, and the documents)."""
+        lengths = self.party.corpus.doc_lengths()
+        mine = np.zeros((LENGTH_BITS + 1, 1), dtype=np.int64)
+        mine[min(int(lengths.max(initial=0)).bit_length(), LENGTH_BITS - 1), 0] = 1
+        mine[LENGTH_BITS, 0] = min(len(lengths), SETUP_MAX_VALUE)
+        total = np.asarray(exchange.sum("docs", 0, mine).value).reshape(-1)
+        self.prior_width = 1 << int(np.flatnonzero(total[:LENGTH_BITS]).max())
+        self.prior_bound = (1 << max(1, int(total[LENGTH_BITS])).bit_length()) - 1
 
     def channels(self, n_parties: int) -> list[Channel]:
         v, k = self.party.corpus.n_words, self.party.hyper.n_topics
         meta = {"shape": [v, k], "max_value": self.max_value, "word_frequencies": self.word_totals}
         if getattr(self.party, "plan", None) is not None:
             meta |= {"max_value": self.party.release_bound(self.max_value), "min_contributors": self.party.planned}
-        return [Channel("counts", "counts", v, meta)]
+        channels = [Channel("counts", "counts", v, meta)]
+        if self.learns:
+            channels.append(Channel("priors", "counts", k + 1,
+                                    {"shape": [k + 1, self.prior_width], "max_value": self.prior_bound,
+                                     "every_cell": True}))
+        return channels
 
     def step(self, round: int, exchange: Exchange) -> StepRecord:
         """N_p up, N_Σ down; then ``steps`` sweeps, or (after the last) Φ_Σ from the final aggregate."""
@@ -83,11 +116,26 @@ class CSFedParty:
             self.finished = True
         else:
             self.party.train_round([snapshot])
+            if self.learns and self.party.sweeps // self.party.hyper.optim_interval > self.prior_rounds:
+                self._learn_priors(exchange, np.asarray(aggregate.value))
         spent = self.party.privacy()
         return StepRecord(quality=self.party.log_likelihood(), quality_name="loglik_per_token",
                           epsilon=None if spent is None else spent.epsilon,
                           extra={"accepted": contributed, "aggregate_tokens": int(np.sum(aggregate.value)),
                                  "sweeps": self.party.sweeps})
+
+    def _learn_priors(self, exchange: Exchange, global_counts: np.ndarray) -> None:
+        """This party's histograms up, the consortium's down; the same α (and β) step as every other party."""
+        from fedtopic.models.hyperopt import (
+            doc_topic_histogram,
+            histogram_cells,
+            histogram_from_cells,
+        )
+
+        cells = histogram_cells(doc_topic_histogram(self.party.model.state.n_dk), self.prior_width)
+        total = exchange.sum("priors", self.prior_rounds, cells).value
+        self.prior_rounds += 1
+        self.party.learn_priors(histogram_from_cells(total), global_counts)
 
     def done(self) -> bool:
         return self.finished
@@ -97,9 +145,16 @@ class CSFedParty:
         out = {"z": s.z, "n_dk": s.n_dk, "n_wk": s.n_wk, "n_k": s.n_k, "rng": s.rng,
                "progress": np.array([self.party.round, self.party.sweeps, self.begun, self.finished]),
                # what setup learnt (a node redoes setup after a restart; a party rebuilt from its state does not)
-               "setup": np.array([self.max_value, getattr(self.party, "frequency_releases", 0)])}
+               "setup": np.array([self.max_value, getattr(self.party, "frequency_releases", 0)])} | self._prior_state()
         return out | ({} if self.others is None else {"others": self.others}) | \
             ({} if self.word_totals is None else {"word_totals": self.word_totals}) | self._dp_state()
+
+    def _prior_state(self) -> dict[str, np.ndarray]:
+        if not self.learns:
+            return {}
+        return {"priors": np.array([self.prior_rounds, self.prior_width, self.prior_bound]),
+                "alpha": np.atleast_1d(np.asarray(self.party.alpha, dtype=np.float64)),
+                "beta": np.array([self.party.beta])}
 
     def _dp_state(self) -> dict[str, np.ndarray]:
         if getattr(self.party, "plan", None) is None:
@@ -127,6 +182,11 @@ class CSFedParty:
                 self.party.frequency_releases = frequency_releases  # type: ignore[attr-defined]
         if "word_totals" in arrays:
             self.word_totals = arrays["word_totals"].copy()
+        if "priors" in arrays:  # learned priors: how far the learning went, and where it stands
+            self.prior_rounds, self.prior_width, self.prior_bound = (int(x) for x in arrays["priors"])
+            alpha = arrays["alpha"]
+            self.party.model.alpha = float(alpha[0]) if alpha.shape == (1,) else alpha.copy()
+            self.party.model.beta = float(arrays["beta"][0])
         if "ddp" in arrays:
             from fedtopic.algorithms.lda.ddp_party import restore_into
 

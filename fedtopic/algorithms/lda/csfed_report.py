@@ -16,6 +16,7 @@ from fedtopic.algorithms.lda.run_folder import write_party_model
 from fedtopic.eval.perplexity import completion_perplexity
 from fedtopic.eval.report import evaluate_model
 from fedtopic.eval.topic_table import topic_table
+from fedtopic.models.prior import alpha_json
 from fedtopic.runs.folder import (
     TopicModelFile,
     save_topic_model,
@@ -49,10 +50,10 @@ def write_csfed_simulation(out: Path, run: ConsortiumRun, *, fold_in_iterations:
     hyper = first.hyper
     phi = first.phi()
     same = all(np.array_equal(p.phi(), phi) for p in parties[1:])
-    metrics = evaluate_model(phi, hyper.resolved_alpha, data.train, data.test, fold_in_iterations=fold_in_iterations,
+    metrics = evaluate_model(phi, first.alpha, data.train, data.test, fold_in_iterations=fold_in_iterations,
                              seed=hyper.seed)
     write_topics(out, topic_table(phi, data.train.vocab, data.train, prevalence=first.topic_distribution()[1]))
-    save_topic_model(out, TopicModelFile(phi=phi, alpha=hyper.resolved_alpha, beta=hyper.beta,
+    save_topic_model(out, TopicModelFile(phi=phi, alpha=first.alpha, beta=first.beta,
                                          vocab=data.train.vocab, tokenizer=data.tokenizer, algorithm="csfed-lda"))
     totals = [history_totals(rows, GENESIS) for rows in run.histories]
     summary: dict[str, Any] = stable_summary(
@@ -60,6 +61,7 @@ def write_csfed_simulation(out: Path, run: ConsortiumRun, *, fold_in_iterations:
         iterations=hyper.iterations, seed=hyper.seed, metrics=metrics, wall_seconds=run.wall_seconds,
         bytes_sent=int(sum(t["bytes_sent"] for t in totals))) | {
         "perplexity_eq16": metrics["perplexity_eq16"],
+        "alpha": alpha_json(first.alpha), "beta": first.beta,
         "protection": run.protection, "steps": first.steps, "rounds": max(len(run.histories[0]) - GENESIS, 0), "setup_exchanges": GENESIS,
         "bytes_received": int(sum(t["bytes_received"] for t in totals)), "parties_hold_same_phi": same,
         "recoveries_sent": int(sum(r["recoveries"] for rows in run.histories for r in rows)),
@@ -72,8 +74,8 @@ def write_csfed_simulation(out: Path, run: ConsortiumRun, *, fold_in_iterations:
         shared = {o.name for o in central_algo.options}
         central_spec = central_algo.spec(spec.topics, spec.iterations, spec.seed,
                                          {k: v for k, v in spec.options.items() if k in shared and v is not None})
-        central = central_algo.fit(data.parties, central_spec)[0].model.phi
-        ref = completion_perplexity(central, data.test, hyper.resolved_alpha, iterations=fold_in_iterations,
+        central = central_algo.fit(data.parties, central_spec)[0].model
+        ref = completion_perplexity(central.phi, data.test, central.alpha, iterations=fold_in_iterations,
                                     seed=hyper.seed)
         summary |= {"centralized_perplexity": ref, "centralized_seconds": time.perf_counter() - t0,
                     "perplexity_gap_vs_centralized": metrics["perplexity"] / ref - 1.0}

@@ -76,6 +76,8 @@ class LDAParty:
             sampler=hyper.sampler,
             threads=hyper.threads,
             seed=hyper.seed if seed is None else seed,
+            optim_interval=hyper.optim_interval,
+            optim_beta=hyper.optim_beta,
         )
         self.round = 0
         self.sweeps = 0
@@ -185,7 +187,21 @@ class LDAParty:
 
     def phi(self, others: Sequence[ChannelSnapshot] | None = None) -> np.ndarray:
         """Φ_Σ (Eq. 9), float64[K,V]."""
-        return phi_from_counts(self.global_counts(others), self.hyper.beta)
+        return phi_from_counts(self.global_counts(others), self.model.beta)
+
+    @property
+    def alpha(self):
+        """α: the hyper-parameter, or the consortium's learned one (float64[K], ``learn_priors``)."""
+        return self.model.alpha
+
+    @property
+    def beta(self) -> float:
+        return self.model.beta
+
+    def learn_priors(self, histogram, global_counts: np.ndarray) -> None:
+        """α (and with optim_beta β) from the consortium's summed document-topic histograms and N_Σ int[V, K]:
+        every party holds the same sums, so every party takes the same step (models.hyperopt)."""
+        self.model.learn_priors(histogram, global_counts)
 
     def theta(self) -> np.ndarray:
         """θ_p (Eq. 6), float64[D_p,K]; stays with the party."""
@@ -207,4 +223,4 @@ class LDAParty:
         tokens in N_Σ (for the dashboard's topic panel)."""
         counts = self.global_counts()
         n_k = counts.sum(axis=0).astype(np.float64)
-        return phi_from_counts(counts, self.hyper.beta), n_k / max(float(n_k.sum()), 1.0)
+        return phi_from_counts(counts, self.model.beta), n_k / max(float(n_k.sum()), 1.0)

@@ -29,11 +29,11 @@ def write_party_model(out: Path, party: LDAParty, test: Corpus, tokenizer: dict[
     out.mkdir(parents=True, exist_ok=True)
     hyper = party.hyper
     phi, theta = party.phi(), party.theta()
-    metrics = evaluate_model(phi, hyper.resolved_alpha, party.corpus, test, theta_train=theta,
+    metrics = evaluate_model(phi, party.alpha, party.corpus, test, theta_train=theta,
                              fold_in_iterations=fold_in_iterations, seed=hyper.seed)
     save_theta(out, theta, party.corpus.doc_names, test.doc_names)
     write_topics(out, topic_table(phi, party.corpus.vocab, party.corpus, prevalence=party.topic_distribution()[1]))
-    save_topic_model(out, TopicModelFile(phi=phi, alpha=hyper.resolved_alpha, beta=hyper.beta,
+    save_topic_model(out, TopicModelFile(phi=phi, alpha=party.alpha, beta=party.beta,
                                          vocab=party.corpus.vocab, tokenizer=tokenizer,
                                          algorithm=str(summary.get("algorithm", "lda"))))
     full = {"topics": hyper.n_topics, "iterations": hyper.iterations, "seed": hyper.seed, "party": party.party_id,

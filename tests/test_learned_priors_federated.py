@@ -1,0 +1,101 @@
+"""Learned priors in csfed-lda (issue 46 item 8): the parties' histograms travel on their own channel and add up to
+the pooled corpus's; a real simulation (aggregator over HTTP, three parties) learns the same α under protection
+none and mask, every party holds it, the run's model carries it; a checkpoint keeps it; DP refuses it."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fedtopic.cli.main import main
+from fedtopic.models.hyperopt import (
+    doc_topic_histogram,
+    histogram_cells,
+    histogram_from_cells,
+    optimize_alpha,
+)
+
+pytestmark = pytest.mark.xdist_group("csfed-aggregator")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.integers(2, 5))
+def test_summed_cells_of_the_parties_are_the_pooled_histograms(seed, n_parties, n_topics):
+    rng = np.random.default_rng(seed)
+    parts = [rng.integers(0, 30, size=(int(rng.integers(0, 12)), n_topics)) for _ in range(n_parties)]
+    pooled = doc_topic_histogram(np.vstack(parts))
+    width = 1 << max(int(p.sum(axis=1).max(initial=0)).bit_length() for p in parts)
+    summed = histogram_from_cells(sum(histogram_cells(doc_topic_histogram(p), width) for p in parts))
+    alpha = np.full(n_topics, 0.3)
+    if pooled.lengths[1:].any():
+        np.testing.assert_allclose(optimize_alpha(alpha, summed), optimize_alpha(alpha, pooled), rtol=1e-12)
+    assert np.array_equal(summed.lengths[: pooled.lengths.shape[0]], pooled.lengths)
+
+
+def test_a_document_longer_than_the_width_is_refused():
+    from fedtopic.errors import ModelError
+
+    with pytest.raises(ModelError, match="does not fit"):
+        histogram_cells(doc_topic_histogram(np.array([[5, 4]])), 8)
+
+
+def _simulate(out, protection, *extra):
+    return main(["simulate", "--algorithm", "csfed-lda", "--protection", protection, "--dataset", "synthetic",
+                 "--parties", "3", "--topics", "5", "--iterations", "12", "--opt", "optim_interval=4",
+                 *extra, "--out", str(out), "--format", "json"])
+
+
+def test_csfed_learns_one_alpha_for_the_consortium_exactly_under_mask(tmp_path, capsys):
+    assert _simulate(tmp_path / "none", "none") == 0
+    assert _simulate(tmp_path / "mask", "mask", "--opt", "optim_beta=true") == 0
+    assert _simulate(tmp_path / "mask0", "mask") == 0
+    capsys.readouterr()
+    runs = {name: json.loads((tmp_path / name / "summary.json").read_text()) for name in ("none", "mask", "mask0")}
+    alpha = np.asarray(runs["none"]["alpha"])
+    assert alpha.shape == (5,) and np.ptp(alpha) > 0 and runs["none"]["parties_hold_same_phi"]
+    # the masks cancel exactly, so the consortium learns the very same α and Φ as without protection
+    np.testing.assert_array_equal(np.asarray(runs["mask0"]["alpha"]), alpha)
+    model = np.load(tmp_path / "mask0" / "model.npz")
+    np.testing.assert_array_equal(model["alpha"], alpha)
+    np.testing.assert_array_equal(model["phi"], np.load(tmp_path / "none" / "model.npz")["phi"])
+    assert runs["mask"]["beta"] != 0.01 and runs["none"]["beta"] == 0.01  # optim_beta learns β too
+
+
+def test_a_party_checkpoint_keeps_the_learned_priors():
+    from fedtopic.algorithms.lda.csfed_party import CSFedParty
+    from fedtopic.algorithms.registry import get_algorithm
+
+    corpus = _corpus()
+    algo = get_algorithm("csfed-lda")
+    spec = algo.spec(4, 10, 0, {"optim_interval": 2, "optim_beta": True})
+    party = algo.party("p1", 0, corpus, spec)
+    party.party.genesis()
+    party.party.train_round([])
+    party.party.learn_priors(doc_topic_histogram(party.party.model.state.n_dk), party.party.model.state.n_wk)
+    party.prior_rounds, party.prior_width, party.prior_bound = 1, 64, 255
+    state = {k: np.array(v, copy=True) for k, v in party.state().items()}
+    again = CSFedParty(algo.lda_party("p1", 0, corpus, spec), 10)
+    again.restore(state)
+    np.testing.assert_array_equal(again.party.alpha, party.party.alpha)
+    assert again.party.beta == party.party.beta != 0.01
+    assert (again.prior_rounds, again.prior_width, again.prior_bound) == (1, 64, 255)
+
+
+def _corpus():
+    from _lda_synth import synthetic_lda
+
+    return synthetic_lda(n_docs=30, doc_len=20, n_words=40, n_topics=4, seed=1)[0]
+
+
+@pytest.mark.parametrize("extra,message", [
+    (["--opt", "dp=true"], "no DP mechanism covers"),
+    (["--opt", "sampler=mh"], "sampler=dense"),
+])
+def test_what_cannot_learn_alpha_is_refused_in_one_line(tmp_path, capsys, extra, message):
+    assert _simulate(tmp_path / "bad", "mask", *extra) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "Traceback" not in err and len(err.splitlines()) == 1
