@@ -91,11 +91,69 @@ def _corpus():
     return synthetic_lda(n_docs=30, doc_len=20, n_words=40, n_topics=4, seed=1)[0]
 
 
-@pytest.mark.parametrize("extra,message", [
-    (["--opt", "dp=true"], "no DP mechanism covers"),
-    (["--opt", "sampler=mh"], "sampler=dense"),
+@pytest.mark.parametrize("algorithm,extra,message", [
+    ("csfed-lda", ["--opt", "dp=true"], "no DP mechanism covers"),
+    ("csfed-lda", ["--opt", "sampler=mh"], "sampler=dense"),
+    ("dafed-lda", ["--opt", "dp=true"], "no DP mechanism covers"),
+    ("dafed-lda", ["--opt", "sampler=sparse"], "sampler=dense"),
 ])
-def test_what_cannot_learn_alpha_is_refused_in_one_line(tmp_path, capsys, extra, message):
-    assert _simulate(tmp_path / "bad", "mask", *extra) == 2
+def test_what_cannot_learn_alpha_is_refused_in_one_line(tmp_path, capsys, algorithm, extra, message):
+    assert main(["simulate", "--algorithm", algorithm, "--dataset", "synthetic", "--parties", "3", "--topics", "5",
+                 "--iterations", "4", "--opt", "optim_interval=2", *extra, "--out", str(tmp_path / "bad")]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 6), st.integers(2, 64))
+def test_dafed_histogram_rows_round_trip_and_clip_long_documents(seed, n_topics, width):
+    from fedtopic.algorithms.lda.published_priors import clip, extra_rows, pack, unpack
+
+    rng = np.random.default_rng(seed)
+    n_dk = rng.integers(0, 25, size=(int(rng.integers(1, 15)), n_topics))
+    histogram = doc_topic_histogram(n_dk)
+    clipped, count = clip(histogram, width)
+    assert count == int(np.count_nonzero(n_dk.sum(axis=1) >= width))
+    rows = pack(clipped, width)
+    assert rows.shape == (extra_rows(n_topics, width), n_topics) and rows.dtype == np.int32
+    back = unpack(rows, width)
+    assert np.array_equal(back.topic_counts, clipped.topic_counts) and np.array_equal(back.lengths, clipped.lengths)
+    assert back.lengths.sum() == n_dk.shape[0] and (back.topic_counts.sum(axis=1) == n_dk.shape[0]).all()
+    if count == 0:  # nothing clipped: the same step as from the exact histograms
+        np.testing.assert_allclose(optimize_alpha(np.full(n_topics, 0.2), back),
+                                   optimize_alpha(np.full(n_topics, 0.2), histogram), rtol=1e-12)
+
+
+@pytest.mark.parametrize("transport", ["memory", "chain"])
+def test_dafed_parties_learn_alpha_from_what_they_read(tmp_path, capsys, transport):
+    out = tmp_path / "run"
+    assert main(["simulate", "--algorithm", "dafed-lda", "--dataset", "synthetic", "--parties", "3", "--topics", "5",
+                 "--iterations", "12", "--opt", "optim_interval=4", "--transport", transport,
+                 "--out", str(out), "--format", "json"]) == 0
+    capsys.readouterr()
+    summary = json.loads((out / "summary.json").read_text())
+    alpha = np.asarray(summary["alpha"])
+    assert alpha.shape == (5,) and np.ptp(alpha) > 0
+    np.testing.assert_array_equal(np.load(out / "model.npz")["alpha"], alpha)
+
+
+def test_a_dafed_party_publishes_its_histograms_and_keeps_alpha_in_its_checkpoint():
+    from fedtopic.algorithms.asynchronous import ChannelSnapshot
+    from fedtopic.algorithms.registry import get_algorithm
+
+    corpus = _corpus()
+    algo = get_algorithm("dafed-lda")
+    spec = algo.spec(4, 10, 0, {"optim_interval": 1, "optim_width": 32})
+    first, second = (algo.party(pid, i, corpus, spec) for i, pid in enumerate(("p1", "p2")))
+    shape = algo.publication_shape(spec, corpus.n_words)
+    genesis = first.genesis()
+    assert genesis.shape == shape and np.array_equal(genesis[: corpus.n_words], first.model.state.n_wk)
+    second.genesis()
+    second.train_round([ChannelSnapshot("p1", 0, genesis)])
+    np.testing.assert_array_equal(second.global_counts(), first.model.state.n_wk + second.model.state.n_wk)
+    assert second.alpha.shape == (4,)  # learned from both parties' histograms
+    state = {k: np.array(v, copy=True) for k, v in second.state().items()}
+    again = algo.party("p2", 1, corpus, spec)
+    again.restore(state)
+    np.testing.assert_array_equal(again.alpha, second.alpha)
+    assert again.optimisations == second.optimisations == 1

@@ -352,6 +352,10 @@ class Algorithm(ABC):
         ``out`` (model, topics.json, summary.json with the stable keys); the summary."""
         raise ConfigError(f"{self.name} has no synchronous mode")
 
+    def publication_shape(self, spec: TrainSpec, n_words: int) -> tuple[int, int]:
+        """Asynchronous mode: the shape of the counts a party publishes on its channel each round ([V, K])."""
+        return n_words, spec.topics
+
     def write_async_simulation(self, out: Path, run: AsyncRun) -> dict[str, Any]:
         """Asynchronous mode, ``fedtopic simulate``: evaluate the parties' models and write the run folder ``out``
         (``algorithms.asynchronous``); the summary."""

@@ -67,7 +67,8 @@ def run_async_node(
     if done is not None:
         return done
     algo = cfg.algorithm
-    channel = ChainChannel(w3, registry, prepared.keys, shape=(data.train.n_words, algo.topics),
+    shape = get_algorithm(algo.name).publication_shape(algo.spec(), data.train.n_words)
+    channel = ChainChannel(w3, registry, prepared.keys, shape=shape,
                            card=card_of(prepared.params), run=run)  # the card is checked on every read (issue 28)
     checkpoint = state_dir / CHECKPOINT
     published = channel.latest_round(party_id)

@@ -133,7 +133,7 @@ def _async(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, h
     ids = list(harness.ids or party_ids(len(data.parties)))
     a = harness.async_
     cp = harness.cp if harness.cp is not None else cp_from_consortia([ids])
-    shape = (data.train.n_words, spec.topics)
+    shape = get_algorithm(algorithm).publication_shape(spec, data.train.n_words)
     extra: dict[str, object] = {"transport": a.transport, "schedule": "threads", "engine": harness.engine}
     if a.transport == "chain":
         chain = embedded_consortium(ids, cp, shape, seed=spec.seed)

@@ -16,6 +16,7 @@ from fedtopic.corpus.training_data import TrainingData
 from fedtopic.eval.plots import plot_grouped_bars, plot_histogram
 from fedtopic.eval.report import evaluate_model
 from fedtopic.eval.topic_table import topic_table
+from fedtopic.models.prior import alpha_json
 from fedtopic.runs.folder import (
     TopicModelFile,
     save_topic_model,
@@ -50,16 +51,16 @@ def write_async_run(
 ) -> dict[str, Any]:
     """Evaluate every party's Φ_Σ of a finished asynchronous run and write ``out``; returns summary.json's content."""
     hyper, steps = sim.parties[0].hyper, sim.parties[0].steps
-    alpha = hyper.resolved_alpha
+    alpha, beta = sim.parties[0].alpha, sim.parties[0].beta  # the model written is party 0's (α learned or not)
     per_party = [
-        evaluate_model(p.phi(), alpha, p.corpus, data.test, theta_train=p.theta(), fold_in_iterations=fold_in_iterations, seed=hyper.seed)
+        evaluate_model(p.phi(), p.alpha, p.corpus, data.test, theta_train=p.theta(), fold_in_iterations=fold_in_iterations, seed=hyper.seed)
         for p in sim.parties
     ]
     metrics = {k: float(np.mean([m[k] for m in per_party])) for k in per_party[0]}
     phi = sim.parties[0].phi()
     write_topics(out, topic_table(phi, data.train.vocab, data.train,
                                   prevalence=sim.parties[0].topic_distribution()[1]))
-    save_topic_model(out, TopicModelFile(phi=phi, alpha=alpha, beta=hyper.beta, vocab=data.train.vocab,
+    save_topic_model(out, TopicModelFile(phi=phi, alpha=alpha, beta=beta, vocab=data.train.vocab,
                                          tokenizer=data.tokenizer, algorithm=algorithm))
     staleness = [s for log in sim.logs for s in log.staleness]
     _plots(out, sim, staleness, [m["perplexity"] for m in per_party])
@@ -70,8 +71,8 @@ def write_async_run(
         "perplexity_eq16": metrics["perplexity_eq16"],
         "steps": steps,
         "max_delay": max_delay,
-        "alpha": alpha,
-        "beta": hyper.beta,
+        "alpha": alpha_json(alpha),
+        "beta": beta,
         "bytes_received": int(sum(log.bytes_received for log in sim.logs)),
         "staleness_histogram": _histogram(staleness),
         "staleness_meaning": STALENESS_MEANING,

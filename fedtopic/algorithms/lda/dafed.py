@@ -9,16 +9,32 @@ fewer than ``converge_tol`` of its tokens changed topic in a round.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from fedtopic.algorithms.asynchronous import AsyncPartyRun, AsyncRun
-from fedtopic.algorithms.base import Mode, Option, UpdateSpec
-from fedtopic.algorithms.lda.dp_options import FEDERATED_DP_OPTIONS
+from fedtopic.algorithms.base import Mode, Option, TrainSpec, UpdateSpec
+from fedtopic.algorithms.lda.dp_options import (
+    FEDERATED_DP_OPTIONS,
+    federated_dp_settings,
+)
 from fedtopic.algorithms.lda.federated import FederatedLDA
-from fedtopic.algorithms.lda.options import LDA_OPTIONS, STEPS_OPTION
+from fedtopic.algorithms.lda.options import (
+    LDA_OPTIONS,
+    PRIOR_OPTIONS,
+    STEPS_OPTION,
+    check_prior_options,
+    hyper_from_spec,
+)
+from fedtopic.corpus.types import Corpus
+from fedtopic.errors import ConfigError
+
+WIDTH_OPTION = Option("optim_width", int, 4096,
+                      "with optim_interval: columns of the histograms a party publishes; a document of this many "
+                      "tokens or more is counted in the last (exact below it)", minimum=2)
 
 
 class DAFedLDA(FederatedLDA):
@@ -30,9 +46,35 @@ class DAFedLDA(FederatedLDA):
         STEPS_OPTION,
         Option("converge_tol", float, None, "also stop when fewer than this fraction of a party's tokens changed "
                "topic in a round", minimum=0.0, maximum=1.0, default_text="off"),
-    ) + FEDERATED_DP_OPTIONS
+    ) + PRIOR_OPTIONS + (WIDTH_OPTION,) + FEDERATED_DP_OPTIONS
     update = UpdateSpec("counts", "N_p int32[V,K] word-topic counts, sparse-encoded, AES-256-GCM per channel; "
                                   "readers sum them")
+
+    def check_data(self, parts: Sequence[Corpus], spec: TrainSpec) -> None:
+        """Also: learned priors need the dense sampler and no DP (the histograms would be published unnoised)."""
+        super().check_data(parts, spec)
+        check_prior_options(spec)
+        if spec.options.get("optim_interval") and federated_dp_settings(spec.options) is not None:
+            raise ConfigError("--opt optim_interval publishes the parties' document-topic histograms, which no DP "
+                              "mechanism covers yet: learn α without dp, or keep it fixed under dp")
+
+    def lda_party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
+                  secret: bytes | None = None):  # -> LDAParty
+        """With ``optim_interval``, a party that publishes its histograms and learns α (``prior_party``)."""
+        if not spec.options.get("optim_interval"):
+            return super().lda_party(party_id, index, corpus, spec, secret=secret)
+        from fedtopic.algorithms.lda.prior_party import LearningLDAParty
+
+        return LearningLDAParty(party_id, corpus, hyper_from_spec(spec), width=int(spec.options["optim_width"]),
+                                steps=int(spec.options["steps"]), seed=spec.seed + index)  # type: ignore[arg-type]
+
+    def publication_shape(self, spec: TrainSpec, n_words: int) -> tuple[int, int]:
+        """N_p's [V, K], with the histograms' rows below it when α is learned."""
+        if not spec.options.get("optim_interval"):
+            return super().publication_shape(spec, n_words)
+        from fedtopic.algorithms.lda.published_priors import extra_rows
+
+        return n_words + extra_rows(spec.topics, int(spec.options["optim_width"])), spec.topics  # type: ignore[arg-type]
 
     def write_async_simulation(self, out: Path, run: AsyncRun) -> dict[str, Any]:
         """Every party's Φ_Σ (parties of different consortia differ), evaluated on the held-out documents; the
