@@ -135,6 +135,7 @@ def test_dafed_parties_learn_alpha_from_what_they_read(tmp_path, capsys, transpo
     alpha = np.asarray(summary["alpha"])
     assert alpha.shape == (5,) and np.ptp(alpha) > 0
     np.testing.assert_array_equal(np.load(out / "model.npz")["alpha"], alpha)
+    assert summary["optim_clipped_documents"] == {"p1": 0, "p2": 0, "p3": 0}  # synthetic documents are short
 
 
 def test_a_dafed_party_publishes_its_histograms_and_keeps_alpha_in_its_checkpoint():

@@ -155,7 +155,8 @@ def run_party(
     else:
         publish(0, party.genesis())
     wait_for_genesis(transport, readable - {party.party_id}, timeout=genesis_timeout)
-    previous = party.own_counts()
+    n_words = len(party.vocab)  # the counts' rows (a learning party publishes its histograms below them)
+    previous = party.own_counts()[:n_words]
     reads_before = transport.bytes_received()
     clock, told = _PeerClock(readable - {party.party_id}), frozenset[str]()
 
@@ -223,8 +224,9 @@ def run_party(
             on_round(party.party_id, report, log)
         if converge_tol is not None:
             # the share of the update's mass that moved (for counts: of the party's tokens that changed topic)
-            changed = np.abs(report.n_wk.astype(np.int64) - previous).sum() / (2 * max(int(np.sum(previous)), 1))
-            previous = report.n_wk
+            counts = report.n_wk[:n_words]
+            changed = np.abs(counts.astype(np.int64) - previous).sum() / (2 * max(int(np.sum(previous)), 1))
+            previous = counts
             if changed < converge_tol:
                 log.stopped_by = "converged"
                 break

@@ -73,6 +73,8 @@ def write_async_run(
         "max_delay": max_delay,
         "alpha": alpha_json(alpha),
         "beta": beta,
+        **({} if not hasattr(sim.parties[0], "clipped_documents") else  # learned α: documents past optim_width
+           {"optim_clipped_documents": {p.party_id: p.clipped_documents for p in sim.parties}}),
         "bytes_received": int(sum(log.bytes_received for log in sim.logs)),
         "staleness_histogram": _histogram(staleness),
         "staleness_meaning": STALENESS_MEANING,

@@ -97,4 +97,6 @@ class DAFedLDA(FederatedLDA):
             "comm_seconds_per_round": log.comm_seconds / max(log.rounds, 1),
             "mean_staleness": float(np.mean(log.staleness)) if log.staleness else 0.0,
             "peers_behind": dict(log.behind), "sweeps": log.sweeps, "planned_sweeps": log.planned_sweeps,
-            "short_of_planned_sweeps": max(0, log.planned_sweeps - log.sweeps)} | dict(run.extra))
+            "short_of_planned_sweeps": max(0, log.planned_sweeps - log.sweeps)} | dict(run.extra) |
+            ({} if not hasattr(run.party, "clipped_documents") else  # learned α: documents past optim_width
+             {"optim_clipped_documents": run.party.clipped_documents}))

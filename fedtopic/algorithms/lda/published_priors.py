@@ -5,7 +5,8 @@ Minka's fixed point needs) travel in its own channel, as rows appended to N_p in
 rows of the public ``width`` (``optim_width``), flattened and cut into rows of K cells. A reader sums the latest
 histograms it may read with its own, as it sums N_Σ (Eq. 8), and learns α from them; the channel's codec keeps
 only non-zero cells, so the rows cost little. A document-topic count or a length of ``width`` tokens or more is
-counted in the last column (what the party's log says once): exact below the width, an approximation above.
+counted in the last column (the summary says how many documents, ``optim_clipped_documents``): exact below the
+width, an approximation above.
 """
 
 from __future__ import annotations
