@@ -5,6 +5,7 @@ none and mask, every party holds it, the run's model carries it; a checkpoint ke
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -158,3 +159,59 @@ def test_a_dafed_party_publishes_its_histograms_and_keeps_alpha_in_its_checkpoin
     again.restore(state)
     np.testing.assert_array_equal(again.alpha, second.alpha)
     assert again.optimisations == second.optimisations == 1
+
+
+def test_dafed_node_processes_learn_alpha_and_a_killed_node_resumes_with_it(tmp_path, capsys):
+    """Three `node run` processes over `fedtopic chain up` learn α; p2 killed after round 5 (α learned twice)
+    resumes from its checkpoint with it, and every party's model carries K learned values."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from fedtopic.consortium.config import load_consortium, save_consortium
+    from fedtopic.consortium.init import init_consortium
+    from fedtopic.ledger.local_nodes import REPO_ROOT, start_chain_up
+    from fedtopic.runs.folder import load_topic_model
+
+    init = init_consortium(3, tmp_path / "c", seed=11)
+    cfg = load_consortium(init.config_path)
+    algorithm = cfg.algorithm.model_copy(update={"topics": 5, "iterations": 12, "random_delay": (0.0, 0.05),
+                                                 "options": {"optim_interval": 2}})
+    save_consortium(cfg.model_copy(update={"algorithm": algorithm,
+                                           "data": cfg.data.model_copy(update={"dataset": "synthetic"})}),
+                    init.config_path)
+
+    def node(party: str, log: Path) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-m", "fedtopic.cli.main", "node", "run", "--config",
+                                 str(init.config_path), "--party", party, "--format", "json", "--genesis-timeout",
+                                 "240"], stdout=subprocess.PIPE, stderr=open(log, "w"), text=True,
+                                env={"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"})
+
+    chain = start_chain_up(engine="embedded")
+    procs: dict[str, subprocess.Popen] = {}
+    try:
+        assert main(["consortium", "deploy", str(init.config_path), "--rpc", chain.url, *chain.faucet_args]) == 0
+        logs = {p: tmp_path / f"{p}.log" for p in ("p1", "p2", "p3")}
+        procs = {p: node(p, logs[p]) for p in logs}
+        deadline = time.monotonic() + 240
+        while "round 5 " not in logs["p2"].read_text():
+            assert time.monotonic() < deadline, logs["p2"].read_text()[-2000:]
+            time.sleep(0.2)
+        procs["p2"].send_signal(signal.SIGKILL)
+        procs["p2"].wait(30)
+        procs["p2"] = node("p2", tmp_path / "p2-restart.log")
+        outs = {p: proc.communicate(timeout=300) for p, proc in procs.items()}
+        for p, (out, _) in outs.items():
+            assert procs[p].returncode == 0, (tmp_path / f"{p}.log").read_text()[-2000:]
+        assert "p2: resumed from" in (tmp_path / "p2-restart.log").read_text()
+        for p in outs:
+            alpha = np.asarray(load_topic_model(tmp_path / "c" / "state" / p / "model").alpha)
+            assert alpha.shape == (5,) and np.ptp(alpha) > 0
+        capsys.readouterr()
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(30)
+        chain.stop()
