@@ -1,13 +1,15 @@
 """Learned priors (``--opt optim_interval``) vs tomotopy 0.14's ``optim_interval``: held-out perplexity, side by side.
 
-    python benchmarks/bench_learned_priors.py [--quick] [--iterations 300] [--json out.json]
+    python benchmarks/bench_learned_priors.py [--quick] [--iterations 300] [--seeds 3] [--federated] [--json out.json]
 
 Corpora drawn from LDA with an *asymmetric* true α (a few topics in most documents, most topics rare), in three
 shapes (short, medium and long documents; K 10, 20, 50). On each: tomotopy ``LDAModel(k, alpha=0.1, eta=0.01)``
 with ``optim_interval=10`` (its defaults), ours ``GibbsLDA(k, β=0.01, optim_interval=10)`` from its default start
 (tomotopy's 0.1) and from the paper's α = 50/K, and all three without learning for reference; all one thread, the same sweeps. Every
 model is scored by the same evaluator (document-completion perplexity, ``eval.perplexity``) on held-out documents
-with its own α (tomotopy's learned ``alpha`` list for its Φ).
+with its own α (tomotopy's learned ``alpha`` list for its Φ). ``--federated`` adds csfed-lda (through its
+aggregator, protection none) and dafed-lda (in-memory channels) with ``optim_interval=10`` on the training
+documents dealt round-robin to 3 parties, through ``simulation.run.simulate_run`` (dafed: party 1's model).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import argparse
 import json
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -60,7 +63,24 @@ def _tomotopy(train: Corpus, k: int, iterations: int, optim_interval: int, seed:
     return model, time.perf_counter() - started
 
 
-def run_shape(name: str, iterations: int, seed: int, scale: float) -> list[dict]:
+def _federated(algorithm: str, train: Corpus, test: Corpus, k: int, iterations: int, seed: int):
+    """(Φ, α, seconds) of ``algorithm`` with optim_interval 10 over 3 parties holding every third document."""
+    from fedtopic.algorithms.registry import get_algorithm
+    from fedtopic.corpus.training_data import TrainingData
+    from fedtopic.runs.folder import load_topic_model
+    from fedtopic.simulation.run import simulate_run
+
+    parts = [train.subset(np.arange(i, train.n_docs, 3)) for i in range(3)]
+    spec = get_algorithm(algorithm).spec(k, iterations, seed, {"optim_interval": 10, "beta": BETA})
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        simulate_run(TrainingData("asymmetric", train, test, parts), algorithm, spec, Path(tmp))
+        seconds = time.perf_counter() - started
+        model = load_topic_model(Path(tmp))
+    return model.phi, model.alpha, seconds
+
+
+def run_shape(name: str, iterations: int, seed: int, scale: float, federated: bool = False) -> list[dict]:
     n_docs, mean_len, n_words, k, alpha_sum = SHAPES[name]
     corpus, true_alpha = asymmetric_corpus(int(n_docs * scale) + 500, mean_len, n_words, k, alpha_sum, seed)
     train, test = used_vocabulary(corpus.subset(np.arange(corpus.n_docs - 500)),
@@ -80,11 +100,15 @@ def run_shape(name: str, iterations: int, seed: int, scale: float) -> list[dict]
         tomo, seconds = _tomotopy(train, k, iterations, optim, seed)
         score("tomotopy α₀=0.1", tomotopy_phi(tomo, train.vocab), np.array(tomo.alpha, dtype=np.float64), seconds,
               optim)
-        for label, alpha in (("ours α₀=50/K", 50.0 / k), ("ours α₀=0.1", None)):  # None: the default start
+        for label, alpha in (("ours α₀=50/K", 50.0 / k), ("ours default", None)):  # None: 0.1 when learning, 50/K when not
             started = time.perf_counter()
             ours = GibbsLDA(k, alpha=alpha, beta=BETA, sampler="dense", seed=seed, optim_interval=optim)
             ours.fit(train, iterations)
             score(label, ours.phi(), ours.alpha, time.perf_counter() - started, optim)
+    if federated:
+        for algorithm in ("csfed-lda", "dafed-lda"):
+            phi, alpha, seconds = _federated(algorithm, train, test, k, iterations, seed)
+            score(f"{algorithm} (3 parties)", phi, alpha, seconds, 10)
     return rows
 
 
@@ -94,16 +118,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=300)
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--shapes", default=",".join(SHAPES))
+    parser.add_argument("--federated", action="store_true", help="also csfed-lda and dafed-lda over 3 parties")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     iterations = 100 if args.quick else args.iterations
     rows = []
     for seed in range(1, args.seeds + 1):
         for name in args.shapes.split(","):
-            rows += run_shape(name, iterations, seed, 0.2 if args.quick else 1.0)
+            rows += run_shape(name, iterations, seed, 0.2 if args.quick else 1.0, args.federated)
     print("\nratio ours / tomotopy (optim_interval 10), median over seeds:")
     for name in args.shapes.split(","):
-        for label in ("ours α₀=50/K", "ours α₀=0.1"):
+        for label in ("ours α₀=50/K", "ours default") + (("csfed-lda (3 parties)", "dafed-lda (3 parties)")
+                                                         if args.federated else ()):
             ratios = [o["perplexity"] / t["perplexity"] for o in rows for t in rows
                       if o["shape"] == t["shape"] == name and o["system"] == label and t["system"].startswith("tomo")
                       and o["optim_interval"] == t["optim_interval"] == 10 and o["tokens"] == t["tokens"]]
