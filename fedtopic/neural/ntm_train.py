@@ -12,10 +12,15 @@ the centralised run), the consortium's validation loss is Σ_ℓ (sum of node �
 ``patience`` epochs without a better one, keeping the best epoch's weights and statistics. The relative weight
 change below ``tolerance`` (the gFedNTM paper's rule, §3.2) is an optional further stop, off by default.
 
-Batches: epoch e of node ℓ shuffles its documents with a generator seeded (seed, ℓ, e); a federated step takes
-the next B of every node (a node whose epoch ran out contributes none), and ε and the dropout masks of the
-union batch come from a generator seeded (seed, step), each node taking the rows of its place in the union
-(nodes in session order), so the union batch is exactly a centralised batch.
+Batches: epoch e of node ℓ shuffles its documents with a generator seeded (seed, ℓ, e). ``batch`` B is the
+*union* batch, as the centralised trainer's: an epoch has S = ⌈Σ_ℓ N_ℓ / B⌉ steps, as centralised training on
+the pooled documents does, and step s takes node ℓ's shuffled documents from ⌊min(sB, N) N_ℓ / N⌋ to
+⌊min((s+1)B, N) N_ℓ / N⌋ (N = Σ N_ℓ), so every node gives its share N_ℓ / N of each batch, a single node takes
+exactly the centralised batches, and each node uses each of its documents once an epoch whatever the nodes'
+sizes (``union_takes``; before, each node took B of its own, and unequal nodes made union batches of up to
+P·B documents in fewer steps). ε and the dropout masks of the union batch come from a generator seeded (seed,
+step), each node taking the rows of its place in the union (nodes in session order), so the union batch is
+exactly a centralised batch.
 """
 
 from __future__ import annotations
@@ -59,9 +64,24 @@ def synchronous_start(total: SumFn) -> StartFn:
     return start
 
 
+def union_first(sizes: list[int], step: int, batch: int) -> list[int]:
+    """Each node's documents used before union batch ``step`` of an epoch: ⌊min(sB, N) · N_ℓ / N⌋ (N = Σ N_ℓ)."""
+    total = sum(sizes)
+    used = min(step * batch, total)
+    return [used * n // total if total else 0 for n in sizes]
+
+
+def union_takes(sizes: list[int], step: int, batch: int) -> list[int]:
+    """How many documents each node gives union batch ``step``: its share N_ℓ / N of the B the centralised
+    trainer takes (one node: exactly the centralised batches; P nodes: within P − 1 of it, by the floors), each
+    node's documents used once an epoch."""
+    return [b - a for a, b in zip(union_first(sizes, step, batch), union_first(sizes, step + 1, batch))]
+
+
 @dataclass(frozen=True)
 class NTMSettings:
-    """Adam's rate, the per-node batch size, the epoch budget and the stopping rules."""
+    """Adam's rate, the batch size (gFedNTM: of the union batch, ``union_takes``), the epoch budget and the
+    stopping rules."""
 
     lr: float = 2e-3
     batch: int = 64
@@ -294,8 +314,8 @@ class FederatedNode:
         return stop
 
     def steps_per_epoch(self, sizes: list[int]) -> int:
-        """Steps of one epoch: until the largest node has used all its documents."""
-        return max(-(-n // self.settings.batch) for n in sizes)
+        """Steps of one epoch: the centralised trainer's on the pooled documents, ⌈Σ N_ℓ / B⌉."""
+        return max(1, -(-sum(sizes) // self.settings.batch))
 
     def train_epoch(self, sizes: list[int], total: SumFn, after_step: Callable[[], None] | None = None,
                     start: StartFn | None = None) -> float:
@@ -307,10 +327,10 @@ class FederatedNode:
             self.epoch_start, self.epoch_first_step = self.flat.copy(), self.step
         order = np.random.default_rng([self.seed, self.index, self.epoch]).permutation(self.n_train)
         perm = self.train_idx[order]
-        b = self.settings.batch
         for s in range(self.pos, self.steps_per_epoch(sizes)):
-            idx = perm[s * b:(s + 1) * b]
-            takes = [max(0, min(b, n - s * b)) for n in sizes]
+            takes = union_takes(sizes, s, self.settings.batch)
+            first = union_first(sizes, s, self.settings.batch)[self.index]
+            idx = perm[first:first + takes[self.index]]
             union, offset = sum(takes), sum(takes[:self.index])
             self.pos = s + 1
             if union < 2:  # BatchNorm needs two documents; every node sees the same sizes and skips alike

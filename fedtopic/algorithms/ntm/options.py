@@ -8,7 +8,7 @@ from fedtopic.algorithms.base import Option, OptionValue
 
 NTM_OPTIONS: tuple[Option, ...] = (
     Option("lr", float, 2e-3, "Adam's learning rate (betas 0.99/0.99)", minimum=0.0, exclusive_minimum=True),
-    Option("batch", int, 64, "mini-batch size (per node in gfedntm)", minimum=2),
+    Option("batch", int, 64, "mini-batch size (in gfedntm of the union batch, each node giving its share of it)", minimum=2),
 )
 PATIENCE = Option("patience", int, 5, "early stopping: epochs without a better validation loss (25 % of every "
                   "party's documents held out)", minimum=1)
