@@ -4,7 +4,7 @@
                                        [--repeats 3] [--json out.json]
 
 Synthetic LDA documents (the corpus layer's generator, §4.1's shape: V words, K topics, lengths U[150, 250]),
-``--docs`` per node, batch 64 per node. One epoch of each, ``--repeats`` times (median):
+``--docs`` per node, batch 64 per node (a union batch of ``--nodes`` × 64: gFedNTM's ``batch`` is the union's). One epoch of each, ``--repeats`` times (median):
 
 - centralised: one ProdLDA step on the union batch (``--nodes`` × 64 documents; loss, autograd, Adam), the
   step a centralised trainer takes, so the same number of steps per epoch;
@@ -107,7 +107,7 @@ def main() -> None:
     args = ap.parse_args()
     synth, data = synthetic_consortium(args)
     counts = counts_matrix(data.train)
-    settings = NTMSettings(batch=BATCH, epochs=1, tolerance=0.0)
+    settings = NTMSettings(batch=args.nodes * BATCH, epochs=1, tolerance=0.0)  # the union batch: BATCH a node
     rows: dict[str, list[dict[str, float]]] = {}
 
     def record(name: str, seconds: float, steps: int, bytes_up: float, epoch: float | None = None) -> None:
@@ -129,7 +129,8 @@ def main() -> None:
                8.0 * (4 * k + 2 * v + 2 * v + 4 * k) + wire_bytes * nodes[0].shapes.size)
         for protection, wire in (("none", "float32"), ("none", "float64"), ("mask", "float32")):
             spec = get_algorithm("gfedntm-prodlda").spec(args.topics, 1, args.seed,
-                                                         {"batch": str(BATCH), "tolerance": "0", "wire": wire})
+                                                         {"batch": str(args.nodes * BATCH), "tolerance": "0",
+                                                          "wire": wire})
             with tempfile.TemporaryDirectory() as tmp:
                 s = simulate_sync(data, "gfedntm-prodlda", spec, Path(tmp) / "run", protection=protection,
                                   say=lambda _: None)

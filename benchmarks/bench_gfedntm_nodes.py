@@ -58,7 +58,7 @@ def write_uci(corpus: Any, folder: Path, name: str) -> Path:
 
 def run_nodes(parties: list, vocab: tuple[str, ...], args: argparse.Namespace, wire: str, work: Path) -> float:
     """Median over nodes of seconds per step between the ends of their first and last epochs."""
-    options = {"batch": str(BATCH), "tolerance": "0", "wire": wire}
+    options = {"batch": str(len(parties) * BATCH), "tolerance": "0", "wire": wire}  # the union: BATCH a node
     spec = get_algorithm("gfedntm-prodlda").spec(args.topics, args.epochs, args.seed, options)
     config, cfg = local_consortium(work / "consortium", len(parties), spec, algorithm="gfedntm-prodlda",
                                    protection="none", seed=args.seed)

@@ -122,13 +122,14 @@ def main() -> None:
     ap.add_argument("--wire", default="float32", choices=("float32", "float64"), help="the gradient's precision")
     args = ap.parse_args()
     _, data = synthetic_consortium(args)
-    steps = -(-(args.docs - args.docs // 4) // 64)  # a node's training share (three quarters) in batches of 64
+    steps = -(-(args.docs - args.docs // 4) // 64)  # a node's training share (three quarters), 64 of it a step
     if steps < 5:
         ap.error("--docs gives fewer than 5 steps an epoch; nothing left to time")
     probe = Probe(2, steps - 2)
     probe.install()
     spec = get_algorithm("gfedntm-prodlda").spec(args.topics, 1, args.seed,
-                                                 {"batch": "64", "tolerance": "0", "wire": args.wire})
+                                                 {"batch": str(64 * args.nodes), "tolerance": "0",
+                                                  "wire": args.wire})  # the union batch: 64 a node
     with tempfile.TemporaryDirectory() as tmp:
         simulate_sync(data, "gfedntm-prodlda", spec, Path(tmp) / "run", protection=args.protection,
                       say=lambda _: None)
