@@ -31,3 +31,19 @@ def test_union_batches_split_the_centralised_batches_by_the_nodes_data(sizes, ba
 def test_one_node_takes_exactly_the_centralised_batches(n, batch):
     steps = -(-n // batch)
     assert [union_takes([n], s, batch)[0] for s in range(steps)] == [min(batch, n - s * batch) for s in range(steps)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 300), min_size=1, max_size=5).filter(lambda s: sum(s) >= 4), st.integers(0, 2**31))
+def test_the_nodes_parts_of_the_split_are_the_centralised_split(sizes, seed):
+    """Every node trains and validates on its part of the centralised trainer's split of the pooled documents."""
+    import numpy as np
+
+    from fedtopic.neural.ntm_train import pooled_split, split
+
+    parts = [pooled_split(sizes, seed, i) for i in range(len(sizes))]
+    offsets = np.cumsum([0] + sizes[:-1])
+    train, val = split(sum(sizes), seed)
+    assert np.array_equal(np.concatenate([p[0] + o for p, o in zip(parts, offsets)]), train)
+    assert np.array_equal(np.concatenate([p[1] + o for p, o in zip(parts, offsets)]), val)
+    assert all(len(p[0]) + len(p[1]) == n for p, n in zip(parts, sizes))

@@ -19,7 +19,7 @@ from fedtopic.neural.ntm_train import GRADIENT_PHASES, FederatedNode, gradient_o
 def train_in_process(nodes: Sequence[FederatedNode], epochs: int) -> None:
     """Up to ``epochs`` epochs of every node, with the federated stopping rule (the consortium's validation loss,
     summed in node order); their W, Adam state and statistics end identical."""
-    sizes = [n.n_train for n in nodes]
+    sizes = [node.adopt_split([n.counts.shape[0] for n in nodes]) for node in nodes][0]  # as setup does
     pending: dict[tuple[str, int], list[Any]] = {}
     barrier = threading.Barrier(len(nodes))
     lock = threading.Lock()

@@ -50,10 +50,11 @@ class GFedNTMParty:
             for phase, n in self.node.phase_sizes().items()]
 
     def setup(self, exchange: Exchange) -> None:
-        """Every node's document count (the union batch's composition at every step)."""
+        """Every node's document count: the centralised split of the pooled documents (each node's part of it,
+        ``FederatedNode.adopt_split``) and the union batch's composition at every step."""
         own = np.zeros(self.n_parties)
-        own[self.node.index] = self.node.n_train
-        self.sizes = [int(round(x)) for x in exchange.sum("size", 0, own).value]
+        own[self.node.index] = self.node.counts.shape[0]
+        self.sizes = self.node.adopt_split([int(round(x)) for x in exchange.sum("size", 0, own).value])
 
     def step(self, round: int, exchange: Exchange) -> StepRecord:
         """One epoch of Sync-Opt steps (the rest of it after a mid-epoch restart)."""
