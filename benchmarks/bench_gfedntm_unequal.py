@@ -70,7 +70,8 @@ def run(seed: int, sizes: list[int], n_words: int, alpha: float) -> list[dict]:
     spec = central_algo.spec(15, 100, seed, {})
     fitted = central_algo.fit(data.parties, spec)[0]
     rows.append({"system": "centralised ProdLDA", "seed": seed, "recovered": recovered(true_phi, fitted.model.phi),
-                 "tss": tss(true_phi, fitted.model.phi)}
+                 "tss": tss(true_phi, fitted.model.phi), "epochs": (fitted.extra or {}).get("epochs"),
+                 "best_epoch": (fitted.extra or {}).get("best_epoch")}
                 | ntm_scores(fitted.model, data, fitted.theta, seed))
     fed = get_algorithm("gfedntm-prodlda")
     with tempfile.TemporaryDirectory() as tmp:
@@ -79,11 +80,13 @@ def run(seed: int, sizes: list[int], n_words: int, alpha: float) -> list[dict]:
     rows.append({"system": "gFedNTM (3 parties)", "seed": seed, "recovered": recovered(true_phi, model.phi),
                  "tss": tss(true_phi, model.phi),
                  "npmi": summary["npmi"], "macro_f1": summary.get("macro_f1"), "epochs": summary.get("epochs"),
+                 "best_epoch": summary.get("best_epoch"),
                  "steps": summary.get("steps")})
     for row in rows[-2:]:
         print(f"seed {seed} {row['system']:22s} recovered {row['recovered']:2d}/15  TSS {row['tss']:.2f}  "
               f"NPMI {row['npmi']:.3f}  "
-              f"macro-F1 {row.get('macro_f1', float('nan')):.3f}", flush=True)
+              f"macro-F1 {row.get('macro_f1', float('nan')):.3f}  epochs {row.get('epochs')} (best "
+              f"{row.get('best_epoch')})", flush=True)
     return rows
 
 

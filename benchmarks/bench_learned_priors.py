@@ -1,6 +1,10 @@
 """Learned priors (``--opt optim_interval``) vs tomotopy 0.14's ``optim_interval``: held-out perplexity, side by side.
 
     python benchmarks/bench_learned_priors.py [--quick] [--iterations 300] [--seeds 3] [--federated] [--json out.json]
+    python benchmarks/bench_learned_priors.py --chains 6 --shapes short,medium
+
+``--chains N``: instead, on the corpus of seed 1 of each shape, N chains of each sampler (sampler seeds 1..N,
+both learning α every 10 sweeps from 0.1): the chains' spread, and the ratio of their medians.
 
 Corpora drawn from LDA with an *asymmetric* true α (a few topics in most documents, most topics rare), in three
 shapes (short, medium and long documents; K 10, 20, 50). On each: tomotopy ``LDAModel(k, alpha=0.1, eta=0.01)``
@@ -112,6 +116,28 @@ def run_shape(name: str, iterations: int, seed: int, scale: float, federated: bo
     return rows
 
 
+def chains(name: str, n_chains: int, iterations: int) -> list[dict]:
+    """Held-out perplexity of ``n_chains`` chains of tomotopy and of ours on the shape's corpus of seed 1."""
+    n_docs, mean_len, n_words, k, alpha_sum = SHAPES[name]
+    corpus, _ = asymmetric_corpus(n_docs + 500, mean_len, n_words, k, alpha_sum, 1)
+    train, test = used_vocabulary(corpus.subset(np.arange(corpus.n_docs - 500)),
+                                  corpus.subset(np.arange(corpus.n_docs - 500, corpus.n_docs)))
+    rows = []
+    for chain in range(1, n_chains + 1):
+        tomo, _ = _tomotopy(train, k, iterations, 10, chain)
+        ours = GibbsLDA(k, beta=BETA, sampler="dense", seed=chain, optim_interval=10).fit(train, iterations)
+        for system, phi, alpha in (("tomotopy", tomotopy_phi(tomo, train.vocab), np.array(tomo.alpha)),
+                                   ("ours", ours.phi(), ours.alpha)):
+            rows.append({"shape": name, "system": system, "chain": chain,
+                         "perplexity": completion_perplexity(phi, test, alpha, iterations=50, seed=1)})
+    for system in ("ours", "tomotopy"):
+        values = [r["perplexity"] for r in rows if r["system"] == system]
+        print(f"  {name:6s} {system:8s} {', '.join(f'{v:.1f}' for v in values)}  median {statistics.median(values):.1f}")
+    medians = [statistics.median(r["perplexity"] for r in rows if r["system"] == s) for s in ("ours", "tomotopy")]
+    print(f"  {name:6s} ratio of medians ours / tomotopy {medians[0] / medians[1]:.4f}", flush=True)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a fifth of the documents, 100 sweeps")
@@ -119,9 +145,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--shapes", default=",".join(SHAPES))
     parser.add_argument("--federated", action="store_true", help="also csfed-lda and dafed-lda over 3 parties")
+    parser.add_argument("--chains", type=int, default=0, help="N chains of each sampler on one corpus instead")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     iterations = 100 if args.quick else args.iterations
+    if args.chains:
+        rows = [row for name in args.shapes.split(",") for row in chains(name, args.chains, iterations)]
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=2))
+        return 0
     rows = []
     for seed in range(1, args.seeds + 1):
         for name in args.shapes.split(","):
