@@ -14,15 +14,16 @@ held out a random quarter of its own, and the two runs stopped at different epoc
 ``patience`` epochs without a better one, keeping the best epoch's weights and statistics. The relative weight
 change below ``tolerance`` (the gFedNTM paper's rule, §3.2) is an optional further stop, off by default.
 
-Batches: epoch e of node ℓ shuffles its documents with a generator seeded (seed, ℓ, e). ``batch`` B is the
-*union* batch, as the centralised trainer's: an epoch has S = ⌈Σ_ℓ N_ℓ / B⌉ steps, as centralised training on
-the pooled documents does, and step s takes node ℓ's shuffled documents from ⌊min(sB, N) N_ℓ / N⌋ to
-⌊min((s+1)B, N) N_ℓ / N⌋ (N = Σ N_ℓ), so every node gives its share N_ℓ / N of each batch, a single node takes
-exactly the centralised batches, and each node uses each of its documents once an epoch whatever the nodes'
-sizes (``union_takes``; before, each node took B of its own, and unequal nodes made union batches of up to
-P·B documents in fewer steps). ε and the dropout masks of the union batch come from a generator seeded (seed,
-step), each node taking the rows of its place in the union (nodes in session order), so the union batch is
-exactly a centralised batch.
+Batches: the centralised trainer's, exactly. Epoch e shuffles the pooled training documents with a generator
+seeded (seed, 0, e), as the centralised trainer does, and ``batch`` B is the union batch: step s takes positions
+sB … (s+1)B − 1 of that order, each node the documents of it that it holds (every node knows every node's
+training count, so every node computes the same order; ``FederatedNode.train_epoch``). An epoch has the
+centralised ⌈N / B⌉ steps whatever the nodes' sizes, and ε and the dropout masks of the union batch come from a
+generator seeded (seed, 1, step), each node taking the rows at its documents' places in the batch, so the union
+batch is the centralised batch document for document and draw for draw; only the order of the sums' additions
+differs. Before session 31 each node shuffled its own documents and took B of them a step: unequal nodes made
+union batches of up to P·B documents in fewer steps, and the run followed another trajectory than the
+centralised one.
 """
 
 from __future__ import annotations
@@ -66,24 +67,10 @@ def synchronous_start(total: SumFn) -> StartFn:
     return start
 
 
-def union_first(sizes: list[int], step: int, batch: int) -> list[int]:
-    """Each node's documents used before union batch ``step`` of an epoch: ⌊min(sB, N) · N_ℓ / N⌋ (N = Σ N_ℓ)."""
-    total = sum(sizes)
-    used = min(step * batch, total)
-    return [used * n // total if total else 0 for n in sizes]
-
-
-def union_takes(sizes: list[int], step: int, batch: int) -> list[int]:
-    """How many documents each node gives union batch ``step``: its share N_ℓ / N of the B the centralised
-    trainer takes (one node: exactly the centralised batches; P nodes: within P − 1 of it, by the floors), each
-    node's documents used once an epoch."""
-    return [b - a for a, b in zip(union_first(sizes, step, batch), union_first(sizes, step + 1, batch))]
-
-
 @dataclass(frozen=True)
 class NTMSettings:
-    """Adam's rate, the batch size (gFedNTM: of the union batch, ``union_takes``), the epoch budget and the
-    stopping rules."""
+    """Adam's rate, the batch size (gFedNTM: of the union batch, the centralised trainer's), the epoch budget and
+    the stopping rules."""
 
     lr: float = 2e-3
     batch: int = 64
@@ -344,19 +331,20 @@ class FederatedNode:
         start = synchronous_start(total) if start is None else start
         if self.pos == 0:
             self.epoch_start, self.epoch_first_step = self.flat.copy(), self.step
-        order = np.random.default_rng([self.seed, self.index, self.epoch]).permutation(self.n_train)
-        perm = self.train_idx[order]
+        order = np.random.default_rng([self.seed, 0, self.epoch]).permutation(sum(sizes))  # the centralised order
+        b, low = self.settings.batch, sum(sizes[:self.index])
+        high = low + sizes[self.index]
         for s in range(self.pos, self.steps_per_epoch(sizes)):
-            takes = union_takes(sizes, s, self.settings.batch)
-            first = union_first(sizes, s, self.settings.batch)[self.index]
-            idx = perm[first:first + takes[self.index]]
-            union, offset = sum(takes), sum(takes[:self.index])
+            batch = order[s * b:(s + 1) * b]  # the centralised batch, positions in the pooled training documents
+            places = np.flatnonzero((batch >= low) & (batch < high))  # this node's documents' places in it
+            idx = self.train_idx[batch[places] - low]
+            union = len(batch)
             self.pos = s + 1
             if union < 2:  # BatchNorm needs two documents; every node sees the same sizes and skips alike
                 continue
             noise = draw_noise(np.random.default_rng([self.seed, 1, self.step]), union, self.shapes.topics)
             node = NodeStep(self.flat, self.shapes, self.counts[idx].toarray(),
-                            None if self.ctx is None else self.ctx[idx], noise.rows(offset, offset + len(idx)), union)
+                            None if self.ctx is None else self.ctx[idx], noise.at(places), union)
             enc = total("enc", self.step, node.sums_encoder())
             dec = total("dec", self.step, node.sums_decoder(enc))
             g_dec = total("gdec", self.step, node.grad_decoder_stats(dec))

@@ -130,6 +130,12 @@ class Noise:
         return Noise(self.eps[start:stop], None if self.keep_hidden is None else self.keep_hidden[start:stop],
                      None if self.keep_theta is None else self.keep_theta[start:stop])
 
+    def at(self, places: np.ndarray) -> Noise:
+        """The draws of the batch rows at ``places`` int64[n] (a node's documents' places in the union batch)."""
+        pick = torch.from_numpy(np.asarray(places, dtype=np.int64))
+        return Noise(self.eps[pick], None if self.keep_hidden is None else self.keep_hidden[pick],
+                     None if self.keep_theta is None else self.keep_theta[pick])
+
 
 def draw_noise(rng: np.random.Generator, batch: int, topics: int, training: bool = True) -> Noise:
     """The batch's ε and dropout masks (no dropout and ε = 0 when not training)."""
