@@ -193,3 +193,44 @@ def test_train_learns_alpha_and_infer_and_gensim_export_use_it(tmp_path, capsys)
     assert main(base + ["--opt", "optim_interval=5", "--opt", "sampler=mh", "--out", str(tmp_path / "bad")]) == 2
     err = capsys.readouterr().err.strip()
     assert "sampler=dense" in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("k", [7, 300])
+def test_a_shuffled_document_order_is_the_reference_sweep_in_that_order(k):
+    """Learning α visits documents in a fresh order each sweep (gibbs.document_order): the kernel then equals the
+    numpy reference visiting them in the same order; the same key gives the same order, another key another."""
+    from fedtopic.models.gibbs import document_order
+
+    corpus = synthetic_lda(n_docs=30, doc_len=25, n_words=50, n_topics=4, seed=5)[0]
+    alpha = np.random.default_rng(k).uniform(0.01, 2.0, size=k)
+    fast, slow = (init_state(corpus.words, corpus.doc_ptr, corpus.n_words, k, 9) for _ in range(2))
+    bounds = np.array([0, corpus.n_docs])
+    for key in (1, 2):
+        order = document_order(bounds, [3, key])
+        assert sorted(order.tolist()) == list(range(corpus.n_docs)) and not np.array_equal(order, np.arange(30))
+        sweep(fast, corpus.words, corpus.doc_ptr, alpha, 0.05, sampler="dense", doc_order=[3, key])
+        reference_sweep(slow, corpus.words, corpus.doc_ptr, alpha, 0.05, order=order)
+    for name in ("z", "n_dk", "n_wk", "n_k", "rng"):
+        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+    assert not np.array_equal(document_order(bounds, [3, 1]), document_order(bounds, [3, 2]))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(0, 20), min_size=1, max_size=5), st.integers(0, 2**32))
+def test_a_document_order_permutes_each_shard_within_itself(sizes, key):
+    from fedtopic.models.gibbs import document_order
+
+    bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    order = document_order(bounds, key)
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        assert sorted(order[lo:hi].tolist()) == list(range(lo, hi))
+    assert np.array_equal(document_order(bounds, None), np.arange(bounds[-1]))
+
+
+def test_two_threads_learning_alpha_stay_consistent_and_reproducible():
+    corpus, _ = _asymmetric_corpus(9)
+    runs = [GibbsLDA(6, sampler="dense", seed=2, threads=2, optim_interval=5).fit(corpus, 15) for _ in range(2)]
+    assert np.array_equal(runs[0].state.z, runs[1].state.z) and np.array_equal(runs[0].alpha, runs[1].alpha)
+    n_wk = np.zeros_like(runs[0].state.n_wk)
+    np.add.at(n_wk, (corpus.words, runs[0].state.z), 1)
+    assert np.array_equal(n_wk, runs[0].state.n_wk)
