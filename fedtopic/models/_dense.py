@@ -200,7 +200,7 @@ def _refresh(k, ndk, nwk, inv, q, p, alpha, beta):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _runs_shard(words, doc_ptr, order, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream):
+def _runs_shard(words, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream):
     """``dense_shard`` for K ≤ RUNS_UP_TO: Σp and the draw from ``block_runs`` and ``locate_runs``.
 
     No fastmath: the block sums stay the trees written (with reassociation LLVM folded them into one chain of
@@ -212,8 +212,7 @@ def _runs_shard(words, doc_ptr, order, d0, d1, z, n_dk, tot_wk, tot_k, alpha, be
     inv, inv_up, inv_dn = _inverse_tables(tot_k, vbeta)
     q = _aligned_zeros(n_topics)  # (n_dk + α) / (N_k + Vβ) of the current document
     own = take_stream(rng, stream)
-    for t in range(d0, d1):
-        d = order[t]
+    for d in range(d0, d1):
         ndk = n_dk[d]
         for k in range(n_topics):
             q[k] = (ndk[k] + alpha_at(alpha, k)) * inv[k]
@@ -236,15 +235,14 @@ def _runs_shard(words, doc_ptr, order, d0, d1, z, n_dk, tot_wk, tot_k, alpha, be
 
 
 @njit(cache=True, fastmath=True, nogil=True, error_model="numpy")
-def _scan_shard(words, doc_ptr, order, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream):
+def _scan_shard(words, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream):
     """``dense_shard`` for K > RUNS_UP_TO: Σp in the products' loop, the draw by ``locate``'s early exit."""
     n_topics = tot_k.shape[0]
     p = dense_scratch(n_topics)
     inv, inv_up, inv_dn = _inverse_tables(tot_k, vbeta)
     q = _aligned_zeros(n_topics)
     own = take_stream(rng, stream)
-    for t in range(d0, d1):
-        d = order[t]
+    for d in range(d0, d1):
         ndk = n_dk[d]
         for k in range(n_topics):
             q[k] = (ndk[k] + alpha_at(alpha, k)) * inv[k]
@@ -272,7 +270,6 @@ def _scan_shard(words, doc_ptr, order, d0, d1, z, n_dk, tot_wk, tot_k, alpha, be
 def dense_shard(
     words: np.ndarray,  # int32[N]
     doc_ptr: np.ndarray,  # int64[D+1]
-    order: np.ndarray,  # int64[D]: the documents in visiting order; order[d0:d1] is a permutation of d0..d1-1
     d0: int,
     d1: int,  # documents [d0, d1) form this shard
     z: np.ndarray,  # int32[N], updated
@@ -285,9 +282,8 @@ def dense_shard(
     rng: np.ndarray,  # uint64[S,2]
     stream: int,
 ) -> None:
-    """One sweep of exact collapsed Gibbs over the tokens of documents d0..d1-1 (visited as ``order`` says), in
-    place."""
+    """One sweep of exact collapsed Gibbs over the tokens of documents d0..d1-1, in place."""
     if tot_k.shape[0] <= RUNS_UP_TO:
-        _runs_shard(words, doc_ptr, order, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream)
+        _runs_shard(words, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream)
     else:
-        _scan_shard(words, doc_ptr, order, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream)
+        _scan_shard(words, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream)

@@ -52,11 +52,10 @@ def _copy_into(tot_wk, tot_k, local_wk, local_k):
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _dense_shards(words, doc_ptr, order, bounds, z, n_dk, local_wk, local_k, alpha, beta, vbeta, rng):
+def _dense_shards(words, doc_ptr, bounds, z, n_dk, local_wk, local_k, alpha, beta, vbeta, rng):
     for t in prange(bounds.shape[0] - 1):
         dense_shard(
-            words, doc_ptr, order, bounds[t], bounds[t + 1], z, n_dk, local_wk[t], local_k[t], alpha, beta, vbeta,
-            rng, t
+            words, doc_ptr, bounds[t], bounds[t + 1], z, n_dk, local_wk[t], local_k[t], alpha, beta, vbeta, rng, t
         )
 
 
@@ -80,16 +79,15 @@ def shard_bounds(doc_ptr: np.ndarray, n_shards: int) -> np.ndarray:
     return np.concatenate([[0], inner, [n_docs]]).astype(np.int64)
 
 
-def parallel_dense(words, doc_ptr, order, bounds, z, n_dk, tot_wk, tot_k, local_wk, local_k, alpha, beta, vbeta,
-                   rng) -> None:
+def parallel_dense(words, doc_ptr, z, n_dk, tot_wk, tot_k, local_wk, local_k, alpha, beta, vbeta, rng) -> None:
     """Dense sweep over T document shards in parallel; tot_wk/tot_k merged in place.
 
-    bounds int64[T+1]: the shards (``shard_bounds``); order int64[D]: the documents in visiting order, each shard's
-    range a permutation of itself. local_wk int32[T,V,K] / local_k int64[T,K]: the shards' private counts
-    (overwritten; kept by the caller between sweeps so that no sweep pays for fresh pages).
+    local_wk int32[T,V,K] / local_k int64[T,K]: the shards' private counts (overwritten;
+    kept by the caller between sweeps so that no sweep pays for fresh pages).
     """
+    n_shards = local_wk.shape[0]
     _copy_into(tot_wk, tot_k, local_wk, local_k)
-    _dense_shards(words, doc_ptr, order, bounds, z, n_dk, local_wk, local_k, alpha, beta, vbeta, rng)
+    _dense_shards(words, doc_ptr, shard_bounds(doc_ptr, n_shards), z, n_dk, local_wk, local_k, alpha, beta, vbeta, rng)
     _merge(tot_wk, tot_k, local_wk, local_k)
 
 

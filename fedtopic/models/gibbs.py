@@ -27,8 +27,6 @@ given seed and thread count; threads=1 is exact sequential Gibbs (dense).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numba
 import numpy as np
 
@@ -42,7 +40,6 @@ from fedtopic.models._parallel import (
     parallel_cycle,
     parallel_dense,
     parallel_mh,
-    shard_bounds,
 )
 from fedtopic.models.prior import Alpha, check_alpha, is_symmetric
 from fedtopic.models.state import LDAState
@@ -74,18 +71,6 @@ def resolve_sampler(sampler: str, n_topics: int) -> str:
     if sampler == "auto":
         return "mh" if n_topics >= AUTO_MH_FROM else "dense"
     return sampler
-
-
-def document_order(bounds: np.ndarray, key: int | Sequence[int] | None) -> np.ndarray:
-    """int64[D]: the documents in the order a dense sweep visits them: corpus order (key None), or each shard's
-    (``bounds`` int64[T+1]) documents shuffled by a generator seeded ``key``. A learned α's chain mixes better
-    visiting documents in a fresh order every sweep, as tomotopy does (docs/RESULTS.md "Learned priors")."""
-    order = np.arange(bounds[-1], dtype=np.int64)
-    if key is not None:
-        rng = np.random.default_rng(key)
-        for lo, hi in zip(bounds[:-1], bounds[1:]):
-            order[lo:hi] = lo + rng.permutation(hi - lo)
-    return order
 
 
 def _mostly_dense_fallback(n_dk: np.ndarray, doc_ptr: np.ndarray, dense_above: int) -> bool:
@@ -129,7 +114,6 @@ def sweep(
     threads: int = 1,
     mh_steps: int | None = None,
     mh_exact_below: int | None = None,
-    doc_order: int | Sequence[int] | None = None,
 ) -> None:
     """Resample every token of (words int32[N], doc_ptr int64[D+1]) once, updating `state` in place.
 
@@ -139,8 +123,6 @@ def sweep(
     mh_steps: MH proposals per token of "sparse" (default 1) or cycles per token of "mh" (default 4).
     mh_exact_below: "mh" takes the exact-document move for a token whose document's other tokens hold at most
     this many topics, the O(1) cycles otherwise (default ``MH_EXACT_BELOW``; 0: cycles almost everywhere).
-    doc_order: None visits the documents in corpus order; a seed (an integer or a sequence of them) visits each
-    shard's documents in an order drawn from it (the dense sampler only; ``document_order``).
     """
     alpha = check_alpha(alpha, state.n_topics)
     if not beta > 0:
@@ -185,15 +167,12 @@ def sweep(
                            alpha, beta, vbeta, mh_steps, exact_below, state.rng,
                            lambda d0, d1: state.scan(words, doc_ptr, d0, d1, scan_order))
     elif kind == "dense":
-        bounds = np.array([0, n_docs], dtype=np.int64) if threads == 1 else shard_bounds(doc_ptr, threads)
-        order = document_order(bounds, doc_order)
         if threads == 1:
-            dense_shard(words, doc_ptr, order, 0, n_docs, state.z, state.n_dk, tot_wk, tot_k, alpha, beta, vbeta,
-                        state.rng, 0)
+            dense_shard(words, doc_ptr, 0, n_docs, state.z, state.n_dk, tot_wk, tot_k, alpha, beta, vbeta, state.rng, 0)
         else:
             parallel_dense(
-                words, doc_ptr, order, bounds, state.z, state.n_dk, tot_wk, tot_k, *state.count_copies(threads),
-                alpha, beta, vbeta, state.rng,
+                words, doc_ptr, state.z, state.n_dk, tot_wk, tot_k, *state.count_copies(threads), alpha, beta, vbeta,
+                state.rng,
             )
     else:
         tables = build_word_alias(tot_wk, tot_k, beta, vbeta)

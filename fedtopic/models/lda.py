@@ -39,7 +39,6 @@ from fedtopic.models.state import (
 )
 
 _FORMAT = "fedtopic.GibbsLDA/1"
-DOC_ORDER_STREAM = 0xD0C  # the document order's generator: (seed, this, sweep)
 
 
 class GibbsLDA:
@@ -116,11 +115,9 @@ class GibbsLDA:
     def sweep(self, frozen_wk: np.ndarray | None = None, frozen_k: np.ndarray | None = None) -> None:
         """One Gibbs sweep over the corpus; frozen_* are other parties' counts (read only)."""
         corpus, state = self._ready()
-        # learning α: a fresh document order every sweep (keyed by seed and sweep), as tomotopy visits them
-        order = [self.seed, DOC_ORDER_STREAM, self.iterations_done] if self.optim_interval else None
         sweep(
             state, corpus.words, corpus.doc_ptr, self.alpha, self.beta,
-            frozen_wk=frozen_wk, frozen_k=frozen_k, sampler=self.sampler, threads=self.threads, doc_order=order,
+            frozen_wk=frozen_wk, frozen_k=frozen_k, sampler=self.sampler, threads=self.threads,
         )
         self.iterations_done += 1
 

@@ -37,16 +37,14 @@ def reference_sweep(
     beta: float,
     frozen_wk: np.ndarray | None = None,
     frozen_k: np.ndarray | None = None,
-    order: np.ndarray | None = None,
 ) -> None:
-    """Sequential exact Gibbs sweep in place, documents in ``order`` (default: corpus order); only the state's own
-    counts change (frozen ones are read)."""
+    """Sequential exact Gibbs sweep in place; only the state's own counts change (frozen ones are read)."""
     n_words, n_topics = state.n_wk.shape
     vbeta = n_words * beta
     f_wk = np.zeros_like(state.n_wk) if frozen_wk is None else frozen_wk
     f_k = f_wk.sum(axis=0) if frozen_k is None else frozen_k
     gen = PyXoroshiro(state.rng, 0)
-    for d in range(len(doc_ptr) - 1) if order is None else order:
+    for d in range(len(doc_ptr) - 1):
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
             w, k = words[i], state.z[i]
             state.n_dk[d, k] -= 1
