@@ -193,3 +193,12 @@ def test_train_learns_alpha_and_infer_and_gensim_export_use_it(tmp_path, capsys)
     assert main(base + ["--opt", "optim_interval=5", "--opt", "sampler=mh", "--out", str(tmp_path / "bad")]) == 2
     err = capsys.readouterr().err.strip()
     assert "sampler=dense" in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_two_threads_learning_alpha_stay_consistent_and_reproducible():
+    corpus, _ = _asymmetric_corpus(9)
+    runs = [GibbsLDA(6, sampler="dense", seed=2, threads=2, optim_interval=5).fit(corpus, 15) for _ in range(2)]
+    assert np.array_equal(runs[0].state.z, runs[1].state.z) and np.array_equal(runs[0].alpha, runs[1].alpha)
+    n_wk = np.zeros_like(runs[0].state.n_wk)
+    np.add.at(n_wk, (corpus.words, runs[0].state.z), 1)
+    assert np.array_equal(n_wk, runs[0].state.n_wk)
