@@ -1,8 +1,20 @@
-"""fedtopic.models: numba collapsed-Gibbs LDA (pure computation on arrays; no I/O)."""
+"""fedtopic.models: numba collapsed-Gibbs LDA (pure computation on arrays; no I/O).
 
-from fedtopic.models.distributions import phi_from_counts, theta_from_counts
-from fedtopic.models.gibbs import sweep
-from fedtopic.models.lda import GibbsLDA
-from fedtopic.models.state import LDAState, counts_from_z, init_state
+The names below load their modules on first use (PEP 562), so that importing a light module of the package
+(``models.prior``: what α is, used by the evaluation, the run folders and the Python API's ``TopicModel``) does
+not compile or load numba.
+"""
 
-__all__ = ["GibbsLDA", "LDAState", "counts_from_z", "init_state", "phi_from_counts", "sweep", "theta_from_counts"]
+from importlib import import_module
+from typing import Any
+
+_HOMES = {"GibbsLDA": "lda", "LDAState": "state", "counts_from_z": "state", "init_state": "state",
+          "phi_from_counts": "distributions", "sweep": "gibbs", "theta_from_counts": "distributions"}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)
