@@ -24,11 +24,11 @@ from fedtopic.models.hyperopt import (
     optimize_beta,
 )
 from fedtopic.models.prior import (
-    LEARNED_ALPHA_START,
     Alpha,
     alpha_json,
     alpha_vector,
     check_alpha,
+    default_alpha,
 )
 from fedtopic.models.state import (
     LDAState,
@@ -65,9 +65,7 @@ class GibbsLDA:
     ) -> None:
         if not isinstance(n_topics, (int, np.integer)) or n_topics < 2:
             raise ModelError(f"need at least 2 topics, got K={n_topics}")
-        if alpha is None:
-            alpha = LEARNED_ALPHA_START if optim_interval else 50.0 / n_topics
-        alpha = check_alpha(alpha, int(n_topics))
+        alpha = check_alpha(default_alpha(n_topics, bool(optim_interval)) if alpha is None else alpha, int(n_topics))
         if not float(beta) > 0:
             raise ModelError(f"beta must be positive, got beta={beta}")
         if sampler not in SAMPLERS:

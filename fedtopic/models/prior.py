@@ -17,6 +17,11 @@ drawn under that smoothing pull the learned α down only slowly (docs/RESULTS.md
 held-out perplexity than tomotopy after 300 sweeps on short documents, 2 % better from 0.1)."""
 
 
+def default_alpha(n_topics: int, learned: bool) -> float:
+    """α when none is given: the paper's 50/K (§8.1), or ``LEARNED_ALPHA_START`` where it is learned."""
+    return LEARNED_ALPHA_START if learned else 50.0 / n_topics
+
+
 def check_alpha(alpha: Alpha, n_topics: int, where: str = "alpha") -> Alpha:
     """α as the kernels take it: a positive finite float, or a C-contiguous float64[K] of them; ModelError else."""
     if np.ndim(alpha) == 0:

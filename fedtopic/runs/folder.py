@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from fedtopic.errors import ConfigError, ModelError
+from fedtopic.models.prior import check_alpha
 from fedtopic.runs.json_text import dumps
 
 SUMMARY_KEYS = (
@@ -150,9 +151,8 @@ def load_topic_model(run_dir: Path) -> TopicModelFile:
         raise ModelError(f"{run_dir}: model files are corrupt or truncated ({type(exc).__name__}: {exc})") from None
     if phi.ndim != 2 or phi.shape[1] != len(vocab):
         raise ModelError(f"{run_dir}: model.npz has Φ of shape {phi.shape} but vocab.json has {len(vocab)} words")
-    if np.ndim(alpha) and (np.shape(alpha) != (phi.shape[0],) or not np.all(np.isfinite(alpha)) or np.min(alpha) <= 0):
-        raise ModelError(f"{run_dir}: model.npz has {np.size(alpha)} α values for {phi.shape[0]} topics, or "
-                         "non-positive ones")
+    if np.ndim(alpha):  # a learned α: one positive value per topic (a symmetric one may be 0: NMF and neural runs)
+        alpha = check_alpha(alpha, phi.shape[0], f"{run_dir}: model.npz")
     if factors is not None and (factors.shape != phi.shape or not np.all(np.isfinite(factors)) or factors.min() < 0):
         raise ModelError(f"{run_dir}: model.npz has NMF factors of shape {factors.shape} for Φ of shape {phi.shape}, "
                          "or negative or non-finite ones")

@@ -47,9 +47,6 @@ class CSFedLDA(FederatedLDA):
         super().check_protection(spec, protection, n_parties)
         check_prior_options(spec)
         dp = federated_dp_settings(spec.options)
-        if dp is not None and spec.options.get("optim_interval"):
-            raise ConfigError("--opt optim_interval sums the parties' document-topic histograms, which no DP "
-                              "mechanism covers yet: learn α without dp, or keep it fixed under dp")
         if dp is None or not dp.distributed:
             return
         from fedtopic.protections import get_protection, protection_names

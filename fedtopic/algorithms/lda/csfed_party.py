@@ -116,7 +116,7 @@ class CSFedParty:
             self.finished = True
         else:
             self.party.train_round([snapshot])
-            if self.learns and self.party.sweeps // self.party.hyper.optim_interval > self.prior_rounds:
+            if self.party.priors_due(self.prior_rounds):
                 self._learn_priors(exchange, np.asarray(aggregate.value))
         spent = self.party.privacy()
         return StepRecord(quality=self.party.log_likelihood(), quality_name="loglik_per_token",
@@ -152,9 +152,8 @@ class CSFedParty:
     def _prior_state(self) -> dict[str, np.ndarray]:
         if not self.learns:
             return {}
-        return {"priors": np.array([self.prior_rounds, self.prior_width, self.prior_bound]),
-                "alpha": np.atleast_1d(np.asarray(self.party.alpha, dtype=np.float64)),
-                "beta": np.array([self.party.beta])}
+        return {"priors": np.array([self.prior_rounds, self.prior_width, self.prior_bound])} | \
+            self.party.prior_state()
 
     def _dp_state(self) -> dict[str, np.ndarray]:
         if getattr(self.party, "plan", None) is None:
@@ -184,9 +183,7 @@ class CSFedParty:
             self.word_totals = arrays["word_totals"].copy()
         if "priors" in arrays:  # learned priors: how far the learning went, and where it stands
             self.prior_rounds, self.prior_width, self.prior_bound = (int(x) for x in arrays["priors"])
-            alpha = arrays["alpha"]
-            self.party.model.alpha = float(alpha[0]) if alpha.shape == (1,) else alpha.copy()
-            self.party.model.beta = float(arrays["beta"][0])
+            self.party.restore_priors(arrays)
         if "ddp" in arrays:
             from fedtopic.algorithms.lda.ddp_party import restore_into
 

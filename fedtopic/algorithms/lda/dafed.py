@@ -17,10 +17,7 @@ import numpy as np
 
 from fedtopic.algorithms.asynchronous import AsyncPartyRun, AsyncRun
 from fedtopic.algorithms.base import Mode, Option, TrainSpec, UpdateSpec
-from fedtopic.algorithms.lda.dp_options import (
-    FEDERATED_DP_OPTIONS,
-    federated_dp_settings,
-)
+from fedtopic.algorithms.lda.dp_options import FEDERATED_DP_OPTIONS
 from fedtopic.algorithms.lda.federated import FederatedLDA
 from fedtopic.algorithms.lda.options import (
     LDA_OPTIONS,
@@ -30,7 +27,6 @@ from fedtopic.algorithms.lda.options import (
     hyper_from_spec,
 )
 from fedtopic.corpus.types import Corpus
-from fedtopic.errors import ConfigError
 
 WIDTH_OPTION = Option("optim_width", int, 4096,
                       "with optim_interval: columns of the histograms a party publishes; a document of this many "
@@ -54,9 +50,6 @@ class DAFedLDA(FederatedLDA):
         """Also: learned priors need the dense sampler and no DP (the histograms would be published unnoised)."""
         super().check_data(parts, spec)
         check_prior_options(spec)
-        if spec.options.get("optim_interval") and federated_dp_settings(spec.options) is not None:
-            raise ConfigError("--opt optim_interval publishes the parties' document-topic histograms, which no DP "
-                              "mechanism covers yet: learn α without dp, or keep it fixed under dp")
 
     def lda_party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
                   secret: bytes | None = None):  # -> LDAParty

@@ -24,15 +24,15 @@ class LDAHyper:
 
     @property
     def resolved_alpha(self) -> float:
-        """The given α, else the paper's 50/K, or where α is learned (optim_interval) the start of the learning,
-        ``LEARNED_ALPHA_START``."""
+        """The given α, else ``models.prior.default_alpha``: the paper's 50/K, or where α is learned
+        (optim_interval) the start of the learning."""
         if self.alpha is not None:
             return self.alpha
         from fedtopic.models.prior import (
-            LEARNED_ALPHA_START,  # here: this module stays light (no numba)
+            default_alpha,  # here: this module stays light (no numba)
         )
 
-        return LEARNED_ALPHA_START if self.optim_interval else 50.0 / self.n_topics
+        return default_alpha(self.n_topics, bool(self.optim_interval))
 
 
 LDA_OPTIONS: tuple[Option, ...] = (
@@ -65,6 +65,9 @@ def check_prior_options(spec: TrainSpec) -> None:
     if o.get("optim_interval") and o.get("sampler") in ("sparse", "mh"):
         raise ConfigError(f"--opt optim_interval learns an asymmetric α, which the {o['sampler']} sampler's "
                           "proposals cannot take: use --opt sampler=dense (or auto)")
+    if o.get("optim_interval") and o.get("dp"):  # the federated algorithms' DP switch (``dp_options``)
+        raise ConfigError("--opt optim_interval shares the parties' document-topic histograms, which no DP "
+                          "mechanism covers yet: learn α without dp, or keep it fixed under dp")
 
 
 STEPS_OPTION = Option("steps", int, 1, "multi-step s: local sweeps between exchanges (paper §7.3)", minimum=1)

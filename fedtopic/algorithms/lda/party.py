@@ -203,6 +203,20 @@ class LDAParty:
         every party holds the same sums, so every party takes the same step (models.hyperopt)."""
         self.model.learn_priors(histogram, global_counts)
 
+    def priors_due(self, done: int) -> bool:
+        """Whether the sweeps so far call for another α step, ``done`` steps taken (every optim_interval sweeps)."""
+        return bool(self.hyper.optim_interval) and self.sweeps // self.hyper.optim_interval > done
+
+    def prior_state(self) -> dict[str, np.ndarray]:
+        """α and β as checkpoint arrays (``restore_priors`` reads them back)."""
+        return {"alpha": np.atleast_1d(np.asarray(self.alpha, dtype=np.float64)), "beta": np.array([self.beta])}
+
+    def restore_priors(self, arrays: Mapping[str, np.ndarray]) -> None:
+        """α and β from ``prior_state``'s arrays (one α value: the symmetric prior)."""
+        alpha = arrays["alpha"]
+        self.model.alpha = float(alpha[0]) if alpha.shape == (1,) else alpha.copy()
+        self.model.beta = float(arrays["beta"][0])
+
     def theta(self) -> np.ndarray:
         """θ_p (Eq. 6), float64[D_p,K]; stays with the party."""
         return self.model.theta()

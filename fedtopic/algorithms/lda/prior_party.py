@@ -51,7 +51,7 @@ class LearningLDAParty(LDAParty):
 
     def train_round(self, others: Sequence[ChannelSnapshot]) -> RoundReport:
         report = super().train_round(self._counts_only(others))
-        if self.sweeps // self.hyper.optim_interval > self.optimisations:
+        if self.priors_due(self.optimisations):
             self.optimisations = self.sweeps // self.hyper.optim_interval
             own, _ = clip(doc_topic_histogram(self.model.state.n_dk), self.width)
             summed = sum(self.peer_histograms.values(), own)
@@ -65,13 +65,10 @@ class LearningLDAParty(LDAParty):
         return super().global_counts(None if others is None else self._counts_only(others))
 
     def state(self) -> dict[str, np.ndarray]:
-        return super().state() | {"alpha": np.atleast_1d(np.asarray(self.alpha, dtype=np.float64)),
-                                  "beta": np.array([self.beta]), "optimisations": np.array([self.optimisations])}
+        return super().state() | self.prior_state() | {"optimisations": np.array([self.optimisations])}
 
     def restore(self, arrays: Mapping[str, np.ndarray]) -> None:
         super().restore(arrays)
         if "alpha" in arrays:
-            alpha = arrays["alpha"]
-            self.model.alpha = float(alpha[0]) if alpha.shape == (1,) else alpha.copy()
-            self.model.beta = float(arrays["beta"][0])
+            self.restore_priors(arrays)
             self.optimisations = int(arrays["optimisations"][0])
