@@ -96,6 +96,7 @@ def run_party(
     max_sweeps: int,
     stop: threading.Event,
     delay: Callable[[], float] = lambda: 0.0,
+    pause: Callable[[float], object] | None = None,
     on_round: RoundCallback | None = None,
     genesis_timeout: float = 120.0,
     converge_tol: float | None = None,
@@ -108,7 +109,8 @@ def run_party(
     """Run party ``party`` until it or any party it reads reaches ``max_sweeps`` (or ``stop`` aborts it).
 
     ``delay()`` seconds are slept after every local round (the paper's random
-    per-iteration delay that makes asynchrony real). ``converge_tol``: stop this
+    per-iteration delay that makes asynchrony real), by ``pause(seconds)`` if given (a virtual clock's,
+    ``simulation.virtual_clock``), else by waiting on ``stop``. ``converge_tol``: stop this
     party when the fraction of its tokens whose counts changed drops below it.
     ``checkpoint``: an .npz path; if it exists the party resumes from it, and it
     is rewritten around every publication so that a crash never publishes a
@@ -191,9 +193,9 @@ def run_party(
             break
         report = party.train_round(others)
         t2 = time.perf_counter()
-        pause = delay()
-        if pause > 0:
-            stop.wait(pause)
+        seconds = delay()
+        if seconds > 0:
+            (stop.wait if pause is None else pause)(seconds)
         t3 = time.perf_counter()
         sent_before, received_before_round = log.bytes_sent, transport.bytes_received()
         publish(report.round, report.n_wk)

@@ -27,7 +27,7 @@ from fedtopic.runs.folder import (
 
 
 class Finished(Protocol):
-    """What a finished asynchronous simulation hands over (``AsyncRun``, ``simulation.threads.SimulationResult``)."""
+    """What a finished asynchronous simulation hands over (``AsyncRun``, ``simulation.async_parties.SimulationResult``)."""
 
     parties: Sequence[Any]
     logs: Sequence[PartyLog]
