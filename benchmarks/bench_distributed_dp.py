@@ -2,14 +2,15 @@
 noise multiplier and ε, and the ε distributed DP spends at local DP's utility.
 
     python benchmarks/bench_distributed_dp.py [--dataset bbc-news] [--parties 10] [--topics 10] [--iterations 30]
-        [--sigma 1.0] [--seeds 0 1] [--json out.json]
+        [--sigma 1.0] [--seeds 0 1] [--match-local 6] [--json out.json]
 
 Per seed, four ``fedtopic simulate --algorithm csfed-lda --protection mask`` runs through the real aggregator, with
 γ = 1 (every token in every release): without DP; local DP at σ (every party adds N(0, σ²), so the sum carries P·σ²);
 distributed DP at σ (``dp.distributed=true``: Skellam shares that sum to σ² once); and distributed DP at σ·√P, whose
 sum carries the local run's total noise P·σ² ("equal utility"). Reported: held-out perplexity (document completion),
 its gap to the run without DP, the ratio of the distributed gap to the local one (the issue's target: ≤ 1/3), and
-each run's ε per party (δ = 1e-5).
+each run's ε per party (δ = 1e-5). ``--match-local N``: then N bisection steps (on log σ, between σ·√P and 64·σ)
+for the distributed σ whose median gap equals local DP's, and the ε it spends: ε at equal utility.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=30)
     parser.add_argument("--sigma", type=float, default=1.0)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument("--match-local", type=int, default=0, metavar="STEPS")
     parser.add_argument("--json", type=Path)
     a = parser.parse_args()
     base = ["dp.sampling_rate=1.0"]
@@ -73,9 +75,29 @@ def main() -> None:
     names = list(runs)
     ratio = gaps[names[2]] / gaps[names[1]] if gaps[names[1]] else float("nan")
     print(f"distributed gap / local gap at σ = {a.sigma:g}: {ratio:.3f} (target ≤ 0.333)")
+    matched = match_local(a, plain, gaps[names[1]], base) if a.match_local else None
     if a.json:
         a.json.write_text(json.dumps({"settings": vars(a) | {"json": str(a.json)}, "runs": rows,
-                                      "gap_ratio": ratio}, indent=1))
+                                      "gap_ratio": ratio, "equal_utility": matched}, indent=1))
+
+
+def match_local(a: argparse.Namespace, plain: float, local_gap: float, base: list[str]) -> list[dict]:
+    """Bisect log σ of distributed DP until its median gap (over the seeds) meets ``local_gap``; every step's row."""
+    lo, hi, steps = math.log(a.sigma * math.sqrt(a.parties)), math.log(64 * a.sigma), []
+    for _ in range(a.match_local):
+        sigma = math.exp((lo + hi) / 2)
+        runs = [simulate(a.dataset, a.parties, a.topics, a.iterations, seed,
+                         ["dp.distributed=true", f"dp.noise_multiplier={sigma}", *base]) for seed in a.seeds]
+        gap = statistics.median(r["perplexity"] for r in runs) / plain - 1
+        eps = statistics.median(p["epsilon"] for r in runs for p in r["privacy"].values())
+        steps.append({"sigma": sigma, "gap": gap, "epsilon": eps})
+        print(f"distributed DP σ = {sigma:.3g}: gap {100 * gap:+.2f} % (local {100 * local_gap:+.2f} %), "
+              f"ε {eps:.2f}", flush=True)
+        lo, hi = (math.log(sigma), hi) if gap < local_gap else (lo, math.log(sigma))
+    best = min(steps, key=lambda r: abs(r["gap"] - local_gap))
+    print(f"equal utility: distributed DP σ ≈ {best['sigma']:.3g} (gap {100 * best['gap']:+.2f} % against local's "
+          f"{100 * local_gap:+.2f} %) spends ε {best['epsilon']:.2f} per party")
+    return steps
 
 
 if __name__ == "__main__":
