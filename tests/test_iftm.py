@@ -164,3 +164,8 @@ def test_the_last_line_says_why_the_global_model_has_its_topics(tmp_path, capsys
     assert said in line and f"M* has {glob} topic" in line and "the parties' 9" in line, line
     if xi == "1.0":
         assert glob == 9
+    # topic shares are M*'s topics' shares of the training tokens (fold-in), not the parties' data amounts
+    # (with equal parties every topic used to show 1/K*)
+    topics = json.loads((tmp_path / "run" / "topics.json").read_text())
+    shares = np.array([t["prevalence"] for t in (topics["topics"] if isinstance(topics, dict) else topics)])
+    assert shares.shape == (glob,) and abs(shares.sum() - 1) < 1e-4 and (glob == 1 or not np.allclose(shares, 1 / glob, atol=1e-4))

@@ -29,6 +29,7 @@ import math
 import numpy as np
 from numba import njit, uint64
 
+from fedtopic.models.laplace_kept import kept_per_token
 from fedtopic.models.rng import GOLDEN, splitmix_output
 from fedtopic.models.simd_math import log_open_unit, open_unit
 
@@ -98,10 +99,7 @@ def privatized_vector(key, token, word, n_words, epsilon, tau, out_words, out_va
 
 def expected_entries(n_words: int, epsilon: float, tau: float) -> float:
     """Mean kept entries per token: P(1 + L > τ) + (V − 1)·½e^(−ετ)."""
-    if not math.isfinite(epsilon):
-        return 1.0
-    true_kept = 1.0 - 0.5 * math.exp(-epsilon * (1.0 - tau)) if tau <= 1.0 else 0.5 * math.exp(-epsilon * (tau - 1.0))
-    return true_kept + (n_words - 1) * 0.5 * math.exp(-epsilon * tau)
+    return sum(kept_per_token(epsilon, tau, n_words))
 
 
 def buffer_size(n_words: int, epsilon: float, tau: float) -> int:

@@ -36,7 +36,11 @@ from fedtopic.algorithms.base import (
     metric,
 )
 from fedtopic.algorithms.federated import ConsortiumRun, PartyRun
-from fedtopic.algorithms.iftm.options import IFTM_OPTIONS, parse_party_topics
+from fedtopic.algorithms.iftm.options import (
+    IFTM_OPTIONS,
+    check_noise,
+    parse_party_topics,
+)
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ConfigError
 
@@ -58,6 +62,12 @@ class IFTMLDA(Algorithm):
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None
         return options
+
+    def check_data(self, parts: Sequence[Corpus], spec: TrainSpec) -> None:
+        """Also refuse ε and τ whose privatised input would be mostly noise at this vocabulary (``check_noise``);
+        the paper's experiments (``experiment iftm-…``) keep their settings."""
+        super().check_data(parts, spec)
+        check_noise(spec.options, max(c.n_words for c in parts))
 
     def privacy(self, spec: TrainSpec) -> Privacy:
         """Every token's word vector is Laplace-privatised with ε (§3.1.2: pure ε-local DP, δ = 0) unless ε = ∞."""
@@ -92,7 +102,11 @@ class IFTMLDA(Algorithm):
         merged = local - glob
         how = (f"{merged} merged at ξ = {summary['xi']:g}" if merged else
                f"none similar enough to merge at ξ = {summary['xi']:g}; a lower --opt xi merges more")
-        return f"perplexity {metric(summary, 'perplexity', '.1f')}; M* has {glob} topic{'s' * (glob != 1)} from the parties' {local} ({how})"
+        alone = [p.get("perplexity") for p in (summary.get("each_party_alone") or {}).values()]
+        alone = [a for a in alone if a is not None and math.isfinite(a)]
+        beside = f" (each party alone: {min(alone):.1f}–{max(alone):.1f}, the paper's baseline)" if alone else ""
+        return (f"perplexity {metric(summary, 'perplexity', '.1f')} of M*{beside}; M* has {glob} "
+                f"topic{'s' * (glob != 1)} from the parties' {local} ({how})")
 
     def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:
         """M* and each party alone (the paper's Fig. 5 baseline), evaluated on the held-out documents."""
@@ -114,9 +128,9 @@ class IFTMSentenceLDA(IFTMLDA):
     sentences = True
 
     def check_data(self, parts: Sequence[Corpus], spec: TrainSpec) -> None:
-        super().check_data(parts, spec)
         if any(c.sent_ptr is None for c in parts):
             raise ConfigError("iftm-sentencelda needs sentence boundaries: use raw text with punctuation (--corpus "
                               "FILE, or bbc-news, sms-spam, rt-snippets, trec); 20newsgroups and reuters-* are "
                               "punctuation-free in their registry copy, and synthetic or bag-of-words corpora have "
                               "no sentences")
+        super().check_data(parts, spec)

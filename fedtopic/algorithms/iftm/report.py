@@ -20,6 +20,7 @@ from fedtopic.algorithms.iftm.options import party_topic_counts
 from fedtopic.corpus.types import Corpus
 from fedtopic.eval.perplexity import completion_perplexity
 from fedtopic.eval.topic_table import topic_table
+from fedtopic.models.foldin import fold_in
 from fedtopic.runs.folder import (
     TopicModelFile,
     save_theta,
@@ -52,8 +53,11 @@ def write_iftm_simulation(out: Path, run: ConsortiumRun, algorithm: Any) -> dict
         while solo.sweeps < spec.iterations:
             solo.local_round(spec.iterations)
         alone.append(heldout(solo.model.phi(), data.test, spec, alpha=a))
-    write_topics(out, topic_table(global_model.topics, data.train.vocab, data.train,
-                                  prevalence=parties[0].topic_distribution()[1]))
+    # each topic's share of the training tokens under M* (fold-in), not the data amounts M* weighs topics by
+    # (equal parties would show every topic at 1/K*)
+    theta = fold_in(global_model.topics, data.train.words, data.train.doc_ptr, 50.0 / global_model.topics.shape[0],
+                    seed=spec.seed)
+    write_topics(out, topic_table(global_model.topics, data.train.vocab, data.train, theta=theta))
     save_topic_model(out, TopicModelFile(phi=global_model.topics, alpha=50.0 / global_model.topics.shape[0],
                                          beta=float(spec.options["beta"]), vocab=data.train.vocab,  # type: ignore[arg-type]
                                          tokenizer=data.tokenizer, algorithm=algorithm.name))
