@@ -30,6 +30,16 @@ def test_simulate_csfed_writes_a_run_folder_with_stable_keys(tmp_path, capsys):
     capsys.readouterr()
 
 
+@pytest.mark.parametrize("algorithm", ["iftm-lda", "dafed-lda", "fednmf"])
+def test_other_algorithms_refuse_compare_centralized_in_one_line(tmp_path, capsys, algorithm):
+    """iftm-lda ran its whole simulation, then died in a KeyError traceback; dafed-lda ignored the flag."""
+    assert main(["simulate", "--algorithm", algorithm, "--dataset", "synthetic", "--parties", "3", "--topics", "4",
+                 "--iterations", "2", "--compare-centralized", "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "--compare-centralized" in err and "csfed-lda" in err, err
+    assert not (tmp_path / "run").exists()
+
+
 def test_quick_timing_experiment_writes_table_4(tmp_path, capsys):
     out = tmp_path / "timing"
     assert main(["experiment", "timing", "--quick", "--out", str(out), "--format", "json"]) == 0

@@ -236,6 +236,9 @@ class Algorithm(ABC):
     family: ClassVar[str] = "lda"
     """How runs are evaluated: "lda" (perplexity by fold-in, NPMI, SVM on θ), "nmf" (WE coherence, NPMI,
     SVM on topic weights; no likelihood) or "ntm" (NPMI, diversity, SVM on θ, TSS/DSS on synthetic data)."""
+    compares_centralized: ClassVar[bool] = False
+    """True when ``write_simulation`` honours ``simulate --compare-centralized`` (its summary then has
+    ``centralized_perplexity`` and ``perplexity_gap_vs_centralized``); other algorithms refuse the flag."""
 
     # options ---------------------------------------------------------------------------------
     def parse_options(self, raw: Mapping[str, object], *, where: str = "--opt") -> dict[str, OptionValue]:

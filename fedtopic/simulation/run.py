@@ -77,6 +77,10 @@ def check_simulation(algorithm: str, spec: TrainSpec, harness: Harness, n_partie
         raise ConfigError(f"{algorithm} is asynchronous: its parties share an in-process board or chain, which the "
                           f"{engine.name} engine's processes cannot reach; run it on the threads engine, or across "
                           "machines with `node run` over a chain")
+    if harness.sync.compare_centralized and not algo.compares_centralized:
+        with_it = ", ".join(a for a in algorithms_for(Mode.sync) if get_algorithm(a).compares_centralized)
+        raise ConfigError(f"--compare-centralized: {algorithm} has no centralised comparison in its run folder "
+                          f"({with_it} has); train centralized-lda on the same data with `fedtopic train` instead")
     if harness.ids is not None and len(harness.ids) != n_parties:
         raise ConfigError(f"{len(harness.ids)} party ids for {n_parties} parties' data")
     if Mode.sync in algo.modes:

@@ -40,6 +40,7 @@ class CSFedLDA(FederatedLDA):
     options = LDA_OPTIONS + (STEPS_OPTION,) + PRIOR_OPTIONS + SECURE_SUM_DP_OPTIONS
     update = UpdateSpec("counts",
                         "N_p int32[V,K] word-topic counts, summed (Eq. 8)")
+    compares_centralized = True
 
     def check_protection(self, spec: TrainSpec, protection: str, n_parties: int) -> None:
         """Also: distributed DP (``dp.distributed``) needs a protection under which the aggregator sees only the
