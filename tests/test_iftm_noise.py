@@ -53,6 +53,18 @@ def test_the_suggested_tau_maximises_its_objective(epsilon, n_words):
     assert suggested_tau(math.inf, n_words) == 0.0
 
 
+def test_no_tau_is_named_where_none_helps():
+    from fedtopic.algorithms.iftm.options import check_noise
+    from fedtopic.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"No τ helps at this ε and vocabulary .*raise ε, or cut the vocabulary"):
+        check_noise({"epsilon": 5.0, "tau": 0.2}, 50_000)
+    with pytest.raises(ConfigError, match=r"--opt tau=0\.93 keeps"):
+        check_noise({"epsilon": 11.0, "tau": 0.2}, 10_720)
+    check_noise({"epsilon": 11.0, "tau": 0.93}, 10_720)
+    check_noise({"epsilon": float("inf"), "tau": 0.2}, 10_720)
+
+
 def test_the_share_of_noise_falls_with_tau_and_rises_with_the_vocabulary():
     assert noise_share(11.0, 0.2, 10_720) > 0.99 > NOISE_SHARE_LIMIT  # the paper's default on bbc-news
     assert noise_share(11.0, suggested_tau(11.0, 10_720), 10_720) < 0.25

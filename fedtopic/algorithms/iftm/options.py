@@ -49,10 +49,8 @@ def suggested_tau(epsilon: float, n_words: int) -> float:
     (docs/RESULTS.md, "iFTM's τ"). ε = ∞ (no privatisation): 0."""
     if not math.isfinite(epsilon):
         return 0.0
-    tau = np.linspace(0.0, 1.0, 10_001)
-    true = 1.0 - 0.5 * np.exp(-epsilon * (1.0 - tau))
-    noise = (n_words - 1) * 0.5 * np.exp(-epsilon * tau)
-    return float(tau[np.argmax(true * (true / (true + noise)) ** 2)])
+    kept = [kept_per_token(epsilon, t, n_words) for t in np.linspace(0.0, 1.0, 10_001)]
+    return float(np.argmax([true * (true / (true + noise)) ** 2 for true, noise in kept])) / 10_000
 
 
 def check_noise(options: Mapping[str, OptionValue], n_words: int) -> None:
@@ -63,13 +61,18 @@ def check_noise(options: Mapping[str, OptionValue], n_words: int) -> None:
     if share <= NOISE_SHARE_LIMIT:
         return
     _, noise = kept_per_token(epsilon, tau, n_words)
+    said = (f"iftm: at ε = {epsilon:g} and τ = {tau:g} a token keeps ~{noise:,.0f} privatised noise words of V = "
+            f"{n_words:,} beside its own ({100 * share:.0f} % of what the sampler reads is noise): the topics would "
+            "be noise. ")
     better = math.ceil(suggested_tau(epsilon, n_words) * 100) / 100
+    if noise_share(epsilon, better, n_words) > NOISE_SHARE_LIMIT:
+        raise ConfigError(said + f"No τ helps at this ε and vocabulary (the best, {better:g}, still leaves "
+                          f"{100 * noise_share(epsilon, better, n_words):.0f} %): raise ε, or cut the vocabulary "
+                          "(--max-vocabulary, or vocab align's --min-df)")
     true_b, noise_b = kept_per_token(epsilon, better, n_words)
-    raise ConfigError(
-        f"iftm: at ε = {epsilon:g} and τ = {tau:g} a token keeps ~{noise:,.0f} privatised noise words of V = "
-        f"{n_words:,} beside its own ({100 * share:.0f} % of what the sampler reads is noise): the topics would be "
-        f"noise. --opt tau={better:g} keeps {noise_b:.2g} (and the true word {100 * true_b:.0f} % of the time); τ "
-        f"drops entries after the privatisation and costs no privacy. Or raise ε, or cut the vocabulary")
+    raise ConfigError(said + f"--opt tau={better:g} keeps {noise_b:.2g} (and the true word {100 * true_b:.0f} % of "
+                      "the time); τ drops entries after the privatisation and costs no privacy. Or raise ε, or cut "
+                      "the vocabulary")
 
 
 def parse_party_topics(options: Mapping[str, OptionValue]) -> list[int] | None:
