@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fedtopic.algorithms.asynchronous import AsyncParty, PartyLog
+from fedtopic.algorithms.asynchronous import AsyncParty, PartyLog, RoundReport
 from fedtopic.algorithms.base import TrainSpec
-from fedtopic.algorithms.lda.party import RoundReport
 from fedtopic.engines import get_engine
 from fedtopic.node.async_loop import Liveness, run_party
 from fedtopic.node.roster import delay_rng

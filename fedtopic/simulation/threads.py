@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from fedtopic.algorithms.asynchronous import PartyLog
+from fedtopic.algorithms.asynchronous import PartyLog, RoundReport
 from fedtopic.algorithms.base import Mode, TrainSpec
-from fedtopic.algorithms.lda.party import RoundReport
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.types import Corpus
 from fedtopic.node.roster import readable_channels

@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 
-from fedtopic.algorithms.asynchronous import PartyLog, RoundReport
+from fedtopic.algorithms.asynchronous import AsyncParty, PartyLog, RoundReport
 from fedtopic.algorithms.base import Mode, TrainSpec
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.types import Corpus
@@ -57,7 +57,7 @@ def run_virtual_simulation(
     return result
 
 
-def run_on_clock(parties: Sequence, spec: TrainSpec, party_ids: Sequence[str], cp: Mapping[str, Sequence[str]] | None,
+def run_on_clock(parties: Sequence[AsyncParty], spec: TrainSpec, party_ids: Sequence[str], cp: Mapping[str, Sequence[str]] | None,
                  round_seconds: Sequence[float], *, algorithm: str, max_delay: float = 0.0,
                  on_round: Callable[[str, RoundReport, PartyLog], None] | None = None, count_bytes: bool = True,
                  ) -> tuple[SimulationResult, list[float]]:

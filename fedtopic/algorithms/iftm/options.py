@@ -65,9 +65,10 @@ def check_noise(options: Mapping[str, OptionValue], n_words: int) -> None:
             f"{n_words:,} beside its own ({100 * share:.0f} % of what the sampler reads is noise): the topics would "
             "be noise. ")
     better = math.ceil(suggested_tau(epsilon, n_words) * 100) / 100
-    if noise_share(epsilon, better, n_words) > NOISE_SHARE_LIMIT:
+    left = noise_share(epsilon, better, n_words)
+    if left > NOISE_SHARE_LIMIT:
         raise ConfigError(said + f"No τ helps at this ε and vocabulary (the best, {better:g}, still leaves "
-                          f"{100 * noise_share(epsilon, better, n_words):.0f} %): raise ε, or cut the vocabulary "
+                          f"{100 * left:.0f} %): raise ε, or cut the vocabulary "
                           "(--max-vocabulary, or vocab align's --min-df)")
     true_b, noise_b = kept_per_token(epsilon, better, n_words)
     raise ConfigError(said + f"--opt tau={better:g} keeps {noise_b:.2g} (and the true word {100 * true_b:.0f} % of "

@@ -55,10 +55,10 @@ def write_iftm_simulation(out: Path, run: ConsortiumRun, algorithm: Any) -> dict
         alone.append(heldout(solo.model.phi(), data.test, spec, alpha=a))
     # each topic's share of the training tokens under M* (fold-in), not the data amounts M* weighs topics by
     # (equal parties would show every topic at 1/K*)
-    theta = fold_in(global_model.topics, data.train.words, data.train.doc_ptr, 50.0 / global_model.topics.shape[0],
-                    seed=spec.seed)
+    alpha_star = 50.0 / global_model.topics.shape[0]  # M*'s α, as its model file records it
+    theta = fold_in(global_model.topics, data.train.words, data.train.doc_ptr, alpha_star, seed=spec.seed)
     write_topics(out, topic_table(global_model.topics, data.train.vocab, data.train, theta=theta))
-    save_topic_model(out, TopicModelFile(phi=global_model.topics, alpha=50.0 / global_model.topics.shape[0],
+    save_topic_model(out, TopicModelFile(phi=global_model.topics, alpha=alpha_star,
                                          beta=float(spec.options["beta"]), vocab=data.train.vocab,  # type: ignore[arg-type]
                                          tokenizer=data.tokenizer, algorithm=algorithm.name))
     first = run.histories[0]
