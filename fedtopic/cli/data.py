@@ -1,4 +1,4 @@
-"""`fedtopic data list|fetch|info`: the built-in datasets."""
+"""`fedtopic data list|fetch|info`: the built-in datasets; `data build` (cli/data_build.py): a token store."""
 
 from __future__ import annotations
 
@@ -7,10 +7,13 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from fedtopic.cli.data_build import build
 from fedtopic.cli.output import FormatOption, OutputFormat, print_json, stdout_console
 from fedtopic.corpus.datasets import fetch_dataset, list_datasets, load_dataset
 
-app = typer.Typer(help="Built-in datasets: list them, fetch them into the cache, describe them.", no_args_is_help=True)
+app = typer.Typer(help="Built-in datasets: list them, fetch them into the cache, describe them; build a token store "
+                       "of your own corpus.", no_args_is_help=True)
+app.command("build")(build)
 
 NameArg = Annotated[str, typer.Argument(help="dataset name (see `fedtopic data list`)")]
 

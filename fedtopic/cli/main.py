@@ -33,7 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "dashboard": ("fedtopic.cli.dashboard:dashboard", "Watch a run or a consortium live in the browser."),
     "report": ("fedtopic.cli.report:report", "A run's dashboard as one self-contained HTML file."),
     "experiment": ("fedtopic.cli.experiment:experiment", "Reproduce one of the papers' experiments."),
-    "data": ("fedtopic.cli.data:app", "Built-in datasets: list, fetch, info."),
+    "data": ("fedtopic.cli.data:app", "Built-in datasets: list, fetch, info; build a token store."),
     "vocab": ("fedtopic.cli.vocab:app", "Vocabularies for your own documents: one party's, a consortium's merged one."),
     "consortium": ("fedtopic.cli.consortium:app", "Create a consortium, deploy it, grant and revoke read access."),
     "chain": ("fedtopic.cli.chain:app", "Run a local EVM chain for a consortium."),

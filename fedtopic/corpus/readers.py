@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from fedtopic.corpus.build import corpus_from_texts
+from fedtopic.corpus.token_store import is_token_store, read_store
 from fedtopic.corpus.types import Corpus
 from fedtopic.corpus.vocabulary import Vocabulary
 from fedtopic.errors import CorpusError
@@ -33,7 +34,8 @@ def read_corpus(path: str | Path, **vocab_options: Any) -> Corpus:
     - a ``.jsonl`` file: one JSON object per line with a string ``text``, an optional
       ``label`` and an optional ``id``;
     - UCI bag-of-words: ``docword.NAME.txt[.gz]`` (or a folder holding one) next to
-      ``vocab.NAME.txt``.
+      ``vocab.NAME.txt``;
+    - a token store (``fedtopic data build``): its words memory-mapped, options as it was built with.
 
     ``vocab_options`` are those of :func:`corpus_from_texts` (tokenizer, vocabulary,
     min_df, max_df, max_size, drop_empty), and ``encoding`` (the files' text encoding, UTF-8 by default). For UCI files, whose words are already
@@ -48,6 +50,8 @@ def read_corpus(path: str | Path, **vocab_options: Any) -> Corpus:
     if not path.exists():
         raise CorpusError(f"no such file or folder: {path}")
     check_encoding(vocab_options.get("encoding", "utf-8"))
+    if is_token_store(path):
+        return read_store(path, **vocab_options)
     try:
         if path.is_dir():
             docwords = sorted(p for p in path.iterdir() if _DOCWORD_RE.match(p.name))
@@ -91,24 +95,31 @@ def _jsonl_rows(path: Path, encoding: str = "utf-8") -> list[tuple[str, str, str
     """(id, text, label) of every non-blank line: ``id`` defaults to "line N"."""
     rows: list[tuple[str, str, str | None]] = []
     for lineno, raw in enumerate(path.read_bytes().splitlines(), start=1):
-        line = _decode(raw, path, lineno, encoding)
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            raise CorpusError(f"{path} line {lineno}: not valid JSON ({getattr(exc, 'msg', 'nested too deeply')})") \
-                from None
-        if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
-            raise CorpusError(f"{path} line {lineno}: expected an object with a string \"text\"")
-        label = obj.get("label")
-        if label is not None and not isinstance(label, (str, int)):
-            raise CorpusError(f"{path} line {lineno}: \"label\" must be a string or an integer")
-        rows.append((str(obj["id"]) if "id" in obj else f"line {lineno}", obj["text"],
-                     None if label is None else str(label)))
+        row = jsonl_row(raw, path, lineno, encoding)
+        if row is not None:
+            name, text, label = row
+            rows.append((f"line {lineno}" if name is None else name, text, label))
     if not rows:
         raise CorpusError(f"{path} has no documents")
     return rows
+
+
+def jsonl_row(raw: bytes, path: Path, lineno: int, encoding: str = "utf-8") -> tuple[str | None, str, str | None] | None:
+    """(id or None, text, label or None) of one JSON line, None for a blank one; CorpusError naming the line."""
+    line = _decode(raw, path, lineno, encoding)
+    if not line.strip():
+        return None
+    try:
+        obj = json.loads(line)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise CorpusError(f"{path} line {lineno}: not valid JSON ({getattr(exc, 'msg', 'nested too deeply')})") \
+            from None
+    if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
+        raise CorpusError(f"{path} line {lineno}: expected an object with a string \"text\"")
+    label = obj.get("label")
+    if label is not None and not isinstance(label, (str, int)):
+        raise CorpusError(f"{path} line {lineno}: \"label\" must be a string or an integer")
+    return (str(obj["id"]) if "id" in obj else None), obj["text"], (None if label is None else str(label))
 
 
 def read_jsonl(path: Path, *, encoding: str = "utf-8", **vocab_options: Any) -> Corpus:

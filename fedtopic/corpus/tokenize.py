@@ -15,7 +15,7 @@ import snowballstemmer
 from fedtopic.errors import CorpusError
 
 # Runs of letters in any script: no digits, no underscores, no punctuation.
-_WORD_RE = re.compile(r"[^\W\d_]+")
+WORD_RE = re.compile(r"[^\W\d_]+")
 # a sentence ends at . ! ? (with closing quotes or brackets) before whitespace, or at a blank line or a line break
 # followed by a capital or a bullet; abbreviations ("e.g. this") split too: SentenceLDA tolerates short sentences
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n\s*\n|\n(?=\s*[A-Z\-*•])")
@@ -56,7 +56,7 @@ class Tokenizer:
         """The tokens of one text, in order."""
         stop = self.stopwords
         n = self.min_length
-        words = [w for w in _WORD_RE.findall(text.lower()) if len(w) >= n and w not in stop]
+        words = [w for w in WORD_RE.findall(text.lower()) if len(w) >= n and w not in stop]
         if self._stemmer is None:
             return words
         return [self._stem(w) for w in words]

@@ -14,7 +14,8 @@ from fedtopic.errors import CorpusError
 class Corpus:
     """Bag-of-words corpus as a flat token stream (CSR by document).
 
-    words:      int32[N]   vocabulary index of every token, documents back to back
+    words:      int32[N] (or uint16[N], read-only, memory-mapped from a token store: ``corpus.token_store``)
+                vocabulary index of every token, documents back to back
     doc_ptr:    int64[D+1] tokens of document d are words[doc_ptr[d]:doc_ptr[d+1]]
     vocab:      tuple[str, ...] of length V
     labels:     int32[D] label index per document, -1 where unlabelled (or None)
@@ -37,8 +38,8 @@ class Corpus:
     texts: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
-        if self.words.dtype != np.int32 or self.doc_ptr.dtype != np.int64:
-            raise CorpusError("corpus arrays must be words:int32 and doc_ptr:int64")
+        if self.words.dtype not in (np.int32, np.uint16) or self.doc_ptr.dtype != np.int64:
+            raise CorpusError("corpus arrays must be words:int32 (or uint16) and doc_ptr:int64")
         if self.doc_ptr.ndim != 1 or len(self.doc_ptr) < 1 or self.doc_ptr[0] != 0:
             raise CorpusError("doc_ptr must start at 0")
         if self.doc_ptr[-1] != len(self.words):

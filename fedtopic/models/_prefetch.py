@@ -24,10 +24,13 @@ def prefetch(typingctx, arr, idx):
         arr_ty, _ = signature.args
         ary = context.make_array(arr_ty)(context, builder, args[0])
         ptr = cgutils.get_item_pointer(context, builder, arr_ty, ary, [args[1]])
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32])
+        i32, byte_ptr = ir.IntType(32), ir.IntType(8).as_pointer()
+        # one declaration for every element type (an int32 and a uint16 array in one kernel would otherwise
+        # declare the intrinsic twice with different pointer types)
+        fnty = ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32])
         fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
-        builder.call(fn, [ptr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        builder.call(fn, [builder.bitcast(ptr, byte_ptr), ir.Constant(i32, 0), ir.Constant(i32, 3),
+                          ir.Constant(i32, 1)])
         return context.get_dummy_value()
 
     return sig, codegen

@@ -42,7 +42,7 @@ from fedtopic.models._parallel import (
     parallel_mh,
 )
 from fedtopic.models.prior import Alpha, check_alpha, is_symmetric
-from fedtopic.models.state import LDAState
+from fedtopic.models.state import WORD_DTYPES, LDAState
 
 SAMPLERS = ("auto", "dense", "sparse", "mh")
 # K from which "auto" takes the "mh" sampler, "dense" below. Measured (docs/RESULTS.md, benchmarks/bench_mh.py, wall
@@ -115,7 +115,7 @@ def sweep(
     mh_steps: int | None = None,
     mh_exact_below: int | None = None,
 ) -> None:
-    """Resample every token of (words int32[N], doc_ptr int64[D+1]) once, updating `state` in place.
+    """Resample every token of (words int32[N] or uint16[N], doc_ptr int64[D+1]) once, updating `state` in place.
 
     alpha: a float, or float64[K] (a learned asymmetric prior: the dense sampler only).
     frozen_wk int32[V,K] / frozen_k int64[K]: other parties' counts, read but never written
@@ -127,8 +127,8 @@ def sweep(
     alpha = check_alpha(alpha, state.n_topics)
     if not beta > 0:
         raise ModelError(f"beta must be positive, got beta={beta}")
-    if words.dtype != np.int32 or doc_ptr.dtype != np.int64:
-        raise ModelError(f"words must be int32 and doc_ptr int64, got {words.dtype} and {doc_ptr.dtype}")
+    if words.dtype not in WORD_DTYPES or doc_ptr.dtype != np.int64:
+        raise ModelError(f"words must be int32 or uint16 and doc_ptr int64, got {words.dtype} and {doc_ptr.dtype}")
     if len(words) != len(state.z) or len(doc_ptr) != state.n_dk.shape[0] + 1:
         raise ModelError("words/doc_ptr do not match the state (different corpus?)")
     if not 1 <= threads <= state.rng.shape[0]:

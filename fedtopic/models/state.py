@@ -15,7 +15,8 @@ from fedtopic.models.rng import MAX_STREAMS, make_rng_states, next_double
 class LDAState:
     """Collapsed-Gibbs state of one party (paper §5.1 notation in brackets).
 
-    z:    int32[N]   topic of every token [z_pij]
+    z:    uint16[N] (K ≤ 65,536) or int32[N]: topic of every token [z_pij], the narrowest type K allows
+          (``topic_dtype``): 2 bytes a token of a billion-token corpus instead of 4
     n_dk: int32[D,K] topics per document [N_p,i^k]
     n_wk: int32[V,K] this party's own word-topic counts [N_p,f^k]
     n_k:  int64[K]   this party's own topic totals, n_k = n_wk.sum(0)
@@ -63,10 +64,19 @@ class LDAState:
         return self.n_wk.shape[0]
 
 
+WORD_DTYPES = (np.dtype(np.int32), np.dtype(np.uint16))
+"""Word ids of a token stream: int32, or uint16 where V ≤ 65,536 (a token store's narrow ids, ``corpus.token_store``)."""
+
+
+def topic_dtype(n_topics: int) -> np.dtype:
+    """The narrowest type of a topic assignment z_i in [0, K): uint16 up to K = 65,536, int32 beyond."""
+    return np.dtype(np.uint16) if n_topics <= 1 << 16 else np.dtype(np.int32)
+
+
 def check_corpus_arrays(words: np.ndarray, doc_ptr: np.ndarray, n_words: int) -> None:
     """Raise ModelError unless (words, doc_ptr) is a valid non-empty CSR token stream over V=n_words."""
-    if words.dtype != np.int32 or words.ndim != 1:
-        raise ModelError(f"words must be int32[N], got {words.dtype}{list(words.shape)}")
+    if words.dtype not in WORD_DTYPES or words.ndim != 1:
+        raise ModelError(f"words must be int32[N] or uint16[N], got {words.dtype}{list(words.shape)}")
     if doc_ptr.dtype != np.int64 or doc_ptr.ndim != 1 or len(doc_ptr) < 2:
         raise ModelError("doc_ptr must be int64[D+1] with at least one document")
     if doc_ptr[0] != 0 or doc_ptr[-1] != len(words) or np.any(np.diff(doc_ptr) < 0):
@@ -90,14 +100,18 @@ def check_state(state: LDAState, words: np.ndarray, doc_ptr: np.ndarray, n_words
         got = f"{n_k.dtype}{list(n_k.shape)}" if isinstance(n_k, np.ndarray) else type(n_k).__name__
         raise ModelError(f"sampler state: n_k must be int64[K], got {got}")
     n_topics = n_k.shape[0]
-    expected = {"z": (np.int32, (n_tokens,)), "n_dk": (np.int32, (n_docs, n_topics)),
+    z = state.z
+    if not isinstance(z, np.ndarray) or z.dtype not in (np.int32, np.uint16) or z.shape != (n_tokens,):
+        got = f"{z.dtype}{list(z.shape)}" if isinstance(z, np.ndarray) else type(z).__name__
+        raise ModelError(f"sampler state: z must be uint16[{n_tokens}] or int32[{n_tokens}], got {got}")
+    expected = {"n_dk": (np.int32, (n_docs, n_topics)),
                 "n_wk": (np.int32, (n_words, n_topics)), "rng": (np.uint64, (MAX_STREAMS, 2))}
     for name, (dtype, shape) in expected.items():
         arr = getattr(state, name)
         if not isinstance(arr, np.ndarray) or arr.dtype != dtype or arr.shape != shape:
             got = f"{arr.dtype}{list(arr.shape)}" if isinstance(arr, np.ndarray) else type(arr).__name__
             raise ModelError(f"sampler state: {name} must be {np.dtype(dtype)}{list(shape)}, got {got}")
-    if n_topics < 2 or (n_tokens and (state.z.min() < 0 or state.z.max() >= n_topics)):
+    if n_topics < 2 or (n_tokens and (z.min() < 0 or z.max() >= n_topics)):
         raise ModelError(f"sampler state: topic assignments must lie in [0, {n_topics})")
     n_dk, n_wk, n_k = counts_from_z(state.z, words, doc_ptr, n_words, n_topics)
     if not (np.array_equal(n_dk, state.n_dk) and np.array_equal(n_wk, state.n_wk) and np.array_equal(n_k, state.n_k)):
@@ -105,25 +119,31 @@ def check_state(state: LDAState, words: np.ndarray, doc_ptr: np.ndarray, n_words
 
 
 @njit(cache=True)
-def _uniform_topics(n: int, n_topics: int, rng: np.ndarray) -> np.ndarray:
-    z = np.empty(n, dtype=np.int32)
-    for i in range(n):
+def _uniform_topics(z: np.ndarray, n_topics: int, rng: np.ndarray) -> None:
+    """Fill z with topics drawn uniformly from [0, K) (stream 0)."""
+    for i in range(len(z)):
         k = int(next_double(rng, 0) * n_topics)
         z[i] = min(k, n_topics - 1)
-    return z
+
+
+@njit(cache=True)
+def _count(z: np.ndarray, words: np.ndarray, doc_ptr: np.ndarray, n_dk: np.ndarray, n_wk: np.ndarray) -> None:
+    """Add every token's (document, topic) and (word, topic) to the zeroed n_dk / n_wk, in place: no per-token
+    temporaries (a bincount of int64 keys needs 16 bytes a token, 16 GB for a billion)."""
+    for d in range(len(doc_ptr) - 1):
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            k = z[i]
+            n_dk[d, k] += 1
+            n_wk[words[i], k] += 1
 
 
 def counts_from_z(
     z: np.ndarray, words: np.ndarray, doc_ptr: np.ndarray, n_words: int, n_topics: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(n_dk int32[D,K], n_wk int32[V,K], n_k int64[K]) recounted from the assignments z."""
-    n_docs = len(doc_ptr) - 1
-    doc_of = np.repeat(np.arange(n_docs, dtype=np.int64), np.diff(doc_ptr))
-    zi = z.astype(np.int64)
-    n_dk = np.bincount(doc_of * n_topics + zi, minlength=n_docs * n_topics)
-    n_wk = np.bincount(words.astype(np.int64) * n_topics + zi, minlength=n_words * n_topics)
-    n_dk = n_dk.reshape(n_docs, n_topics).astype(np.int32)
-    n_wk = n_wk.reshape(n_words, n_topics).astype(np.int32)
+    n_dk = np.zeros((len(doc_ptr) - 1, n_topics), dtype=np.int32)
+    n_wk = np.zeros((n_words, n_topics), dtype=np.int32)
+    _count(z, words, doc_ptr, n_dk, n_wk)
     return n_dk, n_wk, n_wk.sum(axis=0, dtype=np.int64)
 
 
@@ -133,7 +153,8 @@ def init_state(words: np.ndarray, doc_ptr: np.ndarray, n_words: int, n_topics: i
         raise ModelError(f"need at least 2 topics, got K={n_topics}")
     check_corpus_arrays(words, doc_ptr, n_words)
     rng = make_rng_states(seed, MAX_STREAMS)
-    z = _uniform_topics(len(words), n_topics, rng)
+    z = np.empty(len(words), dtype=topic_dtype(n_topics))
+    _uniform_topics(z, n_topics, rng)
     n_dk, n_wk, n_k = counts_from_z(z, words, doc_ptr, n_words, n_topics)
     return LDAState(z=z, n_dk=n_dk, n_wk=n_wk, n_k=n_k, rng=rng)
 
@@ -155,7 +176,7 @@ def state_from_phi(words: np.ndarray, doc_ptr: np.ndarray, phi: np.ndarray, seed
     totals = columns.sum(axis=1, keepdims=True)
     cumulative = np.cumsum(np.where(totals > 0, columns / np.where(totals > 0, totals, 1.0), 1.0 / n_topics), axis=1)
     draw = np.random.default_rng([seed, WARM_START_STREAM])
-    z = np.empty(len(words), dtype=np.int32)
+    z = np.empty(len(words), dtype=topic_dtype(n_topics))
     for start in range(0, len(words), chunk):
         w = words[start:start + chunk]
         u = draw.random(len(w))[:, None] * cumulative[w, -1:]
