@@ -14,7 +14,13 @@ from fedtopic.cli.corpus_options import (
     StopwordsOption,
     corpus_reading,
 )
-from fedtopic.cli.output import FormatOption, OutputFormat, print_json, progress_bar, stdout_console
+from fedtopic.cli.output import (
+    FormatOption,
+    OutputFormat,
+    print_json,
+    progress_bar,
+    stdout_console,
+)
 
 
 def build(

@@ -96,7 +96,7 @@ def build_store(source: str | Path, out: str | Path, *, reading: CorpusReading |
     pieces, total = _pieces(source)
     workers = max(1, min(workers or os.cpu_count() or 1, len(pieces)))
     tokenizer: Tokenizer = options["tokenizer"]
-    config = (tokenizer.stem, sorted(tokenizer.stopwords), tokenizer.min_length, check_encoding(reading.encoding))
+    config = (sorted(tokenizer.stopwords), tokenizer.min_length, check_encoding(reading.encoding))
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
@@ -174,10 +174,10 @@ def _tokenise(piece: _Piece, config: tuple, work: str) -> _Tokenised:
     """Tokenise one piece (in a worker process): ids in a vocabulary of the piece's own, written to a file.
 
     ``Tokenizer.tokens`` exactly, arranged for speed: lower-cased ASCII text is split by the word table's kernel
-    (``corpus._word_table``), other text by the tokenizer's regex; stop words, short words and stems are then
+    (``corpus._word_table``), other text by the tokenizer's regex; stop words and short words are then
     decided once per distinct word, not per token (a dropped word keeps its ids but gets document frequency 0,
-    which no vocabulary admits)."""
-    stem, stopwords, min_length, encoding = config
+    which no vocabulary admits). The reading's tokenizer does not stem (``CorpusReading``)."""
+    stopwords, min_length, encoding = config
     result = _Tokenised(piece.index)
     parts: list[bytes] = []
     presplit: list[bool] = []
@@ -195,21 +195,9 @@ def _tokenise(piece: _Piece, config: tuple, work: str) -> _Tokenised:
     ids, lengths = table.tokenise(parts, presplit)
     del parts
     words = table.words()
-    tokenizer = Tokenizer(stem=stem, stopwords=frozenset(stopwords), min_length=min_length)
-    kept = [len(w) >= min_length and w not in tokenizer.stopwords for w in words]
-    if stem:  # several words may share a stem: renumber, then count documents per stem
-        stems: defaultdict[str, int] = defaultdict()
-        stems.default_factory = stems.__len__
-        to_stem = np.fromiter((stems[tokenizer.tokens(w)[0]] if k else -1 for w, k in zip(words, kept)),
-                              dtype=np.int64, count=len(words))
-        ids = to_stem[ids]
-        ids = np.where(ids < 0, len(stems), ids).astype(np.uint32)  # dropped words: one id of df 0
-        result.vocab = [*stems, ""]
-        result.df = _document_frequencies(ids, lengths, len(stems) + 1)
-        result.df[-1] = 0
-    else:
-        result.vocab = words
-        result.df = np.where(kept, table.df[:len(words)], 0)
+    stop = frozenset(stopwords)
+    result.vocab = words
+    result.df = np.where([len(w) >= min_length and w not in stop for w in words], table.df[:len(words)], 0)
     result.lengths = lengths
     result.ids_file = os.path.join(work, f"piece-{piece.index}.ids")
     ids.tofile(result.ids_file)
@@ -295,13 +283,6 @@ def _documents(piece: _Piece, encoding: str, result: _Tokenised) -> Iterator[tup
             return
         if row is not None:
             yield lineno, row[0], row[1], row[2]
-
-
-def _document_frequencies(ids: np.ndarray, lengths: np.ndarray, n_words: int) -> np.ndarray:
-    """int64[n_words]: in how many documents each id occurs (ids uint32[N], documents back to back)."""
-    doc_of = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
-    pairs = np.unique(doc_of << 32 | ids.astype(np.int64))
-    return np.bincount((pairs & 0xFFFFFFFF).astype(np.int64), minlength=n_words)
 
 
 class _Merged:

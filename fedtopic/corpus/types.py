@@ -123,16 +123,12 @@ class Corpus:
         return self.subset(np.sort(np.random.default_rng(seed).choice(self.n_docs, n, replace=False)))
 
     def subset(self, docs: np.ndarray) -> "Corpus":
-        """The corpus restricted to the given document indices (same vocabulary)."""
+        """The corpus restricted to the given document indices (same vocabulary, same word id type)."""
         docs = np.asarray(docs, dtype=np.int64)
         lengths = self.doc_lengths()[docs]
         ptr = np.zeros(len(docs) + 1, dtype=np.int64)
         np.cumsum(lengths, out=ptr[1:])
-        words = (
-            np.concatenate([self.words[self.doc_ptr[d] : self.doc_ptr[d + 1]] for d in docs])
-            if len(docs)
-            else np.zeros(0, dtype=np.int32)
-        ).astype(np.int32, copy=False)
+        words = _gather(self.words, self.doc_ptr, docs, ptr)
         sent_ptr = None
         if self.sent_ptr is not None:
             bounds, sp = self.doc_sentences(), self.sent_ptr
@@ -148,3 +144,21 @@ class Corpus:
             sent_ptr=sent_ptr,
             texts=tuple(self.texts[d] for d in docs) if self.texts else (),
         )
+
+
+def _gather(words: np.ndarray, doc_ptr: np.ndarray, docs: np.ndarray, ptr: np.ndarray,
+            block: int = 1 << 22) -> np.ndarray:
+    """words of documents ``docs`` back to back (``ptr``: their offsets in the result), in ``words``' type;
+    gathered a block of about ``block`` tokens at a time, so that the int64 positions never cost 8 bytes for
+    every token of a large corpus."""
+    out = np.empty(int(ptr[-1]), dtype=words.dtype)
+    first = 0
+    while first < len(docs):
+        last = int(np.searchsorted(ptr, ptr[first] + block, side="right")) - 1
+        last = min(max(last, first + 1), len(docs))
+        lengths = ptr[first + 1:last + 1] - ptr[first:last]
+        starts = doc_ptr[docs[first:last]]
+        positions = np.repeat(starts - ptr[first:last], lengths) + np.arange(ptr[first], ptr[last])
+        out[ptr[first]:ptr[last]] = words[positions]
+        first = last
+    return out
