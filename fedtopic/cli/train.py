@@ -101,6 +101,8 @@ def train(
         + (f", macro-F1 {summary['macro_f1']:.3f}" if "macro_f1" in summary else "")
         + (f", accuracy {summary['accuracy']:.3f}" if "accuracy" in summary else "")
         + f" in {summary['wall_seconds']:.1f} s"
+        + (f" (scored on {summary['held_out_documents_scored']:,} sampled held-out documents)"
+           if "held_out_documents_scored" in summary else "")
         + (f"; stopped early at epoch {summary['epochs']} of {iterations}: no better validation loss since epoch "
            f"{summary['best_epoch']}, whose model is kept" if summary.get("stopped_by") == "early-stopping" else "")
     )

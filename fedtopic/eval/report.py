@@ -16,6 +16,21 @@ from fedtopic.models.prior import Alpha
 
 NPMI_TOP_N = 10
 DIVERSITY_TOP_N = 25
+HELD_OUT_TOKENS = 1_000_000
+"""Held-out tokens scored at most: a larger test corpus is scored on a seeded sample of its documents holding about
+this many (the perplexity's standard error there is far below a model's differences; folding in 250M held-out
+tokens of a billion-token corpus would take longer than training). No built-in dataset has more."""
+REFERENCE_TOKENS = 5_000_000
+"""Training tokens the coherences count co-occurrences in at most, sampled the same way."""
+
+
+def scoring_sample(corpus: Corpus, tokens: int, seed: int) -> np.ndarray | None:
+    """int64 indices (sorted) of a seeded sample of whole documents of ``corpus`` holding about ``tokens`` tokens;
+    None when the corpus holds no more than that (every document is scored)."""
+    if corpus.n_tokens <= tokens:
+        return None
+    n = max(1, int(corpus.n_docs * tokens / corpus.n_tokens))
+    return np.sort(np.random.default_rng([seed, 0x5C0]).choice(corpus.n_docs, n, replace=False))
 
 
 def _labelled(corpus: Corpus) -> np.ndarray:
@@ -48,11 +63,28 @@ def evaluate_model(
                        a single category has nothing to classify)
     With a vocabulary smaller than 10 (25) words, NPMI (diversity) uses all V.
     ``theta_train`` float64[D_train,K] is the trained θ; when None it is folded in.
+    Corpora beyond ``HELD_OUT_TOKENS`` (test) or ``REFERENCE_TOKENS`` (train) are scored on a seeded sample of
+    their documents (``scoring_sample``); the keys ``held_out_documents_scored`` and ``reference_documents`` then
+    say how many.
     """
     phi = check_phi(phi, "evaluate")
     alpha = check_alpha(alpha, "evaluate")
     check_corpus_for_phi(phi, train, "evaluate (train corpus)")
     check_corpus_for_phi(phi, test, "evaluate (test corpus)")
+    if theta_train is not None and np.shape(theta_train) != (train.n_docs, phi.shape[0]):
+        raise EvalError(
+            f"evaluate: theta_train has shape {np.shape(theta_train)}, expected {(train.n_docs, phi.shape[0])}"
+        )
+    sampled: dict[str, float] = {}
+    test_docs = scoring_sample(test, HELD_OUT_TOKENS, seed)
+    if test_docs is not None:
+        test = test.subset(test_docs)
+        sampled["held_out_documents_scored"] = float(len(test_docs))
+    train_docs = scoring_sample(train, REFERENCE_TOKENS, seed)
+    if train_docs is not None:
+        train = train.subset(train_docs)
+        theta_train = None if theta_train is None else np.asarray(theta_train)[train_docs]
+        sampled["reference_documents"] = float(len(train_docs))
     n_words = phi.shape[1]
     npmi_top_n = min(NPMI_TOP_N, n_words)
     theta_test = fold_in(phi, test.words, test.doc_ptr, alpha, iterations=fold_in_iterations, seed=seed)
@@ -61,6 +93,7 @@ def evaluate_model(
         "perplexity_eq16": eq16_from_theta(phi, theta_test, test),
         "npmi": float(npmi_coherence(top_word_ids(phi, npmi_top_n), train, npmi_top_n).mean()),
         "topic_diversity": topic_diversity(phi, min(DIVERSITY_TOP_N, n_words)),
+        **sampled,
     }
     train_docs, test_docs = _labelled(train), _labelled(test)
     train_classes = np.unique(train.labels[train_docs]) if len(train_docs) else ()
@@ -68,10 +101,6 @@ def evaluate_model(
         return scores
     if theta_train is None:
         theta_train = fold_in(phi, train.words, train.doc_ptr, alpha, iterations=fold_in_iterations, seed=seed)
-    elif np.shape(theta_train) != (train.n_docs, phi.shape[0]):
-        raise EvalError(
-            f"evaluate: theta_train has shape {np.shape(theta_train)}, expected {(train.n_docs, phi.shape[0])}"
-        )
     scores["macro_f1"] = svm_macro_f1(
         np.asarray(theta_train)[train_docs],
         train.labels[train_docs],

@@ -37,10 +37,16 @@ SUMMARY_KEYS = (
 
 def stable_summary(*, algorithm: str, dataset: str, parties: int, topics: int, iterations: int, seed: int,
                    metrics: Mapping[str, Any], wall_seconds: float, bytes_sent: int) -> dict[str, Any]:
-    """The ``SUMMARY_KEYS`` of a run whose model ``metrics`` scored (perplexity, npmi, topic_diversity)."""
+    """The ``SUMMARY_KEYS`` of a run whose model ``metrics`` scored (perplexity, npmi, topic_diversity), and how many
+    documents were scored where the corpora were too large to score whole (``eval.report.scoring_sample``)."""
     return {"algorithm": algorithm, "dataset": dataset, "parties": parties, "topics": topics, "iterations": iterations,
             "seed": seed, "perplexity": metrics["perplexity"], "npmi": metrics["npmi"],
-            "topic_diversity": metrics["topic_diversity"], "wall_seconds": wall_seconds, "bytes_sent": bytes_sent}
+            "topic_diversity": metrics["topic_diversity"], "wall_seconds": wall_seconds, "bytes_sent": bytes_sent,
+            **{k: int(metrics[k]) for k in SAMPLED_KEYS if k in metrics}}
+
+
+SAMPLED_KEYS = ("held_out_documents_scored", "reference_documents")
+"""Present in a summary when its figures come from a sample of the held-out (training) documents."""
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,7 @@ def run_baseline(
     }
     if "macro_f1" in metrics:
         summary["macro_f1"] = metrics["macro_f1"]
-    summary |= gensim_coherences(phi, trains[0])
+    summary |= gensim_coherences(phi, trains[0], seed=spec.seed)
     summary.update(models[0].extra)
     if len(per_model) > 1:
         summary["per_party"] = per_model
@@ -130,11 +130,15 @@ def run_baseline(
     return summary
 
 
-def gensim_coherences(phi: np.ndarray, reference: Any, top: int = 10) -> dict[str, float]:
+def gensim_coherences(phi: np.ndarray, reference: Any, top: int = 10, seed: int = 0) -> dict[str, float]:
     """The mean u_mass and c_v of Φ's top words on ``reference`` (a Corpus), as gensim's CoherenceModel reports
-    them (``eval.coherence_measures``)."""
+    them (``eval.coherence_measures``); on a seeded sample of its documents past ``REFERENCE_TOKENS``."""
     from fedtopic.eval.coherence import top_word_ids
     from fedtopic.eval.coherence_measures import cv_coherence, umass_coherence
+    from fedtopic.eval.report import REFERENCE_TOKENS, scoring_sample
+
+    docs = scoring_sample(reference, REFERENCE_TOKENS, seed)
+    reference = reference if docs is None else reference.subset(docs)
 
     words = top_word_ids(phi, min(top, phi.shape[1]))
     return {"u_mass": float(umass_coherence(words, reference).mean()),
