@@ -11,8 +11,11 @@ from fedtopic.corpus.types import Corpus
 
 def merge_corpora(parts: Sequence[Corpus]) -> Corpus:
     """Pool the parties' corpora (same vocabulary) into one, in party order (their documents' names too, when every
-    part has them)."""
-    words = np.concatenate([c.words for c in parts]).astype(np.int32, copy=False)
+    part has them); one part is returned as it is, and narrow (uint16) words stay narrow."""
+    if len(parts) == 1:
+        return parts[0]
+    narrow = all(c.words.dtype == np.uint16 for c in parts)
+    words = np.concatenate([c.words for c in parts]).astype(np.uint16 if narrow else np.int32, copy=False)
     lengths = np.concatenate([c.doc_lengths() for c in parts])
     ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=ptr[1:])

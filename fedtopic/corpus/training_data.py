@@ -57,8 +57,7 @@ def load_training_data(
                             scheme=scheme, seed=seed, dirichlet_alpha=dirichlet_alpha,
                             tokenizer=reading.tokenizer_record())
         return data if max_vocabulary is None else cut_vocabulary(data, max_vocabulary)
-    parts = [train.subset(idx) for idx in partition_documents(train, n_parties, scheme, seed=seed,
-                                                              dirichlet_alpha=dirichlet_alpha)]
+    parts = _shares(train, n_parties, scheme, seed, dirichlet_alpha)
     data = TrainingData(name=name, train=train, test=test, parties=parts, tokenizer=tokenizer)
     return data if max_vocabulary is None else cut_vocabulary(data, max_vocabulary)
 
@@ -85,6 +84,12 @@ def split_corpus(name: str, full: Corpus, *, n_parties: int, scheme: str, seed: 
                  tokenizer: dict[str, Any] | None = None, dirichlet_alpha: float = 0.5) -> TrainingData:
     """Hold out a quarter of ``full`` (seeded) and split the rest among ``n_parties`` by ``scheme``."""
     train, test = split_train_test(full, test_fraction=0.25, seed=seed)
-    parts = [train.subset(idx) for idx in partition_documents(train, n_parties, scheme, seed=seed,
-                                                              dirichlet_alpha=dirichlet_alpha)]
+    parts = _shares(train, n_parties, scheme, seed, dirichlet_alpha)
     return TrainingData(name=name, train=train, test=test, parties=parts, tokenizer=dict(tokenizer or {}))
+
+
+def _shares(train: Corpus, n_parties: int, scheme: str, seed: int, dirichlet_alpha: float) -> list[Corpus]:
+    """Each party's documents of ``train`` by ``scheme``; a single party holds ``train`` itself (not a copy of it:
+    a billion-token corpus would be held twice)."""
+    shares = partition_documents(train, n_parties, scheme, seed=seed, dirichlet_alpha=dirichlet_alpha)
+    return [train if len(idx) == train.n_docs else train.subset(idx) for idx in shares]
