@@ -111,6 +111,14 @@ class Corpus:
                       vocab=vocab, labels=self.labels, label_names=self.label_names,
                       doc_names=self.doc_names, sent_ptr=sent_ptr, texts=self.texts)
 
+    def word_counts(self) -> np.ndarray:
+        """int64[V] every word's count in the corpus (a block of tokens at a time: ``np.bincount`` of all the words
+        at once would copy them to 8 bytes a token first)."""
+        counts = np.zeros(self.n_words, dtype=np.int64)
+        for a in range(0, self.n_tokens, 1 << 22):
+            counts += np.bincount(self.words[a:a + (1 << 22)], minlength=self.n_words)
+        return counts
+
     def doc_lengths(self) -> np.ndarray:
         """int64[D] tokens per document."""
         return np.diff(self.doc_ptr)

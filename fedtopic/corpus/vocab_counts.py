@@ -44,7 +44,7 @@ class VocabularyCounts:
     def from_corpus(cls, corpus: Corpus) -> VocabularyCounts:
         """The counts of an encoded corpus (read with no vocabulary cut, so every word is counted)."""
         v = corpus.n_words
-        tf = np.bincount(corpus.words, minlength=v).astype(np.int64)
+        tf = corpus.word_counts()
         doc_of = np.repeat(np.arange(corpus.n_docs), corpus.doc_lengths())
         pairs = np.unique(doc_of.astype(np.int64) * v + corpus.words)
         df = np.bincount(pairs % v, minlength=v).astype(np.int64)

@@ -89,14 +89,27 @@ def npmi_coherence(top_words: np.ndarray, reference: Corpus, top_n: int = 10) ->
     local = local.reshape(ids.shape)
     column = np.full(reference.n_words, -1, dtype=np.int64)
     column[unique] = np.arange(len(unique))
-    keep = column[reference.words] >= 0
-    doc_word = sp.csr_matrix(
-        (np.ones(int(keep.sum())), (reference.doc_ids()[keep], column[reference.words[keep]])),
-        shape=(reference.n_docs, len(unique)),
-    )
-    doc_word.sum_duplicates()
-    doc_word.data[:] = 1.0
-    together = (doc_word.T @ doc_word).toarray() / reference.n_docs  # [U,U] joint document frequencies
+    together = _joint_documents(reference, column, len(unique)) / reference.n_docs  # [U,U] joint frequencies
     npmi = _npmi_matrix(together, np.diag(together).copy())
     upper_i, upper_j = np.triu_indices(top_n, k=1)
     return npmi[local[:, upper_i], local[:, upper_j]].mean(axis=1)
+
+
+def _joint_documents(reference: Corpus, column: np.ndarray, n_columns: int, block: int = 1 << 22) -> np.ndarray:
+    """float64[U,U]: in how many documents of ``reference`` the words of columns i and j occur together (column
+    int64[V]: a word's column, −1 for words not asked about), summed over blocks of about ``block`` tokens of
+    whole documents (counts are whole numbers, so the sum is the one-block figure exactly; one block of a
+    billion-token corpus would need 12 bytes a token)."""
+    together = np.zeros((n_columns, n_columns))
+    ptr, first = reference.doc_ptr, 0
+    while first < reference.n_docs:
+        last = min(max(int(np.searchsorted(ptr, ptr[first] + block, side="right")) - 1, first + 1), reference.n_docs)
+        cols = column[reference.words[ptr[first]:ptr[last]]]
+        keep = cols >= 0
+        docs = np.repeat(np.arange(last - first), np.diff(ptr[first:last + 1]))[keep]
+        doc_word = sp.csr_matrix((np.ones(len(docs)), (docs, cols[keep])), shape=(last - first, n_columns))
+        doc_word.sum_duplicates()
+        doc_word.data[:] = 1.0
+        together += (doc_word.T @ doc_word).toarray()
+        first = last
+    return together

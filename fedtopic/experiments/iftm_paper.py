@@ -64,7 +64,7 @@ def shrink(train: Corpus, test: Corpus, *, docs: int, words: int, seed: int) -> 
     rng = np.random.default_rng(seed)
     train = train.subset(np.sort(rng.choice(train.n_docs, min(docs, train.n_docs), replace=False)))
     test = test.subset(np.sort(rng.choice(test.n_docs, min(docs // 4, test.n_docs), replace=False)))
-    keep = np.argsort(-np.bincount(train.words, minlength=train.n_words), kind="stable")[:words]
+    keep = np.argsort(-train.word_counts(), kind="stable")[:words]
     return train.restrict_vocabulary(keep), test.restrict_vocabulary(keep)
 
 

@@ -119,7 +119,7 @@ def save_theta(run_dir: Path, theta: np.ndarray, train_names: tuple[str, ...], h
                                     "(fedtopic infer gives theirs)"}
     if documents is not None and documents.n_docs == theta.shape[0]:
         rows["lengths"] = [int(n) for n in np.diff(documents.doc_ptr)]
-        np.save(run_dir / TERM_FREQUENCY, np.bincount(documents.words, minlength=documents.n_words).astype(np.int64))
+        np.save(run_dir / TERM_FREQUENCY, documents.word_counts())
     write_json(run_dir / "theta-rows.json", rows)
     return run_dir / "theta.npy"
 

@@ -102,7 +102,8 @@ def run_baseline(
         np.savez_compressed(out / "party_models.npz", phi=np.stack([m.model.phi for m in models]))
     if all(m.theta is not None for m in models):  # θ of the training documents (each party's under its model)
         pooled = trains[0] if len(trains) == 1 else merge_corpora(data.parties)
-        save_theta(out, np.vstack([np.asarray(m.theta, dtype=np.float64) for m in models]), pooled.doc_names,
+        thetas = [np.asarray(m.theta, dtype=np.float64) for m in models]
+        save_theta(out, thetas[0] if len(thetas) == 1 else np.vstack(thetas), pooled.doc_names,
                    data.test.doc_names, documents=pooled)
     _plot(out, algorithm, curve, loglik)
 

@@ -126,7 +126,7 @@ class LDAParty:
 
     def word_frequencies(self) -> np.ndarray:
         """This party's word frequencies, int64[V] (CSFed's setup exchange, Fig. 3)."""
-        return np.bincount(self.corpus.words, minlength=self.corpus.n_words).astype(np.int64)
+        return self.corpus.word_counts()
 
     def cap_releases(self, max_value: int) -> None:
         """Bound every published cell by a public ``max_value`` (exact counts are within it already)."""

@@ -65,7 +65,7 @@ KNOWLEDGE: tuple[AttackerKnowledge, ...] = ("visible-only", "known-frequencies")
 
 def word_frequencies(corpus: Corpus) -> np.ndarray:
     """int64[V] global count of every vocabulary word in ``corpus`` (the IPHE ranking key)."""
-    return np.bincount(corpus.words, minlength=corpus.n_words).astype(np.int64)
+    return corpus.word_counts()
 
 
 def protected_word_count(delta: float, n_words: int) -> int:
