@@ -1,15 +1,34 @@
-"""Document classification on topic mixtures: macro-F1 of a linear SVM on θ."""
+"""Document classification on topic mixtures: macro-F1 of a linear SVM on θ.
+
+scikit-learn is imported when a classifier is fitted, not with this module: a run without labels never needs it,
+and it is 140 MB of a process's memory (a `train` of an unlabelled corpus would carry it for nothing)."""
 
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.metrics import f1_score
-from sklearn.svm import LinearSVC
 
 from fedtopic.errors import EvalError
+
+
+def _fitted_svm(x: np.ndarray, y: np.ndarray, seed: int) -> Any:
+    """A LinearSVC (C = 1, squared hinge) fitted on (x, y), its convergence warnings silenced."""
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.svm import LinearSVC
+
+    model = LinearSVC(C=1.0, max_iter=20_000, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(x, y)
+    return model
+
+
+def _macro_f1(y_true: np.ndarray, y_predicted: np.ndarray) -> float:
+    from sklearn.metrics import f1_score
+
+    return float(f1_score(y_true, y_predicted, average="macro"))
 
 
 def _features_and_labels(theta: np.ndarray, labels: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -45,11 +64,7 @@ def svm_macro_f1(
         raise EvalError(f"SVM F1: train θ has K={theta_train.shape[1]} but test θ has K={theta_test.shape[1]}")
     if len(np.unique(y_train)) < 2:
         raise EvalError("SVM F1: the training labels hold fewer than 2 classes")
-    model = LinearSVC(C=1.0, max_iter=20_000, random_state=seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        model.fit(theta_train, y_train)
-    return float(f1_score(y_test, model.predict(theta_test), average="macro"))
+    return _macro_f1(y_test, _fitted_svm(theta_train, y_train, seed).predict(theta_test))
 
 
 def svm_f1_accuracy(features: np.ndarray, labels: np.ndarray, *, seed: int = 0,
@@ -70,9 +85,5 @@ def svm_f1_accuracy(features: np.ndarray, labels: np.ndarray, *, seed: int = 0,
     if len(np.unique(y_tr)) < 2:
         raise EvalError("SVM: the training part holds fewer than 2 classes")
     scaler = StandardScaler().fit(x_tr)
-    model = LinearSVC(C=1.0, max_iter=20_000, random_state=seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        model.fit(scaler.transform(x_tr), y_tr)
-    predicted = model.predict(scaler.transform(x_te))
-    return float(f1_score(y_te, predicted, average="macro")), float(np.mean(predicted == y_te))
+    predicted = _fitted_svm(scaler.transform(x_tr), y_tr, seed).predict(scaler.transform(x_te))
+    return _macro_f1(y_te, predicted), float(np.mean(predicted == y_te))
