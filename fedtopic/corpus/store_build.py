@@ -32,9 +32,10 @@ from fedtopic.corpus.tokenize import WORD_RE, Tokenizer
 from fedtopic.corpus.vocabulary import Vocabulary
 from fedtopic.errors import CorpusError
 
-CHUNK_BYTES = 16 << 20
-"""Text a worker tokenises at once (~2.5M tokens of English): small enough for memory, large enough that the
-per-piece costs (a vocabulary of its own, one file) stay under 1 % of the work."""
+CHUNK_BYTES = 4 << 20
+"""Text a worker tokenises at once (~600k tokens of English; a worker holds about 6 copies of it while it works):
+small enough that the workers together stay under tomotopy's memory for the same corpus, large enough that the
+per-piece costs (a vocabulary of its own, one file) stay under 2 % of the work."""
 
 
 @dataclass(frozen=True)
@@ -287,13 +288,14 @@ def _documents(piece: _Piece, encoding: str, result: _Tokenised) -> Iterator[tup
 
 class _Merged:
     """The pieces' results folded in order as they come: one provisional vocabulary (first seen, first numbered)
-    and its summed document frequencies, so that no piece's own word list outlives its arrival."""
+    and its summed document frequencies; each piece's ids file is renumbered into it on arrival, so that no piece's
+    own word list outlives its arrival."""
 
     def __init__(self) -> None:
         self.index: defaultdict[str, int] = defaultdict()
         self.index.default_factory = self.index.__len__
         self.df = np.zeros(0, dtype=np.int64)
-        self.pieces: list[tuple[str, np.ndarray, np.ndarray]] = []  # ids file, lengths, piece id → provisional id
+        self.pieces: list[tuple[str, np.ndarray]] = []  # ids file (provisional ids), lengths
         self.labels: list[str | None] = []
         self.names: list[str] = []
         self.lines_before = 0
@@ -307,7 +309,8 @@ class _Merged:
         if len(self.index) > len(self.df):
             self.df = np.concatenate([self.df, np.zeros(len(self.index) - len(self.df), dtype=np.int64)])
         np.add.at(self.df, to_provisional, r.df)
-        self.pieces.append((r.ids_file, r.lengths, to_provisional))
+        to_provisional.astype(np.uint32)[np.fromfile(r.ids_file, dtype=np.uint32)].tofile(r.ids_file)
+        self.pieces.append((r.ids_file, r.lengths))
         self.labels += r.labels
         self.names += [f"line {self.lines_before + line}" if name is None else name
                        for name, line in zip(r.names, r.lines)]
@@ -328,8 +331,8 @@ def _write(source: Path, merged: _Merged, work: Path, reading: CorpusReading,
     final = np.fromiter((word_id.get(w, -1) for w in merged.index), dtype=np.int64, count=len(merged.index))
     lengths = []
     with open(work / "words.bin", "wb") as fh:
-        for ids_file, piece_lengths, to_provisional in merged.pieces:
-            ids = final[to_provisional][np.fromfile(ids_file, dtype=np.uint32)]
+        for ids_file, piece_lengths in merged.pieces:
+            ids = final[np.fromfile(ids_file, dtype=np.uint32)]
             os.unlink(ids_file)
             kept = ids >= 0
             ends = np.cumsum(piece_lengths)
