@@ -15,9 +15,9 @@ import json
 import os
 import shutil
 import tempfile
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,8 +32,8 @@ from fedtopic.corpus.tokenize import WORD_RE, Tokenizer
 from fedtopic.corpus.vocabulary import Vocabulary
 from fedtopic.errors import CorpusError
 
-CHUNK_BYTES = 4 << 20
-"""Text a worker tokenises at once (~600k tokens of English; a worker holds about 6 copies of it while it works):
+CHUNK_BYTES = 8 << 20
+"""Text a worker tokenises at once (~1.2M tokens of English; a worker holds about 6 copies of it while it works):
 small enough that the workers together stay under tomotopy's memory for the same corpus, large enough that the
 per-piece costs (a vocabulary of its own, one file) stay under 2 % of the work."""
 
@@ -145,28 +145,31 @@ def _pieces(source: Path) -> tuple[list[_Piece], int]:
 
 def _tokenise_all(pieces: list[_Piece], config: tuple, work: Path, workers: int, total: int,
                   progress: Callable[[int, int], None] | None) -> Iterator[_Tokenised]:
-    """Every piece's result, in order; in ``workers`` processes (the driver's own when 1)."""
+    """Every piece's result, in order, ``progress(bytes done, total)`` after each."""
     done = 0
-
-    def sized(piece: _Piece) -> int:
-        return piece.end - piece.start if not piece.files else \
+    for piece, result in zip(pieces, _results(pieces, config, work, workers)):
+        yield result
+        done += piece.end - piece.start if not piece.files else \
             sum((piece.path / f).stat().st_size for f in piece.files)
+        if progress:
+            progress(done, total)
 
+
+def _results(pieces: list[_Piece], config: tuple, work: Path, workers: int) -> Iterator[_Tokenised]:
+    """Every piece tokenised, in order; in ``workers`` processes (the driver's own when 1)."""
     if workers == 1:
         for piece in pieces:
             yield _tokenise(piece, config, str(work))
-            done += sized(piece)
-            if progress:
-                progress(done, total)
         return
     pool = ProcessPoolExecutor(workers)
+    in_flight: deque[Future] = deque()
     try:
-        futures = [pool.submit(_tokenise, piece, config, str(work)) for piece in pieces]
-        for piece, future in zip(pieces, futures):
-            yield future.result()
-            done += sized(piece)
-            if progress:
-                progress(done, total)
+        for piece in pieces:  # at most two pieces a worker submitted: finished results wait for the driver in memory
+            in_flight.append(pool.submit(_tokenise, piece, config, str(work)))
+            if len(in_flight) >= 2 * workers:
+                yield in_flight.popleft().result()
+        while in_flight:
+            yield in_flight.popleft().result()
     finally:  # on an error (or an interrupt) the pieces not started are dropped, not tokenised for nothing
         pool.shutdown(wait=True, cancel_futures=True)
 
