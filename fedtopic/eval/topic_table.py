@@ -22,8 +22,7 @@ def prevalence_from_theta(theta: np.ndarray, corpus: Corpus) -> np.ndarray | Non
     if theta.ndim != 2 or theta.shape[0] != corpus.n_docs or corpus.n_tokens == 0:
         return None
     lengths = np.diff(np.asarray(corpus.doc_ptr)).astype(np.float64)
-    rows = theta / np.maximum(theta.sum(axis=1, keepdims=True), 1e-300)
-    mass = lengths @ rows
+    mass = (lengths / np.maximum(theta.sum(axis=1), 1e-300)) @ theta  # Σ_d N_d θ_d / |θ_d|, no [D,K] copy
     return mass / mass.sum() if mass.sum() > 0 else None
 
 
