@@ -166,3 +166,37 @@ def test_train_and_simulate_take_a_store_and_a_node_reads_it_in_the_consortium_w
     party = read_corpus(store, vocabulary=consortium)
     assert party.vocab == consortium.words and party.n_tokens == int(np.isin(
         np.array(open_store(store).vocab)[open_store(store).words], ["goal", "match"]).sum())
+
+
+def test_the_word_table_numbers_words_as_a_dict_does_through_every_growth():
+    """The kernel's table against a dict: first-seen ids, document frequencies and lengths, over enough distinct
+    words and bytes that the slots, the arena, the word arrays and the id buffer all grow (and rehash)."""
+    from fedtopic.corpus._word_table import WordTable
+
+    rng = np.random.default_rng(11)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    vocab = ["".join(rng.choice(letters, rng.integers(1, 16))) for _ in range(200_000)]
+    parts, presplit = [], []
+    for d in range(1000):
+        words = [vocab[i] for i in rng.integers(0, len(vocab), rng.integers(0, 600))]
+        split = bool(d % 3 == 0)
+        sep = " " if split else rng.choice([" ", ", ", "1", "_", "-"])
+        parts.append(sep.join(words).encode("ascii"))
+        presplit.append(split)
+    table = WordTable()
+    ids, lengths = table.tokenise(parts, presplit)
+    index: dict[str, int] = {}
+    expected_ids, expected_lengths, df = [], [], {}
+    for part, split in zip(parts, presplit):
+        text = part.decode("ascii")
+        tokens = text.split(" ") if split else __import__("re").findall("[a-z]+", text)
+        tokens = [t for t in tokens if t]
+        expected_lengths.append(len(tokens))
+        for t in tokens:
+            expected_ids.append(index.setdefault(t, len(index)))
+        for t in set(tokens):
+            df[t] = df.get(t, 0) + 1
+    assert len(table.slots) > 1 << 16 and len(table.arena) > 1 << 20  # the growth paths ran
+    assert table.words() == list(index)
+    assert np.array_equal(ids, expected_ids) and np.array_equal(lengths, expected_lengths)
+    assert np.array_equal(table.df[:len(index)], [df[w] for w in index])

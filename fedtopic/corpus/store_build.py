@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.corpus._word_table import rehash, tokenise_docs
+from fedtopic.corpus._word_table import WordTable
 from fedtopic.corpus.readers import _decode, check_encoding, jsonl_row
 from fedtopic.corpus.reading import CorpusReading
 from fedtopic.corpus.token_store import FORMAT, META, word_dtype
@@ -195,7 +195,7 @@ def _tokenise(piece: _Piece, config: tuple, work: str) -> _Tokenised:
         result.lines.append(lineno)
     if result.error is not None:
         return result
-    table = _WordTable()
+    table = WordTable()
     ids, lengths = table.tokenise(parts, presplit)
     del parts
     words = table.words()
@@ -206,59 +206,6 @@ def _tokenise(piece: _Piece, config: tuple, work: str) -> _Tokenised:
     result.ids_file = os.path.join(work, f"piece-{piece.index}.ids")
     ids.tofile(result.ids_file)
     return result
-
-
-class _WordTable:
-    """The word table of one piece (``corpus._word_table``), grown as the kernel asks."""
-
-    def __init__(self) -> None:
-        self.slots = np.full(1 << 16, -1, dtype=np.int64)
-        self.arena = np.empty(1 << 20, dtype=np.uint8)
-        self.word_ptr = np.zeros((1 << 15) + 1, dtype=np.int64)
-        self.df = np.zeros(1 << 15, dtype=np.int64)
-        self.stamp = np.full(1 << 15, -1, dtype=np.int64)
-        self.n_words = self.n_arena = 0
-
-    def tokenise(self, parts: list[bytes], presplit: list[bool]) -> tuple[np.ndarray, np.ndarray]:
-        """(uint32 ids of every token, int64 tokens per document) of the documents ``parts``."""
-        buf = np.frombuffer(b"".join(parts), dtype=np.uint8)
-        doc_ptr = np.zeros(len(parts) + 1, dtype=np.int64)
-        np.cumsum([len(p) for p in parts], out=doc_ptr[1:])
-        split = np.array(presplit, dtype=np.bool_)
-        ids = np.empty(max(len(buf) // 4, 1024), dtype=np.uint32)
-        lengths = np.zeros(len(parts), dtype=np.int64)
-        d = n_ids = 0
-        while True:
-            d, self.n_words, self.n_arena, n_ids = tokenise_docs(
-                buf, doc_ptr, split, d, 0, self.slots, self.arena, self.word_ptr, self.n_words, self.n_arena,
-                self.df, self.stamp, ids, n_ids, lengths)
-            if d == len(parts):
-                return ids[:n_ids], lengths
-            room = int(doc_ptr[d + 1] - doc_ptr[d])
-            ids = _grown(ids, n_ids + room)
-            self.arena = _grown(self.arena, self.n_arena + room)
-            self.df = _grown(self.df, self.n_words + room + 1)
-            self.stamp = _grown(self.stamp, self.n_words + room + 1)
-            self.word_ptr = _grown(self.word_ptr, self.n_words + room + 2)
-            if 2 * (self.n_words + room) > len(self.slots):
-                size = len(self.slots)
-                while 2 * (self.n_words + room) > size:
-                    size *= 2
-                self.slots = rehash(np.full(size, -1, dtype=np.int64), self.arena, self.word_ptr, self.n_words)
-
-    def words(self) -> list[str]:
-        """The distinct words, id order."""
-        blob, ptr = self.arena[:self.n_arena].tobytes(), self.word_ptr[:self.n_words + 1].tolist()
-        return [blob[a:b].decode("utf-8") for a, b in zip(ptr[:-1], ptr[1:])]
-
-
-def _grown(arr: np.ndarray, need: int) -> np.ndarray:
-    """``arr``, or a copy at least twice as long when it is shorter than ``need``."""
-    if len(arr) >= need:
-        return arr
-    out = np.empty(max(need, 2 * len(arr)), dtype=arr.dtype)
-    out[:len(arr)] = arr
-    return out
 
 
 def _documents(piece: _Piece, encoding: str, result: _Tokenised) -> Iterator[tuple[int, str | None, str, str | None]]:
