@@ -200,3 +200,14 @@ def test_the_word_table_numbers_words_as_a_dict_does_through_every_growth():
     assert table.words() == list(index)
     assert np.array_equal(ids, expected_ids) and np.array_equal(lengths, expected_lengths)
     assert np.array_equal(table.df[:len(index)], [df[w] for w in index])
+
+
+def test_sentence_lda_refuses_a_store_in_one_line(tmp_path, capsys):
+    source = _write_jsonl(tmp_path / "d.jsonl", [{"text": f"The goal came late. The match ended {w}."}
+                                                 for w in WORDS * 3])
+    assert main(["data", "build", str(source), "--out", str(tmp_path / "s"), "--max-df", "1.0"]) == 0
+    capsys.readouterr()
+    assert main(["simulate", "--algorithm", "iftm-sentencelda", "--corpus", str(tmp_path / "s"), "--max-df", "1.0",
+                 "--parties", "2", "-k", "2", "--iterations", "2", "--out", str(tmp_path / "run")]) != 0
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "token stores have no sentences" in err

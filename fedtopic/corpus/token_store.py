@@ -10,8 +10,9 @@ One folder, written once (``corpus.store_build``) and read by every command that
     names.bin     UTF-8 of every document's name, back to back, and names_ptr.bin int64[D+1] its offsets
 
 A token costs 2 bytes on disk (4 past 65,536 words) and nothing in memory until the sampler reads it: the words
-are mapped, not loaded. Raw texts and sentence boundaries are not kept (the algorithms that need them, CombinedTM
-and iFTM's sentence mode, read the source file instead).
+are mapped, not loaded. Raw texts and sentence boundaries are not kept: iFTM's SentenceLDA refuses a store, and
+CombinedTM embeds each document's words joined by spaces, as for any bag-of-words corpus (give either the source
+file for its raw text).
 """
 
 from __future__ import annotations

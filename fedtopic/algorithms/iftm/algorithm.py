@@ -131,6 +131,6 @@ class IFTMSentenceLDA(IFTMLDA):
         if any(c.sent_ptr is None for c in parts):
             raise ConfigError("iftm-sentencelda needs sentence boundaries: use raw text with punctuation (--corpus "
                               "FILE, or bbc-news, sms-spam, rt-snippets, trec); 20newsgroups and reuters-* are "
-                              "punctuation-free in their registry copy, and synthetic or bag-of-words corpora have "
-                              "no sentences")
+                              "punctuation-free in their registry copy, and synthetic or bag-of-words corpora and "
+                              "token stores have no sentences")
         super().check_data(parts, spec)
