@@ -211,3 +211,34 @@ def test_sentence_lda_refuses_a_store_in_one_line(tmp_path, capsys):
                  "--parties", "2", "-k", "2", "--iterations", "2", "--out", str(tmp_path / "run")]) != 0
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "token stores have no sentences" in err
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=documents(), min_df=st.integers(1, 4), max_df=st.sampled_from([1.0, 0.6, 0.3]),
+       stopwords=st.sampled_from(["english", "none"]))
+def test_a_store_of_every_word_serves_any_stricter_reading(tmp_path_factory, rows, min_df, max_df, stopwords):
+    folder = tmp_path_factory.mktemp("recut")
+    source = _write_jsonl(folder / "docs.jsonl", rows)
+    everything = CorpusReading(min_df=1, max_df=1.0, stopwords=stopwords)
+    asked = CorpusReading(min_df=min_df, max_df=max_df, stopwords=stopwords)
+    try:
+        store_build.build_store(source, folder / "s", reading=everything, workers=1)
+    except CorpusError:
+        return  # nothing to read at all: the other test covers the error
+    try:
+        expected = read_corpus(source, **asked.options())
+    except CorpusError as exc:
+        with pytest.raises(CorpusError) as got:
+            read_corpus(folder / "s", **asked.options())
+        assert "corpus is empty after tokenising" in str(exc) and "corpus is empty after tokenising" in str(got.value)
+        return
+    _same(read_corpus(folder / "s", **asked.options()), expected)
+
+
+def test_a_looser_reading_than_the_store_is_refused(tmp_path):
+    source = _write_jsonl(tmp_path / "d.jsonl", [{"text": f"goal match café stadium {w}"} for w in WORDS * 3])
+    store_build.build_store(source, tmp_path / "s", reading=CorpusReading(min_df=3, max_df=0.9))
+    with pytest.raises(CorpusError, match=r"built with min_df 3, max_df 0.9; asked for min_df 2, max_df 0.9.*"
+                                          r"--min-df 1 --max-df 1.0, which serves any reading"):
+        read_corpus(tmp_path / "s", min_df=2, max_df=0.9)
+    assert read_corpus(tmp_path / "s", min_df=4, max_df=0.5).n_words <= open_store(tmp_path / "s").n_words

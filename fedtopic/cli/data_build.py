@@ -36,8 +36,8 @@ def build(
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
     """Tokenise SOURCE into a token store: 2 bytes a token (4 past 65,536 words), read memory-mapped, so a corpus
-    larger than memory trains. Give --min-df 1 --max-df 1.0 for a party's store that `node run` aligns with
-    others (the consortium's vocabulary is chosen from every word)."""
+    larger than memory trains. A store built with --min-df 1 --max-df 1.0 serves every stricter reading (cut again
+    from the document frequencies it keeps): build a party's store so for `vocab build|align` and `node run`."""
     from fedtopic.corpus.store_build import build_store
 
     reading = corpus_reading(min_df, max_df, stopwords, encoding)

@@ -315,6 +315,9 @@ def _write(source: Path, merged: _Merged, work: Path, reading: CorpusReading,
     np.concatenate([[0], np.cumsum([len(b) for b in encoded], dtype=np.int64)]).astype(np.int64) \
         .tofile(work / "names_ptr.bin")
     (work / "vocab.json").write_text(json.dumps(list(vocabulary.words), ensure_ascii=False), encoding="utf-8")
+    provisional = np.full(len(vocabulary), -1, dtype=np.int64)
+    provisional[final[final >= 0]] = np.flatnonzero(final >= 0)
+    merged.df[provisional].astype(np.int64).tofile(work / "df.bin")  # a stricter reading re-cuts from these
     meta: dict[str, Any] = {
         "format": FORMAT, "documents": len(keep), "tokens": n_tokens, "vocabulary": len(vocabulary),
         "words_dtype": dtype.name, "labels": bool(label_names), "label_names": label_names,
@@ -322,7 +325,7 @@ def _write(source: Path, merged: _Merged, work: Path, reading: CorpusReading,
         "tokenizer_config": reading.options()["tokenizer"].config(),
         "reading": {"min_df": reading.min_df, "max_df": reading.max_df, "stopwords": reading.stopwords,
                     "encoding": reading.encoding, "max_size": max_size},
-        "dropped_empty": n_rows - len(keep),
+        "dropped_empty": n_rows - len(keep), "rows": n_rows,
     }
     (work / META).write_text(json.dumps(meta, indent=2, ensure_ascii=False), encoding="utf-8")
     size = sum(f.stat().st_size for f in work.iterdir())

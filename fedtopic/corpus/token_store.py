@@ -86,22 +86,48 @@ def open_store(path: str | Path) -> Corpus:
 def read_store(path: Path, *, vocabulary: Any = None, drop_empty: bool = True, **given: Any) -> Corpus:
     """``read_corpus`` of a token store: the store as built, re-encoded over ``vocabulary`` if one is given.
 
-    The tokenizer, min_df, max_df, max_size and encoding were applied when the store was built; asking for other
-    ones is a CorpusError that names the store's (a store cannot give back words it dropped)."""
+    The tokenizer and encoding were applied when the store was built, and so were min_df, max_df and max_size; a
+    stricter min_df / max_df (or a max_size where the store has none) is cut again from the document frequencies
+    the store keeps, equal to ``read_corpus`` of the source with those options (a store built with --min-df 1
+    --max-df 1.0 serves every reading). Anything else is a CorpusError naming the store's options (a store cannot
+    give back words it dropped)."""
     meta = store_meta(path)
     built = dict(meta.get("reading", {}))
-    for key, value in given.items():
-        if key == "tokenizer":
-            if value.config() != meta.get("tokenizer_config"):
-                raise CorpusError(f"{path} was tokenised with other stop words or settings than asked; rebuild it "
-                                  "with `fedtopic data build` and the same --stopwords")
-        elif key in built and value != built[key]:
-            asked = ", ".join(f"{k} {v}" for k, v in given.items() if k in built)
-            store = ", ".join(f"{k} {built[k]}" for k in given if k in built)
-            raise CorpusError(f"{path} was built with {store}; asked for {asked}: rebuild it with `fedtopic data "
-                              f"build` and those options")
+    if "tokenizer" in given and given["tokenizer"].config() != meta.get("tokenizer_config"):
+        raise CorpusError(f"{path} was tokenised with other stop words or settings than asked; rebuild it with "
+                          "`fedtopic data build` and the same --stopwords")
+    if "encoding" in given and given["encoding"] != built.get("encoding"):
+        raise CorpusError(f"{path} was read as {built.get('encoding')}; rebuild it with --encoding "
+                          f"{given['encoding']}")
+    cut = {k: given.get(k, built.get(k)) for k in ("min_df", "max_df", "max_size")}
     corpus = open_store(path)
+    if cut != {k: built.get(k) for k in cut}:
+        stricter = (cut["min_df"] >= built["min_df"] and cut["max_df"] <= built["max_df"]
+                    and built.get("max_size") in (None, cut["max_size"]))
+        if not stricter or not (path / "df.bin").is_file():
+            asked = ", ".join(f"{k} {v}" for k, v in cut.items() if v is not None)
+            store = ", ".join(f"{k} {built.get(k)}" for k in cut if built.get(k) is not None)
+            raise CorpusError(f"{path} was built with {store}; asked for {asked}: rebuild it with `fedtopic data "
+                              f"build` and those options (or --min-df 1 --max-df 1.0, which serves any reading)")
+        corpus = _recut(corpus, path, int(meta["rows"]), drop_empty, **cut)
     return corpus if vocabulary is None else corpus.in_vocabulary(vocabulary.words)
+
+
+def _recut(corpus: Corpus, path: Path, rows: int, drop_empty: bool, *, min_df: int, max_df: float,
+           max_size: int | None) -> Corpus:
+    """The store's corpus over the words a stricter min_df / max_df / max_size keeps (the vocabulary's rule over
+    the store's document frequencies), documents left without a word dropped as ``read_corpus`` drops them."""
+    from fedtopic.corpus.vocabulary import Vocabulary
+
+    df = np.fromfile(_sized(path / "df.bin", np.int64, corpus.n_words), dtype=np.int64)
+    kept = Vocabulary.from_document_frequencies(dict(zip(corpus.vocab, df.tolist())), rows, min_df=min_df,
+                                                max_df=max_df, max_size=max_size)
+    if not len(kept):
+        raise CorpusError(f"corpus is empty after tokenising: {rows} texts, none with a word of the 0-word "
+                          "vocabulary; the vocabulary is empty: lower min_df or raise max_df")
+    index = {w: i for i, w in enumerate(corpus.vocab)}
+    cut = corpus.restrict_vocabulary(np.array([index[w] for w in kept.words], dtype=np.int64))
+    return cut if not drop_empty else cut.subset(np.flatnonzero(cut.doc_lengths() > 0))
 
 
 def _sized(file: Path, dtype: Any, count: int) -> Path:
