@@ -130,4 +130,3 @@ def _start_model(run: Path, algorithm: str, topics: int):  # -> fedtopic.runs.fo
     if model.factors is not None or model.network:
         raise ConfigError(f"{run} holds a {model.algorithm} model, whose Φ is no Gibbs sampler's to continue")
     return model
-

@@ -174,4 +174,3 @@ def _gather(words: np.ndarray, doc_ptr: np.ndarray, docs: np.ndarray, ptr: np.nd
         out[ptr[first]:ptr[last]] = words[positions]
         first = last
     return out
-
