@@ -242,3 +242,18 @@ def test_a_looser_reading_than_the_store_is_refused(tmp_path):
                                           r"--min-df 1 --max-df 1.0, which serves any reading"):
         read_corpus(tmp_path / "s", min_df=2, max_df=0.9)
     assert read_corpus(tmp_path / "s", min_df=4, max_df=0.5).n_words <= open_store(tmp_path / "s").n_words
+
+
+def test_vocabulary_counts_over_several_blocks_equal_the_whole_corpus_count():
+    from fedtopic.corpus.vocab_counts import VocabularyCounts
+
+    rng = np.random.default_rng(2)
+    lengths = rng.integers(0, 200, 50_000)
+    doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    words = rng.zipf(1.3, int(doc_ptr[-1])).clip(1, 3000).astype(np.uint16) - 1  # > 4M tokens: several blocks
+    corpus = Corpus(words=words, doc_ptr=doc_ptr, vocab=tuple(f"w{i}" for i in range(3000)))
+    doc_of = np.repeat(np.arange(corpus.n_docs), lengths)
+    expected = np.bincount(np.unique(doc_of * 3000 + words) % 3000, minlength=3000)
+    counts = VocabularyCounts.from_corpus(corpus)
+    assert corpus.n_tokens > 1 << 22 and np.array_equal(counts.document_frequency, expected)
+    assert np.array_equal(counts.term_frequency, np.bincount(words, minlength=3000))

@@ -43,12 +43,17 @@ class VocabularyCounts:
     @classmethod
     def from_corpus(cls, corpus: Corpus) -> VocabularyCounts:
         """The counts of an encoded corpus (read with no vocabulary cut, so every word is counted)."""
-        v = corpus.n_words
-        tf = corpus.word_counts()
-        doc_of = np.repeat(np.arange(corpus.n_docs), corpus.doc_lengths())
-        pairs = np.unique(doc_of.astype(np.int64) * v + corpus.words)
-        df = np.bincount(pairs % v, minlength=v).astype(np.int64)
-        return cls(tuple(corpus.vocab), df, tf, int(corpus.n_docs))
+        v, ptr = corpus.n_words, corpus.doc_ptr
+        df = np.zeros(v, dtype=np.int64)
+        first = 0
+        while first < corpus.n_docs:  # whole documents of about 4M tokens at a time: 16 bytes a token of them
+            last = min(max(int(np.searchsorted(ptr, ptr[first] + (1 << 22), side="right")) - 1, first + 1),
+                       corpus.n_docs)
+            doc_of = np.repeat(np.arange(first, last, dtype=np.int64), np.diff(ptr[first:last + 1]))
+            pairs = np.unique(doc_of * v + corpus.words[ptr[first]:ptr[last]])
+            df += np.bincount(pairs % v, minlength=v)
+            first = last
+        return cls(tuple(corpus.vocab), df, corpus.word_counts(), int(corpus.n_docs))
 
     def vocabulary(self) -> Vocabulary:
         return Vocabulary(self.words)
