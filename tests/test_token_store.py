@@ -257,3 +257,22 @@ def test_vocabulary_counts_over_several_blocks_equal_the_whole_corpus_count():
     counts = VocabularyCounts.from_corpus(corpus)
     assert corpus.n_tokens > 1 << 22 and np.array_equal(counts.document_frequency, expected)
     assert np.array_equal(counts.term_frequency, np.bincount(words, minlength=3000))
+
+
+@settings(max_examples=200, deadline=None)
+@given(lengths=st.lists(st.integers(0, 20), min_size=1, max_size=40), block=st.integers(1, 30),
+       seed=st.integers(0, 1000), narrow=st.booleans())
+def test_subsets_gathered_a_block_at_a_time_equal_a_concatenation(lengths, block, seed, narrow):
+    from fedtopic.corpus.types import _gather, document_blocks
+
+    rng = np.random.default_rng(seed)
+    ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    words = rng.integers(0, 100, int(ptr[-1])).astype(np.uint16 if narrow else np.int32)
+    blocks = list(document_blocks(ptr, block))
+    assert blocks[0][0] == 0 and blocks[-1][1] == len(lengths) and all(a[1] == b[0] for a, b in zip(blocks, blocks[1:]))
+    docs = rng.choice(len(lengths), int(rng.integers(0, len(lengths) + 1)), replace=bool(seed % 2)).astype(np.int64)
+    out_ptr = np.concatenate([[0], np.cumsum(np.asarray(lengths)[docs])]).astype(np.int64)
+    expected = [words[ptr[d]:ptr[d + 1]] for d in docs]
+    got = _gather(words, ptr, docs, out_ptr, block)
+    assert got.dtype == words.dtype
+    assert np.array_equal(got, np.concatenate(expected) if expected else np.zeros(0, words.dtype))

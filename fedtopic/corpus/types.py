@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -158,19 +158,30 @@ class Corpus:
         )
 
 
+BLOCK_TOKENS = 1 << 22
+"""Tokens a block-at-a-time pass over a corpus takes at once (``document_blocks``): its int64 temporaries stay at
+tens of megabytes whatever the corpus size."""
+
+
+def document_blocks(doc_ptr: np.ndarray, tokens: int = BLOCK_TOKENS) -> Iterator[tuple[int, int]]:
+    """(first, last): documents first..last-1 of ``doc_ptr`` (int64[D+1]) hold about ``tokens`` tokens (at least
+    one document); the blocks cover every document, in order."""
+    first, n_docs = 0, len(doc_ptr) - 1
+    while first < n_docs:
+        last = min(max(int(np.searchsorted(doc_ptr, doc_ptr[first] + tokens, side="right")) - 1, first + 1), n_docs)
+        yield first, last
+        first = last
+
+
 def _gather(words: np.ndarray, doc_ptr: np.ndarray, docs: np.ndarray, ptr: np.ndarray,
-            block: int = 1 << 22) -> np.ndarray:
+            block: int = BLOCK_TOKENS) -> np.ndarray:
     """words of documents ``docs`` back to back (``ptr``: their offsets in the result), in ``words``' type;
-    gathered a block of about ``block`` tokens at a time, so that the int64 positions never cost 8 bytes for
-    every token of a large corpus."""
+    gathered a block at a time, so that the int64 positions never cost 8 bytes for every token of a large
+    corpus."""
     out = np.empty(int(ptr[-1]), dtype=words.dtype)
-    first = 0
-    while first < len(docs):
-        last = int(np.searchsorted(ptr, ptr[first] + block, side="right")) - 1
-        last = min(max(last, first + 1), len(docs))
+    for first, last in document_blocks(ptr, block):
         lengths = ptr[first + 1:last + 1] - ptr[first:last]
         starts = doc_ptr[docs[first:last]]
         positions = np.repeat(starts - ptr[first:last], lengths) + np.arange(ptr[first], ptr[last])
         out[ptr[first]:ptr[last]] = words[positions]
-        first = last
     return out

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fedtopic.corpus.types import Corpus
+from fedtopic.corpus.types import Corpus, document_blocks
 from fedtopic.corpus.vocabulary import Vocabulary
 from fedtopic.errors import CorpusError
 
@@ -45,14 +45,9 @@ class VocabularyCounts:
         """The counts of an encoded corpus (read with no vocabulary cut, so every word is counted)."""
         v, ptr = corpus.n_words, corpus.doc_ptr
         df = np.zeros(v, dtype=np.int64)
-        first = 0
-        while first < corpus.n_docs:  # whole documents of about 4M tokens at a time: 16 bytes a token of them
-            last = min(max(int(np.searchsorted(ptr, ptr[first] + (1 << 22), side="right")) - 1, first + 1),
-                       corpus.n_docs)
+        for first, last in document_blocks(ptr):  # 16 bytes a token of keys, a block of documents at a time
             doc_of = np.repeat(np.arange(first, last, dtype=np.int64), np.diff(ptr[first:last + 1]))
-            pairs = np.unique(doc_of * v + corpus.words[ptr[first]:ptr[last]])
-            df += np.bincount(pairs % v, minlength=v)
-            first = last
+            df += np.bincount(np.unique(doc_of * v + corpus.words[ptr[first]:ptr[last]]) % v, minlength=v)
         return cls(tuple(corpus.vocab), df, corpus.word_counts(), int(corpus.n_docs))
 
     def vocabulary(self) -> Vocabulary:

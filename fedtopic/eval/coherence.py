@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from fedtopic.corpus.types import Corpus
+from fedtopic.corpus.types import BLOCK_TOKENS, Corpus, document_blocks
 from fedtopic.errors import EvalError
 from fedtopic.eval._checks import check_phi
 
@@ -95,15 +95,14 @@ def npmi_coherence(top_words: np.ndarray, reference: Corpus, top_n: int = 10) ->
     return npmi[local[:, upper_i], local[:, upper_j]].mean(axis=1)
 
 
-def _joint_documents(reference: Corpus, column: np.ndarray, n_columns: int, block: int = 1 << 22) -> np.ndarray:
+def _joint_documents(reference: Corpus, column: np.ndarray, n_columns: int, block: int = BLOCK_TOKENS) -> np.ndarray:
     """float64[U,U]: in how many documents of ``reference`` the words of columns i and j occur together (column
-    int64[V]: a word's column, −1 for words not asked about), summed over blocks of about ``block`` tokens of
-    whole documents (counts are whole numbers, so the sum is the one-block figure exactly; one block of a
-    billion-token corpus would need 12 bytes a token)."""
+    int64[V]: a word's column, −1 for words not asked about), summed over blocks of whole documents (counts are
+    whole numbers, so the sum is the one-block figure exactly; one block of a billion-token corpus would need 12
+    bytes a token)."""
     together = np.zeros((n_columns, n_columns))
-    ptr, first = reference.doc_ptr, 0
-    while first < reference.n_docs:
-        last = min(max(int(np.searchsorted(ptr, ptr[first] + block, side="right")) - 1, first + 1), reference.n_docs)
+    ptr = reference.doc_ptr
+    for first, last in document_blocks(ptr, block):
         cols = column[reference.words[ptr[first]:ptr[last]]]
         keep = cols >= 0
         docs = np.repeat(np.arange(last - first), np.diff(ptr[first:last + 1]))[keep]
@@ -111,5 +110,4 @@ def _joint_documents(reference: Corpus, column: np.ndarray, n_columns: int, bloc
         doc_word.sum_duplicates()
         doc_word.data[:] = 1.0
         together += (doc_word.T @ doc_word).toarray()
-        first = last
     return together
