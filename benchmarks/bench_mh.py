@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_sampler import BETA, tomotopy_model, tomotopy_phi, used_vocabulary  # noqa: E402
+from corpus_family import SHAPES, family_corpus  # noqa: E402
 
 from fedtopic.corpus.types import Corpus  # noqa: E402
 from fedtopic.eval.perplexity import completion_perplexity  # noqa: E402
@@ -62,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tokens", type=int, default=1_000_000, help="training tokens (default 1M)")
     ap.add_argument("--doc-length", type=int, default=200, help="mean tokens per document (default 200)")
     ap.add_argument("--vocabulary", type=int, default=5000)
+    ap.add_argument("--shape", choices=sorted(SHAPES), default=None,
+                    help="a corpus of corpus_family.py's family instead (--vocabulary and --doc-length then unused)")
     ap.add_argument("--sweeps", type=int, default=200, help="tomotopy's sweeps (default 200)")
     ap.add_argument("--mh-steps", type=int, default=None, help="(word, document) MH cycles per token (default 4)")
     ap.add_argument("--samplers", nargs="+", default=["mh"], choices=["mh", "sparse", "dense"],
@@ -76,13 +79,18 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     k = args.topics
     alpha = 50.0 / k
-    n_docs = args.tokens // args.doc_length
-    full = topic_corpus(n_docs + max(n_docs // 20, 50), args.doc_length, args.vocabulary, k, seed=7)
+    if args.shape is None:
+        n_docs = args.tokens // args.doc_length
+        full = topic_corpus(n_docs + max(n_docs // 20, 50), args.doc_length, args.vocabulary, k, seed=7)
+    else:
+        full = family_corpus(SHAPES[args.shape], args.tokens * 21 // 20, k, seed=7)
+        n_docs = full.n_docs * 20 // 21
     train, test = used_vocabulary(full.subset(np.arange(n_docs)), full.subset(np.arange(n_docs, full.n_docs)))
     score = lambda phi: completion_perplexity(phi, test, alpha, iterations=20, seed=0)  # noqa: E731
     print(f"corpus: {train.n_tokens:,} tokens, {train.n_docs:,} docs, V={train.n_words}, K={k}; held-out "
           f"{test.n_tokens:,} tokens; load average {os.getloadavg()[0]:.2f}", flush=True)
-    result: dict = {"K": k, "tokens": int(train.n_tokens), "doc_length": args.doc_length, "tomotopy": [],
+    result: dict = {"K": k, "tokens": int(train.n_tokens), "doc_length": args.doc_length, "shape": args.shape,
+                    "tomotopy": [],
                     "mh_exact_below": args.mh_exact_below}
 
     tomo = tomotopy_model(train, k, alpha, seed=1) if args.goal is None else None

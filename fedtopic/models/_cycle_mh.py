@@ -32,8 +32,9 @@ and leaving π invariant:
   of w in this shard (token i counts, at s), or a draw from F_w (an alias table of the
   counts this shard does not own: the frozen counts of other parties and, with threads, of
   other shards; fixed during the sweep), or a uniform topic. Accept t with
-  min(1, π(t) g(s) / (π(s) g(t))), g(k) = n_wk + F_wk + β (= N_wk + β with one thread and
-  no other shards, when the ratio is (n_dt + α)(N_s + Vβ) / ((n_ds + α)(N_t + Vβ))).
+  min(1, π(t) g(s) / (π(s) g(t))), g(k) = n_wk + F_wk + β. The shard's totals are its own
+  tokens plus F, so g(k) = N_wk + β is read from the totals' row of w (no count of the run is
+  kept) and the ratio is (n_dt + α)(N_s + Vβ) / ((n_ds + α)(N_t + Vβ)).
 * **document proposal** q(t | s) ∝ n_dt + δ_ts + α: the topic of a uniformly chosen token of d
   (token i counts, at s) or, with mass Kα, a uniform topic. Its ratio cancels π's document
   factor: accept with min(1, (N_wt + β)(N_s + Vβ) / ((N_ws + β)(N_t + Vβ))).
@@ -139,21 +140,20 @@ def scan_order(words, doc_ptr, d0, d1):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def cycle_shard(
-    doc_ptr, d0, d1, word_ptr, order, doc_of, z, n_dk, tot_wk, tot_k, other_wk, f_ptr, f_top, f_prob, f_alt,
+    doc_ptr, d0, d1, word_ptr, order, doc_of, z, n_dk, tot_wk, tot_k, has_other, f_ptr, f_top, f_prob, f_alt,
     f_mass, alpha, beta, vbeta, mh_steps, exact_below, rng, stream,
 ):
     """One sweep over the tokens of documents d0..d1-1 in place (shapes as in _dense.dense_shard).
 
     word_ptr / order / doc_of: scan_order of these documents (words with no token past its end have none).
 
-    tot_wk int32[V,K] / tot_k int64[K]: live totals (updated). other_wk int32[V,K]: the part of
-    tot_wk this shard's tokens do not hold (F above; shape (1, 1) when there is none), with its
-    alias tables f_* from _alias.build_word_alias (weights F_wk, f_mass[w] = Σ_k F_wk). A token
+    tot_wk int32[V,K] / tot_k int64[K]: live totals (updated), this shard's tokens plus F, the part they do not
+    hold. has_other: F is not empty; then f_* are its alias tables from _alias.build_word_alias (weights F_wk,
+    f_mass[w] = Σ_k F_wk), placeholders otherwise. A token
     whose document's other tokens hold at most exact_below topics takes the exact-document move,
     any other token mh_steps cycles. The loop is written out flat on purpose (see word_pick).
     """
     n_topics = tot_wk.shape[1]
-    has_other = other_wk.shape == tot_wk.shape
     lo = doc_ptr[d0]
     n_scan = doc_ptr[d1] - lo
     inv = np.empty(n_topics, dtype=np.float64)
@@ -196,19 +196,13 @@ def cycle_shard(
     word_props = np.empty((_AHEAD, mh_steps), dtype=np.int64)  # ring of the next _AHEAD tokens' proposals
     doc_props = np.empty((_AHEAD, mh_steps), dtype=np.int64)
     all_drawn = np.zeros(_AHEAD, dtype=np.bool_)  # False: only word_props[slot, 0] was drawn ahead
-    run_cnt = np.zeros(n_topics, dtype=np.int64)  # n_wk of the visited word's run (this shard's tokens of w)
     w = -1  # word of the visited token
     w_fill = 0  # word of the token whose proposals are drawn
     for jj in range(n_scan + _AHEAD):
         j = jj - _AHEAD
         if j >= 0:  # visit scan token j
             while word_ptr[w + 1] <= j:
-                if w >= 0:
-                    for e in range(word_ptr[w], word_ptr[w + 1]):
-                        run_cnt[z_w[e]] = 0
                 w += 1
-                for e in range(word_ptr[w], word_ptr[w + 1]):
-                    run_cnt[z_w[e]] += 1
                 if word_ptr[w + 1] > word_ptr[w]:
                     for k in range(n_topics):
                         phi[k] = (tot_wk[w, k] + beta) * inv[k]
@@ -218,7 +212,6 @@ def cycle_shard(
             n_dk[d, s] -= 1
             tot_wk[w, s] -= 1
             tot_k[s] -= 1
-            run_cnt[s] -= 1
             inv[s] = 1.0 / (tot_k[s] + vbeta)
             phi[s] = (tot_wk[w, s] + beta) * inv[s]
             slot = j & (_AHEAD - 1)
@@ -259,8 +252,8 @@ def cycle_shard(
                     nd_t = np.int64(n_dk[d, t])
                 if t != s:
                     nd_s = n_dk[d, s]
-                    g_t = run_cnt[t] + beta + (other_wk[w, t] if has_other else 0)
-                    g_s = run_cnt[s] + beta + (other_wk[w, s] if has_other else 0)
+                    g_t = tot_wk[w, t] + beta
+                    g_s = tot_wk[w, s] + beta
                     q_t = nd_t * phi[t] + alpha * c_word * g_t
                     q_s = nd_s * phi[s] + alpha * c_word * g_s
                     u, ra, rb = xo_double(ra, rb)
@@ -286,11 +279,8 @@ def cycle_shard(
                     wp = word_props[slot, r]  # a scan position of w's run (token j counts at s) or −1 − topic
                     t = proposed_topic(wp, j, s, z_w[max(wp, 0)])
                     if t != s:
-                        g_t = run_cnt[t] + beta
-                        g_s = run_cnt[s] + beta
-                        if has_other:
-                            g_t += other_wk[w, t]
-                            g_s += other_wk[w, s]
+                        g_t = tot_wk[w, t] + beta
+                        g_s = tot_wk[w, s] + beta
                         p_t = (n_dk[d, t] + alpha) * ((tot_wk[w, t] + beta) * inv[t])
                         p_s = (n_dk[d, s] + alpha) * ((tot_wk[w, s] + beta) * inv[s])
                         u, ra, rb = xo_double(ra, rb)
@@ -318,7 +308,6 @@ def cycle_shard(
             n_dk[d, s] += 1
             tot_wk[w, s] += 1
             tot_k[s] += 1
-            run_cnt[s] += 1
             inv[s] = 1.0 / (tot_k[s] + vbeta)
             phi[s] = (tot_wk[w, s] + beta) * inv[s]
         if jj < n_scan:  # draw scan token jj's proposals into the slot just freed; prefetch what they read

@@ -114,12 +114,17 @@ def _frozen_alias(other_wk: np.ndarray) -> tuple:
 
 
 def cycle_other(frozen_wk: np.ndarray | None) -> tuple:
-    """(other_wk, *alias tables) for a one-shard cycle sweep: the frozen counts, or a (1, 1) placeholder."""
+    """(has_other, *alias tables) for a one-shard cycle sweep: F is the frozen counts, or empty (placeholders)."""
     if frozen_wk is None:
-        empty = np.zeros(1, np.int64)
-        return (np.zeros((1, 1), np.int32), empty, np.zeros(0, np.int32), np.zeros(0), np.zeros(0, np.int32),
-                np.zeros(1))
-    return (frozen_wk, *_frozen_alias(frozen_wk))
+        return (False, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0), np.zeros(0, np.int32), np.zeros(1))
+    return (True, *_frozen_alias(frozen_wk))
+
+
+@njit(cache=True, nogil=True)
+def _add_tokens(words, z, lo, hi, wk, sign):
+    """wk[words[i], z[i]] += sign for the tokens lo..hi-1: a shard's own tokens out of its totals, or back in."""
+    for i in range(lo, hi):
+        wk[words[i], z[i]] += sign
 
 
 def parallel_cycle(
@@ -128,17 +133,19 @@ def parallel_cycle(
 ) -> None:
     """Cycle-MH sweep (_cycle_mh.py) over T document shards in threads (the kernel releases the GIL); tot_wk/tot_k
     merged in place (local_*: as parallel_dense; scan(d0, d1): the shard's _cycle_mh.scan_order). A shard's F is
-    everything in the totals its tokens do not hold."""
-    n_shards, n_topics = local_wk.shape[0], tot_wk.shape[1]
+    everything in the totals its tokens do not hold: its copy of the totals without its own tokens, whose alias
+    tables are built there before the tokens go back in (no [V, K] array beyond the copies)."""
+    n_shards = local_wk.shape[0]
     bounds = shard_bounds(doc_ptr, n_shards)
     _copy_into(tot_wk, tot_k, local_wk, local_k)
 
     def run(t: int) -> None:
         lo, hi = doc_ptr[bounds[t]], doc_ptr[bounds[t + 1]]
-        own = np.bincount(words[lo:hi].astype(np.int64) * n_topics + z[lo:hi], minlength=tot_wk.size)
-        other = (tot_wk - own.reshape(tot_wk.shape)).astype(np.int32)
+        _add_tokens(words, z, lo, hi, local_wk[t], -1)
+        tables = _frozen_alias(local_wk[t])
+        _add_tokens(words, z, lo, hi, local_wk[t], 1)
         cycle_shard(doc_ptr, bounds[t], bounds[t + 1], *scan(bounds[t], bounds[t + 1]), z, n_dk, local_wk[t],
-                    local_k[t], other, *_frozen_alias(other), alpha, beta, vbeta, mh_steps, exact_below, rng, t)
+                    local_k[t], True, *tables, alpha, beta, vbeta, mh_steps, exact_below, rng, t)
 
     with ThreadPoolExecutor(max_workers=n_shards) as pool:
         list(pool.map(run, range(n_shards)))

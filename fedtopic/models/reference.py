@@ -176,12 +176,12 @@ def reference_cycle_sweep(
             return int(f_top[slot] if x - e < f_prob[slot] else f_alt[slot])
         return min(int((u - f_mass_w) / beta), n_topics - 1)
 
-    def cycles(w: int, d: int, s: int, i: int, j: int, base: int, length: int, run_cnt: np.ndarray) -> int:
+    def cycles(w: int, d: int, s: int, i: int, j: int, base: int, length: int) -> int:
         for r in range(mh_steps):
             t = word_topic(_counter_uniform_py(key, 2 * mh_steps * j + 2 * r), w, j, s)
             if t != s:
-                g_t = run_cnt[t] + beta + (f_wk[w, t] if frozen_wk is not None else 0)
-                g_s = run_cnt[s] + beta + (f_wk[w, s] if frozen_wk is not None else 0)
+                g_t = tot_wk[w, t] + beta  # the proposal's weight: this shard's tokens of w plus F, as the totals
+                g_s = tot_wk[w, s] + beta
                 p_t = (state.n_dk[d, t] + alpha) * ((tot_wk[w, t] + beta) * inv[t])
                 p_s = (state.n_dk[d, s] + alpha) * ((tot_wk[w, s] + beta) * inv[s])
                 if gen.next_double() * (p_s * g_t) < p_t * g_s:
@@ -196,7 +196,7 @@ def reference_cycle_sweep(
                 s = t
         return s
 
-    def exact_document_move(w: int, d: int, s: int, j: int, topics: list[int], run_cnt: np.ndarray) -> int:
+    def exact_document_move(w: int, d: int, s: int, j: int, topics: list[int]) -> int:
         phi = (tot_wk[w] + beta) * inv
         cum = np.cumsum([state.n_dk[d, k] * phi[k] for k in topics]) if topics else np.zeros(0)
         p_doc = float(cum[-1]) if topics else 0.0
@@ -209,8 +209,8 @@ def reference_cycle_sweep(
             t = word_topic(_counter_uniform_py(key, 2 * mh_steps * j), w, j, s)
         if t == s:
             return s
-        g_t = run_cnt[t] + beta + (f_wk[w, t] if frozen_wk is not None else 0)
-        g_s = run_cnt[s] + beta + (f_wk[w, s] if frozen_wk is not None else 0)
+        g_t = tot_wk[w, t] + beta  # the proposal's weight: this shard's tokens of w plus F, as the totals
+        g_s = tot_wk[w, s] + beta
         q_t = state.n_dk[d, t] * phi[t] + alpha * c_word * g_t
         q_s = state.n_dk[d, s] * phi[s] + alpha * c_word * g_s
         accept = gen.next_double() * ((state.n_dk[d, s] + alpha) * phi[s] * q_t) < (
@@ -220,8 +220,6 @@ def reference_cycle_sweep(
     for j, i in enumerate(order):
         w, d, s = int(words[i]), int(doc_of[i]), int(z_w[j])
         base, length = int(doc_ptr[d]), int(doc_ptr[d + 1] - doc_ptr[d])
-        run_cnt = np.bincount(z_w[word_ptr[w]:word_ptr[w + 1]], minlength=n_topics)
-        run_cnt[s] -= 1
         state.n_dk[d, s] -= 1
         tot_wk[w, s] -= 1
         tot_k[s] -= 1
@@ -232,9 +230,9 @@ def reference_cycle_sweep(
             topics[e] = topics[-1]
             topics.pop()
         if len(topics) <= exact_below:
-            s = exact_document_move(w, d, s, j, topics, run_cnt)
+            s = exact_document_move(w, d, s, j, topics)
         else:
-            s = cycles(w, d, s, i, j, base, length, run_cnt)
+            s = cycles(w, d, s, i, j, base, length)
         if state.n_dk[d, s] == 0:
             topics.append(s)
         z_w[j] = s
