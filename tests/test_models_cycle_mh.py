@@ -11,6 +11,14 @@ from scipy.stats import chisquare
 
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ModelError
+from fedtopic.models._cycle_mh import (
+    apply_moves,
+    cycle_shard,
+    scan_order,
+    scan_topics,
+    shard_visits,
+)
+from fedtopic.models._parallel import cycle_other, shard_bounds
 from fedtopic.models.gibbs import AUTO_MH_FROM, MH_EXACT_BELOW, resolve_sampler, sweep
 from fedtopic.models.lda import GibbsLDA
 from fedtopic.models.reference import reference_cycle_sweep
@@ -130,6 +138,39 @@ def test_two_threads_are_reproducible_and_keep_the_counts_consistent():
         np.testing.assert_array_equal(state.n_k, n_k)
         runs.append(state.z.copy())
     np.testing.assert_array_equal(*runs)
+
+
+def test_thread_shards_do_not_see_each_others_moves():
+    """Two threads equal their shards run one after the other in either order: a shard reads the other's tokens
+    only as they were at the start of the sweep (z_snap), so no schedule can change the result."""
+    corpus = synthetic_lda(n_docs=40, doc_len=30, n_words=50, n_topics=4, seed=6)[0]
+    frozen = np.random.default_rng(2).integers(0, 3, size=(corpus.n_words, 5)).astype(np.int32)
+    threaded = init_state(corpus.words, corpus.doc_ptr, corpus.n_words, 5, seed=3)
+    for order in ((0, 1), (1, 0)):
+        state = _copy(threaded)
+        tot_wk, tot_k = state.n_wk + frozen, state.n_k + frozen.sum(0)
+        scan = scan_order(corpus.words, corpus.doc_ptr, 0, corpus.n_docs)
+        z_w = scan_topics(state.z, scan[1])
+        z_snap = z_w.copy()
+        bounds = shard_bounds(corpus.doc_ptr, 2)
+        local_k = np.repeat(tot_k[None, :], 2, axis=0)
+        for t in order:
+            visits = shard_visits(scan[0], scan[1], corpus.doc_ptr[bounds[t]], corpus.doc_ptr[bounds[t + 1]])
+            cycle_shard(corpus.doc_ptr, bounds[t], bounds[t + 1], *scan, *visits, z_w, z_snap, state.z, state.n_dk,
+                        tot_wk, local_k[t], np.empty(5, np.int32), *cycle_other(frozen), 0.3, 0.05,
+                        corpus.n_words * 0.05, 2, 4, state.rng, t)
+        apply_moves(scan[0], z_snap, z_w, tot_wk, tot_k)
+        if order == (0, 1):
+            expected = (state.z.copy(), tot_wk - frozen)
+        else:
+            np.testing.assert_array_equal(state.z, expected[0])
+            np.testing.assert_array_equal(tot_wk - frozen, expected[1])
+    sweep(threaded, corpus.words, corpus.doc_ptr, 0.3, 0.05, frozen_wk=frozen, sampler="mh", threads=2, mh_steps=2,
+          mh_exact_below=4)
+    np.testing.assert_array_equal(threaded.z, expected[0])
+    np.testing.assert_array_equal(threaded.n_wk, expected[1])
+    np.testing.assert_array_equal(threaded.n_wk, counts_from_z(threaded.z, corpus.words, corpus.doc_ptr,
+                                                               corpus.n_words, 5)[1])
 
 
 def test_mh_is_a_named_sampler_and_tiny_corpora_work():

@@ -138,24 +138,80 @@ def scan_order(words, doc_ptr, d0, d1):
     return word_ptr, order, doc_of
 
 
+@njit(cache=True, nogil=True)
+def scan_topics(z, order):
+    """int32[N]: z in scan order (z[order])."""
+    z_w = np.empty(order.shape[0], dtype=np.int32)
+    for j in range(order.shape[0]):
+        z_w[j] = z[order[j]]
+    return z_w
+
+
+@njit(cache=True, nogil=True)
+def shard_visits(word_ptr, order, lo, hi):
+    """(visit int64[n], own_lo int64[V], own_hi int64[V]): the scan positions of corpus tokens lo..hi-1, and of
+    each word's run the part they hold (contiguous: a run keeps corpus order)."""
+    n_words = word_ptr.shape[0] - 1
+    own_lo = np.empty(n_words, dtype=np.int64)
+    own_hi = np.empty(n_words, dtype=np.int64)
+    visit = np.empty(hi - lo, dtype=np.int64)
+    n = 0
+    for w in range(n_words):
+        a = word_ptr[w]
+        while a < word_ptr[w + 1] and order[a] < lo:
+            a += 1
+        b = a
+        while b < word_ptr[w + 1] and order[b] < hi:
+            visit[n] = b
+            n += 1
+            b += 1
+        own_lo[w] = a
+        own_hi[w] = b
+    return visit, own_lo, own_hi
+
+
+@njit(cache=True, nogil=True)
+def apply_moves(word_ptr, z_snap, z_w, tot_wk, tot_k):
+    """Add the sweep's moves (z_w against z_snap, in scan order) to tot_wk int32[V,K] and tot_k int64[K]."""
+    for w in range(word_ptr.shape[0] - 1):
+        for j in range(word_ptr[w], word_ptr[w + 1]):
+            if z_snap[j] != z_w[j]:
+                tot_wk[w, z_snap[j]] -= 1
+                tot_wk[w, z_w[j]] += 1
+                tot_k[z_snap[j]] -= 1
+                tot_k[z_w[j]] += 1
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def cycle_shard(
-    doc_ptr, d0, d1, word_ptr, order, doc_of, z, n_dk, tot_wk, tot_k, has_other, f_ptr, f_top, f_prob, f_alt,
-    f_mass, alpha, beta, vbeta, mh_steps, exact_below, rng, stream,
+    doc_ptr, d0, d1, word_ptr, order, doc_of, visit, own_lo, own_hi, z_w, z_snap, z, n_dk, tot_wk, tot_k, row_buf,
+    has_other, f_ptr, f_top, f_prob, f_alt, f_mass, alpha, beta, vbeta, mh_steps, exact_below, rng, stream,
 ):
     """One sweep over the tokens of documents d0..d1-1 in place (shapes as in _dense.dense_shard).
 
-    word_ptr / order / doc_of: scan_order of these documents (words with no token past its end have none).
+    word_ptr / order / doc_of: scan_order of the whole corpus; z_w int32[N]: the topics in scan order (kept
+    with z). A shard of several visits the scan positions visit int64[n] (increasing; ignored when the shard is
+    the whole corpus), its tokens of word w being positions own_lo[w]..own_hi[w]-1 of w's run; a word proposal
+    may pick any token of the run, reading the topic of another shard's token from z_snap (z_w at the start of
+    the sweep, which the other shard's moves do not touch).
 
-    tot_wk int32[V,K] / tot_k int64[K]: live totals (updated), this shard's tokens plus F, the part they do not
-    hold. has_other: F is not empty; then f_* are its alias tables from _alias.build_word_alias (weights F_wk,
-    f_mass[w] = Σ_k F_wk), placeholders otherwise. A token
-    whose document's other tokens hold at most exact_below topics takes the exact-document move,
-    any other token mh_steps cycles. The loop is written out flat on purpose (see word_pick).
+    tot_wk int32[V,K]: the totals, updated in place when row_buf is empty (one shard); with threads they are
+    read only, each word's row copied into row_buf int32[K] when its run starts (the shard's tokens of w have
+    not moved yet: the row is F plus the shard's own tokens), and the caller adds up the moves from z_w against
+    z_snap. tot_k int64[K]: the shard's totals (updated). has_other: frozen counts F of other parties are part of
+    the totals; f_* are their alias tables from _alias.build_word_alias (weights F_wk, f_mass[w] = Σ_k F_wk),
+    placeholders otherwise. A token whose document's other tokens hold at most exact_below topics takes the
+    exact-document move, any other token mh_steps cycles. The loop is written out flat on purpose (see word_pick).
     """
     n_topics = tot_wk.shape[1]
     lo = doc_ptr[d0]
-    n_scan = doc_ptr[d1] - lo
+    n_scan = doc_ptr[d1] - lo  # this shard's tokens, visited at scan positions visit[v] (v itself: every token)
+    subset = n_scan != order.shape[0]
+    live = row_buf.shape[0] == 0
+    # the visited word's counts row at rows[off:off + K]: tot_wk's own (live) or a private copy of it. One flat
+    # array chosen once (an array variable reassigned per word costs numba reference counting in the loop)
+    rows = tot_wk.reshape(tot_wk.shape[0] * n_topics) if live else row_buf
+    off = 0
     inv = np.empty(n_topics, dtype=np.float64)
     n_tot = 0
     for k in range(n_topics):
@@ -165,9 +221,6 @@ def cycle_shard(
     ra = rng[stream, 0]
     rb = rng[stream, 1]
     key, ra, rb = xo_next(ra, rb)
-    z_w = np.empty(n_scan, dtype=np.int32)  # topics in scan order
-    for j in range(n_scan):
-        z_w[j] = z[order[j]]
     ndk_flat = n_dk.reshape(n_dk.shape[0] * n_topics)  # for the prefetch, which takes 1-d arrays
     # each document's topics (dtop) and, while it has at most exact_below, their counts (dcnt), at doc_ptr[d] - lo
     # (a document has at most as many topics as tokens); n_top[d - d0] of them. Built from z in order of first
@@ -198,23 +251,31 @@ def cycle_shard(
     all_drawn = np.zeros(_AHEAD, dtype=np.bool_)  # False: only word_props[slot, 0] was drawn ahead
     w = -1  # word of the visited token
     w_fill = 0  # word of the token whose proposals are drawn
-    for jj in range(n_scan + _AHEAD):
-        j = jj - _AHEAD
-        if j >= 0:  # visit scan token j
-            while word_ptr[w + 1] <= j:
-                w += 1
-                if word_ptr[w + 1] > word_ptr[w]:
+    for vv in range(n_scan + _AHEAD):
+        v = vv - _AHEAD
+        if v >= 0:  # visit the shard's token v, at scan position j
+            j = visit[v] if subset else v
+            if word_ptr[w + 1] <= j:  # a new word: its row and φ
+                while word_ptr[w + 1] <= j:
+                    w += 1
+                if live:
+                    off = w * n_topics
+                else:
                     for k in range(n_topics):
-                        phi[k] = (tot_wk[w, k] + beta) * inv[k]
+                        row_buf[k] = tot_wk[w, k]
+                for k in range(n_topics):
+                    phi[k] = (rows[off + k] + beta) * inv[k]
             i = order[j]
             d = doc_of[j]
             s = np.int64(z_w[j])
             n_dk[d, s] -= 1
-            tot_wk[w, s] -= 1
+            rows[off + s] -= 1
             tot_k[s] -= 1
             inv[s] = 1.0 / (tot_k[s] + vbeta)
-            phi[s] = (tot_wk[w, s] + beta) * inv[s]
-            slot = j & (_AHEAD - 1)
+            phi[s] = (rows[off + s] + beta) * inv[s]
+            slot = v & (_AHEAD - 1)
+            mine_lo = own_lo[w]
+            mine_hi = own_hi[w]
             base = doc_ptr[d] - lo
             n_t = n_top[d - d0]
             e_s = -1  # the list slot of s, where known
@@ -247,13 +308,14 @@ def cycle_shard(
                     nd_t = np.int64(dcnt[base + a])
                 else:  # word part: the word proposal drawn ahead
                     wp = word_props[slot, 0]
-                    t = proposed_topic(wp, j, s, z_w[max(wp, 0)])
+                    p = max(wp, 0)
+                    t = proposed_topic(wp, j, s, z_w[p] if mine_lo <= p < mine_hi else z_snap[p])
                     a = -1
                     nd_t = np.int64(n_dk[d, t])
                 if t != s:
                     nd_s = n_dk[d, s]
-                    g_t = tot_wk[w, t] + beta
-                    g_s = tot_wk[w, s] + beta
+                    g_t = rows[off + t] + beta
+                    g_s = rows[off + s] + beta
                     q_t = nd_t * phi[t] + alpha * c_word * g_t
                     q_s = nd_s * phi[s] + alpha * c_word * g_s
                     u, ra, rb = xo_double(ra, rb)
@@ -277,12 +339,13 @@ def cycle_shard(
                                                       doc_ptr[d], doc_ptr[d + 1] - doc_ptr[d], n_topics, alpha)
                 for r in range(mh_steps):
                     wp = word_props[slot, r]  # a scan position of w's run (token j counts at s) or −1 − topic
-                    t = proposed_topic(wp, j, s, z_w[max(wp, 0)])
+                    p = max(wp, 0)
+                    t = proposed_topic(wp, j, s, z_w[p] if mine_lo <= p < mine_hi else z_snap[p])
                     if t != s:
-                        g_t = tot_wk[w, t] + beta
-                        g_s = tot_wk[w, s] + beta
-                        p_t = (n_dk[d, t] + alpha) * ((tot_wk[w, t] + beta) * inv[t])
-                        p_s = (n_dk[d, s] + alpha) * ((tot_wk[w, s] + beta) * inv[s])
+                        g_t = rows[off + t] + beta
+                        g_s = rows[off + s] + beta
+                        p_t = (n_dk[d, t] + alpha) * ((rows[off + t] + beta) * inv[t])
+                        p_s = (n_dk[d, s] + alpha) * ((rows[off + s] + beta) * inv[s])
                         u, ra, rb = xo_double(ra, rb)
                         if u * (p_s * g_t) < p_t * g_s:
                             s = t
@@ -290,7 +353,7 @@ def cycle_shard(
                     t = proposed_topic(dp, i, s, z[max(dp, 0)])
                     if t != s:
                         u, ra, rb = xo_double(ra, rb)
-                        if u * ((tot_wk[w, s] + beta) * inv[s]) < (tot_wk[w, t] + beta) * inv[t]:
+                        if u * ((rows[off + s] + beta) * inv[s]) < (rows[off + t] + beta) * inv[t]:
                             s = t
             z_w[j] = s
             z[i] = s
@@ -306,15 +369,16 @@ def cycle_shard(
                 dcnt[base + e_s] += 1
             n_top[d - d0] = n_t
             n_dk[d, s] += 1
-            tot_wk[w, s] += 1
+            rows[off + s] += 1
             tot_k[s] += 1
             inv[s] = 1.0 / (tot_k[s] + vbeta)
-            phi[s] = (tot_wk[w, s] + beta) * inv[s]
-        if jj < n_scan:  # draw scan token jj's proposals into the slot just freed; prefetch what they read
+            phi[s] = (rows[off + s] + beta) * inv[s]
+        if vv < n_scan:  # draw token vv's proposals into the slot just freed; prefetch what they read
+            jj = visit[vv] if subset else vv
             while word_ptr[w_fill + 1] <= jj:
                 w_fill += 1
             d = doc_of[jj]
-            row = np.int64(d) * n_topics
+            row_at = np.int64(d) * n_topics
             base = doc_ptr[d]
             length = doc_ptr[d + 1] - base
             run_lo = word_ptr[w_fill]
@@ -322,9 +386,9 @@ def cycle_shard(
             f_mass_w = f_mass[w_fill] if has_other else 0.0
             f_lo = f_ptr[w_fill] if has_other else 0
             f_hi = f_ptr[w_fill + 1] if has_other else 0
-            slot = jj & (_AHEAD - 1)
+            slot = vv & (_AHEAD - 1)
             c = 2 * mh_steps * jj
-            prefetch(ndk_flat, row + z_w[jj])
+            prefetch(ndk_flat, row_at + z_w[jj])
             exact_ahead = n_top[d - d0] <= exact_below + 1  # (the token itself may leave the count)
             if exact_ahead:
                 for e in range(0, n_top[d - d0], 16):
@@ -336,11 +400,11 @@ def cycle_shard(
                                           n_topics, beta)
                 if kind == 0:
                     word_props[slot, r] = e
-                    prefetch(ndk_flat, row + z_w[e])  # a hint: that token may move before the visit
+                    prefetch(ndk_flat, row_at + z_snap[e])  # a hint: that token may move before the visit
                 else:
                     t = e if kind == 2 else (np.int64(f_top[e]) if coin < f_prob[e] else np.int64(f_alt[e]))
                     word_props[slot, r] = -1 - t
-                    prefetch(ndk_flat, row + t)
+                    prefetch(ndk_flat, row_at + t)
                 if not exact_ahead:
                     dp = doc_pick(counter_uniform(key, c + 2 * r + 1), base, length, n_topics, alpha)
                     doc_props[slot, r] = dp

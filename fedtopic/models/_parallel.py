@@ -8,6 +8,8 @@ of sequential Gibbs: within a sweep a shard does not see the other shards'
 moves (the counts it uses are stale by at most one sweep), exactly as AD-LDA
 across machines. n_dk and z need no merging: documents belong to one shard.
 The result depends on T (shard boundaries and streams) but not on thread timing.
+The cycle-MH sweep needs no private copy: it reads the counts as they were and keeps
+the visited word's row to itself (parallel_cycle).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import numpy as np
 from numba import njit, prange
 
 from fedtopic.models._alias import build_word_alias
-from fedtopic.models._cycle_mh import cycle_shard
+from fedtopic.models._cycle_mh import apply_moves, cycle_shard, scan_topics
 from fedtopic.models._dense import dense_shard
 from fedtopic.models._mh import mh_shard
 
@@ -120,33 +122,28 @@ def cycle_other(frozen_wk: np.ndarray | None) -> tuple:
     return (True, *_frozen_alias(frozen_wk))
 
 
-@njit(cache=True, nogil=True)
-def _add_tokens(words, z, lo, hi, wk, sign):
-    """wk[words[i], z[i]] += sign for the tokens lo..hi-1: a shard's own tokens out of its totals, or back in."""
-    for i in range(lo, hi):
-        wk[words[i], z[i]] += sign
-
-
 def parallel_cycle(
-    words, doc_ptr, z, n_dk, tot_wk, tot_k, local_wk, local_k, alpha, beta, vbeta, mh_steps, exact_below, rng,
-    scan,
+    doc_ptr, z, n_dk, tot_wk, tot_k, n_shards, scan, other, alpha, beta, vbeta, mh_steps, exact_below, rng, visits,
 ) -> None:
     """Cycle-MH sweep (_cycle_mh.py) over T document shards in threads (the kernel releases the GIL); tot_wk/tot_k
-    merged in place (local_*: as parallel_dense; scan(d0, d1): the shard's _cycle_mh.scan_order). A shard's F is
-    everything in the totals its tokens do not hold: its copy of the totals without its own tokens, whose alias
-    tables are built there before the tokens go back in (no [V, K] array beyond the copies)."""
-    n_shards = local_wk.shape[0]
+    updated in place after. scan: the whole corpus's _cycle_mh.scan_order; visits(d0, d1): a shard's
+    _cycle_mh.shard_visits in it; other: cycle_other of the frozen counts.
+
+    Every shard reads the totals as they were at the start of the sweep plus its own moves (AD-LDA), word by
+    word from a private copy of the visited word's row, and its word proposals pick any token of the word: its
+    own at their current topics, another shard's at its topic when the sweep began. The totals are shared and
+    read only (no [V, K] copy a shard); the moves are added up after, from the topics in scan order."""
+    word_ptr, order, _ = scan
     bounds = shard_bounds(doc_ptr, n_shards)
-    _copy_into(tot_wk, tot_k, local_wk, local_k)
+    z_w = scan_topics(z, order)
+    z_snap = z_w.copy()
+    local_k = np.repeat(tot_k[None, :], n_shards, axis=0)
 
     def run(t: int) -> None:
-        lo, hi = doc_ptr[bounds[t]], doc_ptr[bounds[t + 1]]
-        _add_tokens(words, z, lo, hi, local_wk[t], -1)
-        tables = _frozen_alias(local_wk[t])
-        _add_tokens(words, z, lo, hi, local_wk[t], 1)
-        cycle_shard(doc_ptr, bounds[t], bounds[t + 1], *scan(bounds[t], bounds[t + 1]), z, n_dk, local_wk[t],
-                    local_k[t], True, *tables, alpha, beta, vbeta, mh_steps, exact_below, rng, t)
+        cycle_shard(doc_ptr, bounds[t], bounds[t + 1], *scan, *visits(int(bounds[t]), int(bounds[t + 1])), z_w,
+                    z_snap, z, n_dk, tot_wk, local_k[t], np.empty(tot_wk.shape[1], np.int32), *other, alpha, beta,
+                    vbeta, mh_steps, exact_below, rng, t)
 
     with ThreadPoolExecutor(max_workers=n_shards) as pool:
         list(pool.map(run, range(n_shards)))
-    _merge(tot_wk, tot_k, local_wk, local_k)
+    apply_moves(word_ptr, z_snap, z_w, tot_wk, tot_k)

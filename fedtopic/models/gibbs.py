@@ -20,9 +20,12 @@ and only the party's own counts change. Samplers:
 * ``"auto"``   — dense below ``AUTO_MH_FROM`` topics, mh from there on.
 
 ``threads > 1`` splits the documents into that many shards sampled in parallel,
-each against its own copy of the counts, merged after the sweep (_parallel.py:
-an AD-LDA approximation inside the process). Results are reproducible for a
-given seed and thread count; threads=1 is exact sequential Gibbs (dense).
+each seeing the counts at the start of the sweep plus its own moves (_parallel.py:
+an AD-LDA approximation inside the process, so Φ is not the exact sequential
+chain's). dense and sparse keep a private copy of the counts a shard; mh reads the
+shared counts, copies only the visited word's row, and adds the moves up after.
+Results are reproducible for a given seed and thread count; threads=1 is exact
+(dense: sequential Gibbs; mh: every move leaves the posterior invariant).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import numpy as np
 
 from fedtopic.errors import ModelError
 from fedtopic.models._alias import build_word_alias
-from fedtopic.models._cycle_mh import cycle_shard, scan_order
+from fedtopic.models._cycle_mh import cycle_shard, scan_order, scan_topics, shard_visits
 from fedtopic.models._dense import dense_shard
 from fedtopic.models._mh import mh_shard
 from fedtopic.models._parallel import (
@@ -62,6 +65,16 @@ DEFAULT_MH_CYCLES = 4
 # The bound keeps long documents with hundreds of topics from O(k_d) tokens.
 MH_EXACT_BELOW = 256
 DENSE_FRACTION = 8  # sparse sampler: a token whose document has > K/8 topics takes the exact dense draw
+
+
+_NO_VISITS = np.zeros(0, np.int64)  # "mh" with one shard: every scan position, in order ...
+_NO_ROW = np.zeros(0, np.int32)  # ... and the totals updated in place
+
+
+def _visits_of(scan: tuple):
+    """The build for state.scan of a thread shard's visits (_cycle_mh.shard_visits) in the whole corpus's scan."""
+    word_ptr, order, _ = scan
+    return lambda words, doc_ptr, d0, d1: shard_visits(word_ptr, order, doc_ptr[d0], doc_ptr[d1])
 
 
 def resolve_sampler(sampler: str, n_topics: int) -> str:
@@ -159,13 +172,17 @@ def sweep(
     if threads > 1:
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     if kind == "mh":
+        scan = state.scan(words, doc_ptr, 0, n_docs, scan_order)
         if threads == 1:
-            cycle_shard(doc_ptr, 0, n_docs, *state.scan(words, doc_ptr, 0, n_docs, scan_order), state.z, state.n_dk,
-                        tot_wk, tot_k, *cycle_other(frozen_wk), alpha, beta, vbeta, mh_steps, exact_below, state.rng, 0)
+            word_ptr, order, _ = scan
+            z_w = scan_topics(state.z, order)
+            cycle_shard(doc_ptr, 0, n_docs, *scan, _NO_VISITS, word_ptr[:-1], word_ptr[1:], z_w, z_w, state.z,
+                        state.n_dk, tot_wk, tot_k, _NO_ROW, *cycle_other(frozen_wk), alpha, beta, vbeta, mh_steps,
+                        exact_below, state.rng, 0)
         else:
-            parallel_cycle(words, doc_ptr, state.z, state.n_dk, tot_wk, tot_k, *state.count_copies(threads),
+            parallel_cycle(doc_ptr, state.z, state.n_dk, tot_wk, tot_k, threads, scan, cycle_other(frozen_wk),
                            alpha, beta, vbeta, mh_steps, exact_below, state.rng,
-                           lambda d0, d1: state.scan(words, doc_ptr, d0, d1, scan_order))
+                           lambda d0, d1: state.scan(words, doc_ptr, d0, d1, _visits_of(scan), tag="visits"))
     elif kind == "dense":
         if threads == 1:
             dense_shard(words, doc_ptr, 0, n_docs, state.z, state.n_dk, tot_wk, tot_k, alpha, beta, vbeta, state.rng, 0)
