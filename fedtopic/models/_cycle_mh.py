@@ -66,7 +66,7 @@ evaluate exactly as the numpy reference writes them.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, uint64
+from numba import njit, prange, uint64
 
 from fedtopic.models._mh import _word_major, first_above
 from fedtopic.models._prefetch import prefetch
@@ -170,16 +170,19 @@ def shard_visits(word_ptr, order, lo, hi):
     return visit, own_lo, own_hi
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, parallel=True)
 def apply_moves(word_ptr, z_snap, z_w, tot_wk, tot_k):
-    """Add the sweep's moves (z_w against z_snap, in scan order) to tot_wk int32[V,K] and tot_k int64[K]."""
-    for w in range(word_ptr.shape[0] - 1):
+    """Add the sweep's moves (z_w against z_snap, in scan order) to tot_wk int32[V,K] and tot_k int64[K]; the
+    words' rows in parallel (each row is one word's: no two threads write one)."""
+    for w in prange(word_ptr.shape[0] - 1):
         for j in range(word_ptr[w], word_ptr[w + 1]):
             if z_snap[j] != z_w[j]:
                 tot_wk[w, z_snap[j]] -= 1
                 tot_wk[w, z_w[j]] += 1
-                tot_k[z_snap[j]] -= 1
-                tot_k[z_w[j]] += 1
+    for j in range(z_w.shape[0]):
+        if z_snap[j] != z_w[j]:
+            tot_k[z_snap[j]] -= 1
+            tot_k[z_w[j]] += 1
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -260,11 +263,13 @@ def cycle_shard(
                     w += 1
                 if live:
                     off = w * n_topics
+                    for k in range(n_topics):
+                        phi[k] = (rows[off + k] + beta) * inv[k]
                 else:
                     for k in range(n_topics):
-                        row_buf[k] = tot_wk[w, k]
-                for k in range(n_topics):
-                    phi[k] = (rows[off + k] + beta) * inv[k]
+                        c = tot_wk[w, k]
+                        row_buf[k] = c
+                        phi[k] = (c + beta) * inv[k]
             i = order[j]
             d = doc_of[j]
             s = np.int64(z_w[j])
