@@ -32,14 +32,17 @@ SHAPES: dict[str, Shape] = {
     # the issue's hidden corpus: V 8,000, true α 0.01, documents of 100–200 tokens
     "hidden": Shape(8000, 100, 200, 0.01),
     "short-sparse": Shape(5000, 20, 40, 0.01),
-    "short-wide": Shape(20000, 20, 60, 0.01),
-    "long-wide": Shape(50000, 500, 1000, 0.05),
-    "mixed-lengths": Shape(10000, 20, 1000, 0.05),
-    # true α 0.1 and 0.5 at K 1,000 (100 and 500 topics' worth a document): tomotopy's perplexity does not fall
-    # from sweep 10 to 200 on 1M tokens (19,830 → 19,877 at V 20,000; 10,531 → 10,659 at V 10,000), so there is
-    # no target to race to; kept to show it (bench_mh.py prints tomotopy's curve)
+    # wider vocabularies with topics as concentrated as the hidden corpus's (≈ 80 words' worth: topic_beta = 80/V)
+    "short-wide": Shape(20000, 20, 60, 0.01, topic_beta=0.004),
+    "long-wide": Shape(50000, 500, 1000, 0.01, topic_beta=0.0016),
+    "mixed-lengths": Shape(10000, 20, 1000, 0.02, topic_beta=0.008),
+    # no target on 1M tokens at K 1,000 (tomotopy's perplexity does not fall from sweep 10 to 200, bench_mh.py
+    # prints its curve): true α 0.1 and 0.5 (100 and 500 topics' worth a document), and Φ ~ Dir(0.01) over 20,000
+    # words (200 words' worth a topic)
     "short-diffuse": Shape(20000, 20, 60, 0.1),
     "medium-diffuse": Shape(10000, 100, 300, 0.5),
+    "short-wide-flat": Shape(20000, 20, 60, 0.01),
+    "mixed-flat": Shape(10000, 20, 1000, 0.05),
 }
 
 
