@@ -29,9 +29,9 @@ al., VLDB 2016, §4: the topic of a random token), ``mh_steps`` cycles of two mo
 and leaving π invariant:
 
 * **word proposal** q(t | s) ∝ n_wt + δ_ts + F_wt + β: the topic of a uniformly chosen token
-  of w in this shard (token i counts, at s), or a draw from F_w (an alias table of the
-  counts this shard does not own: the frozen counts of other parties and, with threads, of
-  other shards; fixed during the sweep), or a uniform topic. Accept t with
+  of w (token i counts, at s; with threads, another shard's token at its topic when the sweep
+  began, which is what this shard's totals hold of it), or a draw from F_w (an alias table of
+  the frozen counts of other parties, fixed during the sweep), or a uniform topic. Accept t with
   min(1, π(t) g(s) / (π(s) g(t))), g(k) = n_wk + F_wk + β. The shard's totals are its own
   tokens plus F, so g(k) = N_wk + β is read from the totals' row of w (no count of the run is
   kept) and the ratio is (n_dt + α)(N_s + Vβ) / ((n_ds + α)(N_t + Vβ)).
