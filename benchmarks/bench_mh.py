@@ -90,8 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"corpus: {train.n_tokens:,} tokens, {train.n_docs:,} docs, V={train.n_words}, K={k}; held-out "
           f"{test.n_tokens:,} tokens; load average {os.getloadavg()[0]:.2f}", flush=True)
     result: dict = {"K": k, "tokens": int(train.n_tokens), "doc_length": args.doc_length, "shape": args.shape,
-                    "tomotopy": [],
-                    "mh_exact_below": args.mh_exact_below}
+                    "tomotopy": [], "mh_exact_below": args.mh_exact_below}
 
     tomo = tomotopy_model(train, k, alpha, seed=1) if args.goal is None else None
     done, trained = 0, 0.0

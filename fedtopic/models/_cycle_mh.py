@@ -215,6 +215,7 @@ def cycle_shard(
     # array chosen once (an array variable reassigned per word costs numba reference counting in the loop)
     rows = tot_wk.reshape(tot_wk.shape[0] * n_topics) if live else row_buf
     off = 0
+    mine_lo = mine_hi = 0
     inv = np.empty(n_topics, dtype=np.float64)
     n_tot = 0
     for k in range(n_topics):
@@ -261,6 +262,8 @@ def cycle_shard(
             if word_ptr[w + 1] <= j:  # a new word: its row and φ
                 while word_ptr[w + 1] <= j:
                     w += 1
+                mine_lo = own_lo[w]  # this shard's part of w's run
+                mine_hi = own_hi[w]
                 if live:
                     off = w * n_topics
                     for k in range(n_topics):
@@ -279,8 +282,6 @@ def cycle_shard(
             inv[s] = 1.0 / (tot_k[s] + vbeta)
             phi[s] = (rows[off + s] + beta) * inv[s]
             slot = v & (_AHEAD - 1)
-            mine_lo = own_lo[w]
-            mine_hi = own_hi[w]
             base = doc_ptr[d] - lo
             n_t = n_top[d - d0]
             e_s = -1  # the list slot of s, where known

@@ -116,7 +116,8 @@ def _frozen_alias(other_wk: np.ndarray) -> tuple:
 
 
 def cycle_other(frozen_wk: np.ndarray | None) -> tuple:
-    """(has_other, *alias tables) for a one-shard cycle sweep: F is the frozen counts, or empty (placeholders)."""
+    """(has_other, *alias tables) of other parties' frozen counts for a cycle sweep (one shard or several), or
+    placeholders when there are none."""
     if frozen_wk is None:
         return (False, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0), np.zeros(0, np.int32), np.zeros(1))
     return (True, *_frozen_alias(frozen_wk))
