@@ -159,7 +159,8 @@ def test_thread_shards_do_not_see_each_others_moves():
             cycle_shard(corpus.doc_ptr, bounds[t], bounds[t + 1], *scan, *visits, z_w, z_snap, state.z, state.n_dk,
                         tot_wk, local_k[t], np.empty(5, np.int32), *cycle_other(frozen), 0.3, 0.05,
                         corpus.n_words * 0.05, 2, 4, state.rng, t)
-        apply_moves(scan[0], z_snap, z_w, tot_wk, tot_k)
+        apply_moves(scan[0], z_snap, z_w, tot_wk)
+        tot_k += local_k.sum(axis=0) - 2 * tot_k
         if order == (0, 1):
             expected = (state.z.copy(), tot_wk - frozen)
         else:
@@ -171,6 +172,7 @@ def test_thread_shards_do_not_see_each_others_moves():
     np.testing.assert_array_equal(threaded.n_wk, expected[1])
     np.testing.assert_array_equal(threaded.n_wk, counts_from_z(threaded.z, corpus.words, corpus.doc_ptr,
                                                                corpus.n_words, 5)[1])
+    np.testing.assert_array_equal(threaded.n_k, threaded.n_wk.sum(axis=0))
 
 
 def test_mh_is_a_named_sampler_and_tiny_corpora_work():

@@ -170,19 +170,26 @@ def shard_visits(word_ptr, order, lo, hi):
     return visit, own_lo, own_hi
 
 
+@njit(cache=True, nogil=True)
+def gather_visits(z, order, visit, z_w, z_snap):
+    """z_w[p] = z_snap[p] = z[order[p]] for the scan positions p in visit (one thread shard's part of
+    scan_topics, run in the shard's thread before any shard samples)."""
+    for v in range(visit.shape[0]):
+        p = visit[v]
+        k = z[order[p]]
+        z_w[p] = k
+        z_snap[p] = k
+
+
 @njit(cache=True, nogil=True, parallel=True)
-def apply_moves(word_ptr, z_snap, z_w, tot_wk, tot_k):
-    """Add the sweep's moves (z_w against z_snap, in scan order) to tot_wk int32[V,K] and tot_k int64[K]; the
-    words' rows in parallel (each row is one word's: no two threads write one)."""
+def apply_moves(word_ptr, z_snap, z_w, tot_wk):
+    """Add the sweep's moves (z_w against z_snap, in scan order) to tot_wk int32[V,K], the words' rows in
+    parallel (each row is one word's: no two threads write one). The topic totals come from the shards' own."""
     for w in prange(word_ptr.shape[0] - 1):
         for j in range(word_ptr[w], word_ptr[w + 1]):
             if z_snap[j] != z_w[j]:
                 tot_wk[w, z_snap[j]] -= 1
                 tot_wk[w, z_w[j]] += 1
-    for j in range(z_w.shape[0]):
-        if z_snap[j] != z_w[j]:
-            tot_k[z_snap[j]] -= 1
-            tot_k[z_w[j]] += 1
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

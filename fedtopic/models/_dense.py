@@ -266,6 +266,42 @@ def _scan_shard(words, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbe
     put_stream(rng, stream, own)
 
 
+@njit(cache=True, fastmath=True, nogil=True, error_model="numpy")
+def scan_block(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream):
+    """``_scan_shard`` over the tokens tok[starts[d]:ends[d]] of documents d0..d1-1 only (one block of a
+    word-partitioned sweep, ``_parallel.partitioned_dense``: one word chunk's tokens of each document)."""
+    n_topics = tot_k.shape[0]
+    p = dense_scratch(n_topics)
+    inv, inv_up, inv_dn = _inverse_tables(tot_k, vbeta)
+    q = _aligned_zeros(n_topics)
+    own = take_stream(rng, stream)
+    for d in range(d0, d1):
+        if starts[d] == ends[d]:
+            continue
+        ndk = n_dk[d]
+        for k in range(n_topics):
+            q[k] = (ndk[k] + alpha_at(alpha, k)) * inv[k]
+        joined = -1
+        for ii in range(starts[d], ends[d]):
+            i = tok[ii]
+            nwk = tot_wk[np.uint64(words[i])]
+            total = 0.0
+            for j in range(n_topics):
+                v = q[j] * (nwk[j] + beta)
+                p[j] = v
+                total += v
+            if joined >= 0:
+                total += _refresh(np.uint64(joined), ndk, nwk, inv, q, p, alpha, beta)
+            k = np.uint64(z[i])
+            _leave(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta)
+            total += _refresh(k, ndk, nwk, inv, q, p, alpha, beta)
+            k = np.uint64(locate(p, n_topics, next_double(own, OWN_ROW) * total))
+            z[i] = k
+            _join(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta)
+            joined = np.int64(k)
+    put_stream(rng, stream, own)
+
+
 @njit(cache=True, nogil=True)
 def dense_shard(
     words: np.ndarray,  # int32[N]

@@ -9,7 +9,10 @@ moves (the counts it uses are stale by at most one sweep), exactly as AD-LDA
 across machines. n_dk and z need no merging: documents belong to one shard.
 The result depends on T (shard boundaries and streams) but not on thread timing.
 The cycle-MH sweep needs no private copy: it reads the counts as they were and keeps
-the visited word's row to itself (parallel_cycle).
+the visited word's row to itself (parallel_cycle). The dense sweep above RUNS_UP_TO
+topics needs none either: it cuts the vocabulary into chunks and lets no two threads
+hold one word or one document at once (partitioned_dense), closer to sequential Gibbs
+than AD-LDA (only N_k is stale, within a round).
 """
 
 from __future__ import annotations
@@ -20,8 +23,8 @@ import numpy as np
 from numba import njit, prange
 
 from fedtopic.models._alias import build_word_alias
-from fedtopic.models._cycle_mh import apply_moves, cycle_shard, scan_topics
-from fedtopic.models._dense import dense_shard
+from fedtopic.models._cycle_mh import apply_moves, cycle_shard, gather_visits
+from fedtopic.models._dense import dense_shard, scan_block
 from fedtopic.models._mh import mh_shard
 
 
@@ -46,19 +49,39 @@ def _merge(tot_wk, tot_k, local_wk, local_k):
 
 
 @njit(cache=True, parallel=True, nogil=True)
+def _add_moves(words, z_before, z, tot_wk, n_parts):
+    """tot_wk[w] += the moves of tokens (words, z_before → z), split by word into n_parts ranges in parallel (each
+    part reads every token and writes only its words' rows)."""
+    n_words = tot_wk.shape[0]
+    for part in prange(n_parts):
+        w_lo = part * n_words // n_parts
+        w_hi = (part + 1) * n_words // n_parts
+        for i in range(words.shape[0]):
+            w = words[i]
+            if w_lo <= w < w_hi and z_before[i] != z[i]:
+                tot_wk[w, z_before[i]] -= 1
+                tot_wk[w, z[i]] += 1
+
+
+@njit(cache=True, parallel=True, nogil=True)
 def _copy_into(tot_wk, tot_k, local_wk, local_k):
-    """local_wk[t] ← tot_wk and local_k[t] ← tot_k for every shard t, in parallel."""
-    for t in prange(local_wk.shape[0]):
-        local_wk[t] = tot_wk
+    """local_wk[t] ← tot_wk and local_k[t] ← tot_k for every copy t, rows in parallel."""
+    for v in prange(tot_wk.shape[0]):
+        for t in range(local_wk.shape[0]):
+            local_wk[t, v] = tot_wk[v]
+    for t in range(local_wk.shape[0]):
         local_k[t] = tot_k
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _dense_shards(words, doc_ptr, bounds, z, n_dk, local_wk, local_k, alpha, beta, vbeta, rng):
+def _dense_shards(words, doc_ptr, bounds, z, n_dk, tot_wk, tot_k, local_wk, local_k, alpha, beta, vbeta, rng):
+    """Shard 0 in the totals themselves, shard t ≥ 1 in its copy local_wk[t − 1] / local_k[t − 1]."""
     for t in prange(bounds.shape[0] - 1):
-        dense_shard(
-            words, doc_ptr, bounds[t], bounds[t + 1], z, n_dk, local_wk[t], local_k[t], alpha, beta, vbeta, rng, t
-        )
+        if t == 0:
+            dense_shard(words, doc_ptr, bounds[0], bounds[1], z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, 0)
+        else:
+            dense_shard(words, doc_ptr, bounds[t], bounds[t + 1], z, n_dk, local_wk[t - 1], local_k[t - 1], alpha,
+                        beta, vbeta, rng, t)
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -73,6 +96,77 @@ def _mh_shards(
         )
 
 
+@njit(cache=True, nogil=True)
+def word_chunks(words, doc_ptr, n_words, n_chunks):
+    """(tok int64[N], offs int64[T+1, D]): the vocabulary cut into T chunks of nearly equal token counts (by word
+    id), and every document's tokens listed chunk by chunk: tok[offs[c, d]:offs[c + 1, d]] are the corpus
+    positions of document d's tokens whose word lies in chunk c, in corpus order."""
+    n_tokens = words.shape[0]
+    n_docs = doc_ptr.shape[0] - 1
+    freq = np.zeros(n_words, dtype=np.int64)
+    for i in range(n_tokens):
+        freq[words[i]] += 1
+    chunk_of = np.empty(n_words, dtype=np.int64)
+    before = 0
+    for w in range(n_words):
+        chunk_of[w] = min(n_chunks - 1, before * n_chunks // max(n_tokens, 1))
+        before += freq[w]
+    tok = np.empty(n_tokens, dtype=np.int64)
+    offs = np.empty((n_chunks + 1, n_docs), dtype=np.int64)
+    fill = np.empty(n_chunks, dtype=np.int64)
+    for d in range(n_docs):
+        for c in range(n_chunks):
+            fill[c] = 0
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            fill[chunk_of[words[i]]] += 1
+        at = doc_ptr[d]
+        for c in range(n_chunks):
+            offs[c, d] = at
+            at += fill[c]
+            fill[c] = offs[c, d]
+        offs[n_chunks, d] = at
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            c = chunk_of[words[i]]
+            tok[fill[c]] = i
+            fill[c] += 1
+    return tok, offs
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def _partitioned(words, tok, offs, bounds, z, n_dk, tot_wk, tot_k, local_k, alpha, beta, vbeta, rng):
+    n_parts = bounds.shape[0] - 1
+    for r in range(n_parts):
+        for c in range(n_parts):
+            local_k[c] = tot_k
+        for c in prange(n_parts):
+            g = (r + c) % n_parts
+            scan_block(words, tok, offs[c], offs[c + 1], bounds[g], bounds[g + 1], z, n_dk, tot_wk, local_k[c],
+                       alpha, beta, vbeta, rng, c)
+        for k in range(tot_k.shape[0]):
+            base = tot_k[k]
+            acc = base
+            for c in range(n_parts):
+                acc += local_k[c, k] - base
+            tot_k[k] = acc
+
+
+def partitioned_dense(words, doc_ptr, z, n_dk, tot_wk, tot_k, chunks, alpha, beta, vbeta, rng) -> None:
+    """Dense sweep in T threads over a T × T grid of (document shard, word chunk) blocks; tot_wk/tot_k in place.
+
+    chunks: ``word_chunks`` of the corpus for T. In round r thread c samples the tokens of word chunk c in
+    document shard (r + c) mod T: no two threads touch one word's row or one document's row at once, so the
+    word-topic counts are shared and exact (no private copy: the threads together read the [V, K] counts once,
+    which is what lets two threads at K 1,000 keep their rows in cache), and only the topic totals N_k are a
+    thread's own during a round, added up after it (tomotopy's "partition" scheme, Yan et al. 2009). The
+    result depends on T but not on thread timing.
+    """
+    tok, offs = chunks
+    n_parts = offs.shape[0] - 1
+    local_k = np.empty((n_parts, tot_k.shape[0]), dtype=np.int64)
+    _partitioned(words, tok, offs, shard_bounds(doc_ptr, n_parts), z, n_dk, tot_wk, tot_k, local_k, alpha, beta,
+                 vbeta, rng)
+
+
 def shard_bounds(doc_ptr: np.ndarray, n_shards: int) -> np.ndarray:
     """int64[T+1] document boundaries splitting the tokens into T nearly equal contiguous shards."""
     n_docs = len(doc_ptr) - 1
@@ -82,15 +176,22 @@ def shard_bounds(doc_ptr: np.ndarray, n_shards: int) -> np.ndarray:
 
 
 def parallel_dense(words, doc_ptr, z, n_dk, tot_wk, tot_k, local_wk, local_k, alpha, beta, vbeta, rng) -> None:
-    """Dense sweep over T document shards in parallel; tot_wk/tot_k merged in place.
+    """Dense sweep over T document shards in parallel; tot_wk/tot_k updated in place.
 
-    local_wk int32[T,V,K] / local_k int64[T,K]: the shards' private counts (overwritten;
-    kept by the caller between sweeps so that no sweep pays for fresh pages).
+    local_wk int32[T-1,V,K] / local_k int64[T-1,K]: private counts of shards 1..T-1 (overwritten; kept by the
+    caller between sweeps so that no sweep pays for fresh pages). Shard 0 samples in the totals themselves; the
+    other shards' moves (their tokens' topics against those before the sweep) are added to them after, which
+    gives the totals N + Σ_t (N_t − N) of AD-LDA without a copy for shard 0 nor a pass over every copy.
     """
-    n_shards = local_wk.shape[0]
+    n_shards = local_wk.shape[0] + 1
+    bounds = shard_bounds(doc_ptr, n_shards)
+    lo = doc_ptr[bounds[1]]
+    z_before = z[lo:].copy()
+    base_k = tot_k.copy()
     _copy_into(tot_wk, tot_k, local_wk, local_k)
-    _dense_shards(words, doc_ptr, shard_bounds(doc_ptr, n_shards), z, n_dk, local_wk, local_k, alpha, beta, vbeta, rng)
-    _merge(tot_wk, tot_k, local_wk, local_k)
+    _dense_shards(words, doc_ptr, bounds, z, n_dk, tot_wk, tot_k, local_wk, local_k, alpha, beta, vbeta, rng)
+    _add_moves(words[lo:], z_before, z[lo:], tot_wk, n_shards)
+    tot_k += local_k.sum(axis=0) - (n_shards - 1) * base_k
 
 
 def parallel_mh(
@@ -136,15 +237,20 @@ def parallel_cycle(
     read only (no [V, K] copy a shard); the moves are added up after, from the topics in scan order."""
     word_ptr, order, _ = scan
     bounds = shard_bounds(doc_ptr, n_shards)
-    z_w = scan_topics(z, order)
-    z_snap = z_w.copy()
+    shards = [visits(int(bounds[t]), int(bounds[t + 1])) for t in range(n_shards)]
+    z_w = np.empty(order.shape[0], np.int32)  # the topics in scan order, each shard gathering its own ...
+    z_snap = np.empty_like(z_w)  # ... and their copy as the sweep began
     local_k = np.repeat(tot_k[None, :], n_shards, axis=0)
 
+    def gather(t: int) -> None:
+        gather_visits(z, order, shards[t][0], z_w, z_snap)
+
     def run(t: int) -> None:
-        cycle_shard(doc_ptr, bounds[t], bounds[t + 1], *scan, *visits(int(bounds[t]), int(bounds[t + 1])), z_w,
-                    z_snap, z, n_dk, tot_wk, local_k[t], np.empty(tot_wk.shape[1], np.int32), *other, alpha, beta,
-                    vbeta, mh_steps, exact_below, rng, t)
+        cycle_shard(doc_ptr, bounds[t], bounds[t + 1], *scan, *shards[t], z_w, z_snap, z, n_dk, tot_wk, local_k[t],
+                    np.empty(tot_wk.shape[1], np.int32), *other, alpha, beta, vbeta, mh_steps, exact_below, rng, t)
 
     with ThreadPoolExecutor(max_workers=n_shards) as pool:
+        list(pool.map(gather, range(n_shards)))  # every shard's topics in place before any shard reads them
         list(pool.map(run, range(n_shards)))
-    apply_moves(word_ptr, z_snap, z_w, tot_wk, tot_k)
+    apply_moves(word_ptr, z_snap, z_w, tot_wk)
+    tot_k += local_k.sum(axis=0) - n_shards * tot_k  # N_k + Σ_t (N_k,t − N_k): each shard kept its own moves

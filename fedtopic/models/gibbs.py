@@ -19,12 +19,15 @@ and only the party's own counts change. Samplers:
   large K;
 * ``"auto"``   — dense below ``AUTO_MH_FROM`` topics, mh from there on.
 
-``threads > 1`` splits the documents into that many shards sampled in parallel,
-each seeing the counts at the start of the sweep plus its own moves (_parallel.py:
-an AD-LDA approximation inside the process, so Φ is not the exact sequential
-chain's). dense and sparse keep a private copy of the counts a shard; mh reads the
-shared counts, copies only the visited word's row, and adds the moves up after.
-Results are reproducible for a given seed and thread count; threads=1 is exact
+``threads > 1`` samples in parallel (_parallel.py). dense above ``RUNS_UP_TO`` topics
+cuts the corpus into T document shards × T word chunks and runs T rounds, thread c
+taking chunk c of shard (r + c) mod T in round r: word and document rows are shared and
+exact, only the topic totals N_k are a thread's own within a round. Otherwise the
+documents are split into T shards, each seeing the counts at the start of the sweep
+plus its own moves (AD-LDA inside the process): dense (K ≤ 256) and sparse keep a
+private copy of the counts a shard; mh reads the shared counts, copies only the
+visited word's row, and adds the moves up after. Neither is the exact sequential
+chain; results are reproducible for a given seed and thread count; threads=1 is exact
 (dense: sequential Gibbs; mh: every move leaves the posterior invariant).
 """
 
@@ -36,13 +39,15 @@ import numpy as np
 from fedtopic.errors import ModelError
 from fedtopic.models._alias import build_word_alias
 from fedtopic.models._cycle_mh import cycle_shard, scan_order, scan_topics, shard_visits
-from fedtopic.models._dense import dense_shard
+from fedtopic.models._dense import RUNS_UP_TO, dense_shard
 from fedtopic.models._mh import mh_shard
 from fedtopic.models._parallel import (
     cycle_other,
     parallel_cycle,
     parallel_dense,
     parallel_mh,
+    partitioned_dense,
+    word_chunks,
 )
 from fedtopic.models.prior import Alpha, check_alpha, is_symmetric
 from fedtopic.models.state import WORD_DTYPES, LDAState
@@ -75,6 +80,11 @@ def _visits_of(scan: tuple):
     """The build for state.scan of a thread shard's visits (_cycle_mh.shard_visits) in the whole corpus's scan."""
     word_ptr, order, _ = scan
     return lambda words, doc_ptr, d0, d1: shard_visits(word_ptr, order, doc_ptr[d0], doc_ptr[d1])
+
+
+def _chunks_of(n_words: int, n_chunks: int):
+    """The build for state.scan of the corpus's word chunks for a partitioned dense sweep (_parallel.word_chunks)."""
+    return lambda words, doc_ptr, d0, d1: word_chunks(words, doc_ptr, n_words, n_chunks)
 
 
 def resolve_sampler(sampler: str, n_topics: int) -> str:
@@ -186,10 +196,14 @@ def sweep(
     elif kind == "dense":
         if threads == 1:
             dense_shard(words, doc_ptr, 0, n_docs, state.z, state.n_dk, tot_wk, tot_k, alpha, beta, vbeta, state.rng, 0)
+        elif state.n_topics > RUNS_UP_TO:
+            chunks = state.scan(words, doc_ptr, 0, n_docs, _chunks_of(state.n_words, threads), tag=f"chunks{threads}")
+            partitioned_dense(words, doc_ptr, state.z, state.n_dk, tot_wk, tot_k, chunks, alpha, beta, vbeta,
+                              state.rng)
         else:
             parallel_dense(
-                words, doc_ptr, state.z, state.n_dk, tot_wk, tot_k, *state.count_copies(threads), alpha, beta, vbeta,
-                state.rng,
+                words, doc_ptr, state.z, state.n_dk, tot_wk, tot_k, *state.count_copies(threads - 1), alpha, beta,
+                vbeta, state.rng,
             )
     else:
         tables = build_word_alias(tot_wk, tot_k, beta, vbeta)
