@@ -5,8 +5,8 @@ import pytest
 from _lda_synth import synthetic_lda
 
 from fedtopic.errors import ModelError
-from fedtopic.models import gibbs
-from fedtopic.models._dense import dense_shard, scan_block
+from fedtopic.models import _parallel, gibbs
+from fedtopic.models._dense import dense_block
 from fedtopic.models._parallel import shard_bounds, word_chunks
 from fedtopic.models.gibbs import sweep
 from fedtopic.models.reference import reference_sweep
@@ -77,34 +77,6 @@ def test_counts_stay_consistent_and_frozen_counts_are_only_read(corpus, sampler,
     assert np.array_equal(frozen, frozen_copy)
 
 
-@pytest.mark.parametrize("threads", [2, 3])
-@pytest.mark.parametrize("with_frozen", [False, True])
-def test_dense_threads_are_ad_lda(corpus, threads, with_frozen):
-    """T dense threads equal AD-LDA written out: each shard's dense sweep on its own copy of the counts as the
-    sweep began, then N ← N + Σ_t (N_t − N). Fails if a shard sees another's moves or a move is added twice."""
-    frozen = _frozen(corpus) if with_frozen else None
-    threaded = _state(corpus)
-    oracle = _state(corpus)
-    for _ in range(3):
-        sweep(threaded, corpus.words, corpus.doc_ptr, 0.2, 0.05, frozen_wk=frozen, sampler="dense", threads=threads)
-        tot_wk = oracle.n_wk + (0 if frozen is None else frozen)
-        tot_k = oracle.n_k + (0 if frozen is None else frozen.sum(0))
-        bounds = shard_bounds(corpus.doc_ptr, threads)
-        merged_wk, merged_k = tot_wk.copy(), tot_k.copy()
-        for t in reversed(range(threads)):  # any order: each shard starts from the same counts
-            own_wk, own_k = tot_wk.copy(), tot_k.copy()
-            dense_shard(corpus.words, corpus.doc_ptr, bounds[t], bounds[t + 1], oracle.z, oracle.n_dk, own_wk, own_k,
-                        0.2, 0.05, corpus.n_words * 0.05, oracle.rng, t)
-            merged_wk += own_wk - tot_wk
-            merged_k += own_k - tot_k
-        oracle.n_wk[:] = merged_wk - (0 if frozen is None else frozen)
-        oracle.n_k[:] = merged_k - (0 if frozen is None else frozen.sum(0))
-        np.testing.assert_array_equal(threaded.z, oracle.z)
-        np.testing.assert_array_equal(threaded.n_wk, oracle.n_wk)
-        np.testing.assert_array_equal(threaded.n_k, oracle.n_k)
-    _assert_consistent(threaded, corpus)
-
-
 def test_word_chunks_list_every_token_once_by_chunk(corpus):
     for n_chunks in (1, 2, 3):
         tok, offs = word_chunks(corpus.words, corpus.doc_ptr, corpus.n_words, n_chunks)
@@ -123,47 +95,64 @@ def test_word_chunks_list_every_token_once_by_chunk(corpus):
         assert sizes.max() - sizes.min() <= 2 * np.bincount(corpus.words).max()  # nearly equal token counts
 
 
-def test_a_block_of_every_token_is_the_dense_sweep(corpus):
-    """scan_block over one chunk in corpus order draws exactly as the dense kernel above RUNS_UP_TO topics."""
-    k = 300
+@pytest.mark.parametrize("k", [K, 300])
+def test_a_block_of_every_token_is_the_dense_sweep(corpus, k):
+    """dense_block over one chunk (every token, listed) draws exactly as the dense sweep, both kernels."""
     whole, block = _state(corpus, k=k), _state(corpus, k=k)
     tok, offs = word_chunks(corpus.words, corpus.doc_ptr, corpus.n_words, 1)
     sweep(whole, corpus.words, corpus.doc_ptr, 0.2, 0.05, sampler="dense")
-    scan_block(corpus.words, tok, offs[0], offs[1], 0, corpus.n_docs, block.z, block.n_dk, block.n_wk, block.n_k,
-               0.2, 0.05, corpus.n_words * 0.05, block.rng, 0)
+    dense_block(corpus.words, tok, offs[0], offs[1], 0, corpus.n_docs, block.z, block.n_dk, block.n_wk, block.n_k,
+                0.2, 0.05, corpus.n_words * 0.05, block.rng, 0)
     np.testing.assert_array_equal(block.z, whole.z)
     np.testing.assert_array_equal(block.n_wk, whole.n_wk)
 
 
-@pytest.mark.parametrize("threads", [2, 3])
-@pytest.mark.parametrize("with_frozen", [False, True])
-def test_dense_threads_above_runs_are_word_partitioned(corpus, threads, with_frozen):
-    """Above RUNS_UP_TO topics T dense threads equal the T × T blocks written out one after the other: in round
-    r block (document shard (r + c) mod T, word chunk c) with stream c, the topic totals a block's own during the
-    round and added up after it. Fails if a thread sees another's topic totals mid-round or a block is missed."""
-    k = 300
-    frozen = _frozen(corpus, k=k) if with_frozen else None
-    threaded, oracle = _state(corpus, k=k), _state(corpus, k=k)
-    tok, offs = word_chunks(corpus.words, corpus.doc_ptr, corpus.n_words, threads)
+def _block_grid_sweep(state, corpus, alpha, beta, frozen, threads, n_chunks):
+    """The partitioned dense sweep written out: C rounds one block after another, in round r block (document
+    shard (r + c) mod T, word chunk ⌊r/T⌋·T + c) with stream c, the topic totals a block's own during the round
+    and added up after it."""
+    tok, offs = word_chunks(corpus.words, corpus.doc_ptr, corpus.n_words, n_chunks)
     bounds = shard_bounds(corpus.doc_ptr, threads)
+    tot_wk = state.n_wk + (0 if frozen is None else frozen)
+    tot_k = state.n_k + (0 if frozen is None else frozen.sum(0))
+    for r in range(n_chunks):
+        start_k = tot_k.copy()
+        for c in reversed(range(threads)):
+            own_k = start_k.copy()
+            g, chunk = (r + c) % threads, r // threads * threads + c
+            dense_block(corpus.words, tok, offs[chunk], offs[chunk + 1], bounds[g], bounds[g + 1], state.z,
+                        state.n_dk, tot_wk, own_k, alpha, beta, corpus.n_words * beta, state.rng, c)
+            tot_k += own_k - start_k
+    state.n_wk[:] = tot_wk - (0 if frozen is None else frozen)
+    state.n_k[:] = tot_k - (0 if frozen is None else frozen.sum(0))
+
+
+@pytest.mark.parametrize("k", [K, 300])
+@pytest.mark.parametrize("threads,n_chunks", [(1, 3), (2, 2), (2, 4), (3, 3)])
+@pytest.mark.parametrize("with_frozen", [False, True])
+def test_dense_sweeps_are_the_block_grid(corpus, k, threads, n_chunks, with_frozen, monkeypatch):
+    """A dense sweep in T threads over C word chunks equals its blocks written out one after the other (one
+    thread in chunks: sequential Gibbs in chunk order). Fails if a thread sees another's topic totals mid-round,
+    or a block is missed or run twice. The chunk count is forced through CHUNK_BYTES, as large rows would set it."""
+    rows = 4 * corpus.n_words * k
+    monkeypatch.setattr(_parallel, "CHUNK_BYTES", -(-rows // (n_chunks // threads)))
+    assert _parallel.dense_chunks(corpus.n_words, k, threads) == n_chunks
+    frozen = _frozen(corpus, k=k) if with_frozen else None
+    swept, oracle = _state(corpus, k=k), _state(corpus, k=k)
     for _ in range(2):
-        sweep(threaded, corpus.words, corpus.doc_ptr, 0.2, 0.05, frozen_wk=frozen, sampler="dense", threads=threads)
-        tot_wk = oracle.n_wk + (0 if frozen is None else frozen)
-        tot_k = oracle.n_k + (0 if frozen is None else frozen.sum(0))
-        for r in range(threads):
-            start_k = tot_k.copy()
-            for c in reversed(range(threads)):
-                own_k = start_k.copy()
-                g = (r + c) % threads
-                scan_block(corpus.words, tok, offs[c], offs[c + 1], bounds[g], bounds[g + 1], oracle.z, oracle.n_dk,
-                           tot_wk, own_k, 0.2, 0.05, corpus.n_words * 0.05, oracle.rng, c)
-                tot_k += own_k - start_k
-        oracle.n_wk[:] = tot_wk - (0 if frozen is None else frozen)
-        oracle.n_k[:] = tot_k - (0 if frozen is None else frozen.sum(0))
-        np.testing.assert_array_equal(threaded.z, oracle.z)
-        np.testing.assert_array_equal(threaded.n_wk, oracle.n_wk)
-        np.testing.assert_array_equal(threaded.n_k, oracle.n_k)
-    _assert_consistent(threaded, corpus)
+        sweep(swept, corpus.words, corpus.doc_ptr, 0.2, 0.05, frozen_wk=frozen, sampler="dense", threads=threads)
+        _block_grid_sweep(oracle, corpus, 0.2, 0.05, frozen, threads, n_chunks)
+        np.testing.assert_array_equal(swept.z, oracle.z)
+        np.testing.assert_array_equal(swept.n_wk, oracle.n_wk)
+        np.testing.assert_array_equal(swept.n_k, oracle.n_k)
+    _assert_consistent(swept, corpus)
+
+
+def test_dense_chunks_follow_the_rows_size():
+    assert _parallel.dense_chunks(5000, 50, 1) == 1  # 1 MB of rows: as they are
+    assert _parallel.dense_chunks(5000, 50, 2) == 2  # one chunk a thread
+    assert _parallel.dense_chunks(5000, 1000, 1) == 3  # 20 MB: 8 MB chunks
+    assert _parallel.dense_chunks(5000, 1000, 2) == 6  # two threads' current chunks within 8 MB together
 
 
 @pytest.mark.parametrize("sampler", ["dense", "mh"])

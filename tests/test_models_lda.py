@@ -99,8 +99,12 @@ def test_load_refuses_a_state_the_kernels_cannot_trust(tmp_path, data, array, da
 
 
 def test_two_threads_reproducible_and_close_to_one_thread(data):
+    """Same seed, same chain; and the topics recovered, judged over three chains: any chain, one thread's too,
+    can stay in a mode with two topics merged (here 2 of 30 seeds on one thread, 1 of 30 on two)."""
     corpus, phi_true = data
     a = GibbsLDA(4, alpha=0.1, beta=0.05, threads=2, seed=2).fit(corpus, 80)
     b = GibbsLDA(4, alpha=0.1, beta=0.05, threads=2, seed=2).fit(corpus, 80)
     assert np.array_equal(a.state.z, b.state.z)
-    assert topic_l1_error(phi_true, a.phi()) < 0.2
+    errors = [topic_l1_error(phi_true, GibbsLDA(4, alpha=0.1, beta=0.05, threads=2, seed=s).fit(corpus, 80).phi())
+              for s in (1, 2, 3)]
+    assert np.median(errors) < 0.2

@@ -200,8 +200,8 @@ def _refresh(k, ndk, nwk, inv, q, p, alpha, beta):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _runs_shard(words, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream):
-    """``dense_shard`` for K ≤ RUNS_UP_TO: Σp and the draw from ``block_runs`` and ``locate_runs``.
+def _runs_shard(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream):
+    """``dense_block`` for K ≤ RUNS_UP_TO: Σp and the draw from ``block_runs`` and ``locate_runs``.
 
     No fastmath: the block sums stay the trees written (with reassociation LLVM folded them into one chain of
     K additions, 2x slower at K = 200), and the K products need no reduction to vectorise.
@@ -213,11 +213,14 @@ def _runs_shard(words, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbe
     q = _aligned_zeros(n_topics)  # (n_dk + α) / (N_k + Vβ) of the current document
     own = take_stream(rng, stream)
     for d in range(d0, d1):
+        if starts[d] == ends[d]:
+            continue
         ndk = n_dk[d]
         for k in range(n_topics):
             q[k] = (ndk[k] + alpha_at(alpha, k)) * inv[k]
         joined = -1  # the topic the previous token joined, whose q entry is still the old one
-        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+        for ii in range(starts[d], ends[d]):
+            i = ii if tok is None else tok[ii]
             nwk = tot_wk[np.uint64(words[i])]
             for j in range(n_topics):  # with the two stale entries, fixed below
                 p[j] = q[j] * (nwk[j] + beta)
@@ -235,41 +238,8 @@ def _runs_shard(words, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbe
 
 
 @njit(cache=True, fastmath=True, nogil=True, error_model="numpy")
-def _scan_shard(words, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream):
-    """``dense_shard`` for K > RUNS_UP_TO: Σp in the products' loop, the draw by ``locate``'s early exit."""
-    n_topics = tot_k.shape[0]
-    p = dense_scratch(n_topics)
-    inv, inv_up, inv_dn = _inverse_tables(tot_k, vbeta)
-    q = _aligned_zeros(n_topics)
-    own = take_stream(rng, stream)
-    for d in range(d0, d1):
-        ndk = n_dk[d]
-        for k in range(n_topics):
-            q[k] = (ndk[k] + alpha_at(alpha, k)) * inv[k]
-        joined = -1
-        for i in range(doc_ptr[d], doc_ptr[d + 1]):
-            nwk = tot_wk[np.uint64(words[i])]
-            total = 0.0
-            for j in range(n_topics):
-                v = q[j] * (nwk[j] + beta)
-                p[j] = v
-                total += v
-            if joined >= 0:
-                total += _refresh(np.uint64(joined), ndk, nwk, inv, q, p, alpha, beta)
-            k = np.uint64(z[i])
-            _leave(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta)
-            total += _refresh(k, ndk, nwk, inv, q, p, alpha, beta)
-            k = np.uint64(locate(p, n_topics, next_double(own, OWN_ROW) * total))
-            z[i] = k
-            _join(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta)
-            joined = np.int64(k)
-    put_stream(rng, stream, own)
-
-
-@njit(cache=True, fastmath=True, nogil=True, error_model="numpy")
-def scan_block(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream):
-    """``_scan_shard`` over the tokens tok[starts[d]:ends[d]] of documents d0..d1-1 only (one block of a
-    word-partitioned sweep, ``_parallel.partitioned_dense``: one word chunk's tokens of each document)."""
+def _scan_shard(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream):
+    """``dense_block`` for K > RUNS_UP_TO: Σp in the products' loop, the draw by ``locate``'s early exit."""
     n_topics = tot_k.shape[0]
     p = dense_scratch(n_topics)
     inv, inv_up, inv_dn = _inverse_tables(tot_k, vbeta)
@@ -283,7 +253,7 @@ def scan_block(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, 
             q[k] = (ndk[k] + alpha_at(alpha, k)) * inv[k]
         joined = -1
         for ii in range(starts[d], ends[d]):
-            i = tok[ii]
+            i = ii if tok is None else tok[ii]
             nwk = tot_wk[np.uint64(words[i])]
             total = 0.0
             for j in range(n_topics):
@@ -319,7 +289,17 @@ def dense_shard(
     stream: int,
 ) -> None:
     """One sweep of exact collapsed Gibbs over the tokens of documents d0..d1-1, in place."""
+    dense_block(words, None, doc_ptr[:-1], doc_ptr[1:], d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng,
+                stream)
+
+
+@njit(cache=True, nogil=True)
+def dense_block(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream):
+    """``dense_shard`` over the tokens tok[starts[d]:ends[d]] of documents d0..d1-1 (tok int64[N]; None: the
+    positions starts[d]..ends[d]-1 themselves), in place: a block of a word-partitioned sweep
+    (``_parallel.partitioned_dense``: one word chunk's tokens of each document), or, with doc_ptr's bounds and no
+    tok, a shard. tok=None compiles its own kernels, without the indirection (numba prunes ``tok is None``)."""
     if tot_k.shape[0] <= RUNS_UP_TO:
-        _runs_shard(words, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream)
+        _runs_shard(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream)
     else:
-        _scan_shard(words, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream)
+        _scan_shard(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream)

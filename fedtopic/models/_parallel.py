@@ -1,18 +1,15 @@
-"""Document-shard parallel sweeps (AD-LDA inside one process; Newman et al. 2009).
+"""Parallel sweeps inside one process (numba prange or threads; no GIL), one RNG stream a shard.
 
-Each of the T shards (a contiguous run of documents) samples against its own
-private copy of the total word-topic counts taken at the start of the sweep,
-with its own RNG stream, in parallel (numba prange, no GIL). After the sweep the
-shards' changes are added up: N ← N + Σ_t (N_t − N). This is an approximation
-of sequential Gibbs: within a sweep a shard does not see the other shards'
-moves (the counts it uses are stale by at most one sweep), exactly as AD-LDA
-across machines. n_dk and z need no merging: documents belong to one shard.
-The result depends on T (shard boundaries and streams) but not on thread timing.
-The cycle-MH sweep needs no private copy: it reads the counts as they were and keeps
-the visited word's row to itself (parallel_cycle). The dense sweep above RUNS_UP_TO
-topics needs none either: it cuts the vocabulary into chunks and lets no two threads
-hold one word or one document at once (partitioned_dense), closer to sequential Gibbs
-than AD-LDA (only N_k is stale, within a round).
+* dense (partitioned_dense): the corpus cut into T document shards × T word chunks, T rounds; in round r thread
+  c samples chunk c of shard (r + c) mod T. No two threads hold one word's or one document's row at once, so
+  the counts are shared and exact; only the topic totals N_k are a thread's own within a round.
+* sparse (parallel_mh): AD-LDA (Newman et al. 2009): each document shard samples against a private copy of the
+  counts taken at the start of the sweep, and the changes are added up after, N ← N + Σ_t (N_t − N); a shard
+  does not see the other shards' moves within the sweep.
+* mh (parallel_cycle): AD-LDA without the copies: a shard reads the counts as they were and keeps the visited
+  word's row to itself; the moves are added up after.
+
+None is the sequential chain; each result depends on T (boundaries and streams) but not on thread timing.
 """
 
 from __future__ import annotations
@@ -24,7 +21,7 @@ from numba import njit, prange
 
 from fedtopic.models._alias import build_word_alias
 from fedtopic.models._cycle_mh import apply_moves, cycle_shard, gather_visits
-from fedtopic.models._dense import dense_shard, scan_block
+from fedtopic.models._dense import dense_block
 from fedtopic.models._mh import mh_shard
 
 
@@ -49,21 +46,6 @@ def _merge(tot_wk, tot_k, local_wk, local_k):
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _add_moves(words, z_before, z, tot_wk, n_parts):
-    """tot_wk[w] += the moves of tokens (words, z_before → z), split by word into n_parts ranges in parallel (each
-    part reads every token and writes only its words' rows)."""
-    n_words = tot_wk.shape[0]
-    for part in prange(n_parts):
-        w_lo = part * n_words // n_parts
-        w_hi = (part + 1) * n_words // n_parts
-        for i in range(words.shape[0]):
-            w = words[i]
-            if w_lo <= w < w_hi and z_before[i] != z[i]:
-                tot_wk[w, z_before[i]] -= 1
-                tot_wk[w, z[i]] += 1
-
-
-@njit(cache=True, parallel=True, nogil=True)
 def _copy_into(tot_wk, tot_k, local_wk, local_k):
     """local_wk[t] ← tot_wk and local_k[t] ← tot_k for every copy t, rows in parallel."""
     for v in prange(tot_wk.shape[0]):
@@ -71,17 +53,6 @@ def _copy_into(tot_wk, tot_k, local_wk, local_k):
             local_wk[t, v] = tot_wk[v]
     for t in range(local_wk.shape[0]):
         local_k[t] = tot_k
-
-
-@njit(cache=True, parallel=True, nogil=True)
-def _dense_shards(words, doc_ptr, bounds, z, n_dk, tot_wk, tot_k, local_wk, local_k, alpha, beta, vbeta, rng):
-    """Shard 0 in the totals themselves, shard t ≥ 1 in its copy local_wk[t − 1] / local_k[t − 1]."""
-    for t in prange(bounds.shape[0] - 1):
-        if t == 0:
-            dense_shard(words, doc_ptr, bounds[0], bounds[1], z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, 0)
-        else:
-            dense_shard(words, doc_ptr, bounds[t], bounds[t + 1], z, n_dk, local_wk[t - 1], local_k[t - 1], alpha,
-                        beta, vbeta, rng, t)
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -96,11 +67,19 @@ def _mh_shards(
         )
 
 
+def word_chunks(words: np.ndarray, doc_ptr: np.ndarray, n_words: int, n_chunks: int) -> tuple[np.ndarray, np.ndarray]:
+    """(tok int32[N] (int64 past 2^31 tokens), offs int64[C+1, D]): the vocabulary cut into C chunks of nearly
+    equal token counts (by word id), and every document's tokens listed chunk by chunk: tok[offs[c, d]:offs[c + 1,
+    d]] are the corpus positions of document d's tokens whose word lies in chunk c, in corpus order."""
+    tok = np.empty(words.shape[0], dtype=np.int32 if words.shape[0] < 2**31 else np.int64)
+    offs = np.empty((n_chunks + 1, doc_ptr.shape[0] - 1), dtype=np.int64)
+    _fill_chunks(words, doc_ptr, n_words, tok, offs)
+    return tok, offs
+
+
 @njit(cache=True, nogil=True)
-def word_chunks(words, doc_ptr, n_words, n_chunks):
-    """(tok int64[N], offs int64[T+1, D]): the vocabulary cut into T chunks of nearly equal token counts (by word
-    id), and every document's tokens listed chunk by chunk: tok[offs[c, d]:offs[c + 1, d]] are the corpus
-    positions of document d's tokens whose word lies in chunk c, in corpus order."""
+def _fill_chunks(words, doc_ptr, n_words, tok, offs):
+    n_chunks = offs.shape[0] - 1
     n_tokens = words.shape[0]
     n_docs = doc_ptr.shape[0] - 1
     freq = np.zeros(n_words, dtype=np.int64)
@@ -111,8 +90,6 @@ def word_chunks(words, doc_ptr, n_words, n_chunks):
     for w in range(n_words):
         chunk_of[w] = min(n_chunks - 1, before * n_chunks // max(n_tokens, 1))
         before += freq[w]
-    tok = np.empty(n_tokens, dtype=np.int64)
-    offs = np.empty((n_chunks + 1, n_docs), dtype=np.int64)
     fill = np.empty(n_chunks, dtype=np.int64)
     for d in range(n_docs):
         for c in range(n_chunks):
@@ -129,19 +106,35 @@ def word_chunks(words, doc_ptr, n_words, n_chunks):
             c = chunk_of[words[i]]
             tok[fill[c]] = i
             fill[c] += 1
-    return tok, offs
+
+
+# Word rows (int32, V·K·4 bytes) a partitioned dense sweep keeps in use at once: the chunks are cut so that the T
+# threads' current chunks hold at most this much. Measured one thread, 2M tokens (RESULTS "Dense sweeps in word
+# chunks"): K 1,000 × V 5,000 (20 MB) 0.61-0.68 s a sweep whole, 0.45-0.50 in 3 chunks; K 200 × V 50,000 (40 MB)
+# 0.43 s, 0.17-0.18 in 4-8; K 10,000 × V 5,000 (400k tokens, 200 MB) 1.80 s, 1.16-1.25 in 32. Up to a few MB the
+# rows stay in cache anyway and chunks only add work (K 50: 0.067 whole, 0.071 in 2).
+CHUNK_BYTES = 8 * 2**20
+
+
+def dense_chunks(n_words: int, n_topics: int, threads: int) -> int:
+    """How many word chunks a dense sweep in ``threads`` threads takes: a multiple of threads, each thread's chunk
+    at most CHUNK_BYTES / threads of word rows (one chunk a thread where the rows fit as they are)."""
+    rows = 4 * n_words * n_topics
+    return threads * max(1, -(-rows // CHUNK_BYTES))
 
 
 @njit(cache=True, parallel=True, nogil=True)
 def _partitioned(words, tok, offs, bounds, z, n_dk, tot_wk, tot_k, local_k, alpha, beta, vbeta, rng):
     n_parts = bounds.shape[0] - 1
-    for r in range(n_parts):
+    n_chunks = offs.shape[0] - 1
+    for r in range(n_chunks):
+        first = r // n_parts * n_parts  # this round's chunks: first .. first + T - 1, one a thread
         for c in range(n_parts):
             local_k[c] = tot_k
         for c in prange(n_parts):
             g = (r + c) % n_parts
-            scan_block(words, tok, offs[c], offs[c + 1], bounds[g], bounds[g + 1], z, n_dk, tot_wk, local_k[c],
-                       alpha, beta, vbeta, rng, c)
+            dense_block(words, tok, offs[first + c], offs[first + c + 1], bounds[g], bounds[g + 1], z, n_dk, tot_wk,
+                        local_k[c], alpha, beta, vbeta, rng, c)
         for k in range(tot_k.shape[0]):
             base = tot_k[k]
             acc = base
@@ -150,20 +143,20 @@ def _partitioned(words, tok, offs, bounds, z, n_dk, tot_wk, tot_k, local_k, alph
             tot_k[k] = acc
 
 
-def partitioned_dense(words, doc_ptr, z, n_dk, tot_wk, tot_k, chunks, alpha, beta, vbeta, rng) -> None:
-    """Dense sweep in T threads over a T × T grid of (document shard, word chunk) blocks; tot_wk/tot_k in place.
+def partitioned_dense(words, doc_ptr, z, n_dk, tot_wk, tot_k, n_threads, chunks, alpha, beta, vbeta, rng) -> None:
+    """Dense sweep in T threads over a grid of (document shard, word chunk) blocks; tot_wk/tot_k in place.
 
-    chunks: ``word_chunks`` of the corpus for T. In round r thread c samples the tokens of word chunk c in
-    document shard (r + c) mod T: no two threads touch one word's row or one document's row at once, so the
-    word-topic counts are shared and exact (no private copy: the threads together read the [V, K] counts once,
-    which is what lets two threads at K 1,000 keep their rows in cache), and only the topic totals N_k are a
-    thread's own during a round, added up after it (tomotopy's "partition" scheme, Yan et al. 2009). The
-    result depends on T but not on thread timing.
+    chunks: ``word_chunks`` of the corpus for C = m·T chunks (``dense_chunks``). The documents are cut into T
+    shards; C rounds, in round r thread c samples the tokens of word chunk ⌊r/T⌋·T + c in document shard
+    (r + c) mod T, so every block once a sweep. No two threads touch one word's row or one document's row at
+    once: the word-topic counts are shared and exact (no private copy), and only the topic totals N_k are a
+    thread's own during a round, added up after it (tomotopy's "partition" scheme; Yan, Xu & Qi 2009). A chunk
+    keeps the rows in use small enough to stay in cache, which pays on one thread too, where the sweep is
+    sequential Gibbs in another order (exact). The result depends on T and C but not on thread timing.
     """
     tok, offs = chunks
-    n_parts = offs.shape[0] - 1
-    local_k = np.empty((n_parts, tot_k.shape[0]), dtype=np.int64)
-    _partitioned(words, tok, offs, shard_bounds(doc_ptr, n_parts), z, n_dk, tot_wk, tot_k, local_k, alpha, beta,
+    local_k = np.empty((n_threads, tot_k.shape[0]), dtype=np.int64)
+    _partitioned(words, tok, offs, shard_bounds(doc_ptr, n_threads), z, n_dk, tot_wk, tot_k, local_k, alpha, beta,
                  vbeta, rng)
 
 
@@ -173,25 +166,6 @@ def shard_bounds(doc_ptr: np.ndarray, n_shards: int) -> np.ndarray:
     targets = doc_ptr[-1] * np.arange(1, n_shards, dtype=np.float64) / n_shards
     inner = np.searchsorted(doc_ptr, targets, side="left").clip(0, n_docs)
     return np.concatenate([[0], inner, [n_docs]]).astype(np.int64)
-
-
-def parallel_dense(words, doc_ptr, z, n_dk, tot_wk, tot_k, local_wk, local_k, alpha, beta, vbeta, rng) -> None:
-    """Dense sweep over T document shards in parallel; tot_wk/tot_k updated in place.
-
-    local_wk int32[T-1,V,K] / local_k int64[T-1,K]: private counts of shards 1..T-1 (overwritten; kept by the
-    caller between sweeps so that no sweep pays for fresh pages). Shard 0 samples in the totals themselves; the
-    other shards' moves (their tokens' topics against those before the sweep) are added to them after, which
-    gives the totals N + Σ_t (N_t − N) of AD-LDA without a copy for shard 0 nor a pass over every copy.
-    """
-    n_shards = local_wk.shape[0] + 1
-    bounds = shard_bounds(doc_ptr, n_shards)
-    lo = doc_ptr[bounds[1]]
-    z_before = z[lo:].copy()
-    base_k = tot_k.copy()
-    _copy_into(tot_wk, tot_k, local_wk, local_k)
-    _dense_shards(words, doc_ptr, bounds, z, n_dk, tot_wk, tot_k, local_wk, local_k, alpha, beta, vbeta, rng)
-    _add_moves(words[lo:], z_before, z[lo:], tot_wk, n_shards)
-    tot_k += local_k.sum(axis=0) - (n_shards - 1) * base_k
 
 
 def parallel_mh(

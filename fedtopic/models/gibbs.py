@@ -19,15 +19,16 @@ and only the party's own counts change. Samplers:
   large K;
 * ``"auto"``   — dense below ``AUTO_MH_FROM`` topics, mh from there on.
 
-``threads > 1`` samples in parallel (_parallel.py). dense above ``RUNS_UP_TO`` topics
-cuts the corpus into T document shards × T word chunks and runs T rounds, thread c
-taking chunk c of shard (r + c) mod T in round r: word and document rows are shared and
-exact, only the topic totals N_k are a thread's own within a round. Otherwise the
-documents are split into T shards, each seeing the counts at the start of the sweep
-plus its own moves (AD-LDA inside the process): dense (K ≤ 256) and sparse keep a
-private copy of the counts a shard; mh reads the shared counts, copies only the
-visited word's row, and adds the moves up after. Neither is the exact sequential
-chain; results are reproducible for a given seed and thread count; threads=1 is exact
+``threads > 1`` samples in parallel (_parallel.py). dense cuts the corpus into T
+document shards × C word chunks (C a multiple of T, more where the [V, K] rows outgrow
+the cache: then one thread sweeps chunk by chunk too) and runs C rounds, thread c taking
+one chunk of shard (r + c) mod T in round r: word and document rows are shared and
+exact, only the topic totals N_k are a thread's own within a round. sparse and mh split
+the documents into T shards, each seeing the counts at the start of the sweep plus its
+own moves (AD-LDA inside the process): sparse keeps a private copy of the counts a
+shard; mh reads the shared counts, copies only the visited word's row, and adds the
+moves up after. Neither is the exact sequential chain; results are reproducible for a
+given seed and thread count; threads=1 is exact
 (dense: sequential Gibbs; mh: every move leaves the posterior invariant).
 """
 
@@ -39,12 +40,12 @@ import numpy as np
 from fedtopic.errors import ModelError
 from fedtopic.models._alias import build_word_alias
 from fedtopic.models._cycle_mh import cycle_shard, scan_order, scan_topics, shard_visits
-from fedtopic.models._dense import RUNS_UP_TO, dense_shard
+from fedtopic.models._dense import dense_shard
 from fedtopic.models._mh import mh_shard
 from fedtopic.models._parallel import (
     cycle_other,
+    dense_chunks,
     parallel_cycle,
-    parallel_dense,
     parallel_mh,
     partitioned_dense,
     word_chunks,
@@ -194,17 +195,13 @@ def sweep(
                            alpha, beta, vbeta, mh_steps, exact_below, state.rng,
                            lambda d0, d1: state.scan(words, doc_ptr, d0, d1, _visits_of(scan), tag="visits"))
     elif kind == "dense":
-        if threads == 1:
+        n_chunks = dense_chunks(state.n_words, state.n_topics, threads)
+        if n_chunks == 1:
             dense_shard(words, doc_ptr, 0, n_docs, state.z, state.n_dk, tot_wk, tot_k, alpha, beta, vbeta, state.rng, 0)
-        elif state.n_topics > RUNS_UP_TO:
-            chunks = state.scan(words, doc_ptr, 0, n_docs, _chunks_of(state.n_words, threads), tag=f"chunks{threads}")
-            partitioned_dense(words, doc_ptr, state.z, state.n_dk, tot_wk, tot_k, chunks, alpha, beta, vbeta,
-                              state.rng)
         else:
-            parallel_dense(
-                words, doc_ptr, state.z, state.n_dk, tot_wk, tot_k, *state.count_copies(threads - 1), alpha, beta,
-                vbeta, state.rng,
-            )
+            chunks = state.scan(words, doc_ptr, 0, n_docs, _chunks_of(state.n_words, n_chunks), tag=f"chunks{n_chunks}")
+            partitioned_dense(words, doc_ptr, state.z, state.n_dk, tot_wk, tot_k, threads, chunks, alpha, beta, vbeta,
+                              state.rng)
     else:
         tables = build_word_alias(tot_wk, tot_k, beta, vbeta)
         if threads == 1:
