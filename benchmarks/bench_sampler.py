@@ -129,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--topics", type=int, nargs="+", default=[50, 200, 1000])
     ap.add_argument("--iterations", type=int, default=None, help="sweeps before perplexity (default 200)")
     ap.add_argument("--doc-length", type=int, default=200, help="mean tokens per document (default 200)")
+    ap.add_argument("--vocabulary", type=int, default=5000, help="words of the generator (default 5000)")
     ap.add_argument("--skip-perplexity", action="store_true")
     ap.add_argument("--samplers", nargs="+", default=["dense", "sparse"], choices=["dense", "sparse", "mh"],
                     help="our samplers to time (default dense sparse)")
@@ -137,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     n_docs, timed, iterations = (1000, 3, 30) if args.quick else (10_000, 5, 200)
     n_docs = n_docs * 200 // args.doc_length  # same number of tokens
     iterations = args.iterations or iterations
-    full = synthetic_corpus(n_docs + n_docs // 10, args.doc_length, 5000, 100, seed=7)
+    full = synthetic_corpus(n_docs + n_docs // 10, args.doc_length, args.vocabulary, 100, seed=7)
     train, test = used_vocabulary(full.subset(np.arange(n_docs)), full.subset(np.arange(n_docs, full.n_docs)))
     print(f"corpus: {train.n_tokens:,} tokens, {train.n_docs:,} docs, V={train.n_words}; "
           f"held-out {test.n_tokens:,} tokens; {timed} timed sweeps after 2 warm-up")

@@ -135,7 +135,7 @@ def test_dense_sweeps_are_the_block_grid(corpus, k, threads, n_chunks, with_froz
     thread in chunks: sequential Gibbs in chunk order). Fails if a thread sees another's topic totals mid-round,
     or a block is missed or run twice. The chunk count is forced through CHUNK_BYTES, as large rows would set it."""
     rows = 4 * corpus.n_words * k
-    monkeypatch.setattr(_parallel, "CHUNK_BYTES", -(-rows // (n_chunks // threads)))
+    monkeypatch.setattr(_parallel, "CHUNK_BYTES", -(-rows // n_chunks))
     assert _parallel.dense_chunks(corpus.n_words, k, threads) == n_chunks
     frozen = _frozen(corpus, k=k) if with_frozen else None
     swept, oracle = _state(corpus, k=k), _state(corpus, k=k)
@@ -151,8 +151,9 @@ def test_dense_sweeps_are_the_block_grid(corpus, k, threads, n_chunks, with_froz
 def test_dense_chunks_follow_the_rows_size():
     assert _parallel.dense_chunks(5000, 50, 1) == 1  # 1 MB of rows: as they are
     assert _parallel.dense_chunks(5000, 50, 2) == 2  # one chunk a thread
-    assert _parallel.dense_chunks(5000, 1000, 1) == 3  # 20 MB: 8 MB chunks
-    assert _parallel.dense_chunks(5000, 1000, 2) == 6  # two threads' current chunks within 8 MB together
+    assert _parallel.dense_chunks(5000, 1000, 1) == 3  # 20 MB: chunks of at most 8 MB
+    assert _parallel.dense_chunks(5000, 1000, 2) == 4  # a multiple of the threads
+    assert _parallel.dense_chunks(50000, 1000, 2) == 24
 
 
 @pytest.mark.parametrize("sampler", ["dense", "mh"])

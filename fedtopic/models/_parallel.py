@@ -108,19 +108,20 @@ def _fill_chunks(words, doc_ptr, n_words, tok, offs):
             fill[c] += 1
 
 
-# Word rows (int32, V·K·4 bytes) a partitioned dense sweep keeps in use at once: the chunks are cut so that the T
-# threads' current chunks hold at most this much. Measured one thread, 2M tokens (RESULTS "Dense sweeps in word
-# chunks"): K 1,000 × V 5,000 (20 MB) 0.61-0.68 s a sweep whole, 0.45-0.50 in 3 chunks; K 200 × V 50,000 (40 MB)
-# 0.43 s, 0.17-0.18 in 4-8; K 10,000 × V 5,000 (400k tokens, 200 MB) 1.80 s, 1.16-1.25 in 32. Up to a few MB the
-# rows stay in cache anyway and chunks only add work (K 50: 0.067 whole, 0.071 in 2).
+# Word rows (int32, V·K·4 bytes) of the chunk a thread of a partitioned dense sweep works in. Measured, 2M tokens,
+# seconds a sweep (RESULTS "Dense sweeps in word chunks"): one thread, K 1,000 × V 5,000 (20 MB of rows) 0.61-0.68
+# whole, 0.42-0.50 in 3 chunks; K 200 × V 50,000 (40 MB) 0.43 whole, 0.17-0.18 in 4-8; K 1,000 × V 50,000 (200 MB)
+# 1.25-1.27 whole, 0.87-1.02 in 4, 0.64-0.76 in 8, 0.59-0.64 in 24-25; two threads there 0.60 in 2, 0.34 in 24
+# (chunks of 8 MB a thread), 0.46 in 48 (4 MB: more rounds, each ending in a wait). Up to a few MB the rows stay
+# in cache anyway and chunks only add work (K 50 × V 5,000, one thread: 0.067 whole, 0.071 in 2).
 CHUNK_BYTES = 8 * 2**20
 
 
 def dense_chunks(n_words: int, n_topics: int, threads: int) -> int:
-    """How many word chunks a dense sweep in ``threads`` threads takes: a multiple of threads, each thread's chunk
-    at most CHUNK_BYTES / threads of word rows (one chunk a thread where the rows fit as they are)."""
+    """How many word chunks a dense sweep in ``threads`` threads takes: a multiple of threads, each chunk at most
+    CHUNK_BYTES of word rows (one chunk a thread where they are no larger)."""
     rows = 4 * n_words * n_topics
-    return threads * max(1, -(-rows // CHUNK_BYTES))
+    return threads * max(1, -(-rows // (threads * CHUNK_BYTES)))
 
 
 @njit(cache=True, parallel=True, nogil=True)
