@@ -1,8 +1,9 @@
 """Parallel sweeps inside one process (numba prange or threads; no GIL), one RNG stream a shard.
 
-* dense (partitioned_dense): the corpus cut into T document shards × T word chunks, T rounds; in round r thread
-  c samples chunk c of shard (r + c) mod T. No two threads hold one word's or one document's row at once, so
-  the counts are shared and exact; only the topic totals N_k are a thread's own within a round.
+* dense (partitioned_dense): the corpus cut into T document shards × C word chunks (C a multiple of T), C rounds;
+  in round r thread c samples one chunk of shard (r + c) mod T. No two threads hold one word's or one document's
+  row at once, so the counts are shared and exact; only the topic totals N_k are a thread's own within a round.
+  The chunk lists cost 4 bytes a token, kept with the state between sweeps.
 * sparse (parallel_mh): AD-LDA (Newman et al. 2009): each document shard samples against a private copy of the
   counts taken at the start of the sweep, and the changes are added up after, N ← N + Σ_t (N_t − N); a shard
   does not see the other shards' moves within the sweep.
