@@ -162,6 +162,9 @@ def test_the_last_line_says_why_the_global_model_has_its_topics(tmp_path, capsys
     line = get_algorithm("iftm-lda").headline(summary)
     glob = summary["global_model"]["topics"]
     assert said in line and f"M* has {glob} topic" in line and "the parties' 9" in line, line
+    with np.load(tmp_path / "run" / "model.npz") as model:  # the perplexity says what vocabulary it is over
+        assert summary["vocabulary"] == model["phi"].shape[1]
+    assert f"of M* over its {summary['vocabulary']:,}-word vocabulary" in line, line
     if xi == "1.0":
         assert glob == 9
     # topic shares are M*'s topics' shares of the training tokens (fold-in), not the parties' data amounts

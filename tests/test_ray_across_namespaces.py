@@ -10,15 +10,13 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import signal
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 from _netns import available, machines
+from _ray_procs import ray_pids, stop_by_pid
 from _texts import theme_texts, write_jsonl
 
 from fedtopic.cli.main import main
@@ -28,46 +26,6 @@ pytest.importorskip("ray", reason="NOT RUN: Ray is not installed (scripts/test i
 pytestmark = [pytest.mark.xdist_group("node-processes"),
               pytest.mark.skipif(available() is not None, reason=f"NOT RUN: {available()}")]
 RAY = [sys.executable, "-m", "ray.scripts.scripts"]
-
-
-def _ray_pids(marker: str) -> list[int]:
-    """The processes whose command line names ``marker`` (this cluster's temp folder) and all their descendants."""
-    parents: dict[int, int] = {}
-    marked: set[int] = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
-        if marker.encode() in cmd:
-            marked.add(int(entry))
-    found, grew = set(marked), True
-    while grew:
-        children = {pid for pid, parent in parents.items() if parent in found} - found
-        found |= children
-        grew = bool(children)
-    return sorted(found)
-
-
-def _stop_by_pid(marker: str) -> None:
-    """SIGTERM to every process of this cluster, SIGKILL to what is left after 10 s."""
-    pids = _ray_pids(marker)
-    for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
-        for pid in pids:
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
-        until = time.monotonic() + wait
-        while time.monotonic() < until and any(Path(f"/proc/{pid}").exists() for pid in pids):
-            time.sleep(0.2)
-        pids = [pid for pid in pids if Path(f"/proc/{pid}").exists()]
-        if not pids:
-            return
 
 
 @pytest.mark.timeout(600)
@@ -97,8 +55,8 @@ def test_simulate_on_a_two_node_ray_cluster_places_parties_on_both_and_trains_th
                 capture_output=True, text=True, env=env, timeout=400)
             assert run.returncode == 0, run.stderr[-3000:]
         finally:
-            _stop_by_pid(marker)
-    assert not _ray_pids(marker)
+            stop_by_pid(marker)
+    assert not ray_pids(marker)
     summary = json.loads((tmp_path / "ray" / "summary.json").read_text())
     with np.load(tmp_path / "threads" / "model.npz") as a, np.load(tmp_path / "ray" / "model.npz") as b:
         np.testing.assert_array_equal(a["phi"], b["phi"])  # the same model, bit for bit

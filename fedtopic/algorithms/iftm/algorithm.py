@@ -95,8 +95,9 @@ class IFTMLDA(Algorithm):
         return global_rounds(spec)
 
     def headline(self, summary: Mapping[str, Any]) -> str:
-        """Perplexity, and why M* has the number of topics it has: the parties' local topics, less those merged
-        because their similarity reached ξ (Alg. 4); K is each party's, not M*'s."""
+        """Perplexity with the vocabulary it is over (a perplexity compares only with one over the same words), and
+        why M* has the number of topics it has: the parties' local topics, less those merged because their
+        similarity reached ξ (Alg. 4); K is each party's, not M*'s."""
         glob = int(summary["global_topics"] if "global_topics" in summary else summary["global_model"]["topics"])
         local = int(sum(summary["party_topics"]) if "party_topics" in summary else summary["topics"] * summary["parties"])
         merged = local - glob
@@ -105,7 +106,8 @@ class IFTMLDA(Algorithm):
         alone = [p.get("perplexity") for p in (summary.get("each_party_alone") or {}).values()]
         alone = [a for a in alone if a is not None and math.isfinite(a)]
         beside = f" (each party alone: {min(alone):.1f}–{max(alone):.1f}, the paper's baseline)" if alone else ""
-        return (f"perplexity {metric(summary, 'perplexity', '.1f')} of M*{beside}; M* has {glob} "
+        words = f" over its {summary['vocabulary']:,}-word vocabulary" if "vocabulary" in summary else ""
+        return (f"perplexity {metric(summary, 'perplexity', '.1f')} of M*{words}{beside}; M* has {glob} "
                 f"topic{'s' * (glob != 1)} from the parties' {local} ({how})")
 
     def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:

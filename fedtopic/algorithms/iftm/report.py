@@ -65,7 +65,7 @@ def write_iftm_simulation(out: Path, run: ConsortiumRun, algorithm: Any) -> dict
     summary: dict[str, Any] = {
         "algorithm": algorithm.name, "dataset": data.name, "parties": len(parties), "topics": spec.topics,
         "iterations": spec.iterations, "seed": spec.seed, "perplexity": summary_global["perplexity"],
-        "npmi": float("nan"), "topic_diversity": float("nan"), "wall_seconds": run.wall_seconds,
+        "vocabulary": data.train.n_words, "npmi": float("nan"), "topic_diversity": float("nan"), "wall_seconds": run.wall_seconds,
         "bytes_sent": int(sum(r["bytes_up"] for rows in run.histories for r in rows)),
         "global_model": summary_global, "party_topics": ks,
         "each_party_alone": {p.party_id: s for p, s in zip(parties, alone)},
@@ -93,7 +93,7 @@ def write_iftm_party(out: Path, run: PartyRun, algorithm: str) -> dict[str, Any]
     summary = {"algorithm": algorithm, "dataset": run.dataset, "parties": run.n_parties, "party": party.party_id,
                "topics": party.topics, "global_topics": int(glob.shape[0]), "iterations": spec.iterations,
                "seed": spec.seed, "sweeps": party.sweeps, **history_totals(run.history),
-               "perplexity": of_global["perplexity"],
+               "perplexity": of_global["perplexity"], "vocabulary": run.train.n_words,
                "global_heldout_loglik_per_token": of_global["heldout_loglik_per_token"],
                "own_model_heldout_loglik_per_token": of_own["heldout_loglik_per_token"],
                "npmi": float("nan"), "topic_diversity": float("nan"),
