@@ -11,9 +11,9 @@ in the head's namespace on core 0 in both cases. Workloads, timed whole (the clu
 * ``fedtopic simulate --algorithm csfed-lda --dataset bbc-news --parties P -k 10 --iterations 20 --engine ray``
 * ``fedtopic experiment fednmf-tables --quick --engine ray`` (the k grid as Ray tasks)
 
-After an untimed warm-up the two configurations alternate within each repeat; medians and the ratio one node / two nodes are printed. Needs
-root, iproute2 and Ray (``fedtopic[cluster]``); says why and exits 2 otherwise. Every Ray process is stopped by its
-PID.
+After an untimed warm-up the two configurations alternate within each repeat; medians and the ratio one node / two
+nodes are printed. Needs root, iproute2 and Ray (``fedtopic[cluster]``); says why and exits 2 otherwise. Every Ray
+process is stopped by its PID.
 """
 
 from __future__ import annotations

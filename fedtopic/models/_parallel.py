@@ -26,6 +26,18 @@ from fedtopic.models._dense import dense_block
 from fedtopic.models._mh import mh_shard
 
 
+@njit(cache=True, nogil=True)
+def add_shard_totals(tot_k, local_k):
+    """tot_k ← tot_k + Σ_t (local_k[t] − tot_k): the topic totals int64[K] after shards that each kept their own
+    moves in local_k int64[T, K], starting from tot_k."""
+    for k in range(tot_k.shape[0]):
+        base = tot_k[k]
+        acc = base
+        for t in range(local_k.shape[0]):
+            acc += local_k[t, k] - base
+        tot_k[k] = acc
+
+
 @njit(cache=True, parallel=True, nogil=True)
 def _merge(tot_wk, tot_k, local_wk, local_k):
     """tot ← tot + Σ_t (local_t − tot), rows in parallel."""
@@ -38,12 +50,7 @@ def _merge(tot_wk, tot_k, local_wk, local_k):
             for t in range(n_shards):
                 acc += local_wk[t, v, k] - base
             tot_wk[v, k] = acc
-    for k in range(n_topics):
-        base = tot_k[k]
-        acc = base
-        for t in range(n_shards):
-            acc += local_k[t, k] - base
-        tot_k[k] = acc
+    add_shard_totals(tot_k, local_k)
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -137,12 +144,7 @@ def _partitioned(words, tok, offs, bounds, z, n_dk, tot_wk, tot_k, local_k, alph
             g = (r + c) % n_parts
             dense_block(words, tok, offs[first + c], offs[first + c + 1], bounds[g], bounds[g + 1], z, n_dk, tot_wk,
                         local_k[c], alpha, beta, vbeta, rng, c)
-        for k in range(tot_k.shape[0]):
-            base = tot_k[k]
-            acc = base
-            for c in range(n_parts):
-                acc += local_k[c, k] - base
-            tot_k[k] = acc
+        add_shard_totals(tot_k, local_k)
 
 
 def partitioned_dense(words, doc_ptr, z, n_dk, tot_wk, tot_k, n_threads, chunks, alpha, beta, vbeta, rng) -> None:
@@ -229,4 +231,4 @@ def parallel_cycle(
         list(pool.map(gather, range(n_shards)))  # every shard's topics in place before any shard reads them
         list(pool.map(run, range(n_shards)))
     apply_moves(word_ptr, z_snap, z_w, tot_wk)
-    tot_k += local_k.sum(axis=0) - n_shards * tot_k  # N_k + Σ_t (N_k,t − N_k): each shard kept its own moves
+    add_shard_totals(tot_k, local_k)

@@ -65,7 +65,8 @@ def write_iftm_simulation(out: Path, run: ConsortiumRun, algorithm: Any) -> dict
     summary: dict[str, Any] = {
         "algorithm": algorithm.name, "dataset": data.name, "parties": len(parties), "topics": spec.topics,
         "iterations": spec.iterations, "seed": spec.seed, "perplexity": summary_global["perplexity"],
-        "vocabulary": data.train.n_words, "npmi": float("nan"), "topic_diversity": float("nan"), "wall_seconds": run.wall_seconds,
+        "vocabulary": data.train.n_words, "npmi": float("nan"), "topic_diversity": float("nan"),
+        "wall_seconds": run.wall_seconds,
         "bytes_sent": int(sum(r["bytes_up"] for rows in run.histories for r in rows)),
         "global_model": summary_global, "party_topics": ks,
         "each_party_alone": {p.party_id: s for p, s in zip(parties, alone)},
