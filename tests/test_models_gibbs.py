@@ -5,11 +5,11 @@ import pytest
 from _lda_synth import synthetic_lda
 
 from fedtopic.errors import ModelError
-from fedtopic.models import _parallel, gibbs
-from fedtopic.models._dense import dense_block
+from fedtopic.models import _buckets, _parallel, gibbs
+from fedtopic.models._gibbs_block import dense_block
 from fedtopic.models._parallel import shard_bounds, word_chunks
 from fedtopic.models.gibbs import sweep
-from fedtopic.models.reference import reference_sweep
+from fedtopic.models.reference import reference_bucket_sweep, reference_sweep
 from fedtopic.models.state import counts_from_z, init_state
 
 K = 7
@@ -22,6 +22,11 @@ def corpus():
 
 def _state(corpus, seed=11, k=K):
     return init_state(corpus.words, corpus.doc_ptr, corpus.n_words, k, seed)
+
+
+def _kernel(kernel, monkeypatch):
+    """Above K 256, 'buckets' makes every dense sweep take the buckets and 'scan' none (BUCKETS_FROM)."""
+    monkeypatch.setattr(_buckets, "BUCKETS_FROM", 0 if kernel == "buckets" else 10**9)
 
 
 def _frozen(corpus, k=K, seed=5):
@@ -50,7 +55,8 @@ def _assert_consistent(state, corpus):
 
 @pytest.mark.parametrize("with_frozen", [False, True])
 @pytest.mark.parametrize("k", [K, 21, 64, 200, 300])  # one block; partial last block; whole blocks; both kernels
-def test_dense_kernel_equals_numpy_reference(corpus, with_frozen, k):
+def test_dense_kernel_equals_numpy_reference(corpus, with_frozen, k, monkeypatch):
+    _kernel("scan", monkeypatch)
     fast, slow = _state(corpus, k=k), _state(corpus, k=k)
     frozen = _frozen(corpus, k=k) if with_frozen else None
     for _ in range(3):
@@ -95,14 +101,15 @@ def test_word_chunks_list_every_token_once_by_chunk(corpus):
         assert sizes.max() - sizes.min() <= 2 * np.bincount(corpus.words).max()  # nearly equal token counts
 
 
-@pytest.mark.parametrize("k", [K, 300])
-def test_a_block_of_every_token_is_the_dense_sweep(corpus, k):
-    """dense_block over one chunk (every token, listed) draws exactly as the dense sweep, both kernels."""
+@pytest.mark.parametrize("k,kernel", [(K, "runs"), (300, "scan"), (300, "buckets")])
+def test_a_block_of_every_token_is_the_dense_sweep(corpus, k, kernel, monkeypatch):
+    """dense_block over one chunk (every token, listed) draws exactly as the dense sweep, every kernel."""
+    _kernel(kernel, monkeypatch)
     whole, block = _state(corpus, k=k), _state(corpus, k=k)
     tok, offs = word_chunks(corpus.words, corpus.doc_ptr, corpus.n_words, 1)
     sweep(whole, corpus.words, corpus.doc_ptr, 0.2, 0.05, sampler="dense")
-    dense_block(corpus.words, tok, offs[0], offs[1], 0, corpus.n_docs, block.z, block.n_dk, block.n_wk, block.n_k,
-                0.2, 0.05, corpus.n_words * 0.05, block.rng, 0)
+    dense_block(corpus.words, tok, offs[0], offs[1], corpus.doc_ptr, 0, corpus.n_docs, block.z, block.n_dk,
+                block.n_wk, block.n_k, gibbs._bucket_lists(block.n_wk), 0.2, 0.05, corpus.n_words * 0.05, block.rng, 0)
     np.testing.assert_array_equal(block.z, whole.z)
     np.testing.assert_array_equal(block.n_wk, whole.n_wk)
 
@@ -115,25 +122,27 @@ def _block_grid_sweep(state, corpus, alpha, beta, frozen, threads, n_chunks):
     bounds = shard_bounds(corpus.doc_ptr, threads)
     tot_wk = state.n_wk + (0 if frozen is None else frozen)
     tot_k = state.n_k + (0 if frozen is None else frozen.sum(0))
+    lists = gibbs._bucket_lists(tot_wk)  # listed once a sweep, shared by the blocks
     for r in range(n_chunks):
         start_k = tot_k.copy()
         for c in reversed(range(threads)):
             own_k = start_k.copy()
             g, chunk = (r + c) % threads, r // threads * threads + c
-            dense_block(corpus.words, tok, offs[chunk], offs[chunk + 1], bounds[g], bounds[g + 1], state.z,
-                        state.n_dk, tot_wk, own_k, alpha, beta, corpus.n_words * beta, state.rng, c)
+            dense_block(corpus.words, tok, offs[chunk], offs[chunk + 1], corpus.doc_ptr, bounds[g], bounds[g + 1],
+                        state.z, state.n_dk, tot_wk, own_k, lists, alpha, beta, corpus.n_words * beta, state.rng, c)
             tot_k += own_k - start_k
     state.n_wk[:] = tot_wk - (0 if frozen is None else frozen)
     state.n_k[:] = tot_k - (0 if frozen is None else frozen.sum(0))
 
 
-@pytest.mark.parametrize("k", [K, 300])
+@pytest.mark.parametrize("k,kernel", [(K, "runs"), (300, "scan"), (300, "buckets")])
 @pytest.mark.parametrize("threads,n_chunks", [(1, 3), (2, 2), (2, 4), (3, 3)])
 @pytest.mark.parametrize("with_frozen", [False, True])
-def test_dense_sweeps_are_the_block_grid(corpus, k, threads, n_chunks, with_frozen, monkeypatch):
+def test_dense_sweeps_are_the_block_grid(corpus, k, kernel, threads, n_chunks, with_frozen, monkeypatch):
     """A dense sweep in T threads over C word chunks equals its blocks written out one after the other (one
     thread in chunks: sequential Gibbs in chunk order). Fails if a thread sees another's topic totals mid-round,
     or a block is missed or run twice. The chunk count is forced through CHUNK_BYTES, as large rows would set it."""
+    _kernel(kernel, monkeypatch)
     rows = 4 * corpus.n_words * k
     monkeypatch.setattr(_parallel, "CHUNK_BYTES", -(-rows // n_chunks))
     assert _parallel.dense_chunks(corpus.n_words, k, threads) == n_chunks
@@ -212,3 +221,57 @@ def test_sparse_sweep_runs_dense_when_most_tokens_would_take_its_dense_draw():
     assert not gibbs._mostly_dense_fallback(n_dk, doc_ptr, dense_above=9)
     n_dk[0, :10], n_dk[0, 0] = 0, 30
     assert not gibbs._mostly_dense_fallback(n_dk, doc_ptr, dense_above=0)
+
+
+@pytest.mark.parametrize("with_frozen", [False, True])
+@pytest.mark.parametrize("k,alpha", [(300, 0.3), (700, 0.02), (300, "learned")])
+def test_bucket_kernel_equals_numpy_reference(corpus, with_frozen, k, alpha, monkeypatch):
+    """The buckets draw token for token as their pure-numpy reference (word lists, document lists, r and s walks
+    included), with a learned α_k too; frozen counts are read, never written."""
+    _kernel("buckets", monkeypatch)
+    if alpha == "learned":
+        alpha = np.random.default_rng(2).uniform(0.01, 0.5, size=k)
+    fast, slow = _state(corpus, k=k), _state(corpus, k=k)
+    frozen = _frozen(corpus, k=k) if with_frozen else None
+    for _ in range(3):
+        sweep(fast, corpus.words, corpus.doc_ptr, alpha, 0.05, frozen_wk=frozen, sampler="dense")
+        reference_bucket_sweep(slow, corpus.words, corpus.doc_ptr, alpha, 0.05, frozen_wk=frozen)
+    for name in ("z", "n_dk", "n_wk", "n_k", "rng"):
+        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+    assert not np.array_equal(fast.z, _state(corpus, k=k).z)
+    _assert_consistent(fast, corpus)
+
+
+def test_buckets_draw_from_eq_10():
+    """One token resampled 40,000 times from one state: the buckets' frequencies match Eq. 10 (chi-square), with
+    mass in all three buckets (a word holding some topics, a document holding others, α on every topic). A wrong
+    bucket weight (β missing from R, α from Q, a stale q entry) moves a topic's share by far more."""
+    from scipy.stats import chisquare
+
+    k, n_words, beta, alpha = 300, 4, 0.5, 0.05
+    words = np.array([0, 1, 2, 0, 3, 1], dtype=np.int32)
+    doc_ptr = np.array([0, 3, 6], dtype=np.int64)
+    z = np.array([5, 9, 9, 5, 200, 7], dtype=np.int32)
+    extra = np.zeros((n_words, k), np.int32)  # other documents' counts, as frozen ones
+    extra[0, [5, 9, 17, 299]] = [3, 4, 8, 1]  # topic 9 the document's too
+    extra[1, [9, 120]] = [2, 5]
+    state = init_state(words, doc_ptr, n_words, k, seed=1)
+    state.z[:] = z
+    state.n_dk[:], state.n_wk[:], state.n_k[:] = counts_from_z(z, words, doc_ptr, n_words, k)
+    starts, ends = doc_ptr[:-1], np.array([1, 6], dtype=np.int64)  # document 0's first token only
+    n_draws = 40_000
+    draws = np.empty(n_draws, np.int64)
+    for r in range(n_draws):  # the same state each time; the stream runs on, so the uniforms are new
+        z_r, n_dk = state.z.copy(), state.n_dk.copy()
+        tot_wk, tot_k = state.n_wk + extra, state.n_k + extra.sum(0)
+        dense_block(words, None, starts, ends, doc_ptr, 0, 1, z_r, n_dk, tot_wk, tot_k, _buckets.word_lists(tot_wk),
+                    alpha, beta, n_words * beta, state.rng, 0)
+        draws[r] = z_r[0]
+    n_dk = state.n_dk[0].astype(float)
+    tot_w = (state.n_wk[0] + extra[0]).astype(float)
+    tot_k = (state.n_k + extra.sum(0)).astype(float)
+    n_dk[5], tot_w[5], tot_k[5] = n_dk[5] - 1, tot_w[5] - 1, tot_k[5] - 1
+    p = (n_dk + alpha) * (tot_w + beta) / (tot_k + n_words * beta)
+    p /= p.sum()
+    assert p[[5, 9, 17]].min() > 2 * p[100]  # the word's and the document's topics stand out of the rest
+    assert chisquare(np.bincount(draws, minlength=k), p * n_draws).pvalue > 1e-4

@@ -17,20 +17,20 @@ token's q entry is refreshed, and the two entries it read stale are patched afte
 it: a scalar store into q or the word row right before the loop read them as
 vectors made the loop wait for the store. The tables 1/(N_k + 1 + Vβ) and
 1/(N_k − 1 + Vβ) are kept beside ``inv``, so a token that leaves or joins topic k
-reads its new entry instead of waiting for a division (``_leave``, ``_join``); the
+reads its new entry instead of waiting for a division (``leave_topic``, ``join_topic``); the
 same divisions of the same integers, so the same bits.
 
 The draw ``t = u · Σp`` is the k with Σ_{j<k} p_j ≤ t < Σ_{j≤k} p_j, as
 ``searchsorted(cumsum(p), t, 'right')`` in reference.py, up to float rounding at
 bucket edges; topics are searched in blocks of ``_B`` = 8. Where K ≤ ``RUNS_UP_TO``
-(``_runs_shard``) nothing in the search branches on t: ``block_runs`` sums every
+(``runs_block``) nothing in the search branches on t: ``block_runs`` sums every
 block as a fixed tree and keeps the running sums, the block is the count of running
 sums ≤ t and the slot the count of partial sums inside it ≤ t (``locate_runs``). A
 branch on t is mispredicted about twice a token, and each miss threw away the next
 token's products, which do not depend on this token's draw: at K = 50 a token took
 45–48 ns with the branching search and 32–36 ns without (K = 200: 69–73 against
 63–65). Above K = 256 summing every block costs more than the misses, and
-``_scan_shard`` keeps ``locate``: each block's sum taken only while t lies beyond it,
+``scan_block`` keeps ``locate``: each block's sum taken only while t lies beyond it,
 then the block's slots. Every regrouping of the arithmetic moves p_k and Σp by a few
 ulps, which changes a draw only if t falls within those ulps of a bucket edge (about
 1e-16 per token): the fingerprint tests (whole runs, bit-identical Φ) check that the
@@ -51,7 +51,7 @@ from fedtopic.models._alpha_at import alpha_at
 from fedtopic.models.rng import OWN_ROW, next_double, put_stream, take_stream
 
 _B = 8  # topics per search block
-RUNS_UP_TO = 256  # topics up to which dense_shard draws by block_runs and locate_runs
+RUNS_UP_TO = 256  # topics up to which _gibbs_block.dense_block draws by block_runs and locate_runs
 
 
 @njit(inline="always", cache=True)
@@ -96,7 +96,7 @@ def locate(p, n_topics, t):
 
 
 @njit(inline="always", cache=True)
-def _aligned_zeros(n):
+def aligned_zeros(n):
     """float64[n] of zeros starting on a 64-byte boundary (a cache line; one AVX-512 vector).
 
     Where the malloc'd scratch of ``np.zeros`` landed 16 bytes off a line, every vector store into p
@@ -110,7 +110,7 @@ def _aligned_zeros(n):
 @njit(cache=True, nogil=True)
 def dense_scratch(n_topics):
     """The p scratch of dense_draw, locate and locate_runs: float64[⌈K/_B⌉·_B], zero past K, on a cache line."""
-    return _aligned_zeros((n_topics + _B - 1) // _B * _B)
+    return aligned_zeros((n_topics + _B - 1) // _B * _B)
 
 
 @njit(inline="always", cache=True)
@@ -155,10 +155,10 @@ def locate_runs(p, run, n_topics, t):
 
 
 @njit(inline="always", cache=True)
-def _inverse_tables(tot_k, vbeta):
+def inverse_tables(tot_k, vbeta):
     """1/(N_k + Vβ) now, after one more token and after one fewer: float64[K] each, 64-byte aligned."""
     n_topics = tot_k.shape[0]
-    inv, inv_up, inv_dn = _aligned_zeros(n_topics), _aligned_zeros(n_topics), _aligned_zeros(n_topics)
+    inv, inv_up, inv_dn = aligned_zeros(n_topics), aligned_zeros(n_topics), aligned_zeros(n_topics)
     for k in range(n_topics):
         inv[k] = 1.0 / (tot_k[k] + vbeta)
         inv_up[k] = 1.0 / ((tot_k[k] + 1) + vbeta)
@@ -167,7 +167,7 @@ def _inverse_tables(tot_k, vbeta):
 
 
 @njit(inline="always", cache=True)
-def _leave(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta):
+def leave_topic(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta):
     """A token leaves topic k (its document's, word's and topic's counts): the new 1/(N_k + Vβ) is the one kept
     ahead, and the division moves off the chain."""
     ndk[k] -= 1
@@ -179,8 +179,8 @@ def _leave(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta):
 
 
 @njit(inline="always", cache=True)
-def _join(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta):
-    """A token joins topic k (the mirror of ``_leave``)."""
+def join_topic(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta):
+    """A token joins topic k (the mirror of ``leave_topic``)."""
     ndk[k] += 1
     nwk[k] += 1
     tot_k[k] += 1
@@ -200,17 +200,17 @@ def _refresh(k, ndk, nwk, inv, q, p, alpha, beta):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _runs_shard(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream):
-    """``dense_block`` for K ≤ RUNS_UP_TO: Σp and the draw from ``block_runs`` and ``locate_runs``.
+def runs_block(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream):
+    """``_gibbs_block.dense_block`` for K ≤ RUNS_UP_TO: Σp and the draw from ``block_runs`` and ``locate_runs``.
 
     No fastmath: the block sums stay the trees written (with reassociation LLVM folded them into one chain of
     K additions, 2x slower at K = 200), and the K products need no reduction to vectorise.
     """
     n_topics = tot_k.shape[0]
     p = dense_scratch(n_topics)
-    run = _aligned_zeros(p.shape[0] // _B + 1)
-    inv, inv_up, inv_dn = _inverse_tables(tot_k, vbeta)
-    q = _aligned_zeros(n_topics)  # (n_dk + α) / (N_k + Vβ) of the current document
+    run = aligned_zeros(p.shape[0] // _B + 1)
+    inv, inv_up, inv_dn = inverse_tables(tot_k, vbeta)
+    q = aligned_zeros(n_topics)  # (n_dk + α) / (N_k + Vβ) of the current document
     own = take_stream(rng, stream)
     for d in range(d0, d1):
         if starts[d] == ends[d]:
@@ -227,23 +227,23 @@ def _runs_shard(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha,
             if joined >= 0:
                 _refresh(np.uint64(joined), ndk, nwk, inv, q, p, alpha, beta)
             k = np.uint64(z[i])
-            _leave(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta)
+            leave_topic(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta)
             _refresh(k, ndk, nwk, inv, q, p, alpha, beta)
             total = block_runs(p, run)
             k = np.uint64(locate_runs(p, run, n_topics, next_double(own, OWN_ROW) * total))
             z[i] = k
-            _join(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta)
+            join_topic(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta)
             joined = np.int64(k)
     put_stream(rng, stream, own)
 
 
 @njit(cache=True, fastmath=True, nogil=True, error_model="numpy")
-def _scan_shard(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream):
-    """``dense_block`` for K > RUNS_UP_TO: Σp in the products' loop, the draw by ``locate``'s early exit."""
+def scan_block(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream):
+    """``_gibbs_block.dense_block`` for K > RUNS_UP_TO (without word lists): Σp in the products' loop, the draw by ``locate``'s early exit."""
     n_topics = tot_k.shape[0]
     p = dense_scratch(n_topics)
-    inv, inv_up, inv_dn = _inverse_tables(tot_k, vbeta)
-    q = _aligned_zeros(n_topics)
+    inv, inv_up, inv_dn = inverse_tables(tot_k, vbeta)
+    q = aligned_zeros(n_topics)
     own = take_stream(rng, stream)
     for d in range(d0, d1):
         if starts[d] == ends[d]:
@@ -263,43 +263,10 @@ def _scan_shard(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha,
             if joined >= 0:
                 total += _refresh(np.uint64(joined), ndk, nwk, inv, q, p, alpha, beta)
             k = np.uint64(z[i])
-            _leave(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta)
+            leave_topic(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta)
             total += _refresh(k, ndk, nwk, inv, q, p, alpha, beta)
             k = np.uint64(locate(p, n_topics, next_double(own, OWN_ROW) * total))
             z[i] = k
-            _join(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta)
+            join_topic(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta)
             joined = np.int64(k)
     put_stream(rng, stream, own)
-
-
-@njit(cache=True, nogil=True)
-def dense_shard(
-    words: np.ndarray,  # int32[N]
-    doc_ptr: np.ndarray,  # int64[D+1]
-    d0: int,
-    d1: int,  # documents [d0, d1) form this shard
-    z: np.ndarray,  # int32[N], updated
-    n_dk: np.ndarray,  # int32[D,K], updated
-    tot_wk: np.ndarray,  # int32[V,K] total word-topic counts, updated
-    tot_k: np.ndarray,  # int64[K] total topic counts, updated
-    alpha,  # float α, or float64[K] α_k (models.prior)
-    beta: float,
-    vbeta: float,  # V·β
-    rng: np.ndarray,  # uint64[S,2]
-    stream: int,
-) -> None:
-    """One sweep of exact collapsed Gibbs over the tokens of documents d0..d1-1, in place."""
-    dense_block(words, None, doc_ptr[:-1], doc_ptr[1:], d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng,
-                stream)
-
-
-@njit(cache=True, nogil=True)
-def dense_block(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream):
-    """``dense_shard`` over the tokens tok[starts[d]:ends[d]] of documents d0..d1-1 (tok int64[N]; None: the
-    positions starts[d]..ends[d]-1 themselves), in place: a block of a word-partitioned sweep
-    (``_parallel.partitioned_dense``: one word chunk's tokens of each document), or, with doc_ptr's bounds and no
-    tok, a shard. tok=None compiles its own kernels, without the indirection (numba prunes ``tok is None``)."""
-    if tot_k.shape[0] <= RUNS_UP_TO:
-        _runs_shard(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream)
-    else:
-        _scan_shard(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream)

@@ -22,7 +22,7 @@ from numba import njit, prange
 
 from fedtopic.models._alias import build_word_alias
 from fedtopic.models._cycle_mh import apply_moves, cycle_shard, gather_visits
-from fedtopic.models._dense import dense_block
+from fedtopic.models._gibbs_block import dense_block
 from fedtopic.models._mh import mh_shard
 
 
@@ -133,7 +133,7 @@ def dense_chunks(n_words: int, n_topics: int, threads: int) -> int:
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _partitioned(words, tok, offs, bounds, z, n_dk, tot_wk, tot_k, local_k, alpha, beta, vbeta, rng):
+def _partitioned(words, doc_ptr, tok, offs, bounds, z, n_dk, tot_wk, tot_k, local_k, lists, alpha, beta, vbeta, rng):
     n_parts = bounds.shape[0] - 1
     n_chunks = offs.shape[0] - 1
     for r in range(n_chunks):
@@ -142,15 +142,17 @@ def _partitioned(words, tok, offs, bounds, z, n_dk, tot_wk, tot_k, local_k, alph
             local_k[c] = tot_k
         for c in prange(n_parts):
             g = (r + c) % n_parts
-            dense_block(words, tok, offs[first + c], offs[first + c + 1], bounds[g], bounds[g + 1], z, n_dk, tot_wk,
-                        local_k[c], alpha, beta, vbeta, rng, c)
+            dense_block(words, tok, offs[first + c], offs[first + c + 1], doc_ptr, bounds[g], bounds[g + 1], z, n_dk,
+                        tot_wk, local_k[c], lists, alpha, beta, vbeta, rng, c)
         add_shard_totals(tot_k, local_k)
 
 
-def partitioned_dense(words, doc_ptr, z, n_dk, tot_wk, tot_k, n_threads, chunks, alpha, beta, vbeta, rng) -> None:
+def partitioned_dense(words, doc_ptr, z, n_dk, tot_wk, tot_k, n_threads, chunks, lists, alpha, beta, vbeta,
+                      rng) -> None:
     """Dense sweep in T threads over a grid of (document shard, word chunk) blocks; tot_wk/tot_k in place.
 
-    chunks: ``word_chunks`` of the corpus for C = m·T chunks (``dense_chunks``). The documents are cut into T
+    chunks: ``word_chunks`` of the corpus for C = m·T chunks (``dense_chunks``); lists: the word lists of the
+    buckets (``_buckets.word_lists``, shared: a word is one thread's in a round) or ``_buckets.no_lists``. The documents are cut into T
     shards; C rounds, in round r thread c samples the tokens of word chunk ⌊r/T⌋·T + c in document shard
     (r + c) mod T, so every block once a sweep. No two threads touch one word's row or one document's row at
     once: the word-topic counts are shared and exact (no private copy), and only the topic totals N_k are a
@@ -160,8 +162,8 @@ def partitioned_dense(words, doc_ptr, z, n_dk, tot_wk, tot_k, n_threads, chunks,
     """
     tok, offs = chunks
     local_k = np.empty((n_threads, tot_k.shape[0]), dtype=np.int64)
-    _partitioned(words, tok, offs, shard_bounds(doc_ptr, n_threads), z, n_dk, tot_wk, tot_k, local_k, alpha, beta,
-                 vbeta, rng)
+    _partitioned(words, doc_ptr, tok, offs, shard_bounds(doc_ptr, n_threads), z, n_dk, tot_wk, tot_k, local_k, lists,
+                 alpha, beta, vbeta, rng)
 
 
 def shard_bounds(doc_ptr: np.ndarray, n_shards: int) -> np.ndarray:

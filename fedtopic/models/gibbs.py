@@ -40,7 +40,9 @@ import numpy as np
 from fedtopic.errors import ModelError
 from fedtopic.models._alias import build_word_alias
 from fedtopic.models._cycle_mh import cycle_shard, scan_order, scan_topics, shard_visits
-from fedtopic.models._dense import dense_shard
+from fedtopic.models._buckets import no_lists, takes_buckets, word_lists
+from fedtopic.models._dense import RUNS_UP_TO
+from fedtopic.models._gibbs_block import dense_shard
 from fedtopic.models._mh import mh_shard
 from fedtopic.models._parallel import (
     cycle_other,
@@ -106,6 +108,16 @@ def _mostly_dense_fallback(n_dk: np.ndarray, doc_ptr: np.ndarray, dense_above: i
     """
     topics_per_doc = np.count_nonzero(n_dk, axis=1)
     return float(np.dot(topics_per_doc > dense_above + 1, np.diff(doc_ptr))) > 0.5 * doc_ptr[-1]
+
+
+def _bucket_lists(tot_wk: np.ndarray) -> tuple:
+    """The dense sweep's word lists for the buckets (K > RUNS_UP_TO, the words holding few topics), else none."""
+    n_topics = tot_wk.shape[1]
+    if n_topics > RUNS_UP_TO:
+        lists = word_lists(tot_wk)
+        if takes_buckets(lists, tot_wk):
+            return lists
+    return no_lists(n_topics)
 
 
 def _check_frozen(state: LDAState, frozen_wk, frozen_k) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -196,12 +208,14 @@ def sweep(
                            lambda d0, d1: state.scan(words, doc_ptr, d0, d1, _visits_of(scan), tag="visits"))
     elif kind == "dense":
         n_chunks = dense_chunks(state.n_words, state.n_topics, threads)
+        lists = _bucket_lists(tot_wk)
         if n_chunks == 1:
-            dense_shard(words, doc_ptr, 0, n_docs, state.z, state.n_dk, tot_wk, tot_k, alpha, beta, vbeta, state.rng, 0)
+            dense_shard(words, doc_ptr, 0, n_docs, state.z, state.n_dk, tot_wk, tot_k, lists, alpha, beta, vbeta,
+                        state.rng, 0)
         else:
             chunks = state.scan(words, doc_ptr, 0, n_docs, _chunks_of(state.n_words, n_chunks), tag=f"chunks{n_chunks}")
-            partitioned_dense(words, doc_ptr, state.z, state.n_dk, tot_wk, tot_k, threads, chunks, alpha, beta, vbeta,
-                              state.rng)
+            partitioned_dense(words, doc_ptr, state.z, state.n_dk, tot_wk, tot_k, threads, chunks, lists, alpha, beta,
+                              vbeta, state.rng)
     else:
         tables = build_word_alias(tot_wk, tot_k, beta, vbeta)
         if threads == 1:

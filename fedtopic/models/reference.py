@@ -67,6 +67,68 @@ def reference_sweep(
     gen.store()
 
 
+
+def reference_bucket_sweep(
+    state: LDAState,
+    words: np.ndarray,
+    doc_ptr: np.ndarray,
+    alpha,
+    beta: float,
+    frozen_wk: np.ndarray | None = None,
+) -> None:
+    """Sequential exact Gibbs sweep in place by SparseLDA's buckets, as ``_buckets.bucket_block`` orders them: the
+    q bucket over the word's topic list (built in increasing order, a topic at N_wk = 0 swapped out by the
+    list's last, a new one appended), the r bucket over the document's topics in order of first appearance, the
+    s bucket over every topic. The same uniforms as the kernel, so the same draws."""
+    n_words, n_topics = state.n_wk.shape
+    vbeta = n_words * beta
+    f_wk = np.zeros_like(state.n_wk) if frozen_wk is None else frozen_wk
+    tot_wk = state.n_wk + f_wk
+    tot_k = state.n_k + f_wk.sum(axis=0)
+    alpha_k = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (n_topics,))
+    lists = [list(np.flatnonzero(tot_wk[w])) for w in range(n_words)]
+    gen = PyXoroshiro(state.rng, 0)
+    for d in range(len(doc_ptr) - 1):
+        doc = list(dict.fromkeys(int(k) for k in state.z[doc_ptr[d]:doc_ptr[d + 1]]))
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            w, k = words[i], state.z[i]
+            state.n_dk[d, k] -= 1
+            tot_wk[w, k] -= 1
+            tot_k[k] -= 1
+            if tot_wk[w, k] == 0:
+                at, last = lists[w].index(k), lists[w].pop()
+                if at < len(lists[w]):
+                    lists[w][at] = last
+            inv = 1.0 / (tot_k + vbeta)
+            held = np.array(lists[w], dtype=np.int64)
+            run = np.cumsum(tot_wk[w, held] * ((state.n_dk[d, held] + alpha_k[held]) * inv[held]))
+            q_sum = run[-1] if len(held) else 0.0
+            r_part = np.array([state.n_dk[d, j] * inv[j] for j in doc])
+            s_part = alpha_k * inv
+            t = gen.next_double() * (q_sum + beta * (r_part.sum() + s_part.sum()))
+            if t < q_sum:
+                k = held[min(int(np.count_nonzero(run <= t)), len(held) - 1)]
+            else:
+                t = (t - q_sum) / beta
+                if t < r_part.sum():
+                    positive = [j for j in doc if state.n_dk[d, j] > 0]
+                    at = int(np.searchsorted(np.cumsum(r_part[[doc.index(j) for j in positive]]), t, side="right"))
+                    k = positive[min(at, len(positive) - 1)]
+                else:
+                    at = int(np.searchsorted(np.cumsum(s_part), t - r_part.sum(), side="right"))
+                    k = min(at, n_topics - 1)
+            if tot_wk[w, k] == 0:
+                lists[w].append(k)
+            state.z[i] = k
+            state.n_dk[d, k] += 1
+            tot_wk[w, k] += 1
+            tot_k[k] += 1
+            if k not in doc:
+                doc.append(int(k))
+    gen.store()
+    state.n_wk[:] = tot_wk - f_wk
+    state.n_k[:] = tot_k - f_wk.sum(axis=0)
+
 def reference_dp_sweep(
     state: LDAState,
     words: np.ndarray,
