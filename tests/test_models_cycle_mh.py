@@ -19,7 +19,7 @@ from fedtopic.models._cycle_mh import (
     shard_visits,
 )
 from fedtopic.models._parallel import cycle_other, shard_bounds
-from fedtopic.models.gibbs import AUTO_MH_FROM, MH_EXACT_BELOW, resolve_sampler, sweep
+from fedtopic.models.gibbs import AUTO_DENSE_FROM_LENGTH, AUTO_MH_FROM, MH_EXACT_BELOW, resolve_sampler, sweep
 from fedtopic.models.lda import GibbsLDA
 from fedtopic.models.reference import reference_cycle_sweep
 from fedtopic.models.rng import make_rng_states
@@ -178,6 +178,8 @@ def test_thread_shards_do_not_see_each_others_moves():
 def test_mh_is_a_named_sampler_and_tiny_corpora_work():
     assert resolve_sampler("mh", 5) == "mh"
     assert (resolve_sampler("auto", AUTO_MH_FROM - 1), resolve_sampler("auto", AUTO_MH_FROM)) == ("dense", "mh")
+    assert resolve_sampler("auto", AUTO_MH_FROM, AUTO_DENSE_FROM_LENGTH - 1) == "mh"  # short documents
+    assert resolve_sampler("auto", 10 * AUTO_MH_FROM, AUTO_DENSE_FROM_LENGTH) == "dense"  # long ones: the buckets
     with pytest.raises(ModelError, match="unknown sampler"):
         resolve_sampler("lightlda", 5)
     corpus = Corpus(words=np.array([0, 1, 2, 1], np.int32), doc_ptr=np.array([0, 1, 2, 4], np.int64),

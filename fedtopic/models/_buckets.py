@@ -35,7 +35,12 @@ import numpy as np
 from numba import njit
 
 from fedtopic.models._alpha_at import alpha_at
-from fedtopic.models._dense import aligned_zeros, inverse_tables, join_topic, leave_topic
+from fedtopic.models._dense import (
+    aligned_zeros,
+    inverse_tables,
+    join_topic,
+    leave_topic,
+)
 from fedtopic.models.rng import OWN_ROW, next_double, put_stream, take_stream
 
 # A dense sweep at K > RUNS_UP_TO takes the buckets when its words hold, weighted by tokens, at most K / this many

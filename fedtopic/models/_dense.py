@@ -239,7 +239,8 @@ def runs_block(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, 
 
 @njit(cache=True, fastmath=True, nogil=True, error_model="numpy")
 def scan_block(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream):
-    """``_gibbs_block.dense_block`` for K > RUNS_UP_TO (without word lists): Σp in the products' loop, the draw by ``locate``'s early exit."""
+    """``_gibbs_block.dense_block`` for K > RUNS_UP_TO without word lists: Σp in the products' loop, the draw by
+    ``locate``'s early exit."""
     n_topics = tot_k.shape[0]
     p = dense_scratch(n_topics)
     inv, inv_up, inv_dn = inverse_tables(tot_k, vbeta)

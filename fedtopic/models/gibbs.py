@@ -17,7 +17,8 @@ and only the party's own counts change. Samplers:
   cycles a word and a document proposal (LightLDA's, drawn as WarpLDA does) ``mh_steps`` times,
   O(1). So a token costs O(min(k_d, mh_exact_below)) whatever K; it pays off where O(K) hurts:
   large K;
-* ``"auto"``   — dense below ``AUTO_MH_FROM`` topics, mh from there on.
+* ``"auto"``   — dense below ``AUTO_MH_FROM`` topics, and from there where documents are long (a mean of at least
+  ``AUTO_DENSE_FROM_LENGTH`` tokens: dense's buckets, _buckets.py); mh for short documents at large K.
 
 ``threads > 1`` samples in parallel (_parallel.py). dense cuts the corpus into T
 document shards × C word chunks (C a multiple of T, more where the [V, K] rows outgrow
@@ -39,8 +40,8 @@ import numpy as np
 
 from fedtopic.errors import ModelError
 from fedtopic.models._alias import build_word_alias
-from fedtopic.models._cycle_mh import cycle_shard, scan_order, scan_topics, shard_visits
 from fedtopic.models._buckets import no_lists, takes_buckets, word_lists
+from fedtopic.models._cycle_mh import cycle_shard, scan_order, scan_topics, shard_visits
 from fedtopic.models._dense import RUNS_UP_TO
 from fedtopic.models._gibbs_block import dense_shard
 from fedtopic.models._mh import mh_shard
@@ -60,6 +61,11 @@ SAMPLERS = ("auto", "dense", "sparse", "mh")
 # time to tomotopy's held-out perplexity, one core): at K = 1000 mh 22.5 s, sparse 30.1 s; K = 5000 7.2 s against
 # 11.9 s; K = 10,000 7.3 s against 15.8 s; at K = 200 dense's sweep costs 0.06 s against mh's 0.09-0.11 s.
 AUTO_MH_FROM = 1000
+# From AUTO_MH_FROM topics, "auto" keeps dense (by the buckets) where documents have at least this many tokens on
+# average. Time to tomotopy's 200-sweep perplexity at K = 1,000, one core (benchmarks/bench_mh.py --shape S, RESULTS
+# "The buckets"): 20-1,000 tokens (mean 510) dense 6.23x against mh 2.97x; 100-200 tokens dense 5.08x / mh 3.56x
+# (4.77x / 1.90x at 4M tokens); 20-60 tokens dense 2.66x / mh 4.87x; 20-40 tokens mh 4.53x.
+AUTO_DENSE_FROM_LENGTH = 100
 DEFAULT_MH_STEPS = 1  # MH proposals per token (sparse sampler); the exact document part keeps acceptance high
 # (word, document) cycles per token of the "mh" sampler. A cycle costs 25–45 ns against ~110 ns of memory traffic
 # per token, so more cycles buy mixing cheaply (benchmarks/bench_mh.py, K = 1000, docs/RESULTS.md "Hot paths"):
@@ -90,12 +96,14 @@ def _chunks_of(n_words: int, n_chunks: int):
     return lambda words, doc_ptr, d0, d1: word_chunks(words, doc_ptr, n_words, n_chunks)
 
 
-def resolve_sampler(sampler: str, n_topics: int) -> str:
-    """'dense', 'sparse' or 'mh' for the requested name; ModelError for an unknown one."""
+def resolve_sampler(sampler: str, n_topics: int, mean_doc_length: float | None = None) -> str:
+    """'dense', 'sparse' or 'mh' for the requested name (auto: by K and, from AUTO_MH_FROM, the documents' mean
+    length, where known); ModelError for an unknown one."""
     if sampler not in SAMPLERS:
         raise ModelError(f"unknown sampler {sampler!r}; choose one of {', '.join(SAMPLERS)}")
     if sampler == "auto":
-        return "mh" if n_topics >= AUTO_MH_FROM else "dense"
+        long_docs = mean_doc_length is not None and mean_doc_length >= AUTO_DENSE_FROM_LENGTH
+        return "mh" if n_topics >= AUTO_MH_FROM and not long_docs else "dense"
     return sampler
 
 
@@ -169,7 +177,7 @@ def sweep(
         raise ModelError("words/doc_ptr do not match the state (different corpus?)")
     if not 1 <= threads <= state.rng.shape[0]:
         raise ModelError(f"threads must be in 1..{state.rng.shape[0]}, got {threads}")
-    kind = resolve_sampler(sampler, state.n_topics)
+    kind = resolve_sampler(sampler, state.n_topics, len(words) / max(len(doc_ptr) - 1, 1))
     if mh_steps is None:
         mh_steps = DEFAULT_MH_CYCLES if kind == "mh" else DEFAULT_MH_STEPS
     if mh_steps < 1:

@@ -40,8 +40,9 @@ LDA_OPTIONS: tuple[Option, ...] = (
            default_text="50/K (paper §8.1); 0.1 where optim_interval learns it (tomotopy's start)"),
     Option("beta", float, 0.01, "topic-word prior β", minimum=0.0, exclusive_minimum=True),
     Option("sampler", str, "auto",
-           "Gibbs kernel: dense (exact, O(K) a token), sparse (alias MH, large K), mh (exact MH, O(min(k_d, 256)) a "
-           "token whatever K: fastest at large K) or auto (dense below K = 1000, mh from there)",
+           "Gibbs kernel: dense (exact; O(K) a token, O(k_w + k_d) by SparseLDA's buckets once words hold few "
+           "topics), sparse (alias MH, large K), mh (exact MH, O(min(k_d, 256)) a token whatever K) or auto (dense "
+           "below K = 1000 and for documents of 100+ tokens on average, mh for shorter ones from there)",
            choices=("auto", "dense", "sparse", "mh")),
     Option("threads", int, 1, "sampler threads (document shards; same seed and threads, same result)", minimum=1),
 )
