@@ -19,7 +19,13 @@ from fedtopic.models._cycle_mh import (
     shard_visits,
 )
 from fedtopic.models._parallel import cycle_other, shard_bounds
-from fedtopic.models.gibbs import AUTO_DENSE_FROM_LENGTH, AUTO_MH_FROM, MH_EXACT_BELOW, resolve_sampler, sweep
+from fedtopic.models.gibbs import (
+    AUTO_DENSE_FROM_LENGTH,
+    AUTO_MH_FROM,
+    MH_EXACT_BELOW,
+    resolve_sampler,
+    sweep,
+)
 from fedtopic.models.lda import GibbsLDA
 from fedtopic.models.reference import reference_cycle_sweep
 from fedtopic.models.rng import make_rng_states
