@@ -99,6 +99,23 @@ def _fill_lists(tot_wk, zero):
 
 
 @njit(inline="always", cache=True)
+def _move(k, joins, ndk, nwk, tot_k, inv, inv_up, inv_dn, q, alpha, vbeta, s_sum, r_sum):
+    """A token leaves (joins False) or joins topic k: its counts, the inverse tables and q_k; returns S and R with
+    topic k's terms taken at its new counts."""
+    a = alpha_at(alpha, k)
+    s_sum -= a * inv[k]
+    r_sum -= ndk[k] * inv[k]
+    if joins:
+        join_topic(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta)
+    else:
+        leave_topic(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta)
+    s_sum += a * inv[k]
+    r_sum += ndk[k] * inv[k]
+    q[k] = (ndk[k] + a) * inv[k]
+    return s_sum, r_sum
+
+
+@njit(inline="always", cache=True)
 def _q_bucket(nwk, q, top, base, n, run):
     """Q = Σ N_wk·q_k over the word's listed topics, run[j] the running sum after the j-th."""
     total = 0.0
@@ -178,13 +195,7 @@ def bucket_block(words, tok, starts, ends, doc_ptr, d0, d1, z, n_dk, tot_wk, tot
             base = ptr[w]
             n = cnt[w]
             k = np.uint64(z[i])
-            a = alpha_at(alpha, k)
-            s_sum -= a * inv[k]
-            r_sum -= ndk[k] * inv[k]
-            leave_topic(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta)
-            s_sum += a * inv[k]
-            r_sum += ndk[k] * inv[k]
-            q[k] = (ndk[k] + a) * inv[k]
+            s_sum, r_sum = _move(k, False, ndk, nwk, tot_k, inv, inv_up, inv_dn, q, alpha, vbeta, s_sum, r_sum)
             if nwk[k] == 0:  # off the word's list: the last one takes its place
                 j = base
                 while top[j] != k:
@@ -208,13 +219,7 @@ def bucket_block(words, tok, starts, ends, doc_ptr, d0, d1, z, n_dk, tot_wk, tot
                 top[base + n] = k
                 n += 1
             cnt[w] = n
-            a = alpha_at(alpha, k)
-            s_sum -= a * inv[k]
-            r_sum -= ndk[k] * inv[k]
-            join_topic(k, ndk, nwk, tot_k, inv, inv_up, inv_dn, vbeta)
-            s_sum += a * inv[k]
-            r_sum += ndk[k] * inv[k]
-            q[k] = (ndk[k] + a) * inv[k]
+            s_sum, r_sum = _move(k, True, ndk, nwk, tot_k, inv, inv_up, inv_dn, q, alpha, vbeta, s_sum, r_sum)
             if seen[k] != d:
                 seen[k] = d
                 dtop[dn] = k

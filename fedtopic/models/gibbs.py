@@ -64,7 +64,8 @@ AUTO_MH_FROM = 1000
 # From AUTO_MH_FROM topics, "auto" keeps dense (by the buckets) where documents have at least this many tokens on
 # average. Time to tomotopy's 200-sweep perplexity at K = 1,000, one core (benchmarks/bench_mh.py --shape S, RESULTS
 # "The buckets"): 20-1,000 tokens (mean 510) dense 6.23x against mh 2.97x; 100-200 tokens dense 5.08x / mh 3.56x
-# (4.77x / 1.90x at 4M tokens); 20-60 tokens dense 2.66x / mh 4.87x; 20-40 tokens mh 4.53x.
+# (4.77x / 1.90x at 4M tokens); 500-1,000 tokens 6.00x / 5.80x; 20-60 tokens dense 2.66x / mh 3.78-4.87x; 20-40
+# tokens 3.50x / 4.33x.
 AUTO_DENSE_FROM_LENGTH = 100
 DEFAULT_MH_STEPS = 1  # MH proposals per token (sparse sampler); the exact document part keeps acceptance high
 # (word, document) cycles per token of the "mh" sampler. A cycle costs 25–45 ns against ~110 ns of memory traffic
