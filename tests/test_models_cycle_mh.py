@@ -185,7 +185,8 @@ def test_mh_is_a_named_sampler_and_tiny_corpora_work():
     assert resolve_sampler("mh", 5) == "mh"
     assert (resolve_sampler("auto", AUTO_MH_FROM - 1), resolve_sampler("auto", AUTO_MH_FROM)) == ("dense", "mh")
     assert resolve_sampler("auto", AUTO_MH_FROM, AUTO_DENSE_FROM_LENGTH - 1) == "mh"  # short documents
-    assert resolve_sampler("auto", 10 * AUTO_MH_FROM, AUTO_DENSE_FROM_LENGTH) == "dense"  # long ones: the buckets
+    assert resolve_sampler("auto", AUTO_MH_FROM, AUTO_DENSE_FROM_LENGTH) == "dense"  # long ones: the buckets
+    assert resolve_sampler("auto", 10 * AUTO_MH_FROM, AUTO_DENSE_FROM_LENGTH) == "mh"  # ... up to AUTO_DENSE_BELOW
     with pytest.raises(ModelError, match="unknown sampler"):
         resolve_sampler("lightlda", 5)
     corpus = Corpus(words=np.array([0, 1, 2, 1], np.int32), doc_ptr=np.array([0, 1, 2, 4], np.int64),

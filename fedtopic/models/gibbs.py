@@ -17,8 +17,8 @@ and only the party's own counts change. Samplers:
   cycles a word and a document proposal (LightLDA's, drawn as WarpLDA does) ``mh_steps`` times,
   O(1). So a token costs O(min(k_d, mh_exact_below)) whatever K; it pays off where O(K) hurts:
   large K;
-* ``"auto"``   — dense below ``AUTO_MH_FROM`` topics, and from there where documents are long (a mean of at least
-  ``AUTO_DENSE_FROM_LENGTH`` tokens: dense's buckets, _buckets.py); mh for short documents at large K.
+* ``"auto"``   — dense below ``AUTO_MH_FROM`` topics, and below ``AUTO_DENSE_BELOW`` where documents are long (a
+  mean of at least ``AUTO_DENSE_FROM_LENGTH`` tokens: dense's buckets, _buckets.py); mh otherwise.
 
 ``threads > 1`` samples in parallel (_parallel.py). dense cuts the corpus into T
 document shards × C word chunks (C a multiple of T, more where the [V, K] rows outgrow
@@ -67,6 +67,9 @@ AUTO_MH_FROM = 1000
 # (4.77x / 1.90x at 4M tokens); 500-1,000 tokens 6.00x / 5.80x; 20-60 tokens dense 2.66x / mh 3.78-4.87x; 20-40
 # tokens 3.50x / 4.33x.
 AUTO_DENSE_FROM_LENGTH = 100
+# ... below this many topics: at K = 10,000 (1M tokens, 100-200 a document) a dense sweep by the buckets took 1.1 s
+# against mh's 0.34 s, so mh stays there; between 1,000 and 10,000 not measured.
+AUTO_DENSE_BELOW = 2000
 DEFAULT_MH_STEPS = 1  # MH proposals per token (sparse sampler); the exact document part keeps acceptance high
 # (word, document) cycles per token of the "mh" sampler. A cycle costs 25–45 ns against ~110 ns of memory traffic
 # per token, so more cycles buy mixing cheaply (benchmarks/bench_mh.py, K = 1000, docs/RESULTS.md "Hot paths"):
@@ -104,7 +107,7 @@ def resolve_sampler(sampler: str, n_topics: int, mean_doc_length: float | None =
         raise ModelError(f"unknown sampler {sampler!r}; choose one of {', '.join(SAMPLERS)}")
     if sampler == "auto":
         long_docs = mean_doc_length is not None and mean_doc_length >= AUTO_DENSE_FROM_LENGTH
-        return "mh" if n_topics >= AUTO_MH_FROM and not long_docs else "dense"
+        return "mh" if n_topics >= AUTO_MH_FROM and not (long_docs and n_topics < AUTO_DENSE_BELOW) else "dense"
     return sampler
 
 

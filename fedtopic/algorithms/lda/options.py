@@ -42,7 +42,7 @@ LDA_OPTIONS: tuple[Option, ...] = (
     Option("sampler", str, "auto",
            "Gibbs kernel: dense (exact; O(K) a token, O(k_w + k_d) by SparseLDA's buckets once words hold few "
            "topics), sparse (alias MH, large K), mh (exact MH, O(min(k_d, 256)) a token whatever K) or auto (dense "
-           "below K = 1000 and for documents of 100+ tokens on average, mh for shorter ones from there)",
+           "below K = 1000, and below K = 2000 for documents of 100+ tokens on average; mh otherwise)",
            choices=("auto", "dense", "sparse", "mh")),
     Option("threads", int, 1, "sampler threads (document shards; same seed and threads, same result)", minimum=1),
 )
