@@ -264,7 +264,7 @@ def test_buckets_draw_from_eq_10():
     for r in range(n_draws):  # the same state each time; the stream runs on, so the uniforms are new
         z_r, n_dk = state.z.copy(), state.n_dk.copy()
         tot_wk, tot_k = state.n_wk + extra, state.n_k + extra.sum(0)
-        dense_block(words, None, starts, ends, doc_ptr, 0, 1, z_r, n_dk, tot_wk, tot_k, _buckets.word_lists(tot_wk),
+        dense_block(words, None, starts, ends, doc_ptr, 0, 1, z_r, n_dk, tot_wk, tot_k, _buckets.word_lists(tot_wk)[0],
                     alpha, beta, n_words * beta, state.rng, 0)
         draws[r] = z_r[0]
     n_dk = state.n_dk[0].astype(float)

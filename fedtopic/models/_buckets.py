@@ -50,11 +50,13 @@ from fedtopic.models.rng import OWN_ROW, next_double, put_stream, take_stream
 BUCKETS_FROM = 5
 
 
-def word_lists(tot_wk: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(ptr int64[V+1], top uint16|int32[ptr[-1]], cnt int64[V]): the topics with tot_wk[w, k] > 0 of each word,
-    top[ptr[w]:ptr[w] + cnt[w]] (built in increasing order), with room for min(K, the word's count) of them."""
+def word_lists(tot_wk: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], float]:
+    """((ptr int64[V+1], top uint16|int32[ptr[-1]], cnt int64[V]), held): the topics with tot_wk[w, k] > 0 of each
+    word, top[ptr[w]:ptr[w] + cnt[w]] (built in increasing order), with room for min(K, the word's count) of them;
+    held, the topics a word holds weighted by its count (``takes_buckets``). One pass over the counts."""
     n_topics = tot_wk.shape[1]
-    return _fill_lists(tot_wk, np.uint16(0) if n_topics <= 2**16 else np.int32(0))
+    ptr, top, cnt, held = _fill_lists(tot_wk, np.uint16(0) if n_topics <= 2**16 else np.int32(0))
+    return (ptr, top, cnt), held
 
 
 def no_lists(n_topics: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -62,31 +64,23 @@ def no_lists(n_topics: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.zeros(0, np.int64), np.zeros(0, np.uint16 if n_topics <= 2**16 else np.int32), np.zeros(0, np.int64)
 
 
-def takes_buckets(lists: tuple[np.ndarray, np.ndarray, np.ndarray], tot_wk: np.ndarray) -> bool:
-    """True if the words hold, weighted by their counts, at most K / BUCKETS_FROM topics (a state's choice: the
-    same state always takes the same kernel)."""
-    return _mean_topics(lists[2], tot_wk) * BUCKETS_FROM <= tot_wk.shape[1]
-
-
-@njit(cache=True, nogil=True)
-def _mean_topics(cnt, tot_wk):
-    held = 0.0
-    total = 0.0
-    for v in range(tot_wk.shape[0]):
-        c = tot_wk[v].sum()
-        held += cnt[v] * c
-        total += c
-    return held / max(total, 1.0)
+def takes_buckets(held: float, n_topics: int) -> bool:
+    """True if the words hold, weighted by their counts, at most K / BUCKETS_FROM topics (``word_lists``' held: a
+    state's choice, so the same state always takes the same kernel)."""
+    return held * BUCKETS_FROM <= n_topics
 
 
 @njit(cache=True, nogil=True)
 def _fill_lists(tot_wk, zero):
     n_words, n_topics = tot_wk.shape
     ptr = np.zeros(n_words + 1, np.int64)
+    row_tot = np.empty(n_words, np.int64)
     for v in range(n_words):
-        ptr[v + 1] = ptr[v] + min(n_topics, tot_wk[v].sum())
+        row_tot[v] = tot_wk[v].sum()
+        ptr[v + 1] = ptr[v] + min(n_topics, row_tot[v])
     top = np.empty(ptr[n_words], type(zero))
     cnt = np.zeros(n_words, np.int64)
+    held = 0.0
     for v in range(n_words):
         row = tot_wk[v]
         at = ptr[v]
@@ -95,7 +89,8 @@ def _fill_lists(tot_wk, zero):
                 top[at] = k
                 at += 1
         cnt[v] = at - ptr[v]
-    return ptr, top, cnt
+        held += cnt[v] * row_tot[v]
+    return ptr, top, cnt, held / max(row_tot.sum(), 1)
 
 
 @njit(inline="always", cache=True)
@@ -155,7 +150,7 @@ def _walk_s(t, alpha, inv):
 @njit(cache=True, nogil=True, error_model="numpy")
 def bucket_block(words, tok, starts, ends, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, ptr, top, cnt, alpha, beta,
                  vbeta, rng, stream):
-    """``_dense.dense_block`` by the buckets, in place: the tokens tok[starts[d]:ends[d]] (tok None: positions
+    """``_gibbs_block.dense_block`` by the buckets, in place: the tokens tok[starts[d]:ends[d]] (tok None: positions
     starts[d]..ends[d]-1) of documents d0..d1-1, whose whole token ranges are doc_ptr[d]..doc_ptr[d+1]; the word
     lists (ptr, top, cnt) of ``word_lists`` for tot_wk, kept exact."""
     n_topics = tot_k.shape[0]

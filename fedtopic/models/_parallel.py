@@ -154,11 +154,11 @@ def partitioned_dense(words, doc_ptr, z, n_dk, tot_wk, tot_k, n_threads, chunks,
     chunks: ``word_chunks`` of the corpus for C = m·T chunks (``dense_chunks``); lists: the word lists of the
     buckets (``_buckets.word_lists``, shared: a word is one thread's in a round) or ``_buckets.no_lists``. The
     documents are cut into T shards; C rounds, in round r thread c samples the tokens of word chunk ⌊r/T⌋·T + c
-    in document shard (r + c) mod T, so every block once a sweep. No two threads touch one word's row or one document's row at
-    once: the word-topic counts are shared and exact (no private copy), and only the topic totals N_k are a
-    thread's own during a round, added up after it (tomotopy's "partition" scheme; Yan, Xu & Qi 2009). A chunk
-    keeps the rows in use small enough to stay in cache, which pays on one thread too, where the sweep is
-    sequential Gibbs in another order (exact). The result depends on T and C but not on thread timing.
+    in document shard (r + c) mod T, so every block once a sweep. No two threads touch one word's row or one
+    document's row at once: the word-topic counts are shared and exact (no private copy), and only the topic
+    totals N_k are a thread's own during a round, added up after it (tomotopy's "partition" scheme; Yan, Xu & Qi
+    2009). A chunk keeps the rows in use small enough to stay in cache, which pays on one thread too, where the
+    sweep is sequential Gibbs in another order (exact). The result depends on T and C but not on thread timing.
     """
     tok, offs = chunks
     local_k = np.empty((n_threads, tot_k.shape[0]), dtype=np.int64)

@@ -126,8 +126,8 @@ def _bucket_lists(tot_wk: np.ndarray) -> tuple:
     """The dense sweep's word lists for the buckets (K > RUNS_UP_TO, the words holding few topics), else none."""
     n_topics = tot_wk.shape[1]
     if n_topics > RUNS_UP_TO:
-        lists = word_lists(tot_wk)
-        if takes_buckets(lists, tot_wk):
+        lists, held = word_lists(tot_wk)
+        if takes_buckets(held, n_topics):
             return lists
     return no_lists(n_topics)
 
