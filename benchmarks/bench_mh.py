@@ -6,8 +6,9 @@ A synthetic corpus with as many true topics as K (Φ ~ Dir(0.01) over V words, �
 Poisson document lengths), ~1M training tokens, held-out documents for document completion.
 tomotopy trains ``--sweeps`` sweeps on one thread (``train(step, workers=1)``), its held-out
 perplexity recorded at checkpoints (the curve is printed: the target means something only if
-it is still falling between 100 and 200 sweeps). Ours then trains with sampler="mh" on one
-thread until its perplexity reaches tomotopy's final one (or ``--max-seconds``, default twice tomotopy's time); the figure is
+it is still falling between 100 and 200 sweeps). Ours (sampler="mh", or each of ``--samplers``) trains on
+one thread in turns with tomotopy, ``--eval-every`` sweeps each, so that both see the same load, and goes on
+until its perplexity reaches tomotopy's final one (or ``--max-seconds``, default twice tomotopy's time); the figure is
 the training wall time (evaluation and numba's compilation excluded) and the ratio tomotopy / ours. Same Φ
 evaluation for both (fedtopic.eval.perplexity.completion_perplexity). Shares the corpus
 generator and tomotopy setup of bench_sampler.py.
@@ -75,58 +76,76 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--eval-every", type=int, default=10, help="our sweeps between perplexity checks")
     ap.add_argument("--goal", type=float, default=None,
                     help="skip tomotopy: race to this perplexity (tomotopy's, from an earlier run of the same corpus)")
+    ap.add_argument("--corpus-seed", type=int, default=7, help="the generated corpus's seed (default 7)")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     k = args.topics
     alpha = 50.0 / k
     if args.shape is None:
         n_docs = args.tokens // args.doc_length
-        full = topic_corpus(n_docs + max(n_docs // 20, 50), args.doc_length, args.vocabulary, k, seed=7)
+        full = topic_corpus(n_docs + max(n_docs // 20, 50), args.doc_length, args.vocabulary, k, seed=args.corpus_seed)
     else:
-        full = family_corpus(SHAPES[args.shape], args.tokens * 21 // 20, k, seed=7)
+        full = family_corpus(SHAPES[args.shape], args.tokens * 21 // 20, k, seed=args.corpus_seed)
         n_docs = full.n_docs * 20 // 21
     train, test = used_vocabulary(full.subset(np.arange(n_docs)), full.subset(np.arange(n_docs, full.n_docs)))
     score = lambda phi: completion_perplexity(phi, test, alpha, iterations=20, seed=0)  # noqa: E731
     print(f"corpus: {train.n_tokens:,} tokens, {train.n_docs:,} docs, V={train.n_words}, K={k}; held-out "
           f"{test.n_tokens:,} tokens; load average {os.getloadavg()[0]:.2f}", flush=True)
     result: dict = {"K": k, "tokens": int(train.n_tokens), "doc_length": args.doc_length, "shape": args.shape,
+                    "corpus_seed": args.corpus_seed,
                     "tomotopy": [], "mh_exact_below": args.mh_exact_below}
 
     tomo = tomotopy_model(train, k, alpha, seed=1) if args.goal is None else None
-    done, trained = 0, 0.0
-    checkpoints = sorted({s for s in (10, 25, 50, 100, 150) if s < args.sweeps} | {args.sweeps})
-    for target in checkpoints if tomo is not None else []:
-        t0 = time.perf_counter()
-        tomo.train(target - done, workers=1)
-        trained += time.perf_counter() - t0
-        done = target
-        perplexity = score(tomotopy_phi(tomo, train.vocab))
-        result["tomotopy"].append({"sweeps": done, "seconds": trained, "perplexity": perplexity})
-        print(f"tomotopy sweeps {done:4d} train {trained:7.1f} s perplexity {perplexity:9.1f}", flush=True)
-    goal = result["tomotopy"][-1]["perplexity"] if tomo is not None else args.goal
-    cap = args.max_seconds if args.max_seconds is not None else 2.0 * trained if tomo is not None else 600.0
-    result["goal_perplexity"] = goal
-    result["tomotopy_seconds"] = result["tomotopy"][-1]["seconds"] if tomo is not None else None
+    racers = {}
     for sampler in args.samplers:
         warm = train.subset(np.arange(min(20, train.n_docs)))  # numba compiles (or loads) the kernel: not timed
         sweep(init_state(warm.words, warm.doc_ptr, train.n_words, k, seed=1), warm.words, warm.doc_ptr, alpha, BETA,
               sampler=sampler, mh_steps=args.mh_steps, mh_exact_below=args.mh_exact_below)
-        state = init_state(train.words, train.doc_ptr, train.n_words, k, seed=1)
-        done, trained, reached, curve = 0, 0.0, None, []
-        while trained < cap:
-            t0 = time.perf_counter()
-            for _ in range(args.eval_every):
-                sweep(state, train.words, train.doc_ptr, alpha, BETA, sampler=sampler, mh_steps=args.mh_steps,
-                      mh_exact_below=args.mh_exact_below)
-            trained += time.perf_counter() - t0
-            done += args.eval_every
-            perplexity = score((state.n_wk + BETA).T / (state.n_k + train.n_words * BETA)[:, None])
-            curve.append({"sweeps": done, "seconds": trained, "perplexity": perplexity})
-            print(f"ours {sampler:6s} sweeps {done:4d} train {trained:7.1f} s perplexity {perplexity:9.1f}", flush=True)
-            if perplexity <= goal:
-                reached = trained
-                break
-        row = {"curve": curve, "seconds_to_goal": reached}
+        racers[sampler] = {"state": init_state(train.words, train.doc_ptr, train.n_words, k, seed=1), "done": 0,
+                           "trained": 0.0, "curve": [], "reached": None}
+
+    def run_ours(sampler: str) -> float:
+        """eval_every sweeps of one sampler, timed; its perplexity after them (not timed)."""
+        racer = racers[sampler]
+        t0 = time.perf_counter()
+        for _ in range(args.eval_every):
+            sweep(racer["state"], train.words, train.doc_ptr, alpha, BETA, sampler=sampler, mh_steps=args.mh_steps,
+                  mh_exact_below=args.mh_exact_below)
+        racer["trained"] += time.perf_counter() - t0
+        racer["done"] += args.eval_every
+        state = racer["state"]
+        perplexity = score((state.n_wk + BETA).T / (state.n_k + train.n_words * BETA)[:, None])
+        racer["curve"].append({"sweeps": racer["done"], "seconds": racer["trained"], "perplexity": perplexity})
+        print(f"ours {sampler:6s} sweeps {racer['done']:4d} train {racer['trained']:7.1f} s perplexity "
+              f"{perplexity:9.1f}", flush=True)
+        return perplexity
+
+    # tomotopy and ours take turns, eval_every sweeps each, so that both see the same load on this shared machine;
+    # ours keeps its curve until tomotopy's final perplexity (the goal) is known
+    done, trained = 0, 0.0
+    checkpoints = {10, 20, 50, 100, 150, args.sweeps}
+    while tomo is not None and done < args.sweeps:
+        step = min(args.eval_every, args.sweeps - done)
+        t0 = time.perf_counter()
+        tomo.train(step, workers=1)
+        trained += time.perf_counter() - t0
+        done += step
+        if done in checkpoints:
+            perplexity = score(tomotopy_phi(tomo, train.vocab))
+            result["tomotopy"].append({"sweeps": done, "seconds": trained, "perplexity": perplexity})
+            print(f"tomotopy sweeps {done:4d} train {trained:7.1f} s perplexity {perplexity:9.1f}", flush=True)
+        for sampler in racers:
+            run_ours(sampler)
+    goal = result["tomotopy"][-1]["perplexity"] if tomo is not None else args.goal
+    cap = args.max_seconds if args.max_seconds is not None else 2.0 * trained if tomo is not None else 600.0
+    result["goal_perplexity"] = goal
+    result["tomotopy_seconds"] = result["tomotopy"][-1]["seconds"] if tomo is not None else None
+    for sampler, racer in racers.items():
+        reached = next((point["seconds"] for point in racer["curve"] if point["perplexity"] <= goal), None)
+        while reached is None and racer["trained"] < cap:
+            if run_ours(sampler) <= goal:
+                reached = racer["trained"]
+        row = {"curve": racer["curve"], "seconds_to_goal": reached}
         if reached is None:
             print(f"ours {sampler} did not reach tomotopy's {goal:.1f} within {cap:.0f} s", flush=True)
         elif tomo is None:
