@@ -10,6 +10,7 @@ in the head's namespace on core 0 in both cases. Workloads, timed whole (the clu
 
 * ``fedtopic simulate --algorithm csfed-lda --dataset bbc-news --parties P -k 10 --iterations 20 --engine ray``
 * ``fedtopic experiment fednmf-tables --quick --engine ray`` (the k grid as Ray tasks)
+* ``fedtopic experiment parties --quick --engine ray`` (CSFed's Fig. 6: 20 trainings as Ray tasks)
 
 After an untimed warm-up the two configurations alternate within each repeat; medians and the ratio one node / two
 nodes are printed. Needs root, iproute2 and Ray (``fedtopic[cluster]``); says why and exits 2 otherwise. Every Ray
@@ -52,6 +53,8 @@ def _workloads(head: str, parties: int, out: Path) -> dict[str, list[str]]:
                                           "--aggregator-host", head, "--out", str(out / "csfed"), "--overwrite"],
         "fednmf-tables --quick": [*cli, "experiment", "fednmf-tables", "--quick", *ray, "--out", str(out / "fednmf"),
                                   "--overwrite"],
+        "parties --quick (Fig. 6)": [*cli, "experiment", "parties", "--quick", *ray, "--out", str(out / "parties"),
+                                     "--overwrite"],
     }
 
 

@@ -69,8 +69,30 @@ def test_an_experiments_grid_as_ray_tasks_gives_the_local_numbers(tmp_path, caps
     assert spread["A"] == local["A"] and spread["B"] == local["B"]  # every training seeded by itself alone
 
 
+@pytest.mark.timeout(300)
+def test_the_csfed_figures_grid_as_ray_tasks_gives_the_local_points(tmp_path, capsys):
+    """Fig. 6's grid (stand-alone, centralised, CSFed and DAFed at two party counts) as Ray tasks: every point as
+    in this process, the parties' shares sent once each."""
+    args = ["experiment", "parties", "--quick", "--parties", "3", "--topics", "4", "--iterations", "3",
+            "--format", "json"]
+    assert main([*args, "--out", str(tmp_path / "local")]) == 0
+    assert main([*args, "--engine", "ray", "--out", str(tmp_path / "ray")]) == 0
+    capsys.readouterr()
+    local, spread = (json.loads((tmp_path / d / "summary.json").read_text()) for d in ("local", "ray"))
+    assert spread["engine"] == "ray" and local["engine"] == "threads"
+    assert all(len(p["ray_node"]) == 56 for p in spread["points"])  # each ran in a Ray worker, which says where
+    assert not any("ray_node" in p for p in local["points"])
+    timeless = [[{k: v for k, v in p.items() if k not in ("seconds", "ray_node")} for p in s["points"]]
+                for s in (local, spread)]
+    assert timeless[0] == timeless[1]
+    assert [p["method"] for p in local["points"]] == ["standalone"] + ["centralized", "csfed", "dafed"] * 2
+    assert local["points"][0]["parties"] == 1 and local["points"][0]["averaged_over_parties"] == 3
+
+
 @pytest.mark.parametrize(("args", "says"), [
     (["experiment", "sub-lda-efficiency", "--engine", "ray"], "--engine and --address are for"),
+    (["experiment", "inversion", "--engine", "ray"], "--engine and --address are for parties, topics"),
+    (["experiment", "timing", "--address", "auto"], "--engine and --address are for"),
     (["experiment", "gfedntm-synthetic", "--engine", "ray", "--jobs", "2"], "--jobs is this machine's processes"),
 ])
 def test_what_an_experiment_on_ray_refuses(tmp_path, capsys, args, says):

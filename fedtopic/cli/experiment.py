@@ -20,7 +20,13 @@ from fedtopic.corpus.datasets import load_dataset
 from fedtopic.errors import ConfigError
 from fedtopic.eval.plots import plot_curves, plot_grouped_bars
 from fedtopic.experiments.inversion import inversion_summary, plot_fig9
-from fedtopic.experiments.lda_paper import EXPERIMENTS, ExperimentSettings, Point
+from fedtopic.experiments.lda_paper import (
+    EXPERIMENTS,
+    GRIDS,
+    ExperimentSettings,
+    Point,
+    on_engine,
+)
 from fedtopic.experiments.timing import PAPER as TABLE4
 from fedtopic.experiments.timing import TimingSettings, run_timing, table_lines
 from fedtopic.runs.folder import prepare_run_dir, write_json
@@ -32,6 +38,10 @@ PAPER = {
     "multistep": "Fig. 8: at 5 steps perplexity +3.5 % (CSFed) and +6.5 % (DAFed) over single-step",
     "inversion": "Fig. 9: at δ = 0.5 % the inverted model's perplexity +203 % under IPHE (η = 1.11) vs +1.17 % under UPHE (η = 0.01)",
 }
+
+
+ENGINE_EXPERIMENTS = (*GRIDS, "fednmf-tables", "gfedntm-synthetic")
+"""The experiments whose trainings are independent, so that an engine can spread them (``--engine ray``)."""
 
 
 def experiment(
@@ -59,16 +69,17 @@ def experiment(
                                                          "paper's 10,000; validation a tenth of it)")] = None,
     jobs: Annotated[int, typer.Option(min=1, help="gfedntm-synthetic: worker processes, one torch thread each (same "
                                                   "numbers for any count)")] = 1,
-    engine: Annotated[str, typer.Option(help="gfedntm-synthetic, fednmf-tables: threads (this machine) or ray (every "
-                                             "training of the grid a Ray task; pip install 'fedtopic[cluster]')")] = "threads",
+    engine: Annotated[str, typer.Option(help=f"{', '.join(ENGINE_EXPERIMENTS)}: threads (this machine) or ray "
+                                             "(every training of the grid a Ray task; pip install "
+                                             "'fedtopic[cluster]')")] = "threads",
     address: Annotated[Optional[str], typer.Option(help="--engine ray: the cluster to join (auto, or HEAD:6379)")] = None,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
     """Reproduce one of the papers' experiments and write summary.json and PNG plots."""
     if name != "gfedntm-synthetic" and (runs is not None or docs is not None or jobs != 1):
         raise ConfigError("--runs, --docs and --jobs are for gfedntm-synthetic only")
-    if name not in ("gfedntm-synthetic", "fednmf-tables") and (engine != "threads" or address is not None):
-        raise ConfigError("--engine and --address are for gfedntm-synthetic and fednmf-tables")
+    if name not in ENGINE_EXPERIMENTS and (engine != "threads" or address is not None):
+        raise ConfigError(f"--engine and --address are for {', '.join(ENGINE_EXPERIMENTS)}")
     if engine != "threads":
         from fedtopic.engines import get_engine
 
@@ -133,10 +144,15 @@ def experiment(
     data = load_dataset(dataset, progress=fmt is OutputFormat.text)
     started = time.perf_counter()
     with stderr_console.status(f"{name} on {dataset}") as status:
-        points = EXPERIMENTS[name](data.train, data.test, settings, lambda msg: status.update(f"{name} on {dataset}: {msg}"))
+        def say(msg: str) -> None:
+            status.update(f"{name} on {dataset}: {msg}")
+
+        runner = {"runner": on_engine(engine, address, say)} if engine != "threads" else {}
+        points = EXPERIMENTS[name](data.train, data.test, settings, say, **runner)
     summary = {
         "experiment": name,
         "dataset": dataset,
+        "engine": engine,
         "settings": vars(settings),
         "paper": PAPER[name],
         "wall_seconds": time.perf_counter() - started,

@@ -94,13 +94,23 @@ class RayEngine(Engine):
 
 
     def map(self, fn: Callable[..., T], tasks: Sequence[tuple[Any, ...]], *, address: str | None = None) -> list[T]:
-        """Every task as a Ray task of one CPU; results in task order; the first failure stops the others."""
+        """Every task as a Ray task of one CPU; results in task order; the first failure stops the others. An
+        argument object that several tasks share (a corpus, its parts) goes into Ray's object store once."""
         ray = _ray()
         started = self._connect(ray, address)
         try:
             remote = ray.remote(num_cpus=1)(_placed(fn))
+            stored: dict[int, Any] = {}
+
+            def once(arg: Any) -> Any:
+                if isinstance(arg, (str, int, float, bool, type(None))):
+                    return arg
+                if id(arg) not in stored:  # the tasks hold every argument, so no id is reused meanwhile
+                    stored[id(arg)] = ray.put(arg)
+                return stored[id(arg)]
+
             try:
-                futures = [remote.remote(*task) for task in tasks]
+                futures = [remote.remote(*map(once, task)) for task in tasks]
             except TypeError as exc:
                 raise TrainingError(f"the tasks cannot be sent to Ray: {exc}") from None
             try:

@@ -25,6 +25,7 @@ from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.pool import merge_corpora
 from fedtopic.corpus.training_data import TrainingData, load_training_data
 from fedtopic.corpus.types import Corpus
+from fedtopic.engines.base import placement
 from fedtopic.eval.nmf_report import evaluate_nmf
 
 RULES = ("avg", "adagrad", "adam", "yogi")
@@ -108,13 +109,14 @@ def table_data(dataset: str, s: TableSettings) -> TrainingData:
 
 def table_row(data: TrainingData, s: TableSettings, k: int, name: str, algorithm: str, options: dict[str, str],
               iterations: int) -> dict[str, Any]:
-    """One row of the tables at ``k`` (a ``methods`` entry): its scores and ``seconds``, training and scoring."""
+    """One row of the tables at ``k`` (a ``methods`` entry): its scores and ``seconds``, training and scoring, and
+    where it ran when an engine spread it (``ray_node``)."""
     spec = get_algorithm(algorithm).spec(k, iterations, s.seed, options)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="fednmf-table-") as tmp:
         scores = _score(algorithm, spec, data, Path(tmp))
     return {"method": name, "algorithm": algorithm, "topics": k, "options": options, "iterations": iterations,
-            "seconds": time.perf_counter() - started, **scores}
+            "seconds": time.perf_counter() - started, **scores, **placement()}
 
 
 def tables(dataset: str, s: TableSettings, say: Callable[[str], None], engine: str = "threads",

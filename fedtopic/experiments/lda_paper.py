@@ -1,4 +1,5 @@
-"""The CSFed/DAFed paper's experiments (§8.2: Figs. 6–8, Table 3), run in one process.
+"""The CSFed/DAFed paper's experiments (§8.2: Figs. 6–8, Table 3): grids of trainings, in this process or on an
+engine (Ray).
 
 Every experiment compares methods at the same number of Gibbs sweeps on the
 same partition of a dataset and reports held-out perplexity (document
@@ -27,6 +28,7 @@ from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.init import cp_from_consortia, party_ids
 from fedtopic.corpus.partition import partition_documents
 from fedtopic.corpus.types import Corpus
+from fedtopic.engines.base import placement
 from fedtopic.eval.perplexity import completion_perplexity, eq16_perplexity
 from fedtopic.experiments.common import (
     ExperimentSettings,
@@ -90,62 +92,100 @@ def _split(train: Corpus, n: int, scheme: str, seed: int) -> list[Corpus]:
     return [train.subset(idx) for idx in partition_documents(train, n, scheme, seed=seed)]
 
 
-def experiment_parties(train: Corpus, test: Corpus, s: ExperimentSettings, progress: Progress) -> list[Point]:
+Training = tuple[str, tuple[Any, ...]]
+"""One training of an experiment's grid: (its progress line, ``run_method``'s arguments as plain data)."""
+
+Runner = Callable[[list[Training]], list[Point]]
+"""Runs a grid's trainings and returns their points in grid order: one after the other here (``in_process``), or
+spread by an engine (``on_engine``: Ray tasks, every training seeded by itself alone, so the same points)."""
+
+
+def grid_point(method: str, parts: tuple[Corpus, ...], test: Corpus, topics: int, settings: ExperimentSettings,
+               steps: int, scheme: str) -> Point:
+    """``run_method`` with positional arguments only: one task of an engine, whose point names where it ran
+    (``ray_node`` on Ray)."""
+    point = run_method(method, parts, test, topics, settings, steps=steps, scheme=scheme)
+    return replace(point, extra=point.extra | placement())
+
+
+def in_process(progress: Progress) -> Runner:
+    """The trainings one after the other in this process, each announced."""
+    def run(grid: list[Training]) -> list[Point]:
+        points = []
+        for line, args in grid:
+            progress(line)
+            points.append(grid_point(*args))
+        return points
+    return run
+
+
+def on_engine(engine: str, address: str | None, progress: Progress) -> Runner:
+    """The trainings as tasks of ``engine`` (``fedtopic.engines``; Ray at ``address``): one CPU each."""
+    def run(grid: list[Training]) -> list[Point]:
+        from fedtopic.engines import get_engine
+
+        progress(f"{len(grid)} trainings on the {engine} engine")
+        return get_engine(engine).map(grid_point, [args for _, args in grid], address=address)
+    return run
+
+
+def experiment_parties(train: Corpus, test: Corpus, s: ExperimentSettings, progress: Progress,
+                       runner: Runner | None = None) -> list[Point]:
     """Fig. 6: perplexity as more of the P parties take part (each holds 1/P of the training set)."""
-    parts = _split(train, s.parties, "a", s.seed)
+    parts = tuple(_split(train, s.parties, "a", s.seed))
     test = held_out_subset(test, s)
-    points = []
+    shares = {n: parts[:n] for n in (STANDALONE_SAMPLE, *s.party_counts)}  # one object a share: an engine sends it once
+    grid: list[Training] = []
     for k in s.topics:
-        progress(f"K={k}: standalone")
-        alone = run_method("standalone", parts[:STANDALONE_SAMPLE], test, k, s)
-        points.append(replace(alone, parties=1, extra={"averaged_over_parties": min(STANDALONE_SAMPLE, len(parts))}))
-        for n in s.party_counts:
-            for method in ("centralized", "csfed", "dafed"):
-                progress(f"K={k}: {method} with {n} of {s.parties} parties")
-                points.append(run_method(method, parts[:n], test, k, s))
-    return points
+        grid.append((f"K={k}: standalone", ("standalone", shares[STANDALONE_SAMPLE], test, k, s, 1, "a")))
+        grid += [(f"K={k}: {method} with {n} of {s.parties} parties", (method, shares[n], test, k, s, 1, "a"))
+                 for n in s.party_counts for method in ("centralized", "csfed", "dafed")]
+    points = (runner or in_process(progress))(grid)
+    alone = {"averaged_over_parties": min(STANDALONE_SAMPLE, len(parts))}
+    return [replace(p, parties=1, extra=p.extra | alone) if p.method == "standalone" else p for p in points]
 
 
-def experiment_topics(train: Corpus, test: Corpus, s: ExperimentSettings, progress: Progress) -> list[Point]:
+def experiment_topics(train: Corpus, test: Corpus, s: ExperimentSettings, progress: Progress,
+                      runner: Runner | None = None) -> list[Point]:
     """Fig. 7: perplexity as K grows, all parties taking part."""
-    parts = _split(train, s.parties, "a", s.seed)
+    parts = tuple(_split(train, s.parties, "a", s.seed))
     test = held_out_subset(test, s)
-    points = []
-    for k in s.topics:
-        for method in METHODS:
-            progress(f"K={k}: {method}")
-            points.append(run_method(method, parts, test, k, s))
-    return points
+    grid = [(f"K={k}: {method}", (method, parts, test, k, s, 1, "a")) for k in s.topics for method in METHODS]
+    return (runner or in_process(progress))(grid)
 
 
-def experiment_heterogeneity(train: Corpus, test: Corpus, s: ExperimentSettings, progress: Progress) -> list[Point]:
+def experiment_heterogeneity(train: Corpus, test: Corpus, s: ExperimentSettings, progress: Progress,
+                             runner: Runner | None = None) -> list[Point]:
     """Table 3: schemes (a) even, (b) unbalanced, (c) by label, at the largest K of the settings."""
     test = held_out_subset(test, s)
-    points = []
+    grid: list[Training] = []
     for scheme in ("a", "b", "c"):
-        parts = _split(train, s.parties, scheme, s.seed)
-        for method in ("csfed", "dafed"):
-            progress(f"scheme {scheme}: {method}")
-            points.append(run_method(method, parts, test, max(s.topics), s, scheme=scheme))
-    return points
+        parts = tuple(_split(train, s.parties, scheme, s.seed))
+        grid += [(f"scheme {scheme}: {method}", (method, parts, test, max(s.topics), s, 1, scheme))
+                 for method in ("csfed", "dafed")]
+    return (runner or in_process(progress))(grid)
 
 
-def experiment_multistep(train: Corpus, test: Corpus, s: ExperimentSettings, progress: Progress) -> list[Point]:
+def experiment_multistep(train: Corpus, test: Corpus, s: ExperimentSettings, progress: Progress,
+                         runner: Runner | None = None) -> list[Point]:
     """Fig. 8: perplexity as the number of local sweeps between exchanges grows."""
-    parts = _split(train, s.parties, "a", s.seed)
+    parts = tuple(_split(train, s.parties, "a", s.seed))
     test = held_out_subset(test, s)
-    points = []
-    for steps in s.steps:
-        for method in ("csfed", "dafed"):
-            progress(f"steps={steps}: {method}")
-            points.append(run_method(method, parts, test, max(s.topics), s, steps=steps))
-    return points
+    grid = [(f"steps={steps}: {method}", (method, parts, test, max(s.topics), s, steps, "a"))
+            for steps in s.steps for method in ("csfed", "dafed")]
+    return (runner or in_process(progress))(grid)
 
 
-EXPERIMENTS: dict[str, Callable[[Corpus, Corpus, ExperimentSettings, Progress], list[Point]]] = {
+GRIDS: dict[str, Callable[..., list[Point]]] = {
     "parties": experiment_parties,
     "topics": experiment_topics,
     "heterogeneity": experiment_heterogeneity,
     "multistep": experiment_multistep,
-    "inversion": experiment_inversion,  # Fig. 9, §8.3
+}
+"""The experiments that are grids of independent trainings: ``runner=`` puts them on an engine."""
+
+
+EXPERIMENTS: dict[str, Callable[..., list[Point]]] = {
+    **GRIDS,
+    "inversion": experiment_inversion,  # Fig. 9, §8.3: one training, then many scorings of it
 }
