@@ -10,7 +10,7 @@ in the head's namespace on core 0 in both cases. Workloads, timed whole (the clu
 
 * ``fedtopic simulate --algorithm csfed-lda --dataset bbc-news --parties P -k 10 --iterations 20 --engine ray``
 * ``fedtopic experiment fednmf-tables --quick --engine ray`` (the k grid as Ray tasks)
-* ``fedtopic experiment parties --quick --engine ray`` (CSFed's Fig. 6: 20 trainings as Ray tasks)
+* ``fedtopic experiment parties --quick --iterations 200 --engine ray`` (CSFed's Fig. 6: 20 trainings as Ray tasks)
 
 After an untimed warm-up the two configurations alternate within each repeat; medians and the ratio one node / two
 nodes are printed. Needs root, iproute2 and Ray (``fedtopic[cluster]``); says why and exits 2 otherwise. Every Ray
@@ -53,12 +53,13 @@ def _workloads(head: str, parties: int, out: Path) -> dict[str, list[str]]:
                                           "--aggregator-host", head, "--out", str(out / "csfed"), "--overwrite"],
         "fednmf-tables --quick": [*cli, "experiment", "fednmf-tables", "--quick", *ray, "--out", str(out / "fednmf"),
                                   "--overwrite"],
-        "parties --quick (Fig. 6)": [*cli, "experiment", "parties", "--quick", *ray, "--out", str(out / "parties"),
-                                     "--overwrite"],
+        "parties --quick, 200 sweeps": [*cli, "experiment", "parties", "--quick", "--iterations", "200", *ray,
+                                         "--out", str(out / "parties"), "--overwrite"],
     }
 
 
-def _one_configuration(n_nodes: int, parties: int, env: dict[str, str], out: Path) -> dict[str, float]:
+def _one_configuration(n_nodes: int, parties: int, env: dict[str, str], out: Path,
+                       only: list[str] | None = None) -> dict[str, float]:
     """Wall seconds of every workload on a fresh cluster of ``n_nodes`` one-core nodes."""
     marker = f"/tmp/ftbench{secrets.token_hex(4)}"
     names = ["head", "worker"][:n_nodes]
@@ -76,6 +77,8 @@ def _one_configuration(n_nodes: int, parties: int, env: dict[str, str], out: Pat
                     raise SystemExit(f"ray start on {machine} failed: {started.stderr.strip()[-500:]}")
             seconds = {}
             for name, argv in _workloads(head, parties, out).items():
+                if only and not any(part in name for part in only):
+                    continue
                 began = time.perf_counter()
                 run = subprocess.run(_pinned(net, "head", argv), capture_output=True, text=True, env=env, timeout=1800)
                 seconds[name] = time.perf_counter() - began
@@ -93,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--parties", type=int, default=100)
     ap.add_argument("--warmup", type=int, default=1, help="untimed repeats first (numba's cache, the dataset's)")
+    ap.add_argument("--only", nargs="+", default=None, help="the workloads whose names contain one of these words")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     why = available()
@@ -108,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="ftraybench") as tmp:
         for repeat in range(-args.warmup, args.repeats):
             for n_nodes in (1, 2):
-                for name, s in _one_configuration(n_nodes, args.parties, env, Path(tmp)).items():
+                for name, s in _one_configuration(n_nodes, args.parties, env, Path(tmp), args.only).items():
                     if repeat >= 0:
                         times[n_nodes].setdefault(name, []).append(s)
                     print(f"{'warm-up' if repeat < 0 else f'repeat {repeat + 1}'}: {name:28s} {n_nodes} node(s) "
