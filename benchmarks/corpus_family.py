@@ -36,6 +36,8 @@ SHAPES: dict[str, Shape] = {
     "short-wide": Shape(20000, 20, 60, 0.01, topic_beta=0.004),
     "long-wide": Shape(50000, 500, 1000, 0.01, topic_beta=0.0016),
     "mixed-lengths": Shape(10000, 20, 1000, 0.02, topic_beta=0.008),
+    # the widest vocabulary with short documents (session 37)
+    "short-vast": Shape(50000, 20, 100, 0.01, topic_beta=0.0016),
     # no target on 1M tokens at K 1,000 (tomotopy's perplexity does not fall from sweep 10 to 200, bench_mh.py
     # prints its curve): true α 0.1 and 0.5 (100 and 500 topics' worth a document), and Φ ~ Dir(0.01) over 20,000
     # words (200 words' worth a topic)
@@ -43,6 +45,8 @@ SHAPES: dict[str, Shape] = {
     "medium-diffuse": Shape(10000, 100, 300, 0.5),
     "short-wide-flat": Shape(20000, 20, 60, 0.01),
     "mixed-flat": Shape(10000, 20, 1000, 0.05),
+    # true α 0.05 with topics as concentrated as mixed-lengths' (10,268 at 10 sweeps, 10,396 at 200; session 37)
+    "medium-alpha": Shape(10000, 100, 300, 0.05, topic_beta=0.008),
 }
 
 
