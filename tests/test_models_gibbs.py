@@ -86,16 +86,17 @@ def test_counts_stay_consistent_and_frozen_counts_are_only_read(corpus, sampler,
 def test_word_chunks_list_every_token_once_by_chunk(corpus):
     for n_chunks in (1, 2, 3):
         tok, offs = word_chunks(corpus.words, corpus.doc_ptr, corpus.n_words, n_chunks)
-        assert sorted(tok) == list(range(len(corpus.words)))
+        assert tok.dtype == np.uint16  # offsets within a document: 2 bytes a token
         np.testing.assert_array_equal(offs[0], corpus.doc_ptr[:-1])
         np.testing.assert_array_equal(offs[-1], corpus.doc_ptr[1:])
-        chunk_of = np.empty(len(corpus.words), dtype=np.int64)
+        chunk_of = np.full(len(corpus.words), -1, dtype=np.int64)
         for c in range(n_chunks):
             for d in range(corpus.n_docs):
-                block = tok[offs[c, d]:offs[c + 1, d]]
+                block = corpus.doc_ptr[d] + tok[offs[c, d]:offs[c + 1, d]].astype(np.int64)
                 assert np.all((corpus.doc_ptr[d] <= block) & (block < corpus.doc_ptr[d + 1]))
                 assert np.all(np.diff(block) > 0)  # corpus order inside a block
                 chunk_of[block] = c
+        assert np.all(chunk_of >= 0)  # every token listed (once: the blocks' sizes add up to N, offs above)
         assert np.all(np.diff(chunk_of[np.argsort(corpus.words, kind="stable")]) >= 0)  # chunks are word ranges
         sizes = np.bincount(chunk_of, minlength=n_chunks)
         assert sizes.max() - sizes.min() <= 2 * np.bincount(corpus.words).max()  # nearly equal token counts
@@ -112,6 +113,25 @@ def test_a_block_of_every_token_is_the_dense_sweep(corpus, k, kernel, monkeypatc
                 block.n_wk, block.n_k, gibbs._bucket_lists(block.n_wk), 0.2, 0.05, corpus.n_words * 0.05, block.rng, 0)
     np.testing.assert_array_equal(block.z, whole.z)
     np.testing.assert_array_equal(block.n_wk, whole.n_wk)
+
+
+@pytest.mark.parametrize("k,kernel", [(K, "runs"), (300, "scan"), (300, "buckets")])
+def test_a_document_past_65536_tokens_is_listed_by_int32_offsets(k, kernel, monkeypatch):
+    """Chunk lists hold offsets within a document: uint16 up to 65,536 tokens a document, int32 past it; every
+    kernel reads a block of every token, by int32 offsets, as the dense sweep draws."""
+    _kernel(kernel, monkeypatch)
+    rng = np.random.default_rng(4)
+    lengths = np.array([3, 70_000, 5, 1])
+    words = rng.integers(0, 50, size=int(lengths.sum())).astype(np.int32)
+    ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    tok, offs = word_chunks(words, ptr, 50, 1)
+    assert tok.dtype == np.int32
+    np.testing.assert_array_equal(tok[ptr[1]:ptr[2]], np.arange(70_000))
+    whole, block = (init_state(words, ptr, 50, k, seed=2) for _ in range(2))
+    sweep(whole, words, ptr, 0.2, 0.05, sampler="dense")
+    dense_block(words, tok, offs[0], offs[1], ptr, 0, len(lengths), block.z, block.n_dk, block.n_wk, block.n_k,
+                gibbs._bucket_lists(block.n_wk), 0.2, 0.05, 50 * 0.05, block.rng, 0)
+    np.testing.assert_array_equal(block.z, whole.z)
 
 
 def _block_grid_sweep(state, corpus, alpha, beta, frozen, threads, n_chunks):

@@ -150,8 +150,9 @@ def _walk_s(t, alpha, inv):
 @njit(cache=True, nogil=True, error_model="numpy")
 def bucket_block(words, tok, starts, ends, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, ptr, top, cnt, alpha, beta,
                  vbeta, rng, stream):
-    """``_gibbs_block.dense_block`` by the buckets, in place: the tokens tok[starts[d]:ends[d]] (tok None: positions
-    starts[d]..ends[d]-1) of documents d0..d1-1, whose whole token ranges are doc_ptr[d]..doc_ptr[d+1]; the word
+    """``_gibbs_block.dense_block`` by the buckets, in place: the tokens doc_ptr[d] + tok[starts[d]:ends[d]] (tok
+    None: positions starts[d]..ends[d]-1) of documents d0..d1-1, whose whole token ranges are
+    doc_ptr[d]..doc_ptr[d+1]; the word
     lists (ptr, top, cnt) of ``word_lists`` for tot_wk, kept exact."""
     n_topics = tot_k.shape[0]
     inv, inv_up, inv_dn = inverse_tables(tot_k, vbeta)
@@ -184,7 +185,7 @@ def bucket_block(words, tok, starts, ends, doc_ptr, d0, d1, z, n_dk, tot_wk, tot
                 q[k] = (ndk[k] + alpha_at(alpha, k)) * inv[k]
                 r_sum += ndk[k] * inv[k]
         for ii in range(starts[d], ends[d]):
-            i = ii if tok is None else tok[ii]
+            i = ii if tok is None else doc_ptr[d] + tok[ii]
             w = np.uint64(words[i])
             nwk = tot_wk[w]
             base = ptr[w]

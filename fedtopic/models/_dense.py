@@ -200,7 +200,7 @@ def _refresh(k, ndk, nwk, inv, q, p, alpha, beta):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def runs_block(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream):
+def runs_block(words, tok, starts, ends, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream):
     """``_gibbs_block.dense_block`` for K ≤ RUNS_UP_TO: Σp and the draw from ``block_runs`` and ``locate_runs``.
 
     No fastmath: the block sums stay the trees written (with reassociation LLVM folded them into one chain of
@@ -220,7 +220,7 @@ def runs_block(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, 
             q[k] = (ndk[k] + alpha_at(alpha, k)) * inv[k]
         joined = -1  # the topic the previous token joined, whose q entry is still the old one
         for ii in range(starts[d], ends[d]):
-            i = ii if tok is None else tok[ii]
+            i = ii if tok is None else doc_ptr[d] + tok[ii]
             nwk = tot_wk[np.uint64(words[i])]
             for j in range(n_topics):  # with the two stale entries, fixed below
                 p[j] = q[j] * (nwk[j] + beta)
@@ -238,7 +238,7 @@ def runs_block(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, 
 
 
 @njit(cache=True, fastmath=True, nogil=True, error_model="numpy")
-def scan_block(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream):
+def scan_block(words, tok, starts, ends, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream):
     """``_gibbs_block.dense_block`` for K > RUNS_UP_TO without word lists: Σp in the products' loop, the draw by
     ``locate``'s early exit."""
     n_topics = tot_k.shape[0]
@@ -254,7 +254,7 @@ def scan_block(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, 
             q[k] = (ndk[k] + alpha_at(alpha, k)) * inv[k]
         joined = -1
         for ii in range(starts[d], ends[d]):
-            i = ii if tok is None else tok[ii]
+            i = ii if tok is None else doc_ptr[d] + tok[ii]
             nwk = tot_wk[np.uint64(words[i])]
             total = 0.0
             for j in range(n_topics):

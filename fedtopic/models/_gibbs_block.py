@@ -17,20 +17,21 @@ from fedtopic.models._dense import RUNS_UP_TO, runs_block, scan_block
 @njit(cache=True, nogil=True)
 def dense_block(words, tok, starts, ends, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, lists, alpha, beta, vbeta, rng,
                 stream):
-    """One exact Gibbs pass over the tokens tok[starts[d]:ends[d]] of documents d0..d1-1 (tok int32|int64[N];
-    None: the positions starts[d]..ends[d]-1 themselves), in place: a block of a word-partitioned sweep
+    """One exact Gibbs pass over the tokens doc_ptr[d] + tok[starts[d]:ends[d]] of documents d0..d1-1 (tok
+    uint16|int32[N], offsets within the document: ``_parallel.word_chunks``; None: the positions
+    starts[d]..ends[d]-1 themselves), in place: a block of a word-partitioned sweep
     (``_parallel.partitioned_dense``: one word chunk's tokens of each document), or, with doc_ptr's bounds and no
     tok, a shard. doc_ptr int64[D+1] bounds the documents' whole token ranges; lists: ``_buckets.word_lists`` of
     tot_wk (the buckets) or ``_buckets.no_lists``. tok=None compiles its own kernels, without the indirection
     (numba prunes ``tok is None``)."""
     ptr, top, cnt = lists
     if tot_k.shape[0] <= RUNS_UP_TO:
-        runs_block(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream)
+        runs_block(words, tok, starts, ends, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream)
     elif ptr.shape[0] > 0:
         bucket_block(words, tok, starts, ends, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, ptr, top, cnt, alpha, beta,
                      vbeta, rng, stream)
     else:
-        scan_block(words, tok, starts, ends, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream)
+        scan_block(words, tok, starts, ends, doc_ptr, d0, d1, z, n_dk, tot_wk, tot_k, alpha, beta, vbeta, rng, stream)
 
 
 @njit(cache=True, nogil=True)
