@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         sweep(init_state(warm.words, warm.doc_ptr, train.n_words, k, seed=1), warm.words, warm.doc_ptr, alpha, BETA,
               sampler=sampler, mh_steps=args.mh_steps, mh_exact_below=args.mh_exact_below)
         racers[sampler] = {"state": init_state(train.words, train.doc_ptr, train.n_words, k, seed=1), "done": 0,
-                           "trained": 0.0, "curve": [], "reached": None}
+                           "trained": 0.0, "curve": []}
 
     def run_ours(sampler: str) -> float:
         """eval_every sweeps of one sampler, timed; its perplexity after them (not timed)."""

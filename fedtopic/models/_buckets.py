@@ -152,8 +152,7 @@ def bucket_block(words, tok, starts, ends, doc_ptr, d0, d1, z, n_dk, tot_wk, tot
                  vbeta, rng, stream):
     """``_gibbs_block.dense_block`` by the buckets, in place: the tokens doc_ptr[d] + tok[starts[d]:ends[d]] (tok
     None: positions starts[d]..ends[d]-1) of documents d0..d1-1, whose whole token ranges are
-    doc_ptr[d]..doc_ptr[d+1]; the word
-    lists (ptr, top, cnt) of ``word_lists`` for tot_wk, kept exact."""
+    doc_ptr[d]..doc_ptr[d+1]; the word lists (ptr, top, cnt) of ``word_lists`` for tot_wk, kept exact."""
     n_topics = tot_k.shape[0]
     inv, inv_up, inv_dn = inverse_tables(tot_k, vbeta)
     q = aligned_zeros(n_topics)
