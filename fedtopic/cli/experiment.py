@@ -25,7 +25,6 @@ from fedtopic.experiments.lda_paper import (
     GRIDS,
     ExperimentSettings,
     Point,
-    on_engine,
 )
 from fedtopic.experiments.timing import PAPER as TABLE4
 from fedtopic.experiments.timing import TimingSettings, run_timing, table_lines
@@ -147,8 +146,8 @@ def experiment(
         def say(msg: str) -> None:
             status.update(f"{name} on {dataset}: {msg}")
 
-        runner = {"runner": on_engine(engine, address, say)} if engine != "threads" else {}
-        points = EXPERIMENTS[name](data.train, data.test, settings, say, **runner)
+        spread = {"engine": engine, "address": address} if name in GRIDS else {}
+        points = EXPERIMENTS[name](data.train, data.test, settings, say, **spread)
     summary = {
         "experiment": name,
         "dataset": dataset,

@@ -2,14 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from fedtopic.corpus.types import Corpus
 
 Progress = Callable[[str], None]
 """Called with one line of progress text."""
+
+T = TypeVar("T")
+
+
+def run_trainings(fn: Callable[..., T], grid: Sequence[tuple[str, tuple[Any, ...]]], progress: Progress,
+                  engine: str = "threads", address: str | None = None) -> list[T]:
+    """``fn(*args)`` for every (progress line, args) of an experiment's grid of independent trainings, results in
+    grid order: one after the other in this process, each line announced (``threads``), or as tasks of ``engine``
+    (``fedtopic.engines``: Ray at ``address``, one CPU a task; ``fn`` module-level, the args plain data)."""
+    if engine == "threads":
+        out = []
+        for line, args in grid:
+            progress(line)
+            out.append(fn(*args))
+        return out
+    from fedtopic.engines import get_engine
+
+    progress(f"{len(grid)} trainings on the {engine} engine")
+    return get_engine(engine).map(fn, [args for _, args in grid], address=address)
 
 
 @dataclass(frozen=True)

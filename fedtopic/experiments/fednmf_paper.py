@@ -27,6 +27,7 @@ from fedtopic.corpus.training_data import TrainingData, load_training_data
 from fedtopic.corpus.types import Corpus
 from fedtopic.engines.base import placement
 from fedtopic.eval.nmf_report import evaluate_nmf
+from fedtopic.experiments.common import run_trainings
 
 RULES = ("avg", "adagrad", "adam", "yogi")
 RULE_NAMES = {"avg": "FedAvg", "adagrad": "FedAdagrad", "adam": "FedAdam", "yogi": "FedYogi"}
@@ -125,17 +126,8 @@ def tables(dataset: str, s: TableSettings, say: Callable[[str], None], engine: s
     spreads tasks (Ray, at ``address``) every (k, method) is one task: the k grid needs no split across machines and
     no ``--combine``."""
     data = table_data(dataset, s)
-    grid = [(k, *method) for k in s.topics for method in methods(s)]
-    if engine != "threads":
-        from fedtopic.engines import get_engine
-
-        say(f"{dataset}: {len(grid)} (k, method) trainings on the {engine} engine")
-        rows = get_engine(engine).map(table_row, [(data, s, *task) for task in grid], address=address)
-    else:
-        rows = []
-        for k, name, algorithm, options, iterations in grid:
-            say(f"{dataset} k={k}: {name}")
-            rows.append(table_row(data, s, k, name, algorithm, options, iterations))
+    grid = [(f"{dataset} k={k}: {method[0]}", (data, s, k, *method)) for k in s.topics for method in methods(s)]
+    rows = run_trainings(table_row, grid, say, engine, address)
     return {"dataset": dataset, "rows": rows, "means": table_means(dataset, rows)}
 
 

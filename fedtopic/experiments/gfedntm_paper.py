@@ -23,6 +23,7 @@ import scipy.sparse as sp
 from fedtopic.corpus.pool import merge_corpora
 from fedtopic.corpus.synthetic import generate_synthetic
 from fedtopic.eval.ground_truth import dss, tss
+from fedtopic.experiments.common import run_trainings
 from fedtopic.models.nnls import counts_matrix
 
 
@@ -100,17 +101,11 @@ def settings_ab(s: SyntheticSettings, say: Callable[[str], None], jobs: int = 1,
     grids = [("A", [(k, 0.01) for k in s.shared_a]), ("B", [(s.shared_b, e) for e in s.etas_b])]
     tasks = [(name, shared, eta, run) for name, grid in grids for shared, eta in grid for run in range(s.runs)]
     draws: dict[tuple[str, int, float, int], dict[str, float]] = {}
-    if engine != "threads":
-        from fedtopic.engines import get_engine
-
-        say(f"{len(tasks)} trainings on the {engine} engine")
-        results = get_engine(engine).map(_one_setting_alone, [(s, shared, eta, run) for _, shared, eta, run in tasks],
-                                         address=address)
-        draws = dict(zip(tasks, results))
-    elif jobs <= 1:
-        for n, (name, shared, eta, run) in enumerate(tasks):
-            say(f"setting {name}: K′ = {shared}, η = {eta:g}, run {run + 1}/{s.runs} ({n + 1} of {len(tasks)})")
-            draws[(name, shared, eta, run)] = one_setting(s, shared, eta, run)
+    if engine != "threads" or jobs <= 1:
+        grid = [(f"setting {name}: K′ = {shared}, η = {eta:g}, run {run + 1}/{s.runs} ({n + 1} of {len(tasks)})",
+                 (s, shared, eta, run)) for n, (name, shared, eta, run) in enumerate(tasks)]
+        draws = dict(zip(tasks, run_trainings(one_setting if engine == "threads" else _one_setting_alone, grid, say,
+                                              engine, address)))
     else:
         say(f"{len(tasks)} trainings in {jobs} processes")
         context = multiprocessing.get_context("spawn")  # torch in forked children is unsafe

@@ -35,6 +35,7 @@ from fedtopic.experiments.common import (
     Point,
     Progress,
     held_out_subset,
+    run_trainings,
 )
 from fedtopic.experiments.inversion import experiment_inversion
 from fedtopic.simulation.lockstep import run_lockstep_simulation
@@ -93,11 +94,7 @@ def _split(train: Corpus, n: int, scheme: str, seed: int) -> list[Corpus]:
 
 
 Training = tuple[str, tuple[Any, ...]]
-"""One training of an experiment's grid: (its progress line, ``run_method``'s arguments as plain data)."""
-
-Runner = Callable[[list[Training]], list[Point]]
-"""Runs a grid's trainings and returns their points in grid order: one after the other here (``in_process``), or
-spread by an engine (``on_engine``: Ray tasks, every training seeded by itself alone, so the same points)."""
+"""One training of an experiment's grid: (its progress line, ``grid_point``'s arguments as plain data)."""
 
 
 def grid_point(method: str, parts: tuple[Corpus, ...], test: Corpus, topics: int, settings: ExperimentSettings,
@@ -108,29 +105,8 @@ def grid_point(method: str, parts: tuple[Corpus, ...], test: Corpus, topics: int
     return replace(point, extra=point.extra | placement())
 
 
-def in_process(progress: Progress) -> Runner:
-    """The trainings one after the other in this process, each announced."""
-    def run(grid: list[Training]) -> list[Point]:
-        points = []
-        for line, args in grid:
-            progress(line)
-            points.append(grid_point(*args))
-        return points
-    return run
-
-
-def on_engine(engine: str, address: str | None, progress: Progress) -> Runner:
-    """The trainings as tasks of ``engine`` (``fedtopic.engines``; Ray at ``address``): one CPU each."""
-    def run(grid: list[Training]) -> list[Point]:
-        from fedtopic.engines import get_engine
-
-        progress(f"{len(grid)} trainings on the {engine} engine")
-        return get_engine(engine).map(grid_point, [args for _, args in grid], address=address)
-    return run
-
-
 def experiment_parties(train: Corpus, test: Corpus, s: ExperimentSettings, progress: Progress,
-                       runner: Runner | None = None) -> list[Point]:
+                       engine: str = "threads", address: str | None = None) -> list[Point]:
     """Fig. 6: perplexity as more of the P parties take part (each holds 1/P of the training set)."""
     parts = tuple(_split(train, s.parties, "a", s.seed))
     test = held_out_subset(test, s)
@@ -140,22 +116,22 @@ def experiment_parties(train: Corpus, test: Corpus, s: ExperimentSettings, progr
         grid.append((f"K={k}: standalone", ("standalone", shares[STANDALONE_SAMPLE], test, k, s, 1, "a")))
         grid += [(f"K={k}: {method} with {n} of {s.parties} parties", (method, shares[n], test, k, s, 1, "a"))
                  for n in s.party_counts for method in ("centralized", "csfed", "dafed")]
-    points = (runner or in_process(progress))(grid)
+    points = run_trainings(grid_point, grid, progress, engine, address)
     alone = {"averaged_over_parties": min(STANDALONE_SAMPLE, len(parts))}
     return [replace(p, parties=1, extra=p.extra | alone) if p.method == "standalone" else p for p in points]
 
 
 def experiment_topics(train: Corpus, test: Corpus, s: ExperimentSettings, progress: Progress,
-                      runner: Runner | None = None) -> list[Point]:
+                      engine: str = "threads", address: str | None = None) -> list[Point]:
     """Fig. 7: perplexity as K grows, all parties taking part."""
     parts = tuple(_split(train, s.parties, "a", s.seed))
     test = held_out_subset(test, s)
     grid = [(f"K={k}: {method}", (method, parts, test, k, s, 1, "a")) for k in s.topics for method in METHODS]
-    return (runner or in_process(progress))(grid)
+    return run_trainings(grid_point, grid, progress, engine, address)
 
 
 def experiment_heterogeneity(train: Corpus, test: Corpus, s: ExperimentSettings, progress: Progress,
-                             runner: Runner | None = None) -> list[Point]:
+                             engine: str = "threads", address: str | None = None) -> list[Point]:
     """Table 3: schemes (a) even, (b) unbalanced, (c) by label, at the largest K of the settings."""
     test = held_out_subset(test, s)
     grid: list[Training] = []
@@ -163,17 +139,17 @@ def experiment_heterogeneity(train: Corpus, test: Corpus, s: ExperimentSettings,
         parts = tuple(_split(train, s.parties, scheme, s.seed))
         grid += [(f"scheme {scheme}: {method}", (method, parts, test, max(s.topics), s, 1, scheme))
                  for method in ("csfed", "dafed")]
-    return (runner or in_process(progress))(grid)
+    return run_trainings(grid_point, grid, progress, engine, address)
 
 
 def experiment_multistep(train: Corpus, test: Corpus, s: ExperimentSettings, progress: Progress,
-                         runner: Runner | None = None) -> list[Point]:
+                         engine: str = "threads", address: str | None = None) -> list[Point]:
     """Fig. 8: perplexity as the number of local sweeps between exchanges grows."""
     parts = tuple(_split(train, s.parties, "a", s.seed))
     test = held_out_subset(test, s)
     grid = [(f"steps={steps}: {method}", (method, parts, test, max(s.topics), s, steps, "a"))
             for steps in s.steps for method in ("csfed", "dafed")]
-    return (runner or in_process(progress))(grid)
+    return run_trainings(grid_point, grid, progress, engine, address)
 
 
 GRIDS: dict[str, Callable[..., list[Point]]] = {
@@ -182,7 +158,7 @@ GRIDS: dict[str, Callable[..., list[Point]]] = {
     "heterogeneity": experiment_heterogeneity,
     "multistep": experiment_multistep,
 }
-"""The experiments that are grids of independent trainings: ``runner=`` puts them on an engine."""
+"""The experiments that are grids of independent trainings: ``engine=`` (and ``address=``) spreads them."""
 
 
 EXPERIMENTS: dict[str, Callable[..., list[Point]]] = {
