@@ -260,19 +260,41 @@ def test_vocabulary_counts_over_several_blocks_equal_the_whole_corpus_count():
 
 
 @settings(max_examples=200, deadline=None)
-@given(lengths=st.lists(st.integers(0, 20), min_size=1, max_size=40), block=st.integers(1, 30),
-       seed=st.integers(0, 1000), narrow=st.booleans())
-def test_subsets_gathered_a_block_at_a_time_equal_a_concatenation(lengths, block, seed, narrow):
-    from fedtopic.corpus.types import _gather, document_blocks
+@given(lengths=st.lists(st.integers(0, 20), min_size=1, max_size=40), block=st.integers(1, 30))
+def test_document_blocks_cover_every_document_in_order(lengths, block):
+    from fedtopic.corpus.types import document_blocks
+
+    ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    blocks = list(document_blocks(ptr, block))
+    assert blocks[0][0] == 0 and blocks[-1][1] == len(lengths) and all(a[1] == b[0] for a, b in zip(blocks, blocks[1:]))
+    assert all(b > a and (b == a + 1 or ptr[b] - ptr[a] <= block) for a, b in blocks)
+
+
+@settings(max_examples=200, deadline=None)
+@given(lengths=st.lists(st.integers(0, 20), min_size=1, max_size=40), seed=st.integers(0, 1000),
+       narrow=st.booleans())
+def test_subsets_gathered_a_document_at_a_time_equal_a_concatenation(lengths, seed, narrow):
+    from fedtopic.corpus.types import _gather
 
     rng = np.random.default_rng(seed)
     ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     words = rng.integers(0, 100, int(ptr[-1])).astype(np.uint16 if narrow else np.int32)
-    blocks = list(document_blocks(ptr, block))
-    assert blocks[0][0] == 0 and blocks[-1][1] == len(lengths) and all(a[1] == b[0] for a, b in zip(blocks, blocks[1:]))
     docs = rng.choice(len(lengths), int(rng.integers(0, len(lengths) + 1)), replace=bool(seed % 2)).astype(np.int64)
     out_ptr = np.concatenate([[0], np.cumsum(np.asarray(lengths)[docs])]).astype(np.int64)
     expected = [words[ptr[d]:ptr[d + 1]] for d in docs]
-    got = _gather(words, ptr, docs, out_ptr, block)
+    got = _gather(words, ptr, docs, out_ptr)
     assert got.dtype == words.dtype
     assert np.array_equal(got, np.concatenate(expected) if expected else np.zeros(0, words.dtype))
+
+
+def test_a_subset_of_a_memory_mapped_store_is_copied_out_of_the_mapping(tmp_path):
+    corpus = Corpus(words=np.arange(70_000, dtype=np.int32) % 66_000, doc_ptr=np.array([0, 10, 40_000, 70_000]),
+                    vocab=tuple(f"w{i}" for i in range(66_000)))
+    mapped = np.memmap(tmp_path / "words.bin", dtype=np.int32, mode="w+", shape=(70_000,))
+    mapped[:] = corpus.words
+    mapped.flush()
+    readonly = np.memmap(tmp_path / "words.bin", dtype=np.int32, mode="r", shape=(70_000,))
+    sub = Corpus(words=readonly, doc_ptr=corpus.doc_ptr, vocab=corpus.vocab).subset(np.array([2, 0]))
+    assert not isinstance(sub.words, np.memmap) and sub.words.flags.writeable
+    assert np.array_equal(sub.words, np.concatenate([corpus.words[40_000:], corpus.words[:10]]))
+    assert np.array_equal(sub.doc_ptr, [0, 30_000, 30_010])

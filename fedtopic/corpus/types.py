@@ -173,15 +173,12 @@ def document_blocks(doc_ptr: np.ndarray, tokens: int = BLOCK_TOKENS) -> Iterator
         first = last
 
 
-def _gather(words: np.ndarray, doc_ptr: np.ndarray, docs: np.ndarray, ptr: np.ndarray,
-            block: int = BLOCK_TOKENS) -> np.ndarray:
-    """words of documents ``docs`` back to back (``ptr``: their offsets in the result), in ``words``' type;
-    gathered a block at a time, so that the int64 positions never cost 8 bytes for every token of a large
-    corpus."""
+def _gather(words: np.ndarray, doc_ptr: np.ndarray, docs: np.ndarray, ptr: np.ndarray) -> np.ndarray:
+    """words of documents ``docs`` back to back (``ptr``: their offsets in the result), in ``words``' type, copied
+    a document's slice at a time (``corpus._gather``): no per-token positions, whatever the corpus size."""
+    from fedtopic.corpus._gather import gather_documents
+
     out = np.empty(int(ptr[-1]), dtype=words.dtype)
-    for first, last in document_blocks(ptr, block):
-        lengths = ptr[first + 1:last + 1] - ptr[first:last]
-        starts = doc_ptr[docs[first:last]]
-        positions = np.repeat(starts - ptr[first:last], lengths) + np.arange(ptr[first], ptr[last])
-        out[ptr[first]:ptr[last]] = words[positions]
+    if len(out):
+        gather_documents(words, doc_ptr, docs, ptr, out)
     return out
