@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import EvalError
@@ -44,6 +46,24 @@ def test_matches_brute_force_on_random_documents():
     got = npmi_coherence(top, _corpus(docs, v), top_n=6)
     want = [_brute_npmi(t[:6], docs) for t in top]
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 10_000), n_docs=st.integers(1, 30), v=st.integers(4, 30), k=st.integers(1, 6),
+       narrow=st.booleans())
+def test_shared_top_words_and_empty_documents_match_brute_force(seed, n_docs, v, k, narrow):
+    """Topics share words (each asked word has several places), documents may be empty or repeat a word."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, min(v, 6) + 1))
+    docs = [list(rng.integers(0, v, size=int(rng.integers(0, 12)))) for _ in range(n_docs)]
+    if not any(docs):
+        docs[0] = [0]
+    top = np.array([rng.choice(v, size=n, replace=False) for _ in range(k)])
+    corpus = _corpus(docs, v)
+    if narrow:
+        corpus = Corpus(corpus.words.astype(np.uint16), corpus.doc_ptr, corpus.vocab)
+    got = npmi_coherence(top, corpus, top_n=n)
+    np.testing.assert_allclose(got, [_brute_npmi(t, docs) for t in top], rtol=1e-12, atol=1e-15)
 
 
 def test_perfect_co_occurrence_is_one_and_never_together_is_minus_one():

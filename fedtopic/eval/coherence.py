@@ -19,9 +19,8 @@ Conventions (no ε smoothing, exact limits instead):
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
-from fedtopic.corpus.types import BLOCK_TOKENS, Corpus, document_blocks
+from fedtopic.corpus.types import Corpus
 from fedtopic.errors import EvalError
 from fedtopic.eval._checks import check_phi
 
@@ -38,10 +37,10 @@ def heaviest_ids(weights: np.ndarray, n: int) -> np.ndarray:
     ids = np.empty((k, max(n, 0)), dtype=np.int64)
     if n <= 0:
         return ids
-    cut = -np.partition(-weights, n - 1, axis=1)[:, n - 1]  # each row's n-th largest weight
-    for row in range(k):
+    for row in range(k):  # a row at a time: no [K, V] temporaries (2 × 40 MB at V 100,000, K 50)
         w = weights[row]
-        chosen = np.concatenate([np.flatnonzero(w > cut[row]), np.flatnonzero(w == cut[row])])[:n]
+        cut = -np.partition(-w, n - 1)[n - 1]  # the row's n-th largest weight
+        chosen = np.concatenate([np.flatnonzero(w > cut), np.flatnonzero(w == cut)])[:n]
         if len(chosen) < n:  # NaNs among the n heaviest: the full sort places them last
             ids[row] = np.argsort(-w, kind="stable")[:n]
             continue
@@ -57,21 +56,11 @@ def top_word_ids(phi: np.ndarray, n: int) -> np.ndarray:
     return heaviest_ids(phi, n)
 
 
-def _npmi_matrix(joint: np.ndarray, marginal: np.ndarray) -> np.ndarray:
-    """NPMI for every pair from joint [U,U] and marginal [U] probabilities, with the conventions above."""
-    outer = np.outer(marginal, marginal)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        npmi = np.log(joint / outer) / -np.log(joint)
-    npmi[joint == 0] = -1.0
-    npmi[joint == 1] = 1.0
-    return npmi
-
-
 def npmi_coherence(top_words: np.ndarray, reference: Corpus, top_n: int = 10) -> np.ndarray:
     """float64[K] mean pairwise NPMI of the first ``top_n`` words in each row of top_words int[K,T].
 
-    Document frequencies come from a sparse binary document-word matrix of
-    ``reference``; only the columns of the words asked about are kept.
+    Document frequencies of the asked words and of each topic's pairs are counted in one pass over ``reference``
+    (``topic_pair_counts``).
     """
     top_words = np.asarray(top_words)
     if top_words.ndim != 2 or top_words.shape[0] < 1 or not np.issubdtype(top_words.dtype, np.integer):
@@ -86,28 +75,44 @@ def npmi_coherence(top_words: np.ndarray, reference: Corpus, top_n: int = 10) ->
     if any(len(np.unique(row)) < top_n for row in ids):
         raise EvalError("NPMI: a topic repeats a word among its top words")
     unique, local = np.unique(ids, return_inverse=True)
+    df, pairs, _ = topic_pair_counts(reference, unique, local.reshape(ids.shape))
+    upper_i, upper_j = np.triu_indices(top_n, k=1)
+    joint = pairs[:, upper_i, upper_j] / reference.n_docs  # [K, n(n-1)/2] pair frequencies
+    marginal = df / reference.n_docs
     local = local.reshape(ids.shape)
+    return _npmi(joint, marginal[local[:, upper_i]] * marginal[local[:, upper_j]]).mean(axis=1)
+
+
+def _npmi(joint: np.ndarray, outer: np.ndarray) -> np.ndarray:
+    """NPMI of pairs from their joint probability and the product of their marginals, with the conventions above."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        npmi = np.log(joint / outer) / -np.log(joint)
+    npmi[joint == 0] = -1.0
+    npmi[joint == 1] = 1.0
+    return npmi
+
+
+def topic_pair_counts(reference: Corpus, unique: np.ndarray, top_local: np.ndarray,
+                      window: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+    """(int64[U] units of ``reference`` holding each asked word ``unique`` int64[U], int64[K, n, n] units holding
+    top words a < b of topic k together, the number of units), a unit being a document, or with ``window`` a
+    sliding window of that many tokens counted as gensim counts them (``eval._cooccurrence.count_windows``);
+    top_local int[K, n]: each topic's top words as indices into ``unique``. One pass over ``reference``, counting
+    only the pairs a topic asks about: a [U, U] table would be 800 MB at K = 1,000."""
+    from fedtopic.eval._cooccurrence import count_documents, count_windows
+
+    n_topics, n = top_local.shape
     column = np.full(reference.n_words, -1, dtype=np.int64)
     column[unique] = np.arange(len(unique))
-    together = _joint_documents(reference, column, len(unique)) / reference.n_docs  # [U,U] joint frequencies
-    npmi = _npmi_matrix(together, np.diag(together).copy())
-    upper_i, upper_j = np.triu_indices(top_n, k=1)
-    return npmi[local[:, upper_i], local[:, upper_j]].mean(axis=1)
-
-
-def _joint_documents(reference: Corpus, column: np.ndarray, n_columns: int, block: int = BLOCK_TOKENS) -> np.ndarray:
-    """float64[U,U]: in how many documents of ``reference`` the words of columns i and j occur together (column
-    int64[V]: a word's column, −1 for words not asked about), summed over blocks of whole documents (counts are
-    whole numbers, so the sum is the one-block figure exactly; one block of a billion-token corpus would need 12
-    bytes a token)."""
-    together = np.zeros((n_columns, n_columns))
-    ptr = reference.doc_ptr
-    for first, last in document_blocks(ptr, block):
-        cols = column[reference.words[ptr[first]:ptr[last]]]
-        keep = cols >= 0
-        docs = np.repeat(np.arange(last - first), np.diff(ptr[first:last + 1]))[keep]
-        doc_word = sp.csr_matrix((np.ones(len(docs)), (docs, cols[keep])), shape=(last - first, n_columns))
-        doc_word.sum_duplicates()
-        doc_word.data[:] = 1.0
-        together += (doc_word.T @ doc_word).toarray()
-    return together
+    flat = np.ascontiguousarray(top_local, dtype=np.int64).ravel()
+    places = np.argsort(flat, kind="stable").astype(np.int64)  # k·n + a, grouped by asked word
+    place_ptr = np.zeros(len(unique) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(flat, minlength=len(unique)), out=place_ptr[1:])
+    occ = np.zeros(len(unique), dtype=np.int64)
+    pairs = np.zeros((n_topics, n, n), dtype=np.int64)
+    args = (reference.words, np.asarray(reference.doc_ptr, dtype=np.int64), column, flat.reshape(n_topics, n),
+            place_ptr, places)
+    if window is None:
+        count_documents(*args, occ, pairs)
+        return occ, pairs, reference.n_docs
+    return occ, pairs, int(count_windows(*args, int(window), occ, pairs))
