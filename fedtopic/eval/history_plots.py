@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.eval.plots import plt
+from fedtopic.eval.plots import pyplot
 from fedtopic.runs.history import latest_per_round, read_history
 
 LABELS = {"loglik_per_token": "log-likelihood per token (training)", "loss": "loss (training)",
@@ -42,6 +42,7 @@ def plot_history(out: Path, histories: Mapping[str, Sequence[Mapping[str, Any]]]
 
 def _lines(path: Path, rows: Mapping[str, Sequence[Mapping[str, Any]]], key: str, *, ylabel: str,
            title: str) -> Path:
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
     for party, rs in rows.items():
         pts = [(r["round"], r[key]) for r in rs if r.get(key) is not None]
@@ -57,6 +58,7 @@ def _time_split(path: Path, rows: Mapping[str, Sequence[Mapping[str, Any]]], *, 
     parts = {"computing": "compute_s", "exchanging": "exchange_s", "waiting": "wait_s"}
     means = {label: np.array([np.mean([r[key] for rs in rows.values() for r in rs if r["round"] == n])
                               for n in rounds]) for label, key in parts.items()}
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
     bottom = np.zeros(len(rounds))
     for label, values in means.items():
@@ -78,4 +80,4 @@ def _finish(fig: Any, ax: Any, path: Path, *, ylabel: str, title: str, legend: b
         ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path)
-    plt.close(fig)
+    pyplot().close(fig)

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (backend must be chosen first)
-from matplotlib.ticker import MaxNLocator  # noqa: E402
+def pyplot() -> Any:
+    """matplotlib.pyplot on the file-only Agg backend, imported when a plot is drawn: matplotlib costs ~30 MB and
+    0.3 s a process, which a command pays only once it writes a figure (after its large arrays are gone)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def plot_curves(
@@ -23,6 +29,7 @@ def plot_curves(
     logx: bool = False,
 ) -> Path:
     """Draw one line per named (xs, ys) series and save it as a PNG at ``path``."""
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
     for name, (xs, ys) in series.items():
         ax.plot(list(xs), list(ys), marker="o" if len(xs) <= 30 else None, markersize=3, label=name)
@@ -48,10 +55,11 @@ def plot_histogram(path: Path, values: Sequence[int], *, xlabel: str, title: str
     for v in values:
         counts[int(v)] = counts.get(int(v), 0) + 1
     keys = sorted(counts)
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
     ax.bar(keys, [counts[k] for k in keys])
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # integer values: no tick at −1.5
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.xaxis.set_major_locator(plt.MaxNLocator(integer=True))  # integer values: no tick at −1.5
+    ax.yaxis.set_major_locator(plt.MaxNLocator(integer=True))
     ax.set_xlabel(xlabel)
     ax.set_ylabel("count")
     ax.set_title(title)
@@ -72,6 +80,7 @@ def plot_grouped_bars(path: Path, groups: Sequence[str], series: Mapping[str, Se
     if logy is None:
         logy = bool(positive) and max(positive) / min(positive) > 100
     wide = len(groups) > 4 or max((len(g) for g in groups), default=0) * len(groups) > 60
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(min(14.0, max(7.0, 0.6 * len(groups) * max(len(series), 1))), 4.8 if wide else 4.5), dpi=110)
     width = 0.8 / max(len(series), 1)
     for i, (name, values) in enumerate(series.items()):
@@ -83,7 +92,7 @@ def plot_grouped_bars(path: Path, groups: Sequence[str], series: Mapping[str, Se
     if logy:
         ax.set_yscale("log")
     elif all(float(v).is_integer() for values in series.values() for v in values):
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts (rounds completed): no tick at 17.5
+        ax.yaxis.set_major_locator(plt.MaxNLocator(integer=True))  # counts (rounds completed): no tick at 17.5
     ax.set_ylabel(ylabel + (" (log scale)" if logy else ""))
     ax.set_title(title)
     if len(series) > 1:
@@ -103,6 +112,7 @@ def plot_model_comparison(path: Path, models: Mapping[str, Mapping[str, float | 
     """
     shown = [(k, label) for k, label in metrics if any(m.get(k) is not None for m in models.values())]
     names = list(models)
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(shown), figsize=(3.2 * len(shown) + 1.2, 0.45 * len(names) + 1.8), dpi=110,
                              squeeze=False, sharey=True)
     for ax, (key, label) in zip(axes[0], shown):

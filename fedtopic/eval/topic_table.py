@@ -10,7 +10,7 @@ import numpy as np
 
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import EvalError
-from fedtopic.eval.coherence import npmi_coherence, top_word_ids
+from fedtopic.eval.coherence import heaviest_ids, npmi_coherence
 
 TOP_N = 10
 
@@ -33,9 +33,13 @@ def topic_table(phi: np.ndarray, vocab: Sequence[str], reference: Corpus | None,
     ``prevalence`` (given, else from ``theta`` over ``reference``'s documents, else null) and ``npmi`` (its top
     words' NPMI on ``reference``, documents as windows; null without a reference)."""
     phi = np.asarray(phi, dtype=np.float64)
-    phi = phi / np.maximum(phi.sum(axis=1, keepdims=True), 1e-300)
+    if phi.ndim != 2 or not phi.size or not np.all(np.isfinite(phi)) or (phi < 0).any():
+        raise EvalError(f"topic table: phi must be a non-empty, finite, non-negative [K, V] matrix, got {phi.shape}")
+    mass = phi.sum(axis=1)
+    if not np.all(mass > 0):
+        raise EvalError("topic table: a row of phi sums to 0")
     n = min(n, phi.shape[1])
-    ids = top_word_ids(phi, n)
+    ids = heaviest_ids(phi, n)  # a row's order is its normalised row's: no normalised [K, V] copy
     share = prevalence if prevalence is not None else (
         None if theta is None or reference is None else prevalence_from_theta(theta, reference))
     npmi: np.ndarray | None = None
@@ -45,7 +49,7 @@ def topic_table(phi: np.ndarray, vocab: Sequence[str], reference: Corpus | None,
         except EvalError:
             npmi = None
     return [{"topic": k, "words": [vocab[int(i)] for i in ids[k]],
-             "weights": [round(float(phi[k, i]), 6) for i in ids[k]],
+             "weights": [round(float(phi[k, i] / mass[k]), 6) for i in ids[k]],
              "prevalence": None if share is None else round(float(share[k]), 6),
              "npmi": None if npmi is None or not np.isfinite(npmi[k]) else round(float(npmi[k]), 6)}
             for k in range(phi.shape[0])]

@@ -124,7 +124,8 @@ class GibbsLDA:
     ) -> "GibbsLDA":
         """Initialise on corpus (unless already attached to it) and run `iterations` sweeps.
 
-        callback(i, self) runs after sweep i (1-based).
+        callback(i, self) runs after sweep i (1-based). After the last sweep the sampler's caches are dropped
+        (``LDAState.drop_caches``) before the callback evaluates the model: they are rebuilt if it sweeps again.
         """
         if iterations < 0:
             raise ModelError(f"iterations must be >= 0, got {iterations}")
@@ -134,6 +135,8 @@ class GibbsLDA:
             self.sweep()
             if self.optim_interval and self.iterations_done % self.optim_interval == 0:
                 self.learn_priors()
+            if i == iterations:
+                self._ready()[1].drop_caches()
             if callback is not None:
                 callback(i, self)
         return self

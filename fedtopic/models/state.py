@@ -56,6 +56,12 @@ class LDAState:
             self._count_copies = (np.empty(shape, dtype=np.int32), np.empty((n_shards, self.n_topics), dtype=np.int64))
         return self._count_copies
 
+    def drop_caches(self) -> None:
+        """Forget the kept scans and count copies (rebuilt by the next sweep that needs them): a dense sweep's word
+        chunks list every token (2 bytes a token), which a finished model need not hold while it is evaluated."""
+        self._scans.clear()
+        self._count_copies = None
+
     @property
     def n_topics(self) -> int:
         return self.n_wk.shape[1]

@@ -6,10 +6,7 @@ import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
+from fedtopic.eval.plots import pyplot
 
 
 def plot_inversion(
@@ -27,6 +24,7 @@ def plot_inversion(
     Dotted references: the real model M_r and the uniform model Φ = 1/V (perplexity V), whose η is
     the most an attacker who learns nothing should concede.
     """
+    plt = pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5), dpi=110)
     xs = range(len(deltas_percent))
     labels = [f"{d:g}" for d in deltas_percent]
