@@ -158,6 +158,10 @@ def main() -> None:
     k, sweeps = str(args.topics), str(args.sweeps)
     runs: dict[str, list[dict]] = {}
     only = args.only.split(",")
+    if "train" in only and not {"store", "store-1"} & set(only) and not store.exists():
+        print(f"building {store} for train (untimed) …", file=sys.stderr)
+        subprocess.run([*fedtopic, "data", "build", str(source), "--out", str(store), "--min-df", "2",
+                        "--max-df", "1.0", "--format", "json"], check=True, stdout=subprocess.DEVNULL)
     for rep in range(args.repeats):
         if "store" in only or "store-1" in only:
             for name, workers in (("store", []), ("store-1", ["--workers", "1"])):
