@@ -40,16 +40,34 @@ def plot_history(out: Path, histories: Mapping[str, Sequence[Mapping[str, Any]]]
     return written
 
 
+LEGEND_PARTIES = 10
+"""Up to this many parties each line is named in the legend; beyond, every party is a thin grey line and the
+median over parties per round is drawn and named (a legend of 64 names covers the axes)."""
+
+
 def _lines(path: Path, rows: Mapping[str, Sequence[Mapping[str, Any]]], key: str, *, ylabel: str,
            title: str) -> Path:
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
-    for party, rs in rows.items():
-        pts = [(r["round"], r[key]) for r in rs if r.get(key) is not None]
-        if pts:
-            xs, ys = zip(*pts)
+    series = {party: [(r["round"], r[key]) for r in rs if r.get(key) is not None] for party, rs in rows.items()}
+    series = {party: pts for party, pts in series.items() if pts}
+    many = len(series) > LEGEND_PARTIES
+    for party, pts in series.items():
+        xs, ys = zip(*pts)
+        if many:
+            ax.plot(xs, ys, color="0.6", linewidth=0.7, alpha=0.6)
+        else:
             ax.plot(xs, ys, marker="o" if len(xs) <= 30 else None, markersize=3, label=party)
-    _finish(fig, ax, path, ylabel=ylabel, title=title, legend=len(rows) > 1)
+    if many:
+        by_round: dict[int, list[float]] = {}
+        for pts in series.values():
+            for x, y in pts:
+                by_round.setdefault(x, []).append(y)
+        rounds = sorted(by_round)
+        ax.plot(rounds, [float(np.median(by_round[x])) for x in rounds], color="C0", linewidth=2,
+                label=f"median of {len(series)} parties")
+        ax.plot([], [], color="0.6", linewidth=0.7, label="each party")
+    _finish(fig, ax, path, ylabel=ylabel, title=title, legend=len(series) > 1)
     return path
 
 
