@@ -1,5 +1,6 @@
-"""Numba kernel for NPMI's document counts: in how many documents each asked word occurs, and each pair of a
-topic's top words together (``eval.coherence.npmi_coherence``).
+"""Numba kernels for the coherence measures' counts: in how many units (documents for NPMI and u_mass, gensim's
+sliding windows for c_v) each asked word occurs, and each pair of a topic's top words together
+(``eval.coherence.topic_pair_counts``).
 
 One pass over the reference corpus and nothing per token: a document's asked words are marked in ``stamp``, then
 each marked word's places among the topics' top words (``place_ptr``/``places``) look up the later words of the
