@@ -12,7 +12,8 @@ pages included, shared pages divided among their sharers: PSS):
 - ``store``: ``fedtopic data build`` (every core) then ``GibbsLDA`` (dense, one thread) on the opened store for
   ``--sweeps`` sweeps at ``--topics``; each step timed on its own too;
 - ``store-1``: the same with one tokenising process;
-- ``train``: ``fedtopic train --corpus STORE`` (the whole command: split, sweeps, evaluation, run folder);
+- ``train``: ``fedtopic train --corpus STORE`` (the whole command: split, sweeps, evaluation, run folder; the
+  store is built first, untimed, when neither ``store`` nor ``store-1`` is asked for);
 - ``tomotopy``: read the JSON lines, ``add_doc(text.split())`` (tomotopy's cheapest load: no tokenizer, no stop
   words), ``train(sweeps, workers=1)``.
 
