@@ -158,3 +158,25 @@ def test_the_memory_estimate_covers_every_partys_topic_word_matrix():
     check_model_fits(parts, 50, available=need)
     with pytest.raises(ModelError, match="lower -k"):
         check_model_fits(parts, 50, available=need - 1)
+
+
+def test_the_run_says_each_step_after_training(tmp_path):
+    """run_baseline names what it does after the sweeps (at K = 1,000 the fold-in outlasts a few sweeps)."""
+    from _lda_synth import synthetic_lda
+
+    from fedtopic.algorithms.base import Mode
+    from fedtopic.cli.algo_options import resolve
+    from fedtopic.corpus.training_data import split_corpus
+    from fedtopic.simulation.baseline_run import run_baseline
+
+    corpus, _ = synthetic_lda(60, 30, 40, 3, seed=0)
+    data = split_corpus("synthetic", corpus, n_parties=1, scheme="a", seed=0)
+    _, spec = resolve("centralized-lda", Mode.centralised, "test", 3, 4, 0, [])
+    stages: list[str] = []
+    sweeps: list[int] = []
+    run_baseline(data, "centralized-lda", spec, tmp_path, eval_every=2, stage=stages.append,
+                 progress=lambda party, iteration, metrics: sweeps.append(iteration) or stages.append("sweep"))
+    assert sweeps == [1, 2, 3, 4]
+    assert stages[:4] == ["sweep"] * 4
+    assert [s.split(":")[0] for s in stages[4:]] == ["scoring", "writing the run folder", "scoring"]
+    assert "held-out perplexity" in stages[4] and "c_v" in stages[6]

@@ -82,13 +82,16 @@ def train(
             bar.update(task, completed=party * iterations + iteration, **fields)
 
         summary = run_baseline(data, algorithm, spec, run_dir, eval_every=eval_every, progress=on_iteration,
-                               start_phi=None if start is None else start.phi)
+                               start_phi=None if start is None else start.phi,
+                               stage=lambda what: bar.update(task, info=what))
         if start is not None:
             summary["continued_from"] = str(continue_from)
             write_summary(run_dir, summary)
         if summary.get("stopped_by") == "early-stopping":  # the bar ends where training did, not at the budget
             bar.update(task, total=summary["epochs"], completed=summary["epochs"],
                        info=f"stopped early (best epoch {summary['best_epoch']})")
+        else:
+            bar.update(task, info="done")
     if fmt is OutputFormat.json:
         print_json(summary | {"run": str(run_dir)})
         return

@@ -33,6 +33,9 @@ from fedtopic.runs.folder import (
 
 ProgressFn = Callable[[int, int, dict[str, float]], None]
 """``progress(party, iteration, metrics)`` after every sweep; metrics may hold ``perplexity``."""
+StageFn = Callable[[str], None]
+"""``stage(what)`` when the run moves on to work after training (at K = 1,000 the held-out fold-in alone takes
+longer than a few sweeps): what it is doing now, for a progress bar's text."""
 
 CURVE_TEST_DOCS = 500
 """The per-iteration perplexity curve folds in at most this many test documents (the final figure uses all)."""
@@ -48,9 +51,10 @@ def run_baseline(
     fold_in_iterations: int = 50,
     progress: ProgressFn | None = None,
     start_phi: np.ndarray | None = None,
+    stage: StageFn | None = None,
 ) -> dict[str, Any]:
     """Train ``algorithm`` (any registered one with a centralised mode) on ``data``, evaluate on its test
-    split, write ``out``.
+    split, write ``out``; ``stage`` hears each step after training.
 
     Returns the summary dict that was written to ``out/summary.json``.
     """
@@ -85,7 +89,9 @@ def run_baseline(
     trains = [merge_corpora(data.parties)] if len(models) == 1 else list(data.parties)
     train_seconds = time.perf_counter() - started
 
+    tell = stage or (lambda what: None)
     alpha, beta = models[0].model.alpha, models[0].model.beta
+    tell(f"scoring: held-out perplexity (fold-in, {fold_in_iterations} iterations), NPMI, diversity")
     per_model = [
         evaluate_model(m.model.phi, m.model.alpha, train, data.test, theta_train=m.theta,
                        fold_in_iterations=fold_in_iterations, seed=spec.seed)
@@ -95,6 +101,7 @@ def run_baseline(
     wall = time.perf_counter() - started
 
     phi = models[0].model.phi
+    tell("writing the run folder: topics, model, θ, plots")
     write_topics(out, topic_table(phi, data.train.vocab, trains[0], theta=models[0].theta))
     save_topic_model(out, TopicModelFile(phi=phi, alpha=alpha, beta=beta, vocab=data.train.vocab, tokenizer=data.tokenizer,
                                         algorithm=algorithm))
@@ -123,6 +130,7 @@ def run_baseline(
     }
     if "macro_f1" in metrics:
         summary["macro_f1"] = metrics["macro_f1"]
+    tell("scoring: u_mass and c_v")
     summary |= gensim_coherences(phi, trains[0], seed=spec.seed)
     summary.update(models[0].extra)
     if len(per_model) > 1:
