@@ -150,21 +150,16 @@ def _fold_in_sparse_kernel(
     """``_fold_in_kernel``'s Gibbs chain drawn in O(k_d) a token where the document's topics explain the word.
 
     The conditional splits as (n_dk + α_k) φ_kw = n_dk φ_kw + α_k φ_kw: the first part lives on the k_d topics the
-    document holds (kept as a list), the second is the prior's, whose total s_w = Σ_k α_k φ_kw is computed once a
-    word. One uniform u picks the part (u · total below the document part's mass) and then the topic within it
-    by inverse CDF, the prior part scanning all K only when it is picked. Every draw is exact; the topics are
-    visited in another order than the dense kernel's, so the same seed gives another (equally distributed)
+    document holds (kept as a list), the second is the prior's, whose total s_w = Σ_k α_k φ_kw is computed at the
+    word's first token. One uniform u picks the part (u · total below the document part's mass) and then the topic
+    within it by inverse CDF, the prior part scanning all K only when it is picked. Every draw is exact; the topics
+    are visited in another order than the dense kernel's, so the same seed gives another (equally distributed)
     chain."""
     n_docs = doc_ptr.shape[0] - 1
     n_words, k_topics = phi_t.shape
     theta = np.empty((n_docs, k_topics))
     state = np.zeros(1, dtype=np.uint64)
-    prior_mass = np.empty(n_words)
-    for w in range(n_words):
-        total = 0.0
-        for k in range(k_topics):
-            total += alpha[k] * phi_t[w, k]
-        prior_mass[w] = total
+    prior_mass = np.full(n_words, -1.0)  # Σ_k α_k φ_kw at a word's first token: one short text costs no V·K
     n_dk = np.zeros(k_topics, dtype=np.int64)
     held = np.empty(k_topics, dtype=np.int64)  # the document's topics with n_dk > 0 ...
     where = np.full(k_topics, -1, dtype=np.int64)  # ... and each one's place in that list
@@ -193,6 +188,11 @@ def _fold_in_sparse_kernel(
                         where[last] = where[t]
                         where[t] = -1
                         n_held -= 1
+                if prior_mass[w] < 0.0:
+                    mass = 0.0
+                    for k in range(k_topics):
+                        mass += alpha[k] * phi_t[w, k]
+                    prior_mass[w] = mass
                 doc_mass = 0.0
                 for j in range(n_held):
                     doc_mass += n_dk[held[j]] * phi_t[w, held[j]]
