@@ -75,11 +75,11 @@ def npmi_coherence(top_words: np.ndarray, reference: Corpus, top_n: int = 10) ->
     if any(len(np.unique(row)) < top_n for row in ids):
         raise EvalError("NPMI: a topic repeats a word among its top words")
     unique, local = np.unique(ids, return_inverse=True)
-    df, pairs, _ = topic_pair_counts(reference, unique, local.reshape(ids.shape))
+    local = local.reshape(ids.shape)
+    df, pairs, _ = topic_pair_counts(reference, unique, local)
     upper_i, upper_j = np.triu_indices(top_n, k=1)
     joint = pairs[:, upper_i, upper_j] / reference.n_docs  # [K, n(n-1)/2] pair frequencies
     marginal = df / reference.n_docs
-    local = local.reshape(ids.shape)
     return _npmi(joint, marginal[local[:, upper_i]] * marginal[local[:, upper_j]]).mean(axis=1)
 
 
@@ -101,17 +101,17 @@ def topic_pair_counts(reference: Corpus, unique: np.ndarray, top_local: np.ndarr
     only the pairs a topic asks about: a [U, U] table would be 800 MB at K = 1,000."""
     from fedtopic.eval._cooccurrence import count_documents, count_windows
 
+    top_local = np.ascontiguousarray(top_local, dtype=np.int64)
     n_topics, n = top_local.shape
     column = np.full(reference.n_words, -1, dtype=np.int64)
     column[unique] = np.arange(len(unique))
-    flat = np.ascontiguousarray(top_local, dtype=np.int64).ravel()
+    flat = top_local.ravel()
     places = np.argsort(flat, kind="stable").astype(np.int64)  # k·n + a, grouped by asked word
     place_ptr = np.zeros(len(unique) + 1, dtype=np.int64)
     np.cumsum(np.bincount(flat, minlength=len(unique)), out=place_ptr[1:])
     occ = np.zeros(len(unique), dtype=np.int64)
     pairs = np.zeros((n_topics, n, n), dtype=np.int64)
-    args = (reference.words, np.asarray(reference.doc_ptr, dtype=np.int64), column, flat.reshape(n_topics, n),
-            place_ptr, places)
+    args = (reference.words, np.asarray(reference.doc_ptr, dtype=np.int64), column, top_local, place_ptr, places)
     if window is None:
         count_documents(*args, occ, pairs)
         return occ, pairs, reference.n_docs

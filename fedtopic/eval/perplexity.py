@@ -28,7 +28,7 @@ from fedtopic.eval._checks import check_alpha, check_corpus_for_phi, check_phi
 from fedtopic.models.foldin import fold_in
 from fedtopic.models.prior import Alpha
 
-_CHUNK_ELEMENTS = 1 << 18  # tokens × K scored at once: two gathers of 2 MB of float64 (32 MB each: a run's peak)
+_CHUNK_ELEMENTS = 1 << 18  # tokens × K scored at once: two gathers of 2 MB of float64 (at 1 << 22, 32 MB each)
 
 
 def token_log_probs(phi: np.ndarray, theta: np.ndarray, words: np.ndarray, doc_of_token: np.ndarray) -> np.ndarray:

@@ -76,6 +76,13 @@ def _draw(weights: np.ndarray, cum: np.ndarray, u: float) -> int:
     return k_max - 1
 
 
+@njit(cache=True, inline="always")
+def _theta_row(theta: np.ndarray, d: int, acc: np.ndarray, kept: int, alpha: np.ndarray, norm: float) -> None:
+    """θ_d = (mean over the kept sweeps of n_dk + α_k) / (N_d + Σα), from acc float64[K] = Σ n_dk over them."""
+    for k in range(theta.shape[1]):
+        theta[d, k] = (acc[k] / kept + alpha[k]) / norm
+
+
 @njit(cache=True)
 def _fold_in_kernel(
     phi_t: np.ndarray,
@@ -129,9 +136,7 @@ def _fold_in_kernel(
             if sweep >= burn_in:
                 for k in range(k_topics):
                     acc[k] += n_dk[k]
-        norm = length + alpha_sum
-        for k in range(k_topics):
-            theta[d, k] = (acc[k] / kept + alpha[k]) / norm
+        _theta_row(theta, d, acc, kept, alpha, length + alpha_sum)
     return theta
 
 
@@ -214,9 +219,10 @@ def _fold_in_sparse_kernel(
                         target -= doc_mass
                         run = 0.0
                         for k in range(k_topics):
-                            if alpha[k] * phi_t[w, k] > 0.0:
+                            weight = alpha[k] * phi_t[w, k]
+                            if weight > 0.0:
                                 t = k
-                                run += alpha[k] * phi_t[w, k]
+                                run += weight
                                 if run > target:
                                     break
                         if t < 0:
@@ -233,9 +239,7 @@ def _fold_in_sparse_kernel(
         for j in range(n_held):
             where[held[j]] = -1
             n_dk[held[j]] = 0
-        norm = length + alpha_sum
-        for k in range(k_topics):
-            theta[d, k] = (acc[k] / kept + alpha[k]) / norm
+        _theta_row(theta, d, acc, kept, alpha, length + alpha_sum)
     return theta
 
 
