@@ -288,3 +288,39 @@ def test_sigterm_stops_a_dev_chain_within_seconds_even_while_a_slow_batch_and_a_
         slow.close()
         busy.close()
         chain.stop()
+
+
+def test_a_transaction_signed_for_another_chain_or_for_none_is_refused(tmp_path):
+    chain = start_chain_up()
+    dev = start_chain_up(dev=True)
+    try:
+        for node, unprotected_ok in ((chain, False), (dev, True)):
+            w3 = connect(node.url)
+            payer = Account.from_key(node.faucet_key)
+            own_id = w3.eth.chain_id
+            someone = Account.create().address
+            nonce = w3.eth.get_transaction_count(payer.address)
+            base = {"to": someone, "value": 10, "gas": 21_000, "nonce": nonce}
+            mainnet = payer.sign_transaction({**base, "gasPrice": 10**10, "chainId": 1}).raw_transaction
+            typed_foreign = payer.sign_transaction({**base, "maxFeePerGas": 10**10, "maxPriorityFeePerGas": 1,
+                                                    "chainId": own_id + 1, "type": 2}).raw_transaction
+            for raw in (mainnet, typed_foreign):
+                answer = _rpc(node.url, "eth_sendRawTransaction", ["0x" + bytes(raw).hex()])
+                assert "chain id" in answer["error"]["message"] and str(own_id) in answer["error"]["message"], answer
+            assert w3.eth.get_balance(someone) == 0
+            bare = payer.sign_transaction({**base, "gasPrice": 10**10}).raw_transaction  # no chain id: pre-EIP-155
+            answer = _rpc(node.url, "eth_sendRawTransaction", ["0x" + bytes(bare).hex()])
+            if unprotected_ok:
+                assert "result" in answer, answer
+                w3.eth.wait_for_transaction_receipt(answer["result"], timeout=30)
+                assert w3.eth.get_balance(someone) == 10
+            else:
+                assert "pre-EIP-155" in answer["error"]["message"] and "--dev" in answer["error"]["message"], answer
+                assert w3.eth.get_balance(someone) == 0
+                ours = payer.sign_transaction({**base, "gasPrice": 10**10, "chainId": own_id}).raw_transaction
+                mined = _rpc(node.url, "eth_sendRawTransaction", ["0x" + bytes(ours).hex()])
+                w3.eth.wait_for_transaction_receipt(mined["result"], timeout=30)
+                assert w3.eth.get_balance(someone) == 10
+    finally:
+        chain.stop()
+        dev.stop()

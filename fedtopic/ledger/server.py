@@ -11,7 +11,8 @@ log index, ``ledger/log_index.py``) and the read-only ``fedtopic_logStats`` are 
 test controls (``evm_snapshot``, ``evm_revert``, ``evm_mine``, ...) answer "method not found" unless
 the server runs with ``dev=True`` (``chain up --dev``: a throwaway chain), and so do the methods that sign with
 a key the node holds (``eth_sendTransaction``, ``eth_sign``...; ``eth_accounts`` is empty): parties send only
-raw transactions they signed. Bodies are parsed by ``safe_json`` (nesting counted before parsing, no NaN). Error
+raw transactions they signed, for this chain's id (``ledger/replay_guard.py``; unprotected ones only with
+``dev``). Bodies are parsed by ``safe_json`` (nesting counted before parsing, no NaN). Error
 codes are JSON integers, as the JSON-RPC spec says. A connection that stalls for ``READ_TIMEOUT_S`` is dropped.
 
 Persistence: with a data directory, every state-changing call that succeeded (raw transactions,
@@ -54,6 +55,7 @@ from fedtopic.ledger.call_guard import (
 from fedtopic.ledger.embedded import EmbeddedChain
 from fedtopic.ledger.errors import LedgerError
 from fedtopic.ledger.log_index import LogIndex, LogQueryError
+from fedtopic.ledger.replay_guard import ForeignTransaction, check_raw_transaction
 from fedtopic.ledger.rpc import tester_revert_data
 from fedtopic.ledger.snapshot import SNAPSHOT_NAME, ChangeTrackingStore, SnapshotFile
 from fedtopic.safe_json import UntrustedJSONError, loads_untrusted
@@ -160,6 +162,7 @@ class ChainService:
             self._journal = self._journal_file(data_dir).open("a", encoding="utf-8")
         self.index = LogIndex(None if data_dir is None else data_dir / LOG_INDEX_NAME, self._result)
         self.reindexed = self.index.catch_up(self._head())
+        self.chain_id = int(self._result("eth_chainId", []), 16)
 
     def _inner_db(self) -> Any:
         return self.chain.backend.chain.chaindb.db.wrapped_db  # py-evm's MemoryDB under the AtomicDB
@@ -306,6 +309,11 @@ class ChainService:
             return {"jsonrpc": "2.0", "id": rid,
                     "error": {"code": -32601, "message": f"{method}: this chain holds no unlocked account; sign the "
                               "transaction yourself and send it with eth_sendRawTransaction"}}
+        if method == "eth_sendRawTransaction":
+            try:  # before the lock: a foreign transaction costs the chain nothing
+                check_raw_transaction(params, self.chain_id, allow_unprotected=self.dev)
+            except ForeignTransaction as exc:
+                return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32000, "message": str(exc)}}
         writes = method in JOURNALED or method.startswith("evm_")
         with self._lock.hold(urgent=writes):
             return self._locked_call(rid, method, params, writes)
