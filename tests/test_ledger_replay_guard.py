@@ -7,7 +7,11 @@ from eth_account import Account
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fedtopic.ledger.replay_guard import ForeignTransaction, check_raw_transaction, transaction_chain_id
+from fedtopic.ledger.replay_guard import (
+    ForeignTransaction,
+    check_raw_transaction,
+    transaction_chain_id,
+)
 
 KEY = "0x" + "11" * 32
 

@@ -53,10 +53,12 @@ def serve(
     """Serve the aggregator until interrupted; a restart with the same --data resumes every open round."""
     import uvicorn
 
+    from fedtopic.runs.folder_lock import hold_folder
     from fedtopic.runs.private import keep_private
     from fedtopic.runs.process import raise_open_files_limit, stop_with_parent
 
     keep_private(data)  # every party's updates (in clear under none), aggregates, the session store
+    hold_folder(data, "aggregator serve")  # one process per state folder
     stop_with_parent()  # started by simulate: end with it, even when it was killed
     raise_open_files_limit()  # a connection per waiting party: 1,000 parties pass a soft limit of 1,024
 

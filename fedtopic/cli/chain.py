@@ -37,9 +37,12 @@ def up(
 ) -> None:
     """Serve a chain at http://HOST:PORT until SIGTERM or Ctrl-C: the embedded py-evm chain (standard
     eth_/net_/web3_ methods only, unless --dev), or anvil (--engine anvil, a development engine: needs --dev)."""
+    from fedtopic.runs.folder_lock import hold_folder
     from fedtopic.runs.private import keep_private
 
     keep_private(*([] if data is None else [data]))  # the journal, snapshots and faucet key: owner only
+    if data is not None:
+        hold_folder(data, "chain up")  # one process per state folder
     if engine == "anvil":
         _anvil(host, port, data, dev, anvil_save_seconds)
         return

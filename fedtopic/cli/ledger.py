@@ -17,6 +17,7 @@ from fedtopic.ledger.audit import (
     readers_outside_cp,
 )
 from fedtopic.ledger.endpoint import chain_for, registry_of
+from fedtopic.temp_names import sibling_temp
 
 app = typer.Typer(help="Inspect and audit the channels on chain.", no_args_is_help=True,
                   add_completion=False, pretty_exceptions_enable=False)
@@ -89,7 +90,7 @@ def audit(config: ConfigOption, rpc: RpcOption = None,
     failures = kept + [r.as_dict() for r in rows if r.problem == TRAILING]
     latest = max((c["block"] for c in channels.values()), default=w3.eth.block_number)
     state_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = state_path.with_suffix(".tmp")
+    tmp = sibling_temp(state_path)
     tmp.write_text(json.dumps({"registry": registry, "chain_id": w3.eth.chain_id, "block": latest,
                                "block_hash": "0x" + bytes(w3.eth.get_block(latest)["hash"]).hex(),
                                "channels": channels, "failures": kept}))

@@ -121,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except SystemExit as exc:  # e.g. rich on a closed pipe
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        from fedtopic.runs.folder_lock import release_folders
+
+        release_folders()  # a command run in process (tests, notebooks) gives its folders back when it returns
     return result if isinstance(result, int) else 0
 
 

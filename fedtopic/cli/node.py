@@ -50,10 +50,13 @@ def run_command(
     from fedtopic.algorithms.registry import algorithms_for, get_algorithm
     from fedtopic.consortium.config import load_consortium
     from fedtopic.errors import ConfigError
+    from fedtopic.runs.folder_lock import hold_folder
     from fedtopic.runs.private import keep_private
 
     cfg = load_consortium(config)
-    keep_private(state if state is not None else config.parent / "state" / party)  # its data, counts, model, history
+    state_folder = state if state is not None else config.parent / "state" / party
+    keep_private(state_folder)  # its data, counts, model, history
+    hold_folder(state_folder, f"node run --party {party}")  # one process per state folder
     algorithm = get_algorithm(cfg.algorithm.name)
     if not algorithm.modes & {Mode.sync, Mode.async_}:
         raise ConfigError(f"algorithm.name = {algorithm.name!r} has no federated mode; `fedtopic node run` trains "

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from fedtopic.ledger.errors import LedgerError
+from fedtopic.temp_names import sibling_temp
 
 SNAPSHOT_NAME = "state.snapshot"
 META_NAME = "state.snapshot.json"
@@ -82,7 +83,7 @@ def _fsync_write(fh: BinaryIO, data: bytes) -> None:
 
 
 def _replace(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = sibling_temp(path)
     with open(tmp, "wb") as fh:
         _fsync_write(fh, data)
     tmp.replace(path)

@@ -14,11 +14,13 @@ from pathlib import Path
 
 import numpy as np
 
+from fedtopic.temp_names import sibling_temp
+
 
 def write_arrays(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
     """``arrays`` to ``path`` (an .npz): temp file, fsync, rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = sibling_temp(path)
     with open(tmp, "wb") as fh:
         np.savez(fh, **arrays)
         fh.flush()
@@ -29,7 +31,7 @@ def write_arrays(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
 def write_text_atomic(path: Path, text: str) -> None:
     """``text`` to ``path``: temp file, fsync, rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = sibling_temp(path)
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.write(text)
         fh.flush()

@@ -49,6 +49,7 @@ from fedtopic.runs.history import (
     top_words_due,
 )
 from fedtopic.runs.topic_snapshot import record_topics
+from fedtopic.temp_names import sibling_temp
 from fedtopic.text import some_names
 
 CHECKPOINT = "party-checkpoint.npz"
@@ -141,7 +142,7 @@ class _Pending:
         payload = encode()
         self.folder.mkdir(parents=True, exist_ok=True)
         for path, data in ((blob, payload), (meta, json.dumps({"digest": digest}).encode())):
-            tmp = path.with_name(path.name + ".tmp")
+            tmp = sibling_temp(path)
             tmp.write_bytes(data)
             tmp.replace(path)
         return payload

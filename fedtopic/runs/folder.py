@@ -19,6 +19,7 @@ import numpy as np
 from fedtopic.errors import ConfigError, ModelError
 from fedtopic.models.prior import check_alpha
 from fedtopic.runs.json_text import dumps
+from fedtopic.temp_names import sibling_temp
 
 SUMMARY_KEYS = (
     "algorithm",
@@ -85,7 +86,7 @@ def write_run_info(run_dir: Path, info: dict[str, Any]) -> Path:
 
 def write_json(path: Path, data: Any) -> Path:
     """Write pretty JSON atomically (temp file, then rename) so a crash never leaves half a file."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp = sibling_temp(path)
     tmp.write_text(dumps(data) + "\n", encoding="utf-8")
     tmp.replace(path)
     return path

@@ -25,6 +25,7 @@ from fedtopic.eval.coherence import heaviest_ids
 from fedtopic.eval.topic_view import marginal, relevance_candidates, topic_map
 from fedtopic.runs.history import TOP_WORDS, top_words_of
 from fedtopic.runs.json_text import dumps
+from fedtopic.temp_names import sibling_temp
 
 SCHEMA = "fedtopic-topics/1"
 CANDIDATES = 20  # words per λ of the grid
@@ -83,7 +84,7 @@ def _short(values: np.ndarray) -> list[float]:
 
 def write_snapshot(path: Path, snapshot: dict[str, Any]) -> None:
     """Replace ``path`` with ``snapshot`` atomically (a reader sees the old file or the new one, never half)."""
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = sibling_temp(path)
     tmp.write_text(dumps(snapshot, indent=None), encoding="utf-8")
     tmp.replace(path)
 
