@@ -28,6 +28,14 @@ def test_a_good_update_passes(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_an_update_naming_another_party_than_its_sender_is_refused(name):
+    meta, payload = SETUP[name]  # made by party index 0
+    PROTECTIONS[name].validate(payload, meta, round=1, session="sess-1", sender=0)
+    with pytest.raises(InvalidUpdate, match="names party index 0, but its sender is party index 1"):
+        PROTECTIONS[name].validate(payload, meta, round=1, session="sess-1", sender=1)
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_wrong_round_session_scheme_or_shape_is_refused(name):
     scheme = PROTECTIONS[name]
     meta, payload = SETUP[name]

@@ -75,8 +75,10 @@ class Combiner(Protocol):
         ...
 
     def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
-                 session: str | None = None) -> Any:
-        """InvalidPayload unless ``payload`` is a well-formed update for ``round`` of ``session`` with ``meta``;
+                 session: str | None = None, sender: int | None = None) -> Any:
+        """InvalidPayload unless ``payload`` is a well-formed update for ``round`` of ``session`` with ``meta``,
+        sent by the party of index ``sender`` (a payload that names a party must name that one: checked at
+        submission, so one member's bad update is refused with 422 and never fails the round's combine);
         returns what the check decoded (the running combine's input), or None."""
         ...
 
@@ -120,7 +122,7 @@ class CountSumCombiner:
         return codec_bound(v, k)
 
     def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
-                 session: str | None = None) -> np.ndarray:
+                 session: str | None = None, sender: int | None = None) -> np.ndarray:
         """The decoded counts int64[V, K]."""
         v, k = _shape(meta, (2, 2), MAX_CELLS)
         try:
@@ -185,7 +187,7 @@ class DenseSumCombiner:
         return DENSE_HEADER_MAX + int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize
 
     def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
-                 session: str | None = None) -> np.ndarray:
+                 session: str | None = None, sender: int | None = None) -> np.ndarray:
         """The decoded array (``meta``'s shape and dtype)."""
         shape, dtype, nonnegative = self._spec(meta)
         arr = decode_array(payload, shape, dtype)
@@ -315,7 +317,7 @@ class VocabularyRendezvous:
         return 0
 
     def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
-                 session: str | None = None) -> None:
+                 session: str | None = None, sender: int | None = None) -> None:
         raise InvalidPayload("a vocabulary session takes no updates")
 
     def combine(self, payloads: Sequence[bytes], ctx: RoundContext) -> bytes:

@@ -93,7 +93,7 @@ class _Session:
     state: RoundState
     recovery: _Recovery | None = None
     running: Any = None  # the open round's running combine (``fold_update``), if the combiner keeps one
-    refused: dict[str, str] = field(default_factory=dict)  # member → what differed when its open was refused
+    refused: dict[str, str] = field(default_factory=dict)  # member → why its open, or its last update, was refused
     last: tuple[int, AggregateRow] | None = None  # the latest closed round's aggregate: every member reads it
     held: dict[str, tuple[HeldUpdate, bytes]] = field(default_factory=dict)  # the open round's unwritten updates
     max_update: int = 0  # the combiner's bound on one update for the session's meta (fixed once opened)
@@ -119,6 +119,7 @@ class Aggregator:
         self._seen: dict[str, float] = {}  # party → its last authenticated request (in memory: liveness only)
         self.on_change: Callable[[], None] = lambda: None  # called when a round closes, fails or wants recovery
         self._ends = 0  # finished/abandoned messages so far (part of ``status``'s cache key)
+        self._refusals = 0  # updates refused so far (the same)
         self._status_cache: tuple[tuple, float, StatusOut] | None = None
         for sid, spec, by, at in store.sessions():  # resume: every session's open round from disk
             self._sessions[sid] = self._load(sid, spec, by, at)
@@ -264,8 +265,12 @@ class Aggregator:
             sess = self._session(sid)
             self._admission(sess, round, party)
         try:  # validation may be slow (decoding); it runs outside the lock
-            checked = sess.combiner.validate(payload, sess.out.meta, round=round, session=sid)
+            checked = sess.combiner.validate(payload, sess.out.meta, round=round, session=sid,
+                                             sender=sess.state.expected.index(party))
         except InvalidPayload as exc:
+            with self._lock:  # nothing stored; /status names the member until its next update is taken
+                sess.refused[party] = f"its update for round {round} was refused: {str(exc)[:200]}"
+                self._refusals += 1
             raise Rejection(422, "invalid_payload", f"update of {party!r} for round {round}: {exc}") from None
         sha = sha256_hex(payload) if sha is None else sha
         with self._lock:
@@ -279,6 +284,7 @@ class Aggregator:
             sess.running = fold_update(sess.running, sess.combiner, sess.out.meta, session=sid, round=round,
                                        index=sess.state.expected.index(party), payload=payload, checked=checked)
             sess.state = admit(sess.state, party, now)
+            sess.refused.pop(party, None)
             state = sess.state
             closed = close_reason(state, now) == "complete"
             if closed:
@@ -585,7 +591,7 @@ class Aggregator:
         """What ``status`` shows changes only with this (sessions, rounds, updates, recoveries, refusals, ends),
         or with time (deadlines: ``_due``)."""
         now = self._clock()
-        return (self._ends, tuple((sid, s.state.number, len(s.state.received), s.recovery is not None,
+        return (self._ends, self._refusals, tuple((sid, s.state.number, len(s.state.received), s.recovery is not None,
                                    len(s.refused), _due(s, now)) for sid, s in list(self._sessions.items())))
 
 

@@ -57,7 +57,7 @@ class ThresholdRevealCombiner:
         return parse_meta(meta)[1] * RECORD_BYTES
 
     def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
-                 session: str | None = None) -> None:
+                 session: str | None = None, sender: int | None = None) -> None:
         try:
             unpack_records(payload, parse_meta(meta)[1])
         except RecordError as exc:

@@ -113,7 +113,7 @@ class TopicMergeCombiner:
         return HEADER.size + DENSE_HEADER_MAX + k * v * 8
 
     def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
-                 session: str | None = None) -> None:
+                 session: str | None = None, sender: int | None = None) -> None:
         decode_update(payload, meta)
 
     def combine(self, payloads: Sequence[bytes], ctx: Any) -> bytes:

@@ -74,9 +74,9 @@ class CombinerAdapter:
             raise self._meta_error(str(exc)) from None
 
     def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
-                 session: str | None = None) -> None:  # fmt: skip
+                 session: str | None = None, sender: int | None = None) -> None:  # fmt: skip
         try:
-            self.scheme.validate(payload, meta, round=round, session=session)
+            self.scheme.validate(payload, meta, round=round, session=session, sender=sender)
         except CryptoError as exc:
             raise self._payload_error(str(exc)) from None
 

@@ -136,7 +136,7 @@ class ProtectionScheme(Protocol):
     def encode_update(self, n_wk: np.ndarray, ctx: ProtectionContext) -> bytes: ...
     def check_meta(self, meta: Mapping[str, Any]) -> None: ...
     def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
-                 session: str | None = None) -> None: ...  # fmt: skip
+                 session: str | None = None, sender: int | None = None) -> None: ...  # fmt: skip
     def combine(self, payloads: Sequence[bytes], view: RoundView) -> bytes: ...
     def decode_aggregate(self, blob: bytes, ctx: ProtectionContext) -> np.ndarray: ...
 
@@ -181,8 +181,9 @@ def unpack_header(blob: bytes, magic: bytes, error: type[ProtectionError] = Inva
 
 
 def check_header(head: Header, scheme: str, shape: tuple[int, int], *, round: int | None, session: str | None,
-                 error: type[ProtectionError] = InvalidUpdate) -> None:  # fmt: skip
-    """Refuse a header of another scheme, shape, round or session (round/session checked when given)."""
+                 error: type[ProtectionError] = InvalidUpdate, sender: int | None = None) -> None:  # fmt: skip
+    """Refuse a header of another scheme, shape, round, session or sender (each checked when given): an update
+    filed under one party's index but naming another's would fail the round's combine for everyone."""
     if head.scheme != scheme:
         raise error(f"payload is protected with {head.scheme!r}, the session uses {scheme!r}")
     if head.shape != tuple(shape):
@@ -191,6 +192,8 @@ def check_header(head: Header, scheme: str, shape: tuple[int, int], *, round: in
         raise error(f"payload is for round {head.round}, this is round {round}")
     if session is not None and head.tag != session_tag(session):
         raise error("payload belongs to another session")
+    if sender is not None and head.who != sender:
+        raise error(f"payload names party index {head.who}, but its sender is party index {sender}")
 
 
 def meta_shape(meta: Mapping[str, Any]) -> tuple[int, int]:

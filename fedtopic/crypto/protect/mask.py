@@ -320,10 +320,10 @@ class MaskScheme:
         return head + _U16.pack(len(gone)) + struct.pack(f"<{len(gone)}H", *gone) + pack_bits(c, bits)
 
     def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
-                 session: str | None = None) -> None:  # fmt: skip
+                 session: str | None = None, sender: int | None = None) -> None:  # fmt: skip
         shape, parties, _, bits = _spec(meta)
         head, body = unpack_header(payload, UPDATE_MAGIC)
-        check_header(head, self.name, shape, round=round, session=session)
+        check_header(head, self.name, shape, round=round, session=session, sender=sender)
         if head.who >= parties:
             raise InvalidUpdate(f"party index {head.who} out of range for {parties} parties")
         _check_body(body, shape, bits, InvalidUpdate)

@@ -231,10 +231,10 @@ class PaillierRowsScheme:
         return head + _join(cts, public, encode_counts(rest))
 
     def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
-                 session: str | None = None) -> None:  # fmt: skip
+                 session: str | None = None, sender: int | None = None) -> None:  # fmt: skip
         spec = parse_rows_meta(meta)
         head, body = unpack_header(payload, UPDATE_MAGIC)
-        check_header(head, self.name, spec.shape, round=round, session=session)
+        check_header(head, self.name, spec.shape, round=round, session=session, sender=sender)
         if head.who >= spec.parties:
             raise InvalidUpdate(f"party index {head.who} out of range for {spec.parties} parties")
         _, codec = _split(body, spec, InvalidUpdate)

@@ -68,10 +68,10 @@ class PlainScheme:
             encode_counts(counts)
 
     def validate(self, payload: bytes, meta: Mapping[str, Any], *, round: int | None = None,
-                 session: str | None = None) -> None:  # fmt: skip
+                 session: str | None = None, sender: int | None = None) -> None:  # fmt: skip
         shape = meta_shape(meta)
         head, body = unpack_header(payload, UPDATE_MAGIC)
-        check_header(head, self.name, shape, round=round, session=session)
+        check_header(head, self.name, shape, round=round, session=session, sender=sender)
         decode_plain(body, shape)
 
     def combine(self, payloads: Sequence[bytes], view: RoundView) -> bytes:
