@@ -14,7 +14,7 @@ def test_init_text_output(tmp_path, capsys):
     assert "consortium 'consortium': 3 parties" in out
     for party in cfg.parties:
         assert party.address in out and f"{party.id}.key.json" in out
-    assert "Give each key file to its party only" in out
+    assert "A trial on one machine: every party's secret keys are in this folder" in out
 
 
 def test_init_json_with_fig5_cp_file(tmp_path, capsys):
@@ -49,4 +49,5 @@ def test_init_errors_are_one_line_and_exit_2(tmp_path, capsys):
 def test_init_usage_errors(tmp_path, capsys):
     assert main(["consortium", "init", "--parties", "0", "--out", str(tmp_path)]) == 2
     assert main(["consortium", "init", "--out", str(tmp_path)]) == 2
-    assert "Missing option '--parties'" in capsys.readouterr().err
+    assert "give --cards CARD… (each organisation's card from `consortium keygen`) or --parties N" in \
+        capsys.readouterr().err

@@ -1,8 +1,11 @@
-"""`fedtopic consortium init`: a new consortium's config and one private key file per party.
+"""`fedtopic consortium init`: a new consortium's config, from the parties' cards or, for one operator trying
+things on one machine, with every party's key file.
 
-The config (consortium.toml) holds only public keys and is shared by everyone;
-each key file (keys/<party>.key.json, mode 0600) must be handed to its party
-alone. Party ids are p1..pN.
+The config (consortium.toml) holds only public keys and is shared by everyone. Organisations that do not trust
+each other each run ``consortium keygen`` on their own machine and hand in only a card (``consortium.cards``);
+``init_from_cards`` builds the config from those and writes no secret at all. ``init_consortium`` (``--parties
+N``) makes every party's key file (keys/<party>.key.json, mode 0600) in one folder: whoever runs it holds every
+party's secrets, which is right only for a trial on one machine. Its party ids are p1..pN.
 
 CP file format (``--cp FILE``): the paper's channel-peer access matrix CP
 (§7.1, Def. 4) as a CSV of 0/1, one line per channel, one column per peer:
@@ -24,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from fedtopic.consortium.cards import PartyCard, check_cards, read_card
 from fedtopic.consortium.config import (
     ConsortiumConfig,
     load_consortium,
@@ -82,11 +86,15 @@ def cp_from_consortia(consortia: Iterable[Iterable[str]]) -> dict[str, list[str]
     return {owner: list(known) for owner, known in readers.items()}
 
 
-def parse_cp_file(path: str | os.PathLike[str], *, expected_parties: int | None = None) -> dict[str, list[str]]:
-    """Read a CSV 0/1 CP matrix (see module doc) into {owner: [other readers]} for parties p1..pP.
+def parse_cp_file(path: str | os.PathLike[str], *, expected_parties: int | None = None,
+                  ids: list[str] | None = None) -> dict[str, list[str]]:
+    """Read a CSV 0/1 CP matrix (see module doc) into {owner: [other readers]} for parties ``ids`` (default
+    p1..pP, in the matrix's order: with cards, the cards' order).
 
-    ``expected_parties``: the consortium's size, which the matrix must match.
+    ``expected_parties``: the consortium's size, which the matrix must match (``len(ids)`` when ids are given).
     """
+    if ids is not None:
+        expected_parties = len(ids)
     where = Path(path)
     try:
         lines = where.read_text(encoding="utf-8").splitlines()
@@ -103,7 +111,9 @@ def parse_cp_file(path: str | os.PathLike[str], *, expected_parties: int | None 
     problems: list[str] = []
     if expected_parties is not None and size != expected_parties:
         problems.append(f"{where}: the CP matrix has {size} rows but the consortium has {expected_parties} parties")
-    ids = party_ids(size)
+    if ids is not None and problems:
+        raise ConfigError(join_problems(problems))  # the cards name the parties: a matrix of another size names none
+    ids = party_ids(size) if ids is None else ids
     cp: dict[str, list[str]] = {}
     for i, (line_no, cells) in enumerate(rows):
         if len(cells) != size:
@@ -176,22 +186,61 @@ def add_party(config_path: Path, party_id: str, *, reads: str = "all") -> AddRes
     cfg = load_consortium(config_path)
     if party_id in cfg.party_ids:
         raise ConfigError(f"party {party_id!r} is already in {config_path}")
-    if reads not in ("all", "none"):
-        raise ConfigError(f"--reads is all or none, not {reads!r}")
     key_path = key_file_path(config_path.parent, party_id)
     if key_path.exists():
         raise ConfigError(f"{key_path} already exists; refusing to overwrite a party's keys")
     keys = generate_party_keys(party_id)
+    new = _with_party(cfg, {"id": party_id, "address": keys.address, "x25519_public": keys.x25519_public.hex()},
+                      reads)  # checked before anything is written
+    key_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    save_party_keys(keys, key_path)
+    save_consortium(new, config_path)
+    return AddResult(new, key_path)
+
+
+def init_from_cards(card_files: list[Path], out_dir: Path, *, cp_file: Path | None = None,
+                    name: str = "consortium") -> tuple[Path, ConsortiumConfig]:
+    """out_dir/consortium.toml from the parties' cards (each checked: its self-signature, no id, address or X25519
+    key twice), in the cards' order; ``cp_file`` a CP matrix in that order (default: everyone reads everyone).
+    Writes no key. Refuses a directory that already holds a consortium."""
+    if not card_files:
+        raise ConfigError("no cards given: each party makes one with `fedtopic consortium keygen --party ID`")
+    if len(card_files) > MAX_PARTIES:
+        raise ConfigError(f"{len(card_files)} cards; a consortium has at most {MAX_PARTIES} parties")
+    config_path = Path(out_dir) / CONFIG_NAME
+    if config_path.exists():
+        raise ConfigError(f"{config_path} already exists; refusing to overwrite an existing consortium")
+    cards = [(Path(f), read_card(f)) for f in card_files]
+    check_cards(cards)
+    ids = [card.party for _, card in cards]
+    cp = cp_from_consortia([ids]) if cp_file is None else parse_cp_file(cp_file, ids=ids)
+    config = validate_consortium({"name": name, "parties": [card.config_entry() for _, card in cards],
+                                  "cp": {owner: list(readers) for owner, readers in cp.items()}})
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    save_consortium(config, config_path)
+    return config_path, config
+
+
+def add_party_card(config_path: Path, card_file: Path, *, reads: str = "all") -> tuple[PartyCard, ConsortiumConfig]:
+    """Add the party of ``card_file`` (checked as ``init_from_cards`` checks) to the consortium at ``config_path``,
+    reading as ``add_party``'s ``reads`` says. Writes no key."""
+    cfg = load_consortium(config_path)
+    card = read_card(card_file)
+    check_cards([(Path(card_file), card)], [p.model_dump() for p in cfg.parties])
+    return card, _with_party(cfg, card.config_entry(), reads)
+
+
+def _with_party(cfg: ConsortiumConfig, entry: dict[str, str], reads: str) -> ConsortiumConfig:
+    """``cfg`` with the party ``entry`` added, its CP as ``reads`` says (all, or none until `grant`); validated."""
+    if reads not in ("all", "none"):
+        raise ConfigError(f"--reads is all or none, not {reads!r}")
+    party_id = entry["id"]
     data = cfg.model_dump(mode="json", exclude_none=True)
-    data["parties"].append({"id": party_id, "address": keys.address, "x25519_public": keys.x25519_public.hex()})
+    data["parties"].append(entry)
     cp = {owner: list(readers) for owner, readers in cfg.cp.items()}
     if reads == "all":
         for owner in cp:
             cp[owner] = sorted(set(cp[owner]) | {party_id})
         cp[party_id] = sorted([*cfg.party_ids, party_id])
     data["cp"] = cp
-    new = validate_consortium(data)  # checked before anything is written
-    key_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    save_party_keys(keys, key_path)
-    save_consortium(new, config_path)
-    return AddResult(new, key_path)
+    return validate_consortium(data)
