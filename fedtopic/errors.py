@@ -54,6 +54,11 @@ class SessionMismatch(TrainingError):
     """Two parties' updates are not comparable: another algorithm, K, option or vocabulary."""
 
 
+class AggregatorMisbehaved(TrainingError):
+    """What the aggregator relayed or served fails a check the parties make themselves: a setup the launcher did
+    not sign, an aggregate other parties did not receive. The party stops before any update leaves it."""
+
+
 class PrivacyError(FedTopicError):
     """A privacy parameter is out of range, or a privacy budget is spent."""
 

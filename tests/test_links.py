@@ -40,7 +40,8 @@ def _train(folder: Path, consortium: tuple, protection: str, link_for) -> list[d
 
     def one(i: int) -> None:
         keys = load_party_keys(key_file_path(config.parent, cfg.party_ids[i]))
-        conn = Connection(link_for(keys), cfg.party_ids, publics, ProtectionSettings(protection, 1024),
+        conn = Connection(link_for(keys), cfg.party_ids, publics, cfg.parties[0].address,
+                          ProtectionSettings(protection, 1024),
                           "links-s1", params, round_timeout=60.0)
         try:
             run_sync_party(parties[i], conn, algorithm="csfed-lda", compute_lock=lock)

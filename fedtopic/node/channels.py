@@ -88,13 +88,14 @@ class TopicsChannel:
 
 
 def open_channel(client: AggregatorClient, channel: Channel, ids: Sequence[str], keys: PartyKeys,
-                 publics: Sequence[bytes], *, protection: Protection, params: Mapping[str, Any],
+                 publics: Sequence[bytes], *, launcher: str, protection: Protection, params: Mapping[str, Any],
                  timeout: float, key_bits: int = 2048) -> ChannelSession:
     """Open or join ``client``'s session for ``channel``; ``params`` name what every party must agree on (a party
     whose params differ is refused by the aggregator or by the check against the launcher's)."""
     params = dict(params) | {"channel": channel.name}
     if channel.kind == "dense":
-        session = open_dense_session(client, ids, keys, publics, protection=protection, n=channel.size,
+        session = open_dense_session(client, ids, keys, publics, launcher=launcher, protection=protection,
+                                     n=channel.size,
                                      params=params, timeout=timeout, dtype=channel.meta.get("dtype", "float64"),
                                      key_bits=key_bits)
         return DenseChannel(channel, session)

@@ -98,7 +98,8 @@ def _context(protection: Protection, client: AggregatorClient, keys: PartyKeys, 
 
 
 def open_counts_channel(client: AggregatorClient, channel: Channel, ids: Sequence[str], keys: PartyKeys,
-                        publics: Sequence[bytes], *, protection: Protection, params: Mapping[str, Any], timeout: float,
+                        publics: Sequence[bytes], *, launcher: str, protection: Protection, params: Mapping[str, Any],
+                        timeout: float,
                         key_bits: int, delta: float, straggler_deadline: float | None,
                         secrets: Secrets | None) -> tuple[CountsChannel, Secrets]:
     """Open or join ``channel``'s session; (the channel, the consortium's secrets: sealed here when the channel is
@@ -107,8 +108,8 @@ def open_counts_channel(client: AggregatorClient, channel: Channel, ids: Sequenc
     require_carries(protection, "counts", f"channel {channel.name!r}")
     if channel.meta.get("setup"):
         setup = protection.setup()
-        secrets = _join_with_secrets(client, channel, ids, keys, publics, protection, params, timeout, key_bits,
-                                     delta)
+        secrets = _join_with_secrets(client, channel, ids, keys, publics, launcher, protection, params, timeout,
+                                     key_bits, delta)
         prot = setup.counts(_context(setup, client, keys, ids, publics, channel, secrets, delta))
         return CountsChannel(channel, client, prot, ids), secrets
     if channel.meta.get("every_cell"):  # no word ranking to pick rows by: the setup scheme, which covers every cell
@@ -132,7 +133,7 @@ def open_counts_channel(client: AggregatorClient, channel: Channel, ids: Sequenc
 
 
 def _join_with_secrets(client: AggregatorClient, channel: Channel, ids: Sequence[str], keys: PartyKeys,
-                       publics: Sequence[bytes], protection: Protection, params: dict[str, Any],
+                       publics: Sequence[bytes], launcher: str, protection: Protection, params: dict[str, Any],
                        timeout: float, key_bits: int, delta: float) -> Secrets:
     """The setup session: the launcher seals fresh secrets into its params; everyone opens theirs."""
     setup = protection.setup()
@@ -147,6 +148,7 @@ def _join_with_secrets(client: AggregatorClient, channel: Channel, ids: Sequence
                                   f"consortium, vocabulary or option): {exc.reason}") from None
             raise
         return Secrets()
-    return sealed_session(client, ids, keys, publics, protection=protection, key_bits=key_bits, params=params,
+    return sealed_session(client, ids, keys, publics, launcher=launcher, protection=protection, key_bits=key_bits,
+                          params=params,
                           timeout=timeout, spec=lambda sec: (setup.combiner("counts"), session_meta(setup.counts(
                               _context(setup, client, keys, ids, publics, channel, sec, delta)), channel)))

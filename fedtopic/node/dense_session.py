@@ -68,7 +68,7 @@ class DenseSession:
 
 
 def open_dense_session(client: AggregatorClient, ids: Sequence[str], keys: PartyKeys, publics: Sequence[bytes], *,
-                       protection: Protection, n: int, params: Mapping[str, Any], timeout: float,
+                       launcher: str, protection: Protection, n: int, params: Mapping[str, Any], timeout: float,
                        dtype: str = "float64", key_bits: int = 2048) -> DenseSession:
     """Open or join ``client``'s session for vectors of ``n`` values under ``protection`` (``dtype``: what a
     protection with floats in the clear carries, float64 or float32; the others carry fixed point whatever it is;
@@ -93,6 +93,7 @@ def open_dense_session(client: AggregatorClient, ids: Sequence[str], keys: Party
         prot = codec(Secrets())
         client.open_session(ids, combiner=combiner, meta=prot.meta, params=dict(params))
         return DenseSession(client, ids, n, prot)
-    secrets = sealed_session(client, ids, keys, publics, protection=protection, key_bits=key_bits, params=params,
+    secrets = sealed_session(client, ids, keys, publics, launcher=launcher, protection=protection, key_bits=key_bits,
+                             params=params,
                              timeout=timeout, spec=lambda sec: (combiner, codec(sec).meta))
     return DenseSession(client, ids, n, codec(secrets))

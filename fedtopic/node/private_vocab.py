@@ -147,7 +147,8 @@ def _stage_candidates(party: _Party, session: str, settings: ReleaseSettings, pa
         return "mask", mask.counts(party.mask_context(session, shape, top, secrets.mask_secret)).meta
 
     with party.client(session) as client:
-        secrets = sealed_session(client, party.ids, party.keys, party.publics, protection=mask, key_bits=0,
+        secrets = sealed_session(client, party.ids, party.keys, party.publics, launcher=party.cfg.parties[0].address,
+                                 protection=mask, key_bits=0,
                                  params=params, timeout=party.timeout, spec=spec)
         keys = vocabulary_keys(secrets.mask_secret, session)
         cells = np.array([word_bucket(keys, w, settings.buckets) for w in counts.words], dtype=np.int64)

@@ -45,7 +45,7 @@ def run_sync_node(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
     algorithm.check_protection(spec, protection, len(cfg.parties))
     base = session or default_session(cfg)
     link = HttpLink(url or cfg.aggregator.url, prepared.keys, patience)
-    conn = Connection(link, cfg.party_ids, [p.x25519_public_bytes for p in cfg.parties],
+    conn = Connection(link, cfg.party_ids, [p.x25519_public_bytes for p in cfg.parties], cfg.parties[0].address,
                       ProtectionSettings(protection, cfg.aggregator.key_bits, cfg.aggregator.delta), base,
                       prepared.params, round_timeout=round_timeout,
                       straggler_deadline_seconds=cfg.aggregator.straggler_deadline_seconds)

@@ -72,7 +72,8 @@ class ProtectionSettings:
 @dataclass(frozen=True)
 class Connection:
     """Where and how a party exchanges: its link to the aggregator (``node.link``: HTTP, or in-process) and the
-    key it signs with, the consortium's parties (in order) and their X25519 keys, the protection, the base session
+    key it signs with, the consortium's parties (in order), their X25519 keys and the launcher's address, the
+    protection, the base session
     id (a channel's session is ``<session>-<channel>``) and the params every party must agree on (algorithm, K,
     seed, vocabulary digest, options), and the round clock: how long a round may take for this party, and the
     aggregator's straggler deadline its ``counts`` sessions ask for (None: the aggregator's default)."""
@@ -80,6 +81,7 @@ class Connection:
     link: Link
     ids: Sequence[str]
     publics: Sequence[bytes]
+    launcher: str  # the first party's address (from this party's consortium.toml): it signs every setup session
     protection: ProtectionSettings
     session: str
     params: Mapping[str, Any]
@@ -391,7 +393,8 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
                 client = stack.enter_context(conn.link.session(f"{base}-{channel.name}"))
                 if channel.kind == "counts":
                     ch, secrets[0] = open_counts_channel(
-                        client, channel, conn.ids, conn.keys, conn.publics, protection=protection,
+                        client, channel, conn.ids, conn.keys, conn.publics, launcher=conn.launcher,
+                        protection=protection,
                         params=conn.params, timeout=conn.round_timeout, key_bits=conn.protection.key_bits,
                         delta=conn.protection.delta,
                         straggler_deadline=conn.straggler_deadline_seconds, secrets=secrets[0])
@@ -399,7 +402,8 @@ def run_sync_party(party: FederatedParty, conn: Connection, *, algorithm: str, s
                     sessions[channel.name] = ch
                 else:
                     sessions[channel.name] = open_channel(client, channel, conn.ids, conn.keys, conn.publics,
-                                                          protection=protection, params=conn.params,
+                                                          launcher=conn.launcher, protection=protection,
+                                                          params=conn.params,
                                                           timeout=conn.round_timeout,
                                                           key_bits=conn.protection.key_bits)
                 stack.callback(getattr(sessions[channel.name], "close", lambda: None))

@@ -111,7 +111,8 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
                     (states / pid).mkdir(parents=True, exist_ok=True)
                 party = _built(algo, pid, i, data.parties[i], spec)
                 link = HttpLink(url, keys[pid], PATIENCE)
-                conn = Connection(link, cfg.party_ids, publics, ProtectionSettings(protection, key_bits, delta),
+                conn = Connection(link, cfg.party_ids, publics, cfg.parties[0].address,
+                                  ProtectionSettings(protection, key_bits, delta),
                                   f"{algorithm[:24]}-s{spec.seed}", params)
                 report = None if on_round is None else (lambda line: on_round(pid, line))
                 place = placement()
