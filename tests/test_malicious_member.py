@@ -43,7 +43,8 @@ class _ForgingLink(HttpLink):
 
 def test_an_update_filed_under_another_index_is_refused_and_the_others_go_on_without_its_sender(tmp_path,
                                                                                                 monkeypatch):
-    config, cfg = make_consortium(tmp_path / "c", protection="mask", deadline=4.0, iterations=3)
+    # a deadline past the nodes' first long-poll (WAIT_REPORT_SECONDS): they read the round's state while waiting
+    config, cfg = make_consortium(tmp_path / "c", protection="mask", deadline=12.0, iterations=2)
     monkeypatch.setattr("fedtopic.node.sync_node.HttpLink",
                         lambda url, keys, patience: (_ForgingLink if keys.party_id == "p2" else HttpLink)(
                             url, keys, patience))
@@ -53,7 +54,7 @@ def test_an_update_filed_under_another_index_is_refused_and_the_others_go_on_wit
         def watch() -> None:
             while not done.is_set():
                 for sess in httpx.get(f"{agg.url}/status", timeout=10).json()["sessions"]:
-                    named.extend(why for p, why in sess["current_round"]["refused"].items() if p == "p2")
+                    named.extend(why for p, why in sess["current_round"]["refused_updates"].items() if p == "p2")
                 time.sleep(0.2)
 
         watcher = threading.Thread(target=watch, daemon=True)

@@ -100,10 +100,12 @@ class RoundOut(BaseModel):
     dropped: list[str] = Field(default_factory=list, description="parties a masked round went on without")
     abandoned_by: str | None = Field(None, description="the member that abandoned this session for a fresh run: the "
                                      "round will never complete")
-    refused: dict[str, str] = Field(default_factory=dict, description="members the round still waits for whose "
-                                    "open of this session was refused (other params, with what differs) or whose "
-                                    "last update was refused (and why): the round completes without them only at "
-                                    "its straggler deadline")
+    refused: dict[str, str] = Field(default_factory=dict, description="members whose open of this session was "
+                                    "refused (other params), with what differs: the round cannot complete "
+                                    "without them")
+    refused_updates: dict[str, str] = Field(default_factory=dict, description="members the round still waits for "
+                                            "whose last update was refused at submission, and why: the round goes "
+                                            "on without them at its straggler deadline")
     awaiting_recovery: list[str] = Field(default_factory=list, description="survivors whose recovery is still due")
 
 

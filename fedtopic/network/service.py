@@ -93,7 +93,8 @@ class _Session:
     state: RoundState
     recovery: _Recovery | None = None
     running: Any = None  # the open round's running combine (``fold_update``), if the combiner keeps one
-    refused: dict[str, str] = field(default_factory=dict)  # member → why its open, or its last update, was refused
+    refused: dict[str, str] = field(default_factory=dict)  # member → what differed when its open was refused
+    refused_updates: dict[str, str] = field(default_factory=dict)  # member → why its last update was refused
     last: tuple[int, AggregateRow] | None = None  # the latest closed round's aggregate: every member reads it
     held: dict[str, tuple[HeldUpdate, bytes]] = field(default_factory=dict)  # the open round's unwritten updates
     max_update: int = 0  # the combiner's bound on one update for the session's meta (fixed once opened)
@@ -269,7 +270,7 @@ class Aggregator:
                                              sender=sess.state.expected.index(party))
         except InvalidPayload as exc:
             with self._lock:  # nothing stored; /status names the member until its next update is taken
-                sess.refused[party] = f"its update for round {round} was refused: {str(exc)[:200]}"
+                sess.refused_updates[party] = f"its update for round {round} was refused: {str(exc)[:200]}"
                 self._refusals += 1
             raise Rejection(422, "invalid_payload", f"update of {party!r} for round {round}: {exc}") from None
         sha = sha256_hex(payload) if sha is None else sha
@@ -284,7 +285,7 @@ class Aggregator:
             sess.running = fold_update(sess.running, sess.combiner, sess.out.meta, session=sid, round=round,
                                        index=sess.state.expected.index(party), payload=payload, checked=checked)
             sess.state = admit(sess.state, party, now)
-            sess.refused.pop(party, None)
+            sess.refused_updates.pop(party, None)
             state = sess.state
             closed = close_reason(state, now) == "complete"
             if closed:
@@ -510,9 +511,10 @@ class Aggregator:
                 awaiting = [p for p in request[1] if p not in got] if row.closed_at is None else []
                 state = "recovering" if row.closed_at is None else state
             refused = {p: why for p, why in sess.refused.items() if p in missing}
+            bad_updates = {p: why for p, why in sess.refused_updates.items() if p in missing}
             abandoned = [p for p, (kind, _) in self.store.session_ends(sid).items() if kind == "abandoned"]
             return RoundOut(session_id=sid, round=round, state=state, dropped=dropped, awaiting_recovery=awaiting,
-                            refused=refused, abandoned_by=abandoned[0] if abandoned else None,
+                            refused=refused, refused_updates=bad_updates, abandoned_by=abandoned[0] if abandoned else None,
                             received=list(row.received), missing=missing, opened_at=row.opened_at,
                             first_update_at=row.first_update_at, deadline_at=deadline, closed_at=row.closed_at,
                             close_reason=row.close_reason)
