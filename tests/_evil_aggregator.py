@@ -34,10 +34,11 @@ class Exchange:
 
 @dataclass
 class EvilAggregator:
-    """The proxy in front of ``upstream``; ``tamper(exchange)`` returns a new answer body, or None to pass it on."""
+    """The proxy in front of ``upstream``; ``tamper(exchange)`` returns a new answer body, or (status, body), or
+    None to pass the answer on."""
 
     upstream: str
-    tamper: Callable[[Exchange], bytes | None]
+    tamper: Callable[[Exchange], bytes | tuple[int, bytes] | None]
     exchanges: list[Exchange] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -55,9 +56,10 @@ class EvilAggregator:
                 seen = Exchange(self.command, self.path, self.headers.get("X-Fedtopic-Party"), body,
                                 resp.status_code, dict(resp.headers), resp.content)
                 proxy.exchanges.append(seen)
-                answer = proxy.tamper(seen)
-                answer = resp.content if answer is None else answer
-                self.send_response(resp.status_code)
+                changed = proxy.tamper(seen)
+                status, answer = (resp.status_code, resp.content) if changed is None else \
+                    changed if isinstance(changed, tuple) else (resp.status_code, changed)
+                self.send_response(status)
                 for k, v in resp.headers.items():
                     if k.lower() not in HOP_BY_HOP:
                         self.send_header(k, v)

@@ -38,7 +38,7 @@ class _ForgingClient(AggregatorClient):
 class _ForgingLink(HttpLink):
     def session(self, session, *, patience=None, timeout=None):
         return _ForgingClient(self.url, self.keys, session, patience=self.patience if patience is None else patience,
-                              **({} if timeout is None else {"timeout": timeout}))
+                              roster=self.roster, **({} if timeout is None else {"timeout": timeout}))
 
 
 def test_an_update_filed_under_another_index_is_refused_and_the_others_go_on_without_its_sender(tmp_path,
@@ -46,8 +46,8 @@ def test_an_update_filed_under_another_index_is_refused_and_the_others_go_on_wit
     # a deadline past the nodes' first long-poll (WAIT_REPORT_SECONDS): they read the round's state while waiting
     config, cfg = make_consortium(tmp_path / "c", protection="mask", deadline=12.0, iterations=2)
     monkeypatch.setattr("fedtopic.node.sync_node.HttpLink",
-                        lambda url, keys, patience: (_ForgingLink if keys.party_id == "p2" else HttpLink)(
-                            url, keys, patience))
+                        lambda url, keys, *rest: (_ForgingLink if keys.party_id == "p2" else HttpLink)(
+                            url, keys, *rest))
     named: list[str] = []
     done = threading.Event()
     with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as agg:

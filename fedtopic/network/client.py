@@ -22,7 +22,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from fedtopic.errors import NetworkError, SessionMismatch, TrainingError
+from fedtopic.crypto.witness import sign_witness, witness_signed_by
+from fedtopic.errors import (
+    AggregatorMisbehaved,
+    NetworkError,
+    SessionMismatch,
+    TrainingError,
+)
 from fedtopic.network.errors import (
     AggregateTimeout,
     AggregatorRejected,
@@ -39,6 +45,7 @@ from fedtopic.network.schemas import (
     StatusOut,
     UpdateReceipt,
     VocabularyOut,
+    WitnessesOut,
 )
 from fedtopic.network.wire import (
     H_CLOSE_REASON,
@@ -84,9 +91,13 @@ class AggregatorClient:
     """One party's connection to one session on the aggregator at ``url``."""
 
     def __init__(self, url: str, keys: SigningKeys, session: str, *, timeout: float = 30.0,
-                 patience: float = DEFAULT_PATIENCE, backoff: float = 0.5, connection: Any = None) -> None:
+                 patience: float = DEFAULT_PATIENCE, backoff: float = 0.5, connection: Any = None,
+                 roster: Mapping[str, str] | None = None) -> None:
         """``connection``: what requests go through, an object with ``request(...) -> Answer`` and ``close()``
-        (``network.inprocess``'s adapter); None: HTTP(S) to ``url`` (``network.http.HttpConnection``)."""
+        (``network.inprocess``'s adapter); None: HTTP(S) to ``url`` (``network.http.HttpConnection``).
+        ``roster``: every member's address (party → address, from this party's consortium.toml): with it, every
+        aggregate ``exchange`` returns is witnessed and checked against the other members' witnesses
+        (``crypto.witness``)."""
         self.url = url.rstrip("/")
         self.keys = keys
         self.session = session
@@ -94,6 +105,8 @@ class AggregatorClient:
         self.patience = patience
         self.backoff = backoff
         self._http = HttpConnection(self.url, timeout) if connection is None else connection
+        self.roster = None if roster is None else dict(roster)
+        self._last: tuple[int, str, tuple[str, ...]] | None = None  # (round, digest, contributors) last received
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -290,11 +303,39 @@ class AggregatorClient:
         deadline) still gives this party its aggregate; ``on_wait`` as in ``fetch_aggregate``. A round that closed
         with fewer updates than its combiner releases (a masked sum of one) is a TrainingError: a stop, not a redo."""
         try:
-            return self._exchange(round, payload, timeout, recovery, on_wait, read_if_closed)
+            result = self._exchange(round, payload, timeout, recovery, on_wait, read_if_closed)
         except AggregatorRejected as exc:
             if exc.body.get("too_few_contributors"):
                 raise TrainingError(f"{self.keys.party_id}: {exc.reason}") from None
             raise
+        if self.roster is not None:
+            self._witness(result)
+        return result
+
+    def _witness(self, result: AggregateResult) -> None:
+        """Check the witnesses of the round before ``result`` (every member in both rounds must have posted one,
+        equal to this party's own digest), then post this party's witness of ``result`` before its next update;
+        AggregatorMisbehaved in one line naming the round if a check fails."""
+        me = self.keys.party_id
+        digest = sha256_hex(result.payload)
+        last = self._last
+        if last is not None and last[0] == result.round - 1:
+            check_witnesses(self.session, me, last[0], last[1], self._witnesses(last[0]), self.roster or {},
+                            required=[p for p in result.contributors if p in last[2] and p != me])
+        self._last = (result.round, digest, tuple(result.contributors))
+        try:
+            self._json("POST", f"/v1/sessions/{self.session}/rounds/{result.round}/witness",
+                       {"digest": digest, "signature": sign_witness(self.keys.eth_private_key, self.session,
+                                                                    result.round, digest)})
+        except AggregatorRejected as exc:
+            raise AggregatorMisbehaved(
+                f"{me}: round {result.round} of session {self.session!r}: the aggregator refuses this party's "
+                f"witness of the aggregate it served ({exc.code}: {exc.reason}); it served another aggregate than "
+                "it holds") from None
+
+    def _witnesses(self, round: int) -> dict[str, tuple[str, str]]:
+        out = WitnessesOut.model_validate(self._json("GET", f"/v1/sessions/{self.session}/rounds/{round}/witnesses"))
+        return {w.party: (w.digest, w.signature) for w in out.witnesses}
 
     def _exchange(self, round: int, payload: bytes, timeout: float,
                   recovery: Callable[[list[str]], bytes] | None,
@@ -321,7 +362,12 @@ class AggregatorClient:
         return self.fetch_aggregate(round, timeout).payload
 
     def finished(self) -> SessionProgress:
-        """Tell the aggregator this party finished its training in this session."""
+        """Tell the aggregator this party finished its training in this session; first check the witnesses of the
+        last aggregate it received that are in by now (the last round has no next one to check it)."""
+        if self.roster is not None and self._last is not None:
+            rnd, digest, _ = self._last
+            check_witnesses(self.session, self.keys.party_id, rnd, digest, self._witnesses(rnd), self.roster,
+                            required=())
         return SessionProgress.model_validate(self._json("POST", f"/v1/sessions/{self.session}/finished"))
 
     def abandon(self) -> SessionProgress:
@@ -347,3 +393,24 @@ class AggregatorClient:
         if resp.status != 200:
             raise self._rejected(resp)
         return StatusOut.model_validate(resp.json())
+
+
+def check_witnesses(session: str, me: str, round: int, digest: str, witnesses: Mapping[str, tuple[str, str]],
+                    roster: Mapping[str, str], required: Sequence[str]) -> None:
+    """AggregatorMisbehaved unless every witness of ``round`` is its member's signature of ``digest`` (this party's
+    own), and every ``required`` member (in this round and the one before) has one."""
+    for party, (theirs, signature) in sorted(witnesses.items()):
+        address = roster.get(party)
+        if address is None or not witness_signed_by(address, session, round, theirs, signature):
+            raise AggregatorMisbehaved(f"{me}: round {round} of session {session!r}: the aggregator shows a witness "
+                                       f"for {party!r} that {party!r} did not sign")
+        if theirs != digest:
+            raise AggregatorMisbehaved(f"{me}: round {round} of session {session!r}: the aggregate this party received "
+                                       f"(sha256 {digest[:12]}…) differs from the one {party} received "
+                                       f"({theirs[:12]}…): the aggregator gave parties different aggregates, or "
+                                       "changed one")
+    withheld = [p for p in required if p not in witnesses]
+    if withheld:
+        raise AggregatorMisbehaved(f"{me}: round {round} of session {session!r}: the aggregator shows no witness of "
+                                   f"its aggregate for {', '.join(withheld)}, which contributed to it and to the "
+                                   "next: it withholds what they received")

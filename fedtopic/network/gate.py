@@ -52,6 +52,8 @@ log = logging.getLogger("fedtopic.aggregator")
 
 _SESSION_ROUTE = re.compile(r"^/v1/sessions/([^/]+)(/.*)?$")
 _ROUND_ROUTE = re.compile(r"^/v1/sessions/([^/]+)/rounds/(\d{1,10})/(updates|recoveries)$")
+_WITNESS_ROUTE = re.compile(r"/rounds/\d{1,10}/witness")
+WITNESS_MAX_BYTES = 1024  # {"digest": 64 hex, "signature": 0x + 130 hex} and the JSON around them
 _EMPTY_SHA256 = sha256_hex(b"")
 
 
@@ -110,6 +112,8 @@ class AuthGate:
         m = _SESSION_ROUTE.match(path)
         if m and m.group(2) == "/vocabulary":
             return RouteBody("request", settings.max_vocabulary_bytes, True)
+        if m and _WITNESS_ROUTE.fullmatch(m.group(2) or ""):
+            return RouteBody("request", WITNESS_MAX_BYTES, True)
         return RouteBody("request", 0, False)
 
     def _authenticate(self, scope: Scope, headers: dict[bytes, bytes]) -> tuple[str, str]:

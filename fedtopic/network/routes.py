@@ -34,6 +34,9 @@ from fedtopic.network.schemas import (
     UpdateReceipt,
     VocabularyIn,
     VocabularyOut,
+    WitnessesOut,
+    WitnessIn,
+    WitnessOut,
 )
 from fedtopic.network.updates import (
     MAX_WAIT,
@@ -151,6 +154,29 @@ def post_recovery(session_id: SessionId, round: RoundNumber, body: RawBody, part
                   aggregator: AggregatorDep) -> RecoveryReceipt:
     """A surviving contributor's mask recovery message for a round that lost parties (signed request)."""
     return aggregator.post_recovery(session_id, round, party, body)
+
+
+@v1.post("/sessions/{session_id}/rounds/{round}/witness", openapi_extra={"requestBody": {
+    "required": True, "content": {"application/json": {"schema": WitnessIn.model_json_schema()}}}})
+def post_witness(session_id: SessionId, round: RoundNumber, raw: RawBody, party: RequestParty,
+                 aggregator: AggregatorDep) -> WitnessOut:
+    """This party's signed witness of the round's aggregate (sha256 of what it received), before its next update:
+    the others check it against their own (``crypto.witness``)."""
+    try:
+        body = WitnessIn.model_validate(loads_untrusted(raw))
+    except (UntrustedJSONError, ValidationError) as exc:
+        raise Rejection(422, "invalid_witness", " ".join(str(exc).split())[:300]) from None
+    aggregator.post_witness(session_id, round, party, body.digest, body.signature)
+    return WitnessOut(party=party, digest=body.digest, signature=body.signature)
+
+
+@v1.get("/sessions/{session_id}/rounds/{round}/witnesses")
+def get_witnesses(session_id: SessionId, round: RoundNumber, party: RequestParty,
+                  aggregator: AggregatorDep) -> WitnessesOut:
+    """Every member's witness of the round's aggregate so far."""
+    held = aggregator.witnesses(session_id, round, party)
+    return WitnessesOut(session_id=session_id, round=round, witnesses=[
+        WitnessOut(party=p, digest=d, signature=s) for p, (d, s) in sorted(held.items())])
 
 
 def _not_ready(code: str, detail: str, **extra: object) -> Response:

@@ -56,6 +56,29 @@ class VocabularyIn(_In):
     term_frequency: list[Annotated[int, Field(ge=0, le=2**48)]] | None = Field(None, max_length=5_000_000)
 
 
+class WitnessIn(_In):
+    """A party's signed witness of a round's aggregate (``crypto.witness``): sha256 of the bytes it received."""
+
+    digest: str = Field(pattern=r"^[0-9a-f]{64}$")
+    signature: str = Field(pattern=r"^0x[0-9a-f]{130}$")
+
+
+class WitnessOut(BaseModel):
+    """One member's witness, as it signed it."""
+
+    party: str
+    digest: str
+    signature: str
+
+
+class WitnessesOut(BaseModel):
+    """Every member's witness of one round's aggregate: each party checks them against its own."""
+
+    session_id: str
+    round: int
+    witnesses: list[WitnessOut]
+
+
 class VocabularyOut(BaseModel):
     """Alignment state; ``words`` (the union in code-point order) once every party has posted."""
 

@@ -68,6 +68,9 @@ CREATE TABLE IF NOT EXISTS nonces (
     nonce TEXT PRIMARY KEY, seen REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS nonces_seen ON nonces (seen);
 CREATE INDEX IF NOT EXISTS updates_by_party ON updates (session, party, number);
+CREATE TABLE IF NOT EXISTS witnesses (
+  session TEXT NOT NULL, number INTEGER NOT NULL, party TEXT NOT NULL, digest TEXT NOT NULL, signature TEXT NOT NULL,
+  PRIMARY KEY (session, number, party));
 CREATE TABLE IF NOT EXISTS session_ends (
   session TEXT NOT NULL, party TEXT NOT NULL, kind TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY (session, party));
 """
@@ -219,6 +222,17 @@ class Store:
         """Record that ``party`` finished its training in ``session`` (``kind`` "finished") or abandoned it for a
         fresh run ("abandoned"); the first word of a party stands."""
         self._write([("INSERT OR IGNORE INTO session_ends VALUES (?, ?, ?, ?)", (session, party, kind, at))])
+
+    def add_witness(self, session: str, number: int, party: str, digest: str, signature: str) -> None:
+        """Record ``party``'s signed witness of round ``number``'s aggregate (its first stands)."""
+        self._write([("INSERT OR IGNORE INTO witnesses VALUES (?, ?, ?, ?, ?)",
+                      (session, number, party, digest, signature))])
+
+    def witnesses(self, session: str, number: int) -> dict[str, tuple[str, str]]:
+        """party → (digest, signature) of every witness of round ``number``'s aggregate."""
+        rows = self._read("SELECT party, digest, signature FROM witnesses WHERE session = ? AND number = ?",
+                          (session, number))
+        return {party: (digest, signature) for party, digest, signature in rows}
 
     def session_ends(self, session: str) -> dict[str, tuple[str, float]]:
         """party → (kind, at) of every party that finished or abandoned ``session``."""

@@ -53,16 +53,19 @@ class Link(Protocol):
 
 @dataclass(frozen=True)
 class HttpLink:
-    """The aggregator at ``url`` over HTTP(S); ``patience``: how long a request retries an unreachable one."""
+    """The aggregator at ``url`` over HTTP(S); ``patience``: how long a request retries an unreachable one;
+    ``roster``: every member's address (from consortium.toml), with which each session's aggregates are witnessed
+    and checked across the members (``crypto.witness``; None: not checked)."""
 
     url: str
     keys: PartyKeys
     patience: float = 600.0
+    roster: Mapping[str, str] | None = None
 
     def session(self, session: str, *, patience: float | None = None,
                 timeout: float | None = None) -> AggregatorClient:
         return AggregatorClient(self.url, self.keys, session, patience=self.patience if patience is None else patience,
-                                **({} if timeout is None else {"timeout": timeout}))
+                                roster=self.roster, **({} if timeout is None else {"timeout": timeout}))
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class InProcessLink:
     aggregator: Any
     keys: PartyKeys
     patience: float = 600.0
+    roster: Mapping[str, str] | None = None
 
     @property
     def url(self) -> str:
@@ -80,5 +84,6 @@ class InProcessLink:
     def session(self, session: str, *, patience: float | None = None,
                 timeout: float | None = None) -> AggregatorClient:
         return AggregatorClient(self.url, self.keys, session, connection=self.aggregator.connection(),
+                                roster=self.roster,
                                 patience=self.patience if patience is None else patience,
                                 **({} if timeout is None else {"timeout": timeout}))

@@ -44,7 +44,7 @@ def run_sync_node(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
     protection = cfg.aggregator.protection
     algorithm.check_protection(spec, protection, len(cfg.parties))
     base = session or default_session(cfg)
-    link = HttpLink(url or cfg.aggregator.url, prepared.keys, patience)
+    link = HttpLink(url or cfg.aggregator.url, prepared.keys, patience, {p.id: p.address for p in cfg.parties})
     conn = Connection(link, cfg.party_ids, [p.x25519_public_bytes for p in cfg.parties], cfg.parties[0].address,
                       ProtectionSettings(protection, cfg.aggregator.key_bits, cfg.aggregator.delta), base,
                       prepared.params, round_timeout=round_timeout,

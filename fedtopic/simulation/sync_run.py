@@ -110,7 +110,7 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
                     keep_private()
                     (states / pid).mkdir(parents=True, exist_ok=True)
                 party = _built(algo, pid, i, data.parties[i], spec)
-                link = HttpLink(url, keys[pid], PATIENCE)
+                link = HttpLink(url, keys[pid], PATIENCE, {p.id: p.address for p in cfg.parties})
                 conn = Connection(link, cfg.party_ids, publics, cfg.parties[0].address,
                                   ProtectionSettings(protection, key_bits, delta),
                                   f"{algorithm[:24]}-s{spec.seed}", params)
