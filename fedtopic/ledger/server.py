@@ -121,6 +121,49 @@ def _journal_files(data_dir: Path) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
+def _journal_entry(raw: bytes) -> dict[str, Any] | None:
+    """A journal line's entry ({"method": str, "params": list}), or None if the line is damaged."""
+    try:
+        entry = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    ok = isinstance(entry, dict) and isinstance(entry.get("method"), str) and isinstance(entry.get("params"), list)
+    return entry if ok else None
+
+
+def _journal_lines(path: Path, *, last_file: bool) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, entry) of every entry of a journal file. In the last file, a damaged last entry (cut short
+    before its newline, garbled, or zeros) is dropped with a warning and the file cut before it, so that new
+    entries append to a clean end; any other damaged line is LedgerError."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise LedgerError(f"journal {path} cannot be read: {exc.strerror or exc}") from None
+    end = data.rfind(b"\n") + 1  # what follows the last newline was never a whole entry
+    lines = [(n, raw) for n, raw in enumerate(data[:end].split(b"\n"), start=1) if raw.strip(b" \t\r\x00")]
+    torn = data[end:]
+    out: list[tuple[int, dict[str, Any]]] = []
+    for i, (lineno, raw) in enumerate(lines):
+        entry = _journal_entry(raw)
+        if entry is not None:
+            out.append((lineno, entry))
+        elif i == len(lines) - 1 and not torn.strip(b" \t\r\x00") and last_file:
+            torn, end = raw + b"\n" + torn, data.rfind(raw)  # a garbled last line: dropped as a cut one is
+        else:
+            raise LedgerError(f"{path}:{lineno}: damaged journal entry; the chain cannot be replayed past it "
+                              "(restore the data folder from a backup, or start a new one)")
+    if torn:
+        if not last_file:
+            raise LedgerError(f"{path}: cut short in the middle of the journal (a later file follows it); restore "
+                              "the data folder from a backup, or start a new one")
+        with open(path, "r+b") as fh:
+            fh.truncate(end)
+        if torn.strip(b" \t\r\x00"):
+            print(f"fedtopic chain up: {path}: dropped a torn last journal entry ({len(torn)} bytes: a crash cut it "
+                  "short, so it was never answered)", file=sys.stderr, flush=True)
+    return out
+
+
 def _error_object(error: Mapping[str, Any]) -> dict[str, Any]:
     """A JSON-RPC error object: an integer ``code``, a string ``message``, ``data`` hex-encoded if bytes."""
     code = error.get("code", -32603)
@@ -202,22 +245,25 @@ class ChainService:
         return files[-1][1] if files else _journal_path(data_dir, self.journal_entries)
 
     def _replay(self, data_dir: Path, skip: int = 0) -> int:
-        """Apply the journal entries after the first ``skip`` (those the snapshot holds); how many were applied."""
+        """Apply the journal entries after the first ``skip`` (those the snapshot holds); how many were applied.
+
+        The journal is a write-ahead log: its last line, torn by a crash mid-write (cut short, garbled, or the
+        zeros a file system may leave after a power cut), was never answered, so it is dropped with a warning. A
+        damaged line before the last is LedgerError in one line: the chain cannot be replayed past it."""
         count = 0
-        for start, path in _journal_files(data_dir):
-            text = path.read_text(encoding="utf-8")
-            if text and not text.endswith("\n"):  # a crash cut the last line short: it was never answered
-                text = text[:text.rfind("\n") + 1]
-                path.write_text(text, encoding="utf-8")
-            lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
-            for seen, (lineno, line) in enumerate(lines, start=start + 1):
+        files = _journal_files(data_dir)
+        for number, (start, path) in enumerate(files):
+            lines = _journal_lines(path, last_file=number == len(files) - 1)
+            for seen, (lineno, entry) in enumerate(lines, start=start + 1):
                 if seen <= skip:
                     continue
-                entry = json.loads(line)
                 if entry["method"].startswith("evm_") and not self.dev:
                     raise LedgerError(f"{path}:{lineno}: the journal holds test controls ({entry['method']}): "
                                       "restart this chain with --dev")
-                response = self._call(entry["method"], entry["params"])
+                try:
+                    response = self._call(entry["method"], entry["params"])
+                except Exception as exc:  # noqa: BLE001 - py-evm's validation, the tester's: the entry's fault
+                    response = {"error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"}
                 if "error" in response:
                     raise LedgerError(f"{path}:{lineno}: journal entry no longer applies: {response['error']}")
                 count += 1

@@ -103,6 +103,8 @@ class SnapshotFile:
             return None
         try:
             meta = json.loads(self.meta_path.read_text())
+            if not isinstance(meta, dict):
+                raise ValueError("its sidecar is not a JSON object")
             with open(self.path, "rb") as fh:
                 blob = fh.read(int(meta["bytes"])) if "bytes" in meta else fh.read()
             store, pos = {}, 0

@@ -153,16 +153,19 @@ def read_history(path: Path) -> list[dict[str, Any]]:
 
 
 def _lines(path: Path) -> Iterator[dict[str, Any]]:
+    """The history's rows; a line a crash or a disk damaged (cut short, not UTF-8, zeros, not a row) is skipped,
+    as a log's reader does: the rounds it described are redone or reported missing (``history_gaps``)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         return
-    for raw in text.splitlines():
+    for raw in data.splitlines():
         try:
-            row = json.loads(raw)
-        except ValueError:
+            row = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
             continue
-        if isinstance(row, dict) and row.get("schema") == SCHEMA:
+        if isinstance(row, dict) and row.get("schema") == SCHEMA and isinstance(row.get("round"), int) \
+                and not isinstance(row.get("round"), bool):
             yield row
 
 
