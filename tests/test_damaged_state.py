@@ -46,3 +46,33 @@ def test_a_damaged_checkpoint_is_one_line_within_seconds(tmp_path):
             assert len(lines) == 1 and "party-checkpoint.npz" in lines[0] and "unreadable" in lines[0], (name, lines)
             assert "Traceback" not in out.stderr, name
             assert time.monotonic() - started < 60, name
+
+
+@pytest.mark.xdist_group("csfed-aggregator")
+def test_a_node_whose_checkpoint_was_deleted_mid_run_is_told_what_to_do(tmp_path):
+    from _node_procs import node_process
+
+    config, cfg = make_consortium(tmp_path / "c", protection="none", iterations=150, deadline=5.0)
+    logs = {p: tmp_path / f"{p}.log" for p in cfg.party_ids}
+    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as agg:
+        procs = {p: node_process(config, p, agg.url, logs[p]) for p in cfg.party_ids}
+        try:
+            until = time.monotonic() + 180
+            while "round 20/" not in logs["p1"].read_text():  # past the 16 rounds the aggregator keeps
+                assert time.monotonic() < until and procs["p1"].poll() is None, logs["p1"].read_text()[-2000:]
+                time.sleep(0.1)
+            procs["p1"].kill()
+            procs["p1"].wait(30)
+            (config.parent / "state" / "p1" / "party-checkpoint.npz").unlink()
+            again = subprocess.run([sys.executable, "-m", "fedtopic.cli.main", "node", "run", "--config",
+                                    str(config), "--party", "p1", "--url", agg.url, "--patience", "20"],
+                                   capture_output=True, text=True, timeout=180,
+                                   env={**os.environ, "PYTHONPATH": str(REPO)})
+        finally:
+            for proc in procs.values():
+                proc.kill()
+                proc.wait(30)
+    errors = [line for line in again.stderr.splitlines() if line.startswith("error:")]
+    assert again.returncode == 2 and "Traceback" not in again.stderr, again.stderr[-2000:]
+    assert len(errors) == 1 and "no longer keeps its aggregate" in errors[0] and "node run --fresh" in errors[0], \
+        errors

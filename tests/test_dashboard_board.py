@@ -78,6 +78,9 @@ def test_board_panels_over_arun_folder(tmp_path):
     assert len(topics["map"]) == 3 and topics["parties"] == ["p1", "p2"]
     assert board.set_label(1, "  sport   news ") == {"1": "sport news"}
     assert json.loads((run / "topic-labels.json").read_text()) == {"1": "sport news"}
+    assert (run / "topic-labels.json").stat().st_mode & 0o077 == 0  # private, whatever the umask
+    with pytest.raises(ValueError, match="no topic has id 7 on this board"):
+        board.set_label(7, "a topic that does not exist")
     assert board.topics()["labels"] == {"1": "sport news"}
     with pytest.raises(ValueError):
         board.set_label(1, "x" * 81)

@@ -281,21 +281,36 @@ class Board:
         return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
     def set_label(self, topic: int, text: str) -> dict[str, str]:
-        """Save ``text`` as topic ``topic``'s label (empty: remove it); ValueError on a label too long."""
+        """Save ``text`` as topic ``topic``'s label (empty: remove it); ValueError on a label too long or a topic
+        id this board does not show. The file is 0600, as the party's state around it."""
         text = " ".join(text.split())
         if len(text) > MAX_LABEL_CHARS:
             raise ValueError(f"a label has at most {MAX_LABEL_CHARS} characters")
         if not 0 <= topic < MAX_LABELS:
             raise ValueError(f"topic ids run from 0 to {MAX_LABELS - 1}")
+        shown = self._shown_ids()
         with self._lock:
             labels = self.labels()
+            if text and topic not in shown:
+                raise ValueError(f"no topic has id {topic} on this board" + (
+                    f" (its topics' ids: {min(shown)}–{max(shown)})" if shown else " (it shows no topics yet)"))
             if text:
                 labels[str(topic)] = text
             else:
                 labels.pop(str(topic), None)
             self.source.labels_path.parent.mkdir(parents=True, exist_ok=True)
-            write_json(self.source.labels_path, dict(sorted(labels.items(), key=lambda kv: int(kv[0]))))
+            write_json(self.source.labels_path, dict(sorted(labels.items(), key=lambda kv: int(kv[0]))),
+                       mode=0o600)
             return labels
+
+    def _shown_ids(self) -> set[int]:
+        """The stable ids of every topic the board shows, for any party."""
+        first = self.topics()
+        ids = {int(t["id"]) for t in first["topics"]}
+        for party in first["parties"]:
+            if party != first["party"]:
+                ids |= {int(t["id"]) for t in self.topics(party)["topics"]}
+        return ids
 
     # ---- /api/ledger ---------------------------------------------------------------------------------------
     def ledger(self) -> dict[str, Any]:

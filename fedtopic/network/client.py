@@ -307,6 +307,12 @@ class AggregatorClient:
         except AggregatorRejected as exc:
             if exc.body.get("too_few_contributors"):
                 raise TrainingError(f"{self.keys.party_id}: {exc.reason}") from None
+            if exc.code == "aggregate_gone":  # a party resuming from further back than its last round
+                raise TrainingError(
+                    f"{self.keys.party_id}: round {round} of session {self.session!r} is over and the aggregator no "
+                    "longer keeps its aggregate, which this party needs to resume from there: its checkpoint is "
+                    "missing or older than its last round. Put the state folder back as it was, or start a new run "
+                    "at every party with `node run --fresh`") from None
             raise
         if self.roster is not None:
             self._witness(result)

@@ -84,10 +84,13 @@ def write_run_info(run_dir: Path, info: dict[str, Any]) -> Path:
     return write_json(Path(run_dir) / RUN_INFO, process_mark() | info)
 
 
-def write_json(path: Path, data: Any) -> Path:
-    """Write pretty JSON atomically (temp file, then rename) so a crash never leaves half a file."""
+def write_json(path: Path, data: Any, *, mode: int | None = None) -> Path:
+    """Write pretty JSON atomically (temp file, then rename) so a crash never leaves half a file; ``mode``: the
+    file's permissions, set before it takes the name (0o600: never readable by others, whatever the umask)."""
     tmp = sibling_temp(path)
     tmp.write_text(dumps(data) + "\n", encoding="utf-8")
+    if mode is not None:
+        tmp.chmod(mode)
     tmp.replace(path)
     return path
 
