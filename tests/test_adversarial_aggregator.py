@@ -284,3 +284,35 @@ def test_a_body_that_trickles_in_is_dropped(tmp_path):
         assert b" 408 " in answer.split(b"\r\n")[0] and b"request_timeout" in answer
     finally:
         proc.stop()
+
+
+def test_300_slowloris_connections_are_dropped_within_15_seconds(world):
+    """Half send nothing, half trickle a header byte a second: the header deadline (10 s) drops them all."""
+    proc, _, _ = world
+    host, port = "127.0.0.1", int(proc.url.rsplit(":", 1)[1])
+    conns = [socket.create_connection((host, port), timeout=5) for _ in range(300)]
+    started = time.monotonic()
+    for s in conns[::2]:
+        s.sendall(b"GET /status HTTP/1.1\r\n")
+    open_ = set(range(len(conns)))
+    try:
+        while open_ and time.monotonic() - started < 15.0:
+            for i in list(open_):
+                try:
+                    if i % 2 == 0:
+                        conns[i].sendall(b"X")  # one more byte of a header that never ends
+                    conns[i].setblocking(False)
+                    if conns[i].recv(1) == b"":
+                        open_.discard(i)
+                except BlockingIOError:
+                    pass
+                except OSError:  # reset by the server
+                    open_.discard(i)
+                finally:
+                    conns[i].setblocking(True)
+            assert httpx.get(proc.url + "/healthz", timeout=5).status_code == 200
+            time.sleep(1.0)
+        assert not open_, f"{len(open_)} of 300 slow connections still open after 15 s"
+    finally:
+        for s in conns:
+            s.close()

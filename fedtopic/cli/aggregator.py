@@ -48,6 +48,7 @@ def serve(
     read_timeout: Annotated[float, typer.Option("--read-timeout", min=0.1, max=3600, help="Seconds a request body may take to arrive before it is dropped.")] = 60.0,
     keep_alive: Annotated[int, typer.Option("--keep-alive", min=1, max=3600, help="Seconds an idle connection stays open for the party's next request.")] = 30,
     access_log: Annotated[bool, typer.Option("--access-log/--no-access-log", help="Log every request (uvicorn's access log; a gFedNTM step makes 30 per party). Without it: sessions, refusals, rounds closing, stragglers.")] = False,
+    header_timeout: Annotated[float, typer.Option("--header-timeout", min=0.5, max=600.0, help="Drop a connection whose request headers are not all in within this many seconds (slow-header clients, slowloris).")] = 10.0,
     tls_key: Annotated[Optional[Path], typer.Option("--tls-key", help="With aggregator.tls_cert in the config: its private key (default tls/aggregator.key beside the config).")] = None,  # noqa: UP007
 ) -> None:
     """Serve the aggregator until interrupted; a restart with the same --data resumes every open round."""
@@ -83,5 +84,8 @@ def serve(
     elif url.scheme == "https":
         raise ConfigError("aggregator.url is https but aggregator.tls_cert is not set: run `fedtopic consortium tls`")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from fedtopic.network.header_deadline import header_deadline_protocol
+
     uvicorn.run(create_app(settings), host=bind, port=port or url.port or 8000, log_level="info",
-                access_log=access_log, timeout_keep_alive=settings.keep_alive_seconds, **tls)
+                access_log=access_log, timeout_keep_alive=settings.keep_alive_seconds,
+                http=header_deadline_protocol(header_timeout), **tls)
