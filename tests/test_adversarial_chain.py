@@ -324,3 +324,36 @@ def test_a_transaction_signed_for_another_chain_or_for_none_is_refused(tmp_path)
     finally:
         chain.stop()
         dev.stop()
+
+
+def test_300_slowloris_connections_to_the_chain_are_dropped_within_15_seconds(tmp_path):
+    """Silent ones and ones trickling a header byte a second: the header deadline (10 s) drops them all, while
+    a plain read is answered."""
+    chain = start_chain_up()
+    host, port = "127.0.0.1", int(chain.url.rsplit(":", 1)[1])
+    conns = [socket.create_connection((host, port), timeout=5) for _ in range(300)]
+    try:
+        for s in conns[::2]:
+            s.sendall(b"POST / HTTP/1.1\r\n")
+        started, open_ = time.monotonic(), set(range(len(conns)))
+        while open_ and time.monotonic() - started < 15.0:
+            for i in list(open_):
+                conns[i].setblocking(False)
+                try:
+                    if i % 2 == 0:
+                        conns[i].sendall(b"X")
+                    if conns[i].recv(1) == b"":
+                        open_.discard(i)
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    open_.discard(i)
+                finally:
+                    conns[i].setblocking(True)
+            assert _rpc(chain.url, "eth_blockNumber")["result"].startswith("0x")
+            time.sleep(1.0)
+        assert not open_, f"{len(open_)} of 300 slow connections still open after 15 s"
+    finally:
+        for s in conns:
+            s.close()
+        chain.stop()

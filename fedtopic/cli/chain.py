@@ -29,6 +29,7 @@ def up(
     data: Path | None = typer.Option(None, help="Directory for the transaction journal; restarting with it restores the chain."),
     dev: bool = typer.Option(False, "--dev", help="A throwaway chain: also answer the test controls (evm_snapshot, evm_revert, evm_mine, ...)."),
     read_timeout: float = typer.Option(30.0, min=0.1, help="Seconds a connection may stall mid-request or idle before it is dropped."),
+    header_timeout: float = typer.Option(10.0, min=0.5, help="Seconds a request line and its headers may take, from a connection's opening or its last answer (slowloris)."),
     engine: str = typer.Option("embedded", help="embedded (py-evm, this process) or anvil (the scale path; its state in DATA/anvil-state.json)."),
     snapshot_every: int = typer.Option(500, min=1, help="embedded with --data: snapshot the chain every N journaled transactions (a restart replays only the rest)."),
     call_gas_cap: int = typer.Option(CALL_GAS_CAP, min=21_000, help="embedded: gas an eth_call or eth_estimateGas may use at most, whatever it asks."),
@@ -52,7 +53,7 @@ def up(
     service = ChainService(data, dev=dev, snapshot_every=snapshot_every, call_gas_cap=call_gas_cap,
                            call_seconds=call_seconds, faucet_key=faucet_key)
     try:
-        server = ChainHTTPServer(host, port, service, read_timeout=read_timeout)
+        server = ChainHTTPServer(host, port, service, read_timeout=read_timeout, header_timeout=header_timeout)
     except OSError as exc:
         service.close()
         raise LedgerError(f"cannot listen on {host}:{port}: {exc.strerror}") from None

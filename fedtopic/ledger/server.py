@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import socket
 import sys
+import threading
 import time
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -78,6 +79,7 @@ FILTER_METHODS = frozenset({"eth_newFilter", "eth_newBlockFilter", "eth_newPendi
 """Refused: fedtopic never uses filters (it reads logs by ranges), and eth-tester's are unbounded, shared by every
 client and numbered in sequence (anyone could uninstall anyone's)."""
 READ_TIMEOUT_S = 30.0
+HEADER_TIMEOUT_S = 10.0  # a request line and headers, from a connection's opening or its last answer
 
 
 def _camel(key: str) -> str:
@@ -425,6 +427,19 @@ class _Handler(BaseHTTPRequestHandler):
         super().setup()
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
+    def handle_one_request(self) -> None:
+        """One request, its request line and headers within the server's header deadline (slowloris)."""
+        self.server.headers_due(self.connection)
+        try:
+            super().handle_one_request()
+        finally:
+            self.server.headers_in(self.connection)
+
+    def parse_request(self) -> bool:
+        parsed = super().parse_request()
+        self.server.headers_in(self.connection)  # the body is the read timeout's
+        return parsed
+
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         raw_length = self.headers.get("Content-Length", "0")
         length = int(raw_length) if raw_length.isdigit() else -1
@@ -482,10 +497,43 @@ class ChainHTTPServer(ThreadingHTTPServer):
         print(f"fedtopic chain up: connection from {client_address[0]}:{client_address[1]} ended: "
               f"{type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
 
-    def __init__(self, host: str, port: int, service: ChainService, *, read_timeout: float = READ_TIMEOUT_S) -> None:
+    def __init__(self, host: str, port: int, service: ChainService, *, read_timeout: float = READ_TIMEOUT_S,
+                 header_timeout: float = HEADER_TIMEOUT_S) -> None:
         self.service = service
+        self.header_timeout = header_timeout
+        self._due: dict[socket.socket, float] = {}  # connections waiting for a request's headers → deadline
+        self._due_lock = threading.Lock()
+        self._closed = threading.Event()
         handler = type("_TimedHandler", (_Handler,), {"timeout": read_timeout})
         super().__init__((host, port), handler)
+        threading.Thread(target=self._drop_late_headers, name="header-deadline", daemon=True).start()
+
+    def headers_due(self, conn: socket.socket) -> None:
+        """``conn`` waits for a request line and headers: due within ``header_timeout``."""
+        with self._due_lock:
+            self._due[conn] = time.monotonic() + self.header_timeout
+
+    def headers_in(self, conn: socket.socket) -> None:
+        with self._due_lock:
+            self._due.pop(conn, None)
+
+    def _drop_late_headers(self) -> None:
+        """Shut every connection whose headers are late (a client trickling bytes resets the read timeout)."""
+        while not self._closed.wait(0.5):
+            now = time.monotonic()
+            with self._due_lock:
+                late = [conn for conn, due in self._due.items() if due < now]
+                for conn in late:
+                    del self._due[conn]
+            for conn in late:
+                try:
+                    conn.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def server_close(self) -> None:
+        self._closed.set()
+        super().server_close()
 
     @property
     def url(self) -> str:
