@@ -8,8 +8,10 @@ publication waited. Three guards, each cheap:
   (geth's ``--rpc.gascap`` default is the same 50M), so no estimate can search above it either;
 - **time cap**: while such a call runs, py-evm's gas meter checks a deadline on every charge and ends the call
   as out of gas once ``CALL_SECONDS`` have passed (py-evm has no interrupt of its own);
-- **writes first**: the lock admits a waiting raw transaction before any waiting read, so a stream of slow
-  reads delays a publication by at most the one read already running.
+- **writes first, simulated calls last**: the lock admits a waiting raw transaction before any waiting read, and
+  a plain read before any simulated call; a simulated call that has run ``PREEMPT_AFTER_S`` while a write or a
+  read waits is ended ("yielded": its caller sends it again). So a stream of slow calls delays a publication or
+  a plain read by about a quarter of a second, however many hostile callers queue (``bench_chain_reads.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import itertools
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -30,6 +32,7 @@ CALL_SECONDS = 2.0
 SIMULATED_CALLS = frozenset({"eth_call", "eth_estimateGas"})
 
 _deadline: list[float | None] = [None]  # set only while a simulated call runs (under the chain's lock)
+_yield: list[tuple[float, Callable[[], bool]]] = [(float("inf"), lambda: False)]  # (when, whether others wait)
 _unbounded_consume = GasMeter.consume_gas
 
 
@@ -39,8 +42,13 @@ class CallTimeExceeded(OutOfGas):
 
 def _consume_within_deadline(self: GasMeter, amount: int, reason: str) -> None:
     deadline = _deadline[0]
-    if deadline is not None and time.monotonic() > deadline:
-        raise CallTimeExceeded(f"call ran past its time cap ({reason})")
+    if deadline is not None:
+        now = time.monotonic()
+        if now > deadline:
+            raise CallTimeExceeded(f"call ran past its time cap ({reason})")
+        yield_at, others_wait = _yield[0]
+        if now > yield_at and others_wait():
+            raise CallTimeExceeded(f"call yielded to waiting callers after {PREEMPT_AFTER_S:g} s; send it again")
     _unbounded_consume(self, amount, reason)
 
 
@@ -50,9 +58,12 @@ def install() -> None:
 
 
 @contextmanager
-def time_capped(seconds: float) -> Iterator[None]:
-    """Run the block with py-evm's gas meter ending any computation after ``seconds`` (once :func:`install`-ed)."""
-    _deadline[0] = time.monotonic() + seconds
+def time_capped(seconds: float, others_wait: Callable[[], bool] = lambda: False) -> Iterator[None]:
+    """Run the block with py-evm's gas meter ending any computation after ``seconds``, or after
+    ``PREEMPT_AFTER_S`` once ``others_wait()`` (once :func:`install`-ed)."""
+    now = time.monotonic()
+    _deadline[0] = now + seconds
+    _yield[0] = (now + PREEMPT_AFTER_S, others_wait)
     try:
         yield
     finally:
@@ -77,35 +88,42 @@ def gas_capped(params: Any, cap: int, default_from: str | None = None) -> Any:
     return [tx, *params[1:]]
 
 
+WRITE, READ, SIMULATED = 0, 1, 2  # the lock's priority levels: a waiting write goes first, a simulated call last
+PREEMPT_AFTER_S = 0.25  # a simulated call that has run this long yields to a waiting write or read
+
+
 class WritesFirstLock:
-    """A mutex whose waiting writers (``urgent``) go before waiting readers, and whose readers are served in the
-    order they came: a caller that takes the lock again and again (a batch of slow calls) queues behind every
-    reader already waiting, so one slow caller cannot starve the others."""
+    """A mutex with three levels, served in that order, each first come first served: raw transactions, plain
+    reads, simulated calls (``eth_call``, ``eth_estimateGas``: the only calls that can run long). A caller that
+    takes the lock again and again (a batch of slow calls) queues behind every caller already waiting at its level
+    and behind every one at a higher level, and a simulated call that has run ``PREEMPT_AFTER_S`` while a write or
+    a read waits is ended (``CallTimeExceeded``, "yielded"): a plain read waits at most about that long behind
+    hostile calls, however many."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._busy = False
-        self._urgent_waiting = 0
-        self._readers: deque[int] = deque()  # waiting readers' tickets, first come first served
+        self._queues: tuple[deque[int], ...] = (deque(), deque(), deque())  # waiting tickets per level
         self._tickets = itertools.count()
 
+    def waiting_ahead_of_simulated(self) -> bool:
+        """Whether a write or a plain read waits (read without the lock: a hint for preemption)."""
+        return bool(self._queues[WRITE] or self._queues[READ])
+
     @contextmanager
-    def hold(self, *, urgent: bool) -> Iterator[None]:
+    def hold(self, *, urgent: bool = False, level: int | None = None) -> Iterator[None]:
+        """Hold the lock at ``level`` (``urgent``: WRITE; default READ)."""
+        rank = WRITE if urgent else (READ if level is None else level)
         with self._cond:
-            ticket = None if urgent else next(self._tickets)
-            if urgent:
-                self._urgent_waiting += 1
-            else:
-                self._readers.append(ticket)  # type: ignore[arg-type]
+            ticket = next(self._tickets)
+            queue = self._queues[rank]
+            queue.append(ticket)
             try:
-                while self._busy or (not urgent and (self._urgent_waiting or self._readers[0] != ticket)):
+                while self._busy or queue[0] != ticket or any(self._queues[r] for r in range(rank)):
                     self._cond.wait()
             finally:
-                if urgent:
-                    self._urgent_waiting -= 1
-                else:
-                    self._readers.remove(ticket)  # type: ignore[arg-type]
-                    self._cond.notify_all()  # the next reader in line may go once this one is done
+                queue.remove(ticket)
+                self._cond.notify_all()  # the next in line may go once this one is done
             self._busy = True
         try:
             yield

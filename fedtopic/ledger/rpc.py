@@ -69,6 +69,7 @@ class RetryPolicy:
 
 
 RETRY = RetryPolicy()
+YIELDED = "yielded to waiting callers"  # `chain up` ended a simulated call that ran long while others waited
 MAX_RETRY_DELAY = 5.0
 
 
@@ -79,7 +80,8 @@ def configure_retries(patience: float, say: Callable[[str], None] | None = None)
 
 def with_retries(call: Callable[[], T], *, what: str, patience: float | None = None,
                  first_delay: float = 0.2) -> T:
-    """Run ``call``; on a connection failure wait 0.2, 0.4, 0.8 … s (at most ``MAX_RETRY_DELAY``) and retry until
+    """Run ``call``; on a connection failure (or a call `chain up` made yield to waiting callers) wait 0.2, 0.4,
+    0.8 … s (at most ``MAX_RETRY_DELAY``) and retry until
     ``patience`` seconds (default: the process's ``RETRY.patience``) have passed, then raise ChainUnreachable naming
     the real elapsed time (the attempts' own timeouts included)."""
     limit = RETRY.patience if patience is None else patience
@@ -88,7 +90,9 @@ def with_retries(call: Callable[[], T], *, what: str, patience: float | None = N
         attempts += 1
         try:
             result = call()
-        except _UNREACHABLE as exc:
+        except Exception as exc:  # noqa: BLE001 - only the two transient kinds below are retried
+            if not isinstance(exc, _UNREACHABLE) and YIELDED not in str(exc):
+                raise
             waited = time.monotonic() - started
             if waited >= limit:
                 raise ChainUnreachable(

@@ -50,7 +50,10 @@ from fedtopic.ledger import call_guard
 from fedtopic.ledger.call_guard import (
     CALL_GAS_CAP,
     CALL_SECONDS,
+    READ,
+    SIMULATED,
     SIMULATED_CALLS,
+    WRITE,
     WritesFirstLock,
 )
 from fedtopic.ledger.embedded import EmbeddedChain
@@ -363,7 +366,8 @@ class ChainService:
             except ForeignTransaction as exc:
                 return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32000, "message": str(exc)}}
         writes = method in JOURNALED or method.startswith("evm_")
-        with self._lock.hold(urgent=writes):
+        level = WRITE if writes else SIMULATED if method in SIMULATED_CALLS else READ
+        with self._lock.hold(level=level):
             return self._locked_call(rid, method, params, writes)
 
     def _locked_call(self, rid: Any, method: str, params: Any, writes: bool) -> dict[str, Any]:
@@ -371,7 +375,7 @@ class ChainService:
         journaled before they are answered."""
         try:
             if method in SIMULATED_CALLS:
-                with call_guard.time_capped(self.call_seconds):
+                with call_guard.time_capped(self.call_seconds, self._lock.waiting_ahead_of_simulated):
                     response = self._call(method, call_guard.gas_capped(params, self.call_gas_cap, self._caller))
             else:
                 response = self._call(method, params)
