@@ -357,3 +357,24 @@ def test_300_slowloris_connections_to_the_chain_are_dropped_within_15_seconds(tm
         for s in conns:
             s.close()
         chain.stop()
+
+
+def test_a_long_simulated_call_yields_to_a_waiting_read(tmp_path):
+    """A 1e9-gas eth_call loop runs until a plain read waits; then, past 0.25 s, it is ended as yielded (its caller
+    may send it again) and the read is answered."""
+    import threading
+
+    chain = start_chain_up()
+    try:
+        loop = {"data": "0x5b600056", "gas": hex(10**9)}
+        answer: list = []
+        caller = threading.Thread(target=lambda: answer.append(_rpc(chain.url, "eth_call", [loop, "latest"])))
+        caller.start()
+        time.sleep(0.5)  # the loop holds the chain
+        assert _rpc(chain.url, "eth_blockNumber")["result"].startswith("0x")
+        caller.join(30)
+        assert answer and "yielded to waiting callers" in answer[0]["error"]["message"], answer
+        alone = _rpc(chain.url, "eth_call", [loop, "latest"])  # nobody waits: it runs to its time cap
+        assert "ran past its time cap" in alone["error"]["message"], alone
+    finally:
+        chain.stop()

@@ -30,6 +30,8 @@ from eth.vm.gas_meter import GasMeter
 CALL_GAS_CAP = 50_000_000
 CALL_SECONDS = 2.0
 SIMULATED_CALLS = frozenset({"eth_call", "eth_estimateGas"})
+PREEMPT_AFTER_S = 0.25  # a simulated call that has run this long yields to a waiting write or read
+YIELDED = "yielded to waiting callers"  # how such a call's answer says so (fedtopic's callers retry it)
 
 _deadline: list[float | None] = [None]  # set only while a simulated call runs (under the chain's lock)
 _yield: list[tuple[float, Callable[[], bool]]] = [(float("inf"), lambda: False)]  # (when, whether others wait)
@@ -48,7 +50,7 @@ def _consume_within_deadline(self: GasMeter, amount: int, reason: str) -> None:
             raise CallTimeExceeded(f"call ran past its time cap ({reason})")
         yield_at, others_wait = _yield[0]
         if now > yield_at and others_wait():
-            raise CallTimeExceeded(f"call yielded to waiting callers after {PREEMPT_AFTER_S:g} s; send it again")
+            raise CallTimeExceeded(f"call {YIELDED} after {PREEMPT_AFTER_S:g} s; send it again")
     _unbounded_consume(self, amount, reason)
 
 
@@ -89,7 +91,6 @@ def gas_capped(params: Any, cap: int, default_from: str | None = None) -> Any:
 
 
 WRITE, READ, SIMULATED = 0, 1, 2  # the lock's priority levels: a waiting write goes first, a simulated call last
-PREEMPT_AFTER_S = 0.25  # a simulated call that has run this long yields to a waiting write or read
 
 
 class WritesFirstLock:

@@ -70,6 +70,7 @@ class RetryPolicy:
 
 RETRY = RetryPolicy()
 YIELDED = "yielded to waiting callers"  # `chain up` ended a simulated call that ran long while others waited
+# (ledger.call_guard.YIELDED: not imported, which would load py-evm into every client process)
 MAX_RETRY_DELAY = 5.0
 
 

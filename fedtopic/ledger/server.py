@@ -383,9 +383,10 @@ class ChainService:
             data = tester_revert_data(exc)
             return {"jsonrpc": "2.0", "id": rid,
                     "error": {"code": 3, "message": "execution reverted", "data": "0x" + data.hex()}}
-        except call_guard.CallTimeExceeded:
-            return {"jsonrpc": "2.0", "id": rid, "error": {
-                "code": -32000, "message": f"{method} ran past its time cap of {self.call_seconds:g} s"}}
+        except call_guard.CallTimeExceeded as exc:
+            why = (f"{method} yielded to waiting callers after {call_guard.PREEMPT_AFTER_S:g} s; send it again"
+                   if call_guard.YIELDED in str(exc) else f"{method} ran past its time cap of {self.call_seconds:g} s")
+            return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32000, "message": why}}
         except CHAIN_VALIDATION as exc:
             detail = " ".join(str(exc).split())[:300]
             return {"jsonrpc": "2.0", "id": rid, "error": {
