@@ -148,3 +148,53 @@ def test_history_keys_and_config_damaged_are_skipped_or_one_line(tmp_path_factor
         load_consortium(config)
     except FedTopicError as exc:
         assert "\n" not in str(exc)
+
+
+@pytest.fixture(scope="module")
+def built_store(tmp_path_factory):
+    from _texts import theme_texts, write_jsonl
+
+    from fedtopic.cli.main import main
+
+    root = tmp_path_factory.mktemp("store")
+    docs = write_jsonl(root / "docs.jsonl", theme_texts(60, seed=2, sentence_length=6))
+    assert main(["data", "build", str(docs), "--out", str(root / "docs.store"), "--min-df", "1",
+                 "--max-df", "1.0"]) == 0
+    return root / "docs.store"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(which=st.integers(0, 50), cut=st.integers(0, 10**6), junk=st.binary(max_size=32),
+       how=st.sampled_from(["cut", "garble", "zeros", "non-utf8", "empty"]))
+def test_a_damaged_token_store_or_checkpoint_is_one_line(built_store, tmp_path_factory, which, cut, junk, how):
+    import shutil
+
+    import numpy as np
+
+    from fedtopic.corpus.token_store import open_store
+    from fedtopic.node.state_file import DamagedFile, read_arrays, write_arrays
+
+    store = tmp_path_factory.mktemp("copy") / "docs.store"
+    shutil.copytree(built_store, store)
+    files = sorted(p for p in store.rglob("*") if p.is_file())
+    target = files[which % len(files)]
+    data = target.read_bytes()
+    at = cut % max(1, len(data))
+    target.write_bytes({"cut": data[:at], "garble": data[:at] + junk + data[at:], "zeros": b"\x00" * len(data),
+                        "non-utf8": b"\xff\xfe" + data, "empty": b""}[how])
+    try:
+        corpus = open_store(store)
+        assert corpus.n_docs >= 0
+    except FedTopicError as exc:
+        assert "\n" not in str(exc)
+    checkpoint = store.parent / "party-checkpoint.npz"
+    write_arrays(checkpoint, {"n_wk": np.arange(12).reshape(3, 4), "round": np.array(3)})
+    whole = checkpoint.read_bytes()
+    at = cut % len(whole)
+    checkpoint.write_bytes({"cut": whole[:at], "garble": whole[:at] + junk + whole[at:], "zeros": b"\x00" * len(whole),
+                            "non-utf8": b"\xff\xfe" + whole, "empty": b""}[how])
+    try:
+        arrays = read_arrays(checkpoint)
+        assert set(arrays) <= {"n_wk", "round"}
+    except DamagedFile as exc:
+        assert "\n" not in str(exc)
