@@ -1,9 +1,10 @@
 """A malicious aggregator for the tests: the real one (`fedtopic aggregator serve`, a child process) behind a proxy
 that misbehaves where the operator of an aggregator could.
 
-Every request reaches the real aggregator unchanged (the parties' signatures still check there); ``tamper`` sees
-each answer and may replace its body before the party gets it: swap a sealed secret, edit a session's meta, give one
-party another aggregate than the others. What it saw is kept in ``exchanges`` for the test to read. The proxy
+Every request reaches the real aggregator unchanged (the parties' signatures still check there), unless
+``intercept`` answers it instead (a dropped update); ``tamper`` sees each answer and may replace it before the
+party gets it: swap a sealed secret, edit a session's meta, give one party another aggregate than the others, or
+an older one. What it saw is kept in ``exchanges`` for the test to read. The proxy
 serves on 127.0.0.1 from a thread of the test process and stops with ``stop``.
 """
 
@@ -39,6 +40,9 @@ class EvilAggregator:
 
     upstream: str
     tamper: Callable[[Exchange], bytes | tuple[int, bytes] | None]
+    intercept: Callable[[str, str, str | None, bytes], tuple[int, bytes] | None] = lambda *_: None
+    """Called before forwarding (method, path, party, body): an answer here and the request never reaches the
+    real aggregator (a dropped update, say)."""
     exchanges: list[Exchange] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -52,6 +56,14 @@ class EvilAggregator:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
+                instead = proxy.intercept(self.command, self.path, self.headers.get("X-Fedtopic-Party"), body)
+                if instead is not None:
+                    self.send_response(instead[0])
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(instead[1])))
+                    self.end_headers()
+                    self.wfile.write(instead[1])
+                    return
                 resp = client.request(self.command, self.path, content=body, headers=headers)
                 seen = Exchange(self.command, self.path, self.headers.get("X-Fedtopic-Party"), body,
                                 resp.status_code, dict(resp.headers), resp.content)

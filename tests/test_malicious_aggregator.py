@@ -1,7 +1,9 @@
 """A malicious aggregator (the real one behind `_evil_aggregator`'s proxy) against real parties over HTTP: a
 sealed secret it swaps for one of its own, or a setup meta it edits, stops every party it touched in one line
 before any update leaves that party (the launcher signs every setup session: `crypto.setup_signature`); an
-aggregate it changes for one party is caught by every party within one round (`crypto.witness`)."""
+aggregate it changes for one party is caught by every party within one round (`crypto.witness`); an older one it
+replays to a party stops that party before it trains on it; an update it drops leaves its party out of that round,
+visibly in every party's history."""
 
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ from _evil_aggregator import EvilAggregator, Exchange
 from fedtopic.crypto.codec import decode_counts, encode_counts
 from fedtopic.crypto.protect.keyshare import new_mask_secret, share_mask_secret
 from fedtopic.crypto.protect.mask import secret_commitment
-from fedtopic.errors import AggregatorMisbehaved
+from fedtopic.errors import AggregatorMisbehaved, TrainingError
+from fedtopic.runs.history import FILE_NAME, latest_per_round, read_history
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
 pytestmark = [pytest.mark.adversarial, pytest.mark.xdist_group("csfed-aggregator")]
@@ -112,3 +115,54 @@ def test_an_aggregate_changed_for_one_party_is_caught_by_every_party_within_one_
         assert "\n" not in text and text.startswith(f"{pid}: round 1 of session") and "-counts" in text, text
     assert "differs from the one" in str(results["p2"])
     assert all("no witness" in str(results[p]) and "p2" in str(results[p]) for p in ("p1", "p3"))
+
+
+def test_an_older_aggregate_replayed_to_one_party_stops_it_before_it_trains_on_it(tmp_path):
+    """Reordering: p2 is served round 1's aggregate again as round 2's (well formed: under `none` it decodes). p2
+    stops in one line naming round 2 (the sum is below what it published itself), before any sweep on it; the
+    others, whose aggregates were honest, go on without it at the straggler deadline (docs/security.md: the
+    limits, a victim the aggregator also drops)."""
+    config, cfg = make_consortium(tmp_path / "c", protection="none", iterations=5, deadline=4.0)
+    kept: dict[int, bytes] = {}
+
+    def replay(seen: Exchange) -> bytes | tuple[int, bytes] | None:
+        if "-counts/rounds/" not in seen.path or seen.party != "p2":
+            return None
+        rnd = int(seen.path.split("/rounds/")[1].split("/")[0])
+        if seen.status == 200 and ("/aggregate" in seen.path or "/updates" in seen.path):
+            kept.setdefault(rnd, seen.answer)
+            if rnd == 2 and 1 in kept:
+                return kept[1]
+        return None
+
+    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as real, \
+            EvilAggregator(real.url, replay) as evil:
+        results = run_parties(config, cfg, evil.url)
+    victim = results["p2"]
+    assert isinstance(victim, TrainingError) and "round 2" in str(victim) and "\n" not in str(victim), victim
+    for pid in ("p1", "p3"):
+        assert isinstance(results[pid], dict) and results[pid]["rounds_without"].get("p2"), results[pid]
+
+
+def test_a_dropped_update_leaves_its_party_out_of_that_round_visibly_and_the_run_goes_on(tmp_path):
+    """Dropping: p3's update for round 1 never reaches the real aggregator (the proxy says it took it). The round
+    closes at the straggler deadline without p3, which every party's history records; nothing else changes."""
+    config, cfg = make_consortium(tmp_path / "c", protection="none", iterations=3, deadline=3.0)
+
+    def drop(method: str, path: str, party: str | None, body: bytes) -> tuple[int, bytes] | None:
+        if party == "p3" and method == "POST" and "-counts/rounds/1/updates" in path:
+            sid = path.split("/sessions/")[1].split("/")[0]
+            return 202, json.dumps({"session_id": sid, "round": 1, "party": "p3", "sha256": "0" * 64,
+                                    "bytes": len(body), "received": ["p3"], "missing": [],
+                                    "round_closed": False}).encode()
+        return None
+
+    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as real, \
+            EvilAggregator(real.url, lambda seen: None, drop) as evil:
+        results = run_parties(config, cfg, evil.url)
+    for pid in cfg.party_ids:
+        assert isinstance(results[pid], dict), (pid, results[pid])
+        rows = latest_per_round(read_history(config.parent / "state" / pid / FILE_NAME))
+        without = [r["round"] for r in rows if r.get("contributors") and "p3" not in r["contributors"]]
+        assert without, (pid, [(r["round"], r.get("contributors")) for r in rows])
+    assert results["p1"]["rounds_without"].get("p3") == 1
