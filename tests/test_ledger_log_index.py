@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from fedtopic.ledger.call_guard import READ
 from fedtopic.ledger.local_nodes import embedded_faucet_key
 from fedtopic.ledger.server import (
     LOG_INDEX_NAME,
@@ -33,7 +34,7 @@ def _scan(service: ChainService, flt: dict) -> list:
     address only as a list)."""
     if isinstance(flt.get("address"), str):
         flt = {**flt, "address": [flt["address"]]}
-    with service._lock.hold(urgent=False):
+    with service._lock.hold(READ):
         return to_json_rpc(service._call("eth_getLogs", [flt])["result"])
 
 

@@ -112,15 +112,14 @@ class WritesFirstLock:
         return bool(self._queues[WRITE] or self._queues[READ])
 
     @contextmanager
-    def hold(self, *, urgent: bool = False, level: int | None = None) -> Iterator[None]:
-        """Hold the lock at ``level`` (``urgent``: WRITE; default READ)."""
-        rank = WRITE if urgent else (READ if level is None else level)
+    def hold(self, level: int) -> Iterator[None]:
+        """Hold the lock at ``level`` (WRITE, READ or SIMULATED)."""
         with self._cond:
             ticket = next(self._tickets)
-            queue = self._queues[rank]
+            queue = self._queues[level]
             queue.append(ticket)
             try:
-                while self._busy or queue[0] != ticket or any(self._queues[r] for r in range(rank)):
+                while self._busy or queue[0] != ticket or any(self._queues[r] for r in range(level)):
                     self._cond.wait()
             finally:
                 queue.remove(ticket)

@@ -296,7 +296,7 @@ class ChainService:
         return {"jsonrpc": "2.0", "id": rid, "result": logs}
 
     def _block_of_hash(self, block_hash: str) -> int:
-        with self._lock.hold(urgent=False):
+        with self._lock.hold(READ):
             try:
                 block = self._result("eth_getBlockByHash", [block_hash, False])
             except Exception:  # noqa: BLE001 - py-evm's ValidationError, the tester's error: the caller's hash
@@ -367,7 +367,7 @@ class ChainService:
                 return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32000, "message": str(exc)}}
         writes = method in JOURNALED or method.startswith("evm_")
         level = WRITE if writes else SIMULATED if method in SIMULATED_CALLS else READ
-        with self._lock.hold(level=level):
+        with self._lock.hold(level):
             return self._locked_call(rid, method, params, writes)
 
     def _locked_call(self, rid: Any, method: str, params: Any, writes: bool) -> dict[str, Any]:
@@ -415,7 +415,7 @@ class ChainService:
 
     def close(self) -> None:
         if self._journal is not None:
-            with self._lock.hold(urgent=True):
+            with self._lock.hold(WRITE):
                 if self.journal_entries > self.snapshot_entries:
                     self.snapshot()  # a clean stop restarts without replaying anything
             self._journal.close()
