@@ -76,3 +76,33 @@ def test_a_node_whose_checkpoint_was_deleted_mid_run_is_told_what_to_do(tmp_path
     assert again.returncode == 2 and "Traceback" not in again.stderr, again.stderr[-2000:]
     assert len(errors) == 1 and "no longer keeps its aggregate" in errors[0] and "node run --fresh" in errors[0], \
         errors
+
+
+@pytest.mark.xdist_group("csfed-aggregator")
+def test_a_node_resumes_over_a_torn_non_utf8_history_line(tmp_path):
+    """kill -9 mid-run, a torn line of bytes that are not UTF-8 at the end of its history (was UnicodeDecodeError
+    at the resume): the node resumes and finishes, the torn line skipped."""
+    from _node_procs import node_process
+
+    config, cfg = make_consortium(tmp_path / "c", protection="none", iterations=40)
+    logs = {p: tmp_path / f"{p}.log" for p in cfg.party_ids}
+    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as agg:
+        procs = {p: node_process(config, p, agg.url, logs[p]) for p in cfg.party_ids}
+        try:
+            until = time.monotonic() + 180
+            while "round 3/" not in logs["p2"].read_text():
+                assert time.monotonic() < until and procs["p2"].poll() is None, logs["p2"].read_text()[-2000:]
+                time.sleep(0.05)
+            procs["p2"].kill()
+            procs["p2"].wait(30)
+            with open(config.parent / "state" / "p2" / "history.jsonl", "ab") as fh:
+                fh.write(b'{"schema": \xff\xfe\x80 torn')
+            procs["p2"] = node_process(config, "p2", agg.url, logs["p2"])
+            for p, proc in procs.items():
+                proc.communicate(timeout=300)
+                assert proc.returncode == 0, logs[p].read_text()[-2000:]
+        finally:
+            for proc in procs.values():
+                if proc.poll() is None:
+                    proc.kill()
+    assert "Traceback" not in logs["p2"].read_text()
