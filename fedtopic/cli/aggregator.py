@@ -59,7 +59,6 @@ def serve(
     from fedtopic.runs.process import raise_open_files_limit, stop_with_parent
 
     keep_private(data)  # every party's updates (in clear under none), aggregates, the session store
-    hold_folder(data, "aggregator serve")  # one process per state folder
     stop_with_parent()  # started by simulate: end with it, even when it was killed
     raise_open_files_limit()  # a connection per waiting party: 1,000 parties pass a soft limit of 1,024
 
@@ -86,6 +85,7 @@ def serve(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from fedtopic.network.header_deadline import header_deadline_protocol
 
+    hold_folder(data, "aggregator serve")  # one process per state folder (once the config is known good)
     uvicorn.run(create_app(settings), host=bind, port=port or url.port or 8000, log_level="info",
                 access_log=access_log, timeout_keep_alive=settings.keep_alive_seconds,
                 http=header_deadline_protocol(header_timeout), **tls)
