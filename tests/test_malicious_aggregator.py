@@ -14,10 +14,13 @@ import pytest
 from _csfed_setup import make_consortium, run_parties
 from _evil_aggregator import EvilAggregator, Exchange
 
+from fedtopic.consortium.init import key_file_path
 from fedtopic.crypto.codec import decode_counts, encode_counts
+from fedtopic.crypto.keys import load_party_keys
 from fedtopic.crypto.protect.keyshare import new_mask_secret, share_mask_secret
 from fedtopic.crypto.protect.mask import secret_commitment
 from fedtopic.errors import AggregatorMisbehaved, TrainingError
+from fedtopic.network.client import AggregatorClient
 from fedtopic.runs.history import FILE_NAME, latest_per_round, read_history
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
@@ -92,6 +95,8 @@ def test_an_aggregate_changed_for_one_party_is_caught_by_every_party_within_one_
     aggregate than it holds, which the proxy hides from p2). Each stops in one line naming round 1."""
     config, cfg = make_consortium(tmp_path / "c", protection="none", iterations=4)
     changed: list[str] = []
+    upstream: list[str] = []
+    p2_keys = load_party_keys(key_file_path(config.parent, "p2"))
 
     def forge(seen: Exchange) -> bytes | None:
         counts_round_1 = "-counts/rounds/1/" in seen.path and ("/aggregate" in seen.path or "/updates" in seen.path)
@@ -101,11 +106,16 @@ def test_an_aggregate_changed_for_one_party_is_caught_by_every_party_within_one_
             changed.append(seen.path)
             return encode_counts(total)
         if seen.party == "p2" and "/witness" in seen.path and seen.method == "POST" and seen.status == 422:
-            return 200, json.dumps({"party": "p2", **json.loads(seen.body)}).encode()  # "kept", it tells p2
+            # "kept", it tells p2, with the real witnesses of the round before (as an aggregator that hides only this)
+            sid = seen.path.split("/sessions/")[1].split("/")[0]
+            with AggregatorClient(upstream[0], p2_keys, sid) as c:
+                earlier = c._json("GET", f"/v1/sessions/{sid}/rounds/0/witnesses")
+            return 200, json.dumps(earlier).encode()
         return None
 
     with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as real, \
             EvilAggregator(real.url, forge) as evil:
+        upstream.append(real.url)
         results = run_parties(config, cfg, evil.url)
     assert changed, "the forged aggregate was never served"
     for pid in cfg.party_ids:

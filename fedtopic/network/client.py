@@ -319,25 +319,29 @@ class AggregatorClient:
         return result
 
     def _witness(self, result: AggregateResult) -> None:
-        """Check the witnesses of the round before ``result`` (every member in both rounds must have posted one,
-        equal to this party's own digest), then post this party's witness of ``result`` before its next update;
-        AggregatorMisbehaved in one line naming the round if a check fails."""
+        """Post this party's witness of ``result`` (before its next update); the answer holds the witnesses of the
+        round before, checked here: every member in both rounds must have posted one, equal to this party's own
+        digest. AggregatorMisbehaved in one line naming the round if a check fails."""
         me = self.keys.party_id
         digest = sha256_hex(result.payload)
-        last = self._last
-        if last is not None and last[0] == result.round - 1:
-            check_witnesses(self.session, me, last[0], last[1], self._witnesses(last[0]), self.roster or {},
-                            required=[p for p in result.contributors if p in last[2] and p != me])
-        self._last = (result.round, digest, tuple(result.contributors))
+        last, self._last = self._last, (result.round, digest, tuple(result.contributors))
         try:
-            self._json("POST", f"/v1/sessions/{self.session}/rounds/{result.round}/witness",
-                       {"digest": digest, "signature": sign_witness(self.keys.eth_private_key, self.session,
-                                                                    result.round, digest)})
+            before = WitnessesOut.model_validate(self._json(
+                "POST", f"/v1/sessions/{self.session}/rounds/{result.round}/witness",
+                {"digest": digest, "signature": sign_witness(self.keys.eth_private_key, self.session, result.round,
+                                                             digest)}))
         except AggregatorRejected as exc:
             raise AggregatorMisbehaved(
                 f"{me}: round {result.round} of session {self.session!r}: the aggregator refuses this party's "
                 f"witness of the aggregate it served ({exc.code}: {exc.reason}); it served another aggregate than "
                 "it holds") from None
+        if last is not None and last[0] == result.round - 1:
+            if before.round != last[0]:
+                raise AggregatorMisbehaved(f"{me}: round {result.round} of session {self.session!r}: the aggregator "
+                                           f"answered with the witnesses of round {before.round}, not {last[0]}")
+            check_witnesses(self.session, me, last[0], last[1], {w.party: (w.digest, w.signature)
+                                                                  for w in before.witnesses},
+                            self.roster or {}, required=[p for p in result.contributors if p in last[2] and p != me])
 
     def _witnesses(self, round: int) -> dict[str, tuple[str, str]]:
         out = WitnessesOut.model_validate(self._json("GET", f"/v1/sessions/{self.session}/rounds/{round}/witnesses"))

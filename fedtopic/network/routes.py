@@ -159,22 +159,26 @@ def post_recovery(session_id: SessionId, round: RoundNumber, body: RawBody, part
 @v1.post("/sessions/{session_id}/rounds/{round}/witness", openapi_extra={"requestBody": {
     "required": True, "content": {"application/json": {"schema": WitnessIn.model_json_schema()}}}})
 def post_witness(session_id: SessionId, round: RoundNumber, raw: RawBody, party: RequestParty,
-                 aggregator: AggregatorDep) -> WitnessOut:
+                 aggregator: AggregatorDep) -> WitnessesOut:
     """This party's signed witness of the round's aggregate (sha256 of what it received), before its next update:
-    the others check it against their own (``crypto.witness``)."""
+    the others check it against their own (``crypto.witness``). The answer is every member's witness of the round
+    before, which the party checks now (each contributor of this round posted its own before its update)."""
     try:
         body = WitnessIn.model_validate(loads_untrusted(raw))
     except (UntrustedJSONError, ValidationError) as exc:
         raise Rejection(422, "invalid_witness", " ".join(str(exc).split())[:300]) from None
     aggregator.post_witness(session_id, round, party, body.digest, body.signature)
-    return WitnessOut(party=party, digest=body.digest, signature=body.signature)
+    return _witnesses_out(session_id, round - 1, aggregator.witnesses(session_id, round - 1, party) if round else {})
 
 
 @v1.get("/sessions/{session_id}/rounds/{round}/witnesses")
 def get_witnesses(session_id: SessionId, round: RoundNumber, party: RequestParty,
                   aggregator: AggregatorDep) -> WitnessesOut:
     """Every member's witness of the round's aggregate so far."""
-    held = aggregator.witnesses(session_id, round, party)
+    return _witnesses_out(session_id, round, aggregator.witnesses(session_id, round, party))
+
+
+def _witnesses_out(session_id: str, round: int, held: dict[str, tuple[str, str]]) -> WitnessesOut:
     return WitnessesOut(session_id=session_id, round=round, witnesses=[
         WitnessOut(party=p, digest=d, signature=s) for p, (d, s) in sorted(held.items())])
 
