@@ -202,7 +202,9 @@ def test_a_read_of_any_gas_returns_within_its_cap_while_publications_go_on(tmp_p
         for t in readers:
             t.join(60)
         chain.stop()
-    assert answers and all("time cap" in a["error"]["message"] for _, a in answers), answers[:3]
+    # each ran to its time cap, or yielded to a waiting publication or read (ledger/call_guard.py)
+    assert answers and all("time cap" in a["error"]["message"] or "yielded to waiting callers" in
+                           a["error"]["message"] for _, a in answers), answers[:3]
     # a loose bound (the cap is 1 s; three readers queue): before the fix one such read took minutes
     assert max(seconds for seconds, _ in answers) < 30 and publishing < 60
 
