@@ -84,7 +84,7 @@ def test_a_node_resumes_over_a_torn_non_utf8_history_line(tmp_path):
     at the resume): the node resumes and finishes, the torn line skipped."""
     from _node_procs import node_process
 
-    config, cfg = make_consortium(tmp_path / "c", protection="none", iterations=40)
+    config, cfg = make_consortium(tmp_path / "c", protection="none", iterations=20)
     logs = {p: tmp_path / f"{p}.log" for p in cfg.party_ids}
     with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as agg:
         procs = {p: node_process(config, p, agg.url, logs[p]) for p in cfg.party_ids}
