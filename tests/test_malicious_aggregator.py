@@ -14,6 +14,7 @@ import pytest
 from _csfed_setup import make_consortium, run_parties
 from _evil_aggregator import EvilAggregator, Exchange
 
+from fedtopic.consortium.config import save_consortium
 from fedtopic.consortium.init import key_file_path
 from fedtopic.crypto.codec import decode_counts, encode_counts
 from fedtopic.crypto.keys import load_party_keys
@@ -21,6 +22,7 @@ from fedtopic.crypto.protect.keyshare import new_mask_secret, share_mask_secret
 from fedtopic.crypto.protect.mask import secret_commitment
 from fedtopic.errors import AggregatorMisbehaved, TrainingError
 from fedtopic.network.client import AggregatorClient
+from fedtopic.node.dense_session import WITNESS_EVERY
 from fedtopic.runs.history import FILE_NAME, latest_per_round, read_history
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
@@ -109,7 +111,7 @@ def test_an_aggregate_changed_for_one_party_is_caught_by_every_party_within_one_
             # "kept", it tells p2, with the real witnesses of the round before (as an aggregator that hides only this)
             sid = seen.path.split("/sessions/")[1].split("/")[0]
             with AggregatorClient(upstream[0], p2_keys, sid) as c:
-                earlier = c._json("GET", f"/v1/sessions/{sid}/rounds/0/witnesses")
+                earlier = c._send("GET", f"/v1/sessions/{sid}/witnesses", params={"first": 0, "last": 0}).json()
             return 200, json.dumps(earlier).encode()
         return None
 
@@ -176,3 +178,45 @@ def test_a_dropped_update_leaves_its_party_out_of_that_round_visibly_and_the_run
         without = [r["round"] for r in rows if r.get("contributors") and "p3" not in r["contributors"]]
         assert without, (pid, [(r["round"], r.get("contributors")) for r in rows])
     assert results["p1"]["rounds_without"].get("p3") == 1
+
+
+def test_a_dense_aggregate_changed_for_one_party_is_caught_when_its_span_is_witnessed(tmp_path):
+    """Equivocation in a dense session (FedNMF: a round per step, witnessed 32 rounds at a time): round 2's
+    aggregate reaches p2 with the last bit of one value flipped. When the span 0-31 is checked (the parties' next
+    witness, here at their last), p2 finds the others' digest for round 2 differs from its own and p1 and p3 find
+    p2's witness of round 31 missing (the real aggregator refused it; the proxy hides that from p2)."""
+    config, cfg = make_consortium(tmp_path / "c", protection="none", iterations=WITNESS_EVERY + 4)
+    cfg = cfg.model_copy(update={"algorithm": cfg.algorithm.model_copy(update={
+        "name": "fednmf", "options": {"fraction": 1.0, "local_epochs": 1}})})
+    save_consortium(cfg, config)
+    changed: list[str] = []
+    upstream: list[str] = []
+    p2_keys = load_party_keys(key_file_path(config.parent, "p2"))
+
+    def forge(seen: Exchange) -> bytes | tuple[int, bytes] | None:
+        step_2 = "/rounds/2/" in seen.path and ("/aggregate" in seen.path or "/updates" in seen.path)
+        if step_2 and seen.party == "p2" and seen.status == 200 and seen.answer:
+            changed.append(seen.path)
+            flipped = bytearray(seen.answer)
+            flipped[-8] ^= 1  # the lowest mantissa bit of the last float64 value: well formed, decodes, trains
+            return bytes(flipped)
+        if seen.party == "p2" and "/witness" in seen.path and seen.method == "POST" and seen.status == 422:
+            sid = seen.path.split("/sessions/")[1].split("/")[0]
+            check = json.loads(seen.body).get("check")
+            with AggregatorClient(upstream[0], p2_keys, sid) as c:
+                first, last = check or (0, 0)
+                earlier = c._send("GET", f"/v1/sessions/{sid}/witnesses", params={"first": first, "last": last})
+            return 200, json.dumps(earlier.json() | ({} if check else {"witnesses": []})).encode()
+        return None
+
+    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as real, \
+            EvilAggregator(real.url, forge) as evil:
+        upstream.append(real.url)
+        results = run_parties(config, cfg, evil.url)
+    assert changed, "the forged aggregate was never served"
+    text = {pid: str(results[pid]) for pid in cfg.party_ids}
+    assert all(isinstance(results[p], AggregatorMisbehaved) and "\n" not in text[p] for p in cfg.party_ids), text
+    assert text["p2"].startswith("p2: round 2 of session") and "differs from the one" in text["p2"], text
+    for pid in ("p1", "p3"):
+        assert text[pid].startswith(f"{pid}: round {WITNESS_EVERY - 1} of session"), text
+        assert "no witness" in text[pid] and "p2" in text[pid], text

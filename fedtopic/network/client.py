@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from fedtopic.crypto.witness import sign_witness, witness_signed_by
+from fedtopic.crypto.witness import Witness, sign_witness, witness_signed_by
 from fedtopic.errors import (
     AggregatorMisbehaved,
     NetworkError,
@@ -106,7 +106,11 @@ class AggregatorClient:
         self.backoff = backoff
         self._http = HttpConnection(self.url, timeout) if connection is None else connection
         self.roster = None if roster is None else dict(roster)
-        self._last: tuple[int, str, tuple[str, ...]] | None = None  # (round, digest, contributors) last received
+        # witness the aggregates received in spans ending at each round r with (r + 1) % witness_every == 0, before
+        # a gap and at the end: a request a round for a sparse session, one per k steps for a dense one
+        self.witness_every = 1
+        self._span: list[tuple[int, str, tuple[str, ...]]] = []  # received, not witnessed: (round, sha256, who)
+        self._posted: tuple[Witness, tuple[str, ...]] | None = None  # last witness, its last round's contributors
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -315,37 +319,51 @@ class AggregatorClient:
                     "at every party with `node run --fresh`") from None
             raise
         if self.roster is not None:
-            self._witness(result)
+            self._received(result)
         return result
 
-    def _witness(self, result: AggregateResult) -> None:
-        """Post this party's witness of ``result`` (before its next update); the answer holds the witnesses of the
-        round before, checked here: every member in both rounds must have posted one, equal to this party's own
-        digest. AggregatorMisbehaved in one line naming the round if a check fails."""
-        me = self.keys.party_id
-        digest = sha256_hex(result.payload)
-        last, self._last = self._last, (result.round, digest, tuple(result.contributors))
+    def _received(self, result: AggregateResult) -> None:
+        """Note ``result``'s digest in this party's open span; witness the span when it ends (``witness_every``)."""
+        if self._span and result.round != self._span[-1][0] + 1:
+            self._witness()  # a round this party did not receive: the span ends before it
+        self._span.append((result.round, sha256_hex(result.payload), tuple(result.contributors)))
+        if (result.round + 1) % self.witness_every == 0:
+            self._witness()
+
+    def _witness(self) -> None:
+        """Post this party's witness of its open span (before its next update); the answer holds every member's
+        witness overlapping its previous span, checked here: every member in the round after it and in its last
+        round must have posted one, with this party's digests. AggregatorMisbehaved in one line naming the round."""
+        me, span = self.keys.party_id, self._span
+        first, digests = span[0][0], tuple(d for _, d, _ in span)
+        mine = Witness(me, first, digests, sign_witness(self.keys.eth_private_key, self.session, first, digests))
+        before, self._posted, self._span = self._posted, (mine, span[-1][2]), []
+        check = None if before is None else [before[0].first, before[0].last]
         try:
-            before = WitnessesOut.model_validate(self._json(
-                "POST", f"/v1/sessions/{self.session}/rounds/{result.round}/witness",
-                {"digest": digest, "signature": sign_witness(self.keys.eth_private_key, self.session, result.round,
-                                                             digest)}))
+            answer = WitnessesOut.model_validate(self._json(
+                "POST", f"/v1/sessions/{self.session}/rounds/{mine.last}/witness",
+                {"first": first, "digests": list(digests), "signature": mine.signature, "check": check}))
         except AggregatorRejected as exc:
             raise AggregatorMisbehaved(
-                f"{me}: round {result.round} of session {self.session!r}: the aggregator refuses this party's "
-                f"witness of the aggregate it served ({exc.code}: {exc.reason}); it served another aggregate than "
-                "it holds") from None
-        if last is not None and last[0] == result.round - 1:
-            if before.round != last[0]:
-                raise AggregatorMisbehaved(f"{me}: round {result.round} of session {self.session!r}: the aggregator "
-                                           f"answered with the witnesses of round {before.round}, not {last[0]}")
-            check_witnesses(self.session, me, last[0], last[1], {w.party: (w.digest, w.signature)
-                                                                  for w in before.witnesses},
-                            self.roster or {}, required=[p for p in result.contributors if p in last[2] and p != me])
+                f"{me}: {_rounds(mine)} of session {self.session!r}: the aggregator refuses this party's witness of "
+                f"the aggregates it served ({exc.code}: {exc.reason}); it served other aggregates than it holds"
+                ) from None
+        if before is None:
+            return
+        if [answer.first, answer.last] != check:
+            raise AggregatorMisbehaved(f"{me}: {_rounds(mine)} of session {self.session!r}: the aggregator answered "
+                                       f"with the witnesses of rounds {answer.first}-{answer.last}, not "
+                                       f"{check[0]}-{check[1]}")
+        contiguous = before[0].last + 1 == first
+        aligned = contiguous and first % self.witness_every == 0  # the others' spans end where this party's did
+        required = [p for p in span[0][2] if p in before[1] and p != me] if aligned else []
+        check_witnesses(self.session, me, before[0], _witnesses_of(answer), self.roster or {}, required=required)
 
-    def _witnesses(self, round: int) -> dict[str, tuple[str, str]]:
-        out = WitnessesOut.model_validate(self._json("GET", f"/v1/sessions/{self.session}/rounds/{round}/witnesses"))
-        return {w.party: (w.digest, w.signature) for w in out.witnesses}
+    def _witnesses(self, first: int, last: int) -> list[Witness]:
+        resp = self._send("GET", f"/v1/sessions/{self.session}/witnesses", params={"first": first, "last": last})
+        if resp.status != 200:
+            raise self._rejected(resp)
+        return _witnesses_of(WitnessesOut.model_validate(resp.json()))
 
     def _exchange(self, round: int, payload: bytes, timeout: float,
                   recovery: Callable[[list[str]], bytes] | None,
@@ -372,12 +390,15 @@ class AggregatorClient:
         return self.fetch_aggregate(round, timeout).payload
 
     def finished(self) -> SessionProgress:
-        """Tell the aggregator this party finished its training in this session; first check the witnesses of the
-        last aggregate it received that are in by now (the last round has no next one to check it)."""
-        if self.roster is not None and self._last is not None:
-            rnd, digest, _ = self._last
-            check_witnesses(self.session, self.keys.party_id, rnd, digest, self._witnesses(rnd), self.roster,
-                            required=())
+        """Tell the aggregator this party finished its training in this session; first witness what it received
+        since its last witness and check the witnesses of that span that are in by now (no next round checks it)."""
+        if self.roster is not None:
+            if self._span:
+                self._witness()
+            if self._posted is not None:
+                mine = self._posted[0]
+                check_witnesses(self.session, self.keys.party_id, mine, self._witnesses(mine.first, mine.last),
+                                self.roster, required=())
         return SessionProgress.model_validate(self._json("POST", f"/v1/sessions/{self.session}/finished"))
 
     def abandon(self) -> SessionProgress:
@@ -405,22 +426,33 @@ class AggregatorClient:
         return StatusOut.model_validate(resp.json())
 
 
-def check_witnesses(session: str, me: str, round: int, digest: str, witnesses: Mapping[str, tuple[str, str]],
-                    roster: Mapping[str, str], required: Sequence[str]) -> None:
-    """AggregatorMisbehaved unless every witness of ``round`` is its member's signature of ``digest`` (this party's
-    own), and every ``required`` member (in this round and the one before) has one."""
-    for party, (theirs, signature) in sorted(witnesses.items()):
-        address = roster.get(party)
-        if address is None or not witness_signed_by(address, session, round, theirs, signature):
-            raise AggregatorMisbehaved(f"{me}: round {round} of session {session!r}: the aggregator shows a witness "
-                                       f"for {party!r} that {party!r} did not sign")
-        if theirs != digest:
-            raise AggregatorMisbehaved(f"{me}: round {round} of session {session!r}: the aggregate this party received "
-                                       f"(sha256 {digest[:12]}…) differs from the one {party} received "
-                                       f"({theirs[:12]}…): the aggregator gave parties different aggregates, or "
-                                       "changed one")
-    withheld = [p for p in required if p not in witnesses]
+def _rounds(w: Witness) -> str:
+    return f"round {w.first}" if w.first == w.last else f"rounds {w.first}-{w.last}"
+
+
+def _witnesses_of(answer: WitnessesOut) -> list[Witness]:
+    return [Witness(w.party, w.first, tuple(w.digests), w.signature) for w in answer.witnesses]
+
+
+def check_witnesses(session: str, me: str, mine: Witness, witnesses: Sequence[Witness], roster: Mapping[str, str],
+                    required: Sequence[str]) -> None:
+    """AggregatorMisbehaved unless every witness is its member's signature and states, for every round it shares
+    with ``mine`` (this party's own), this party's digest; and every ``required`` member (in the round after
+    ``mine`` and its last one) has a witness of ``mine``'s last round."""
+    for w in witnesses:
+        address = roster.get(w.party)
+        if address is None or not witness_signed_by(address, session, w):
+            raise AggregatorMisbehaved(f"{me}: {_rounds(mine)} of session {session!r}: the aggregator shows a "
+                                       f"witness for {w.party!r} that {w.party!r} did not sign")
+        for rnd in range(max(w.first, mine.first), min(w.last, mine.last) + 1):
+            ours, theirs = mine.digest(rnd), w.digest(rnd)
+            if theirs != ours:
+                raise AggregatorMisbehaved(
+                    f"{me}: round {rnd} of session {session!r}: the aggregate this party received (sha256 "
+                    f"{str(ours)[:12]}…) differs from the one {w.party} received ({str(theirs)[:12]}…): the "
+                    "aggregator gave parties different aggregates, or changed one")
+    withheld = [p for p in required if not any(w.party == p and w.digest(mine.last) for w in witnesses)]
     if withheld:
-        raise AggregatorMisbehaved(f"{me}: round {round} of session {session!r}: the aggregator shows no witness of "
-                                   f"its aggregate for {', '.join(withheld)}, which contributed to it and to the "
+        raise AggregatorMisbehaved(f"{me}: round {mine.last} of session {session!r}: the aggregator shows no witness "
+                                   f"of its aggregate for {', '.join(withheld)}, which contributed to it and to the "
                                    "next: it withholds what they received")

@@ -53,7 +53,7 @@ log = logging.getLogger("fedtopic.aggregator")
 _SESSION_ROUTE = re.compile(r"^/v1/sessions/([^/]+)(/.*)?$")
 _ROUND_ROUTE = re.compile(r"^/v1/sessions/([^/]+)/rounds/(\d{1,10})/(updates|recoveries)$")
 _WITNESS_ROUTE = re.compile(r"/rounds/\d{1,10}/witness")
-WITNESS_MAX_BYTES = 1024  # {"digest": 64 hex, "signature": 0x + 130 hex} and the JSON around them
+WITNESS_MAX_BYTES = 8192  # up to MAX_SPAN (64) digests of 64 hex, a signature, a span to check: about 4.5 kB
 _EMPTY_SHA256 = sha256_hex(b"")
 
 

@@ -10,6 +10,7 @@ import anyio
 from fastapi import APIRouter, Query, Response, status
 from pydantic import ValidationError
 
+from fedtopic.crypto.witness import Witness
 from fedtopic.network.deps import (
     AggregatorDep,
     BodySha256,
@@ -160,27 +161,35 @@ def post_recovery(session_id: SessionId, round: RoundNumber, body: RawBody, part
     "required": True, "content": {"application/json": {"schema": WitnessIn.model_json_schema()}}}})
 def post_witness(session_id: SessionId, round: RoundNumber, raw: RawBody, party: RequestParty,
                  aggregator: AggregatorDep) -> WitnessesOut:
-    """This party's signed witness of the round's aggregate (sha256 of what it received), before its next update:
-    the others check it against their own (``crypto.witness``). The answer is every member's witness of the round
-    before, which the party checks now (each contributor of this round posted its own before its update)."""
+    """This party's signed witness of the aggregates of a span of rounds ending at ``round`` (sha256 of what it
+    received, one a round), before its next update: the others check it against their own (``crypto.witness``).
+    The answer is every member's witness overlapping the span ``check``, which the party checks now."""
     try:
         body = WitnessIn.model_validate(loads_untrusted(raw))
     except (UntrustedJSONError, ValidationError) as exc:
         raise Rejection(422, "invalid_witness", " ".join(str(exc).split())[:300]) from None
-    aggregator.post_witness(session_id, round, party, body.digest, body.signature)
-    return _witnesses_out(session_id, round - 1, aggregator.witnesses(session_id, round - 1, party) if round else {})
+    witness = Witness(party, body.first, tuple(body.digests), body.signature)
+    if witness.last != round:
+        raise Rejection(422, "invalid_witness", f"a witness of rounds {witness.first}-{witness.last} posted as round "
+                        f"{round}'s")
+    aggregator.post_witness(session_id, witness)
+    if body.check is None:
+        return WitnessesOut(session_id=session_id, first=round, last=round, witnesses=[])
+    return _witnesses_out(session_id, *body.check, aggregator, party)
 
 
-@v1.get("/sessions/{session_id}/rounds/{round}/witnesses")
-def get_witnesses(session_id: SessionId, round: RoundNumber, party: RequestParty,
-                  aggregator: AggregatorDep) -> WitnessesOut:
-    """Every member's witness of the round's aggregate so far."""
-    return _witnesses_out(session_id, round, aggregator.witnesses(session_id, round, party))
+@v1.get("/sessions/{session_id}/witnesses")
+def get_witnesses(session_id: SessionId, party: RequestParty, aggregator: AggregatorDep,
+                  first: Annotated[int, Query(ge=0, le=2**31)], last: Annotated[int, Query(ge=0, le=2**31)]
+                  ) -> WitnessesOut:
+    """Every member's witness overlapping rounds ``first`` … ``last`` so far."""
+    return _witnesses_out(session_id, first, last, aggregator, party)
 
 
-def _witnesses_out(session_id: str, round: int, held: dict[str, tuple[str, str]]) -> WitnessesOut:
-    return WitnessesOut(session_id=session_id, round=round, witnesses=[
-        WitnessOut(party=p, digest=d, signature=s) for p, (d, s) in sorted(held.items())])
+def _witnesses_out(session_id: str, first: int, last: int, aggregator: AggregatorDep, party: str) -> WitnessesOut:
+    held = aggregator.witnesses(session_id, first, last, party)
+    return WitnessesOut(session_id=session_id, first=first, last=last, witnesses=[
+        WitnessOut(party=w.party, first=w.first, digests=list(w.digests), signature=w.signature) for w in held])
 
 
 def _not_ready(code: str, detail: str, **extra: object) -> Response:

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from fedtopic.crypto.witness import MAX_SPAN
 from fedtopic.network.wire import ID_PATTERN
 
 Id = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
@@ -57,25 +58,30 @@ class VocabularyIn(_In):
 
 
 class WitnessIn(_In):
-    """A party's signed witness of a round's aggregate (``crypto.witness``): sha256 of the bytes it received."""
+    """A party's signed witness of the aggregates of rounds ``first`` … (``crypto.witness``): sha256 of the bytes
+    it received, one a round; ``check``: the span ``[first, last]`` whose witnesses the answer holds."""
 
-    digest: str = Field(pattern=r"^[0-9a-f]{64}$")
+    first: int = Field(ge=0, le=2**31)
+    digests: list[Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]] = Field(min_length=1, max_length=MAX_SPAN)
     signature: str = Field(pattern=r"^0x[0-9a-f]{130}$")
+    check: tuple[Annotated[int, Field(ge=0, le=2**31)], Annotated[int, Field(ge=0, le=2**31)]] | None = None
 
 
 class WitnessOut(BaseModel):
     """One member's witness, as it signed it."""
 
     party: str
-    digest: str
+    first: int
+    digests: list[str]
     signature: str
 
 
 class WitnessesOut(BaseModel):
-    """Every member's witness of one round's aggregate: each party checks them against its own."""
+    """Every member's witness overlapping rounds ``first`` … ``last``: each party checks them against its own."""
 
     session_id: str
-    round: int
+    first: int
+    last: int
     witnesses: list[WitnessOut]
 
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fedtopic.crypto.protect import RecoveryNeeded
-from fedtopic.crypto.witness import witness_signed_by
+from fedtopic.crypto.witness import Witness
 from fedtopic.errors import ConfigError
 from fedtopic.network.alignment import (
     alignment_state,
@@ -71,6 +71,7 @@ from fedtopic.network.schemas import (
 from fedtopic.network.session_spec import checked_spec, min_contributors
 from fedtopic.network.store import AggregateRow, HeldUpdate, Store
 from fedtopic.network.wire import sha256_hex
+from fedtopic.network.witness_book import WitnessBook
 from fedtopic.protections import protection_names
 from fedtopic.text import some_names
 
@@ -111,6 +112,7 @@ class Aggregator:
         self.store = store
         self.memory_budget = memory_budget
         self.parties = dict(parties)
+        self.witness_book = WitnessBook(store, parties)
         self.protection = protection
         self.default_deadline = default_deadline
         self._combiners = registered_combiners() if combiners is None else combiners
@@ -469,33 +471,17 @@ class Aggregator:
             raise Rejection(410, "aggregate_gone", f"the aggregate of round {round} is no longer kept")
         return row
 
-    def post_witness(self, sid: str, round: int, party: str, digest: str, signature: str) -> None:
-        """``party``'s signed witness of round ``round``'s aggregate (``crypto.witness``): kept when its signature
-        is the party's and its digest is the aggregate's (a member's false witness would stop the others: 422,
-        nothing stored); the same witness again is a no-op, another one 409."""
+    def post_witness(self, sid: str, witness: Witness) -> None:
+        """A member's signed witness of a span of rounds' aggregates (``network.witness_book``)."""
         sess = self._session(sid)
-        self._member(sess, party)
-        row = self.store.aggregate(sid, round) if sess.last is None or sess.last[0] != round else sess.last[1]
-        if row is None:
-            raise Rejection(409, "round_not_closed", f"round {round} has no aggregate to witness")
-        if not witness_signed_by(self.parties[party], sid, round, digest, signature):
-            raise Rejection(422, "invalid_witness", f"the witness of {party!r} for round {round} is not signed by "
-                            "its key")
-        if digest != row.sha256:
-            raise Rejection(422, "wrong_witness", f"{party!r} witnesses aggregate {digest[:12]}… for round {round}; "
-                            f"this aggregator served {row.sha256[:12]}…")
-        with self._lock:
-            held = self.store.witnesses(sid, round).get(party)
-            if held is not None and held[0] != digest:
-                raise Rejection(409, "witness_conflict", f"{party!r} already witnessed round {round}")
-            if held is None:
-                self.store.add_witness(sid, round, party, digest, signature)
+        self._member(sess, witness.party)
+        self.witness_book.post(sid, sess.state.number, witness)
 
-    def witnesses(self, sid: str, round: int, party: str) -> dict[str, tuple[str, str]]:
-        """Every member's witness of round ``round``'s aggregate: party → (digest, signature)."""
+    def witnesses(self, sid: str, first: int, last: int, party: str) -> list[Witness]:
+        """Every member's witness overlapping rounds ``first`` … ``last``."""
         sess = self._session(sid)
         self._member(sess, party)
-        return self.store.witnesses(sid, round)
+        return self.witness_book.overlapping(sid, first, last)
 
     def recent_aggregate(self, sid: str, round: int, party: str) -> AggregateRow | None:
         """Lock-free, for the long-polls on the event loop: the aggregate of ``round`` if it is the round that

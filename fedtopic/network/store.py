@@ -36,6 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from fedtopic.crypto.witness import Witness
 from fedtopic.network.blobs import BlobDir, aggregate_blob, update_blob
 from fedtopic.network.errors import NetworkError
 
@@ -68,9 +69,9 @@ CREATE TABLE IF NOT EXISTS nonces (
     nonce TEXT PRIMARY KEY, seen REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS nonces_seen ON nonces (seen);
 CREATE INDEX IF NOT EXISTS updates_by_party ON updates (session, party, number);
-CREATE TABLE IF NOT EXISTS witnesses (
-  session TEXT NOT NULL, number INTEGER NOT NULL, party TEXT NOT NULL, digest TEXT NOT NULL, signature TEXT NOT NULL,
-  PRIMARY KEY (session, number, party));
+CREATE TABLE IF NOT EXISTS witness_spans (
+  session TEXT NOT NULL, party TEXT NOT NULL, first INTEGER NOT NULL, last INTEGER NOT NULL, digests TEXT NOT NULL,
+  signature TEXT NOT NULL, PRIMARY KEY (session, last, party));
 CREATE TABLE IF NOT EXISTS session_ends (
   session TEXT NOT NULL, party TEXT NOT NULL, kind TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY (session, party));
 """
@@ -223,16 +224,23 @@ class Store:
         fresh run ("abandoned"); the first word of a party stands."""
         self._write([("INSERT OR IGNORE INTO session_ends VALUES (?, ?, ?, ?)", (session, party, kind, at))])
 
-    def add_witness(self, session: str, number: int, party: str, digest: str, signature: str) -> None:
-        """Record ``party``'s signed witness of round ``number``'s aggregate (its first stands)."""
-        self._write([("INSERT OR IGNORE INTO witnesses VALUES (?, ?, ?, ?, ?)",
-                      (session, number, party, digest, signature))])
+    def add_witness(self, session: str, witness: Witness) -> None:
+        """Record a member's signed witness of a span of rounds (its first for a last round stands)."""
+        self._write([("INSERT OR IGNORE INTO witness_spans VALUES (?, ?, ?, ?, ?, ?)",
+                      (session, witness.party, witness.first, witness.last, ",".join(witness.digests),
+                       witness.signature))])
 
-    def witnesses(self, session: str, number: int) -> dict[str, tuple[str, str]]:
-        """party → (digest, signature) of every witness of round ``number``'s aggregate."""
-        rows = self._read("SELECT party, digest, signature FROM witnesses WHERE session = ? AND number = ?",
-                          (session, number))
-        return {party: (digest, signature) for party, digest, signature in rows}
+    def witnesses(self, session: str, first: int, last: int) -> list[Witness]:
+        """Every witness whose span overlaps rounds ``first`` … ``last``, by party and span."""
+        rows = self._read("SELECT party, first, digests, signature FROM witness_spans WHERE session = ? AND "
+                          "last >= ? AND first <= ? ORDER BY party, first", (session, first, last))
+        return [Witness(party, f, tuple(digests.split(",")), signature) for party, f, digests, signature in rows]
+
+    def aggregate_digests(self, session: str, first: int, last: int) -> dict[int, str]:
+        """round → sha256 of the aggregate of every round from ``first`` to ``last`` that has one."""
+        rows = self._read("SELECT number, sha256 FROM aggregates WHERE session = ? AND number BETWEEN ? AND ? "
+                          "AND sha256 != ''", (session, first, last))
+        return dict(rows)
 
     def session_ends(self, session: str) -> dict[str, tuple[str, float]]:
         """party → (kind, at) of every party that finished or abandoned ``session``."""

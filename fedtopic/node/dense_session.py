@@ -35,6 +35,9 @@ from fedtopic.protections import PartyCodec, Protection, Secrets, require_carrie
 WaitReport = Callable[[int, list[str], float], None]
 """``(round, missing parties, seconds waited)``: what a party waiting for an aggregate is told."""
 FIXED_POINT = FixedPoint()
+WITNESS_EVERY = 32
+"""A dense session's aggregates are witnessed 32 steps at a time (``crypto.witness``): one request a step doubled
+gFedNTM's wall time (docs/RESULTS.md, "What the witnesses cost")."""
 
 
 class DenseSession:
@@ -76,9 +79,7 @@ def open_dense_session(client: AggregatorClient, ids: Sequence[str], keys: Party
     if dtype not in ("float64", "float32"):
         raise ConfigError(f"dense updates are float64 or float32, got {dtype!r}")
     require_carries(protection, "dense", f"channel {client.session!r}")
-    # not witnessed yet: a witness request per mini-batch step doubled gFedNTM's wall time (docs/RESULTS.md,
-    # "What the witnesses cost"); a hash chain of the session's aggregates witnessed every k steps is the plan
-    client.roster = None
+    client.witness_every = WITNESS_EVERY
     if protection.floats_in_clear:
         client.open_session(ids, combiner=protection.combiner("dense"), meta={"shape": [n], "dtype": dtype},
                             params=dict(params))
