@@ -111,3 +111,24 @@ def test_an_update_spec_in_the_earlier_form_still_names_protections():
     old = UpdateSpec("dense", ("dense-sum", "mask"), "float64 vectors")
     assert old == UpdateSpec("dense", "float64 vectors", ("none", "mask"))
     assert UpdateSpec("topics", ("topic-merge",), "topic sets").protections == ("none",)
+
+
+def test_a_plugin_that_lacks_a_member_of_its_modes_protocol_is_refused_at_registration(tmp_path, capsys,
+                                                                                      monkeypatch):
+    """``algorithms.capabilities``: a synchronous plugin without ``write_party`` is refused when it is loaded, in one
+    line naming what it lacks, before any training (not a missing attribute at the end of a run)."""
+    (tmp_path / "half_plugin.py").write_text(
+        "from fedtopic.algorithms.base import Algorithm, Mode, UpdateSpec\n"
+        "class Half(Algorithm):\n"
+        "    name, summary, paper, options = 'half', 'a plugin without write_party', '-', ()\n"
+        "    modes = frozenset({Mode.sync})\n"
+        "    update = UpdateSpec('dense', 'a vector')\n"
+        "    def party(self, party_id, index, corpus, spec, *, secret=None): ...\n"
+        "    def write_simulation(self, out, run): ...\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("FEDTOPIC_ALGORITHMS", "half=half_plugin:Half")
+    assert main(["simulate", "--algorithm", "half", "--dataset", "synthetic", "--parties", "2", "-k", "3",
+                 "--iterations", "1", "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "algorithm 'half' runs synchronous (aggregator) but has no write_party" in err, err
+    assert not (tmp_path / "x").exists()

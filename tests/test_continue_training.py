@@ -48,7 +48,7 @@ def test_a_continued_run_goes_on_from_the_saved_topics(tmp_path, capsys):
 
 @pytest.mark.parametrize("extra, says", [
     (["-k", "4"], "has K=3 topics; pass -k 3"),
-    (["--algorithm", "nmf"], "continues collapsed-Gibbs LDA"),
+    (["--algorithm", "nmf"], "which nmf has not"),
 ])
 def test_what_cannot_be_continued_is_one_line(tmp_path, capsys, extra, says):
     write_jsonl(tmp_path / "d.jsonl", theme_texts(60, seed=4))

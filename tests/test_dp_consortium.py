@@ -41,7 +41,7 @@ def corpus():
 def _party(corpus, secret=None, **options):
     algo = get_algorithm("dafed-lda")
     spec = algo.spec(4, 30, seed=3, options={"dp.noise_multiplier": "2", **options})
-    return algo.party("p1", 0, corpus, spec, secret=secret)
+    return algo.channel_party("p1", 0, corpus, spec, secret=secret)
 
 
 def test_release_is_the_same_however_often_asked_and_after_a_resume(corpus):

@@ -79,7 +79,7 @@ def test_a_party_checkpoint_keeps_the_learned_priors():
     party.party.learn_priors(doc_topic_histogram(party.party.model.state.n_dk), party.party.model.state.n_wk)
     party.prior_rounds, party.prior_width, party.prior_bound = 1, 64, 255
     state = {k: np.array(v, copy=True) for k, v in party.state().items()}
-    again = CSFedParty(algo.lda_party("p1", 0, corpus, spec), 10)
+    again = CSFedParty(algo.channel_party("p1", 0, corpus, spec), 10)
     again.restore(state)
     np.testing.assert_array_equal(again.party.alpha, party.party.alpha)
     assert again.party.beta == party.party.beta != 0.01
@@ -146,7 +146,7 @@ def test_a_dafed_party_publishes_its_histograms_and_keeps_alpha_in_its_checkpoin
     corpus = _corpus()
     algo = get_algorithm("dafed-lda")
     spec = algo.spec(4, 10, 0, {"optim_interval": 1, "optim_width": 32})
-    first, second = (algo.party(pid, i, corpus, spec) for i, pid in enumerate(("p1", "p2")))
+    first, second = (algo.channel_party(pid, i, corpus, spec) for i, pid in enumerate(("p1", "p2")))
     shape = algo.publication_shape(spec, corpus.n_words)
     genesis = first.genesis()
     assert genesis.shape == shape and np.array_equal(genesis[: corpus.n_words], first.model.state.n_wk)
@@ -155,7 +155,7 @@ def test_a_dafed_party_publishes_its_histograms_and_keeps_alpha_in_its_checkpoin
     np.testing.assert_array_equal(second.global_counts(), first.model.state.n_wk + second.model.state.n_wk)
     assert second.alpha.shape == (4,)  # learned from both parties' histograms
     state = {k: np.array(v, copy=True) for k, v in second.state().items()}
-    again = algo.party("p2", 1, corpus, spec)
+    again = algo.channel_party("p2", 1, corpus, spec)
     again.restore(state)
     np.testing.assert_array_equal(again.alpha, second.alpha)
     assert again.optimisations == second.optimisations == 1

@@ -12,9 +12,11 @@ An algorithm says, once, in its own module under ``fedtopic.algorithms``:
 * what its runs **reveal** beyond the protection (``privacy``: whether a run
   of these options is differentially private), recorded in run-info.json so
   that readers of a run (the dashboard) never guess from option names;
-* how to **train**: ``fit`` for the centralised mode (all data in one
-  process), ``party`` for the federated modes (one party's local state and
-  local training given the current global state);
+* how to **train**, per mode, as the protocols of ``algorithms.capabilities``
+  (checked when the registry loads it): ``fit`` and a run writer for the
+  centralised mode, ``party`` (one party's local state and training given the
+  current global state) for the synchronous one, ``channel_party`` for the
+  asynchronous one, each with its run folders;
 * the **model** it produces (``fedtopic.algorithms.model.TopicModel``).
 
 Nothing here knows about chains, HTTP or files: the harnesses in
@@ -37,10 +39,6 @@ from fedtopic.algorithms.memory import check_model_fits
 from fedtopic.errors import ConfigError
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
-    from fedtopic.algorithms.asynchronous import AsyncPartyRun, AsyncRun
-    from fedtopic.algorithms.federated import ConsortiumRun, FederatedParty, PartyRun
     from fedtopic.algorithms.model import TopicModel
     from fedtopic.corpus.types import Corpus
 
@@ -268,11 +266,9 @@ class Algorithm(ABC):
         return 50.0 / spec.topics if alpha is None else float(alpha)  # type: ignore[arg-type]
 
     # training --------------------------------------------------------------------------------
-    def fit(self, parts: Sequence[Corpus], spec: TrainSpec,
-            callback: IterationCallback | None = None) -> list[Fitted]:
-        """Centralised mode: train on the parties' corpora in one process; one model (of the pooled corpora, θ
-        in party order), or one per party."""
-        raise ConfigError(f"{self.name} has no centralised mode")
+    def models_per_fit(self, n_parties: int) -> int:
+        """How many models a centralised fit trains for ``n_parties`` corpora: one of them pooled."""
+        return 1
 
     def check_data(self, parts: Sequence[Corpus], spec: TrainSpec) -> None:
         """ConfigError (or ModelError) if this algorithm cannot train ``spec`` on these corpora, checked before
@@ -319,19 +315,6 @@ class Algorithm(ABC):
         """How to put ``needed`` informative updates in each round's sum (the refusal of ``check_protection``)."""
         return "select more parties per round"
 
-    def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
-              secret: bytes | None = None) -> FederatedParty | Any:
-        """Federated modes: party ``index``'s local state and training. Synchronous algorithms return a
-        ``FederatedParty`` (``algorithms.federated``), which the one party runtime drives; the asynchronous
-        LDA family returns its ``LDAParty``.
-
-        ``secret``: bytes only this party knows (a node passes ``PartyKeys.noise_secret``); they key the randomness
-        of its privacy mechanisms (DP releases, iFTM's privatisation), which must stay unpredictable to peers who
-        know the public seed. None (one-process harnesses, where one user plays every party): the seed keys it.
-        Algorithms without such a mechanism ignore it.
-        """
-        raise ConfigError(f"{self.name} has no federated mode")
-
     def privacy(self, spec: TrainSpec) -> Privacy:
         """Whether runs of ``spec`` are differentially private, and their budget (none by default)."""
         return Privacy()
@@ -349,30 +332,6 @@ class Algorithm(ABC):
         """The run's quality in a few words for the command's last line (a metric that does not apply is null in
         summary.json and shows as "n/a": ``metric``)."""
         return f"perplexity {metric(summary, 'perplexity', '.1f')}"
-
-    def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:
-        """Synchronous mode, ``fedtopic simulate``: evaluate the consortium's model and write the run folder
-        ``out`` (model, topics.json, summary.json with the stable keys); the summary."""
-        raise ConfigError(f"{self.name} has no synchronous mode")
-
-    def publication_shape(self, spec: TrainSpec, n_words: int) -> tuple[int, int]:
-        """Asynchronous mode: the shape of the counts a party publishes on its channel each round ([V, K])."""
-        return n_words, spec.topics
-
-    def write_async_simulation(self, out: Path, run: AsyncRun) -> dict[str, Any]:
-        """Asynchronous mode, ``fedtopic simulate``: evaluate the parties' models and write the run folder ``out``
-        (``algorithms.asynchronous``); the summary."""
-        raise ConfigError(f"{self.name} has no asynchronous mode")
-
-    def write_async_party(self, out: Path, run: AsyncPartyRun) -> dict[str, Any]:
-        """Asynchronous mode, ``fedtopic node run``: evaluate the party's model on its own documents and write
-        ``out``; the summary."""
-        raise ConfigError(f"{self.name} has no asynchronous mode")
-
-    def write_party(self, out: Path, run: PartyRun) -> dict[str, Any]:
-        """Synchronous mode, ``fedtopic node run``: evaluate the party's model on its own documents and write
-        ``out`` (its θ stays there); the summary."""
-        raise ConfigError(f"{self.name} has no synchronous mode")
 
     def describe(self) -> dict[str, Any]:
         """Everything ``fedtopic algorithms`` shows, as plain data."""

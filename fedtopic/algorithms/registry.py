@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from fedtopic.algorithms.base import Algorithm, Mode
+from fedtopic.algorithms.capabilities import check_capabilities
 from fedtopic.errors import ConfigError
 from fedtopic.plugins import Registry
 
@@ -43,6 +44,7 @@ def _check(name: str, path: str, algorithm: Any) -> Algorithm:
         raise ConfigError(f"algorithm {name!r}: {path} is not a fedtopic Algorithm")
     if algorithm.name != name:
         raise RuntimeError(f"registry entry {name!r} loads an algorithm named {algorithm.name!r}")
+    check_capabilities(name, algorithm)
     return algorithm
 
 

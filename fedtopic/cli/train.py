@@ -67,8 +67,9 @@ def train(
         from fedtopic.corpus.training_data import in_vocabulary
 
         data = in_vocabulary(data, start.vocab, start.tokenizer)
-    get_algorithm(algorithm).check_data(data.parties, spec)
-    n_models = parties if algorithm == "local-lda" else 1
+    algo = get_algorithm(algorithm)
+    algo.check_data(data.parties, spec)
+    n_models = algo.models_per_fit(parties)
     with progress_bar() as bar:
         task = bar.add_task(algorithm, total=iterations * n_models, info="")
 
@@ -122,11 +123,14 @@ def train(
 
 def _start_model(run: Path, algorithm: str, topics: int):  # -> fedtopic.runs.folder.TopicModelFile
     """The saved model ``train --continue-from RUN`` starts from; one-line errors for what cannot continue."""
+    from fedtopic.algorithms.capabilities import ContinuedFit, missing_members
+    from fedtopic.algorithms.registry import get_algorithm
     from fedtopic.errors import ConfigError
     from fedtopic.runs.folder import load_topic_model
 
-    if algorithm != "centralized-lda":
-        raise ConfigError(f"--continue-from continues collapsed-Gibbs LDA (centralized-lda), not {algorithm}")
+    if missing_members(get_algorithm(algorithm), ContinuedFit):
+        raise ConfigError(f"--continue-from continues a fit that starts from saved topics (collapsed-Gibbs LDA: "
+                          f"centralized-lda), which {algorithm} has not")
     model = load_topic_model(run)
     if model.phi.shape[0] != topics:
         raise ConfigError(f"{run} has K={model.phi.shape[0]} topics; pass -k {model.phi.shape[0]} to continue it")

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from fedtopic.algorithms.capabilities import ChannelParties, capability
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.synthetic import generate_synthetic
 from fedtopic.corpus.types import Corpus
@@ -89,7 +90,8 @@ def train_released(s: AttackSettings, corpora: list[Corpus], run: int) -> tuple[
     (the final aggregate, β-smoothed) and party 0's ε."""
     algo = get_algorithm("csfed-lda")
     spec = algo.spec(s.topics, s.rounds, s.seed * 100_003 + run, _options(s))
-    parties = [algo.lda_party(f"p{i + 1}", i, c, spec) for i, c in enumerate(corpora)]  # type: ignore[attr-defined]
+    lda: ChannelParties = capability(algo, ChannelParties, "the membership attack's lock-step run")
+    parties = [lda.channel_party(f"p{i + 1}", i, c, spec) for i, c in enumerate(corpora)]
     for p in parties:
         if hasattr(p, "plan"):
             p.plan(len(parties))

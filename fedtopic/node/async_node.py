@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from fedtopic.algorithms.asynchronous import AsyncPartyRun, PartyLog, RoundReport
+from fedtopic.algorithms.base import Mode
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.config import ConsortiumConfig
 from fedtopic.crypto.card import card_of
@@ -61,7 +62,7 @@ def run_async_node(
     current = max((run_of(h.round) for h in raw.readable_heads(w3, registry, keys.address) if h.published), default=1)
     run = choose_run(state_dir, own, fresh=fresh, asked=run, party_id=party_id, current=current)
     prepared = prepare_party(cfg, config_path, party_id, key_file=key_file, corpus=corpus, vocab=vocab, state_dir=state_dir,
-                             fresh=fresh, say=say, extra_params={"run": run} if run > 1 else {})
+                             fresh=fresh, say=say, extra_params={"run": run} if run > 1 else {}, mode=Mode.async_)
     data, party, index, state_dir = prepared.data, prepared.party, prepared.index, prepared.state_dir
     done = finished_run(state_dir, party_id, say, CHECKPOINT)
     if done is not None:

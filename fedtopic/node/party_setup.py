@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fedtopic.algorithms.base import Mode
+from fedtopic.algorithms.capabilities import AsyncFederated, SyncFederated, capability
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.config import ConsortiumConfig
 from fedtopic.consortium.init import key_file_path
@@ -46,10 +48,11 @@ def load_own_keys(cfg: ConsortiumConfig, config_path: Path, party_id: str, key_f
 def prepare_party(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, key_file: Path | None = None,
                   corpus: Path | None = None, vocab: Path | None = None, state_dir: Path | None = None,
                   fresh: bool = False, say: Callable[[str], None] = lambda _: None,
-                  extra_params: Mapping[str, Any] | None = None) -> PreparedParty:
+                  extra_params: Mapping[str, Any] | None = None, mode: Mode = Mode.sync) -> PreparedParty:
     """Check the key file, load the party's documents, build its party; state goes to ``state/<party>`` by default,
     claimed for this run (``state_folder``): ``fresh`` sets an existing folder aside first. ``extra_params`` join
-    the session params (an asynchronous consortium's run number, ``ledger/runs.py``)."""
+    the session params (an asynchronous consortium's run number, ``ledger/runs.py``); ``mode``: which runtime drives
+    the party (``Mode.sync``: a ``FederatedParty``; ``Mode.async_``: a channel party)."""
     keys = load_own_keys(cfg, config_path, party_id, key_file)
     state_dir = state_dir or config_path.parent / "state" / party_id
     data = load_party_data(cfg, party_id, corpus=corpus, vocab=vocab)
@@ -64,5 +67,10 @@ def prepare_party(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
             say(f"party {party_id}: set the earlier state aside in {old} (nothing deleted)")
     claim_state(state_dir, params)
     write_text_atomic(state_dir / PROCESS_FILE, json.dumps(process_mark() | {"party": party_id}))
-    party = algorithm.party(party_id, index, data.train, spec, secret=keys.noise_secret)
+    if mode is Mode.sync:  # the one party runtime's FederatedParty
+        party = capability(algorithm, SyncFederated, "`node run`").party(party_id, index, data.train, spec,
+                                                                         secret=keys.noise_secret)
+    else:  # the asynchronous loop's party, publishing on its channel
+        party = capability(algorithm, AsyncFederated, "`node run`").channel_party(party_id, index, data.train, spec,
+                                                                                  secret=keys.noise_secret)
     return PreparedParty(keys=keys, data=data, party=party, index=index, state_dir=state_dir, params=params)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from fedtopic.algorithms.base import Mode, TrainSpec
+from fedtopic.algorithms.capabilities import ChannelParties, capability
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.types import Corpus
 from fedtopic.simulation.async_parties import SimulationResult
@@ -38,6 +39,6 @@ def run_lockstep_simulation(
     algo = get_algorithm(algorithm)
     algo.require(Mode.sync, "a lock-step simulation")
     # the LDA party itself, not the aggregator runtime's wrapper around it (``CSFedLDA.party``)
-    parties = [algo.lda_party(pid, i, corpus, spec)  # type: ignore[attr-defined]
-               for i, (pid, corpus) in enumerate(zip(ids, corpora))]
+    lda: ChannelParties = capability(algo, ChannelParties, "a lock-step simulation")
+    parties = [lda.channel_party(pid, i, corpus, spec) for i, (pid, corpus) in enumerate(zip(ids, corpora))]
     return run_on_clock(parties, spec, ids, cp, [1.0] * len(ids), algorithm=algorithm, count_bytes=False)[0]

@@ -44,6 +44,6 @@ def run_simulation(
     ids = [t.party_id for t in transports]
     algo = get_algorithm(algorithm)
     algo.require(Mode.async_, "an asynchronous simulation")
-    parties = [algo.party(pid, i, corpus, spec) for i, (pid, corpus) in enumerate(zip(ids, corpora))]
+    parties = [algo.channel_party(pid, i, corpus, spec) for i, (pid, corpus) in enumerate(zip(ids, corpora))]
     return run_parties(parties, transports, spec, readable_channels(ids, cp), algorithm=algorithm,
                        max_delay=max_delay, on_round=on_round, history_dir=history_dir, engine=engine)

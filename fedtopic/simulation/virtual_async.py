@@ -48,7 +48,7 @@ def run_virtual_simulation(
     ids = list(party_ids)
     algo = get_algorithm(algorithm)
     algo.require(Mode.async_, "an asynchronous simulation")
-    parties = [algo.party(pid, i, corpus, spec) for i, (pid, corpus) in enumerate(zip(ids, corpora))]
+    parties = [algo.channel_party(pid, i, corpus, spec) for i, (pid, corpus) in enumerate(zip(ids, corpora))]
     seconds = [cost_per_token * corpus.n_tokens * p.steps for corpus, p in zip(corpora, parties)]
     result, finished = run_on_clock(parties, spec, ids, cp, seconds, algorithm=algorithm, max_delay=max_delay,
                                     on_round=on_round)

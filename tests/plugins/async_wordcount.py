@@ -18,7 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.asynchronous import AsyncRun, ChannelSnapshot, RoundReport
+from fedtopic.algorithms.asynchronous import (
+    AsyncPartyRun,
+    AsyncRun,
+    ChannelSnapshot,
+    RoundReport,
+)
 from fedtopic.algorithms.base import Algorithm, Mode, TrainSpec, UpdateSpec
 from fedtopic.corpus.types import Corpus
 from fedtopic.runs.model_run import write_model_run
@@ -86,9 +91,19 @@ class AsyncWordCount(Algorithm):
     options = ()
     update = UpdateSpec("counts", "the party's word counts folded into K columns, int32[V,K]")
 
-    def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
-              secret: bytes | None = None) -> WordCountParty:
+    def channel_party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
+                      secret: bytes | None = None) -> WordCountParty:
         return WordCountParty(party_id, corpus, spec)
+
+    def publication_shape(self, spec: TrainSpec, n_words: int) -> tuple[int, int]:
+        return n_words, spec.topics
+
+    def write_async_party(self, out: Path, run: AsyncPartyRun) -> dict[str, Any]:
+        return write_model_run(out, phi=run.party.phi(), vocab=run.party.vocab, tokenizer=run.tokenizer,
+                               algorithm=self.name, summary={
+                                   "dataset": run.dataset, "parties": run.n_parties, "topics": run.spec.topics,
+                                   "iterations": run.spec.iterations, "seed": run.spec.seed,
+                                   "rounds": run.log.rounds})
 
     def write_async_simulation(self, out: Path, run: AsyncRun) -> dict[str, Any]:
         first = run.parties[0]

@@ -41,11 +41,12 @@ from fedtopic.algorithms.iftm.options import (
     check_noise,
     parse_party_topics,
 )
+from fedtopic.algorithms.lda.train_writer import LDATrainWriter
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ConfigError
 
 
-class IFTMLDA(Algorithm):
+class IFTMLDA(LDATrainWriter, Algorithm):
     name = "iftm-lda"
     summary = "federated LDA on Laplace-privatised input; a master merges the parties' (possibly different) topics"
     paper = "Jiang et al., iFTM (Algs. 1, 3-5)"

@@ -22,11 +22,12 @@ from fedtopic.algorithms.lda.options import (
     check_prior_options,
     hyper_from_spec,
 )
+from fedtopic.algorithms.lda.train_writer import LDATrainWriter
 from fedtopic.algorithms.model import TopicModel
 from fedtopic.corpus.types import Corpus
 
 
-class CentralizedLDA(Algorithm):
+class CentralizedLDA(LDATrainWriter, Algorithm):
     name = "centralized-lda"
     summary = "collapsed-Gibbs LDA on every party's documents pooled in one place (the non-private upper bound)"
     paper = "CSFed/DAFed-LDA §8.2.1 (traditional LDA)"
@@ -38,9 +39,14 @@ class CentralizedLDA(Algorithm):
         check_prior_options(spec)
 
     def fit(self, parts: Sequence[Corpus], spec: TrainSpec,
-            callback: IterationCallback | None = None, *, start_phi: Any = None) -> list[Fitted]:
-        """One model on the pooled corpora; the callback sees party index 0. ``start_phi`` float64[K, V]: a saved
-        model's topics to continue from (``train --continue-from``)."""
+            callback: IterationCallback | None = None) -> list[Fitted]:
+        """One model on the pooled corpora; the callback sees party index 0."""
+        return self.fit_from(parts, spec, None, callback)
+
+    def fit_from(self, parts: Sequence[Corpus], spec: TrainSpec, start_phi: Any,
+                 callback: IterationCallback | None = None) -> list[Fitted]:
+        """As ``fit``, from ``start_phi`` float64[K, V], a saved model's topics (``train --continue-from``; None:
+        a random start)."""
         from fedtopic.algorithms.lda.family import train_centralized
 
         hyper = hyper_from_spec(spec)

@@ -64,10 +64,10 @@ class CSFedLDA(FederatedLDA):
 
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
               secret: bytes | None = None) -> CSFedParty:
-        """The party runtime's CSFed party around ``lda_party`` (the lock-step harness uses that one directly)."""
+        """The party runtime's CSFed party around ``channel_party`` (the lock-step harness uses that one directly)."""
         from fedtopic.algorithms.lda.csfed_party import CSFedParty
 
-        return CSFedParty(self.lda_party(party_id, index, corpus, spec, secret=secret), spec.iterations)
+        return CSFedParty(self.channel_party(party_id, index, corpus, spec, secret=secret), spec.iterations)
 
     def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:
         """Φ_Σ (every party holds the same), evaluated on the held-out documents; optionally beside centralised

@@ -51,11 +51,11 @@ class DAFedLDA(FederatedLDA):
         super().check_data(parts, spec)
         check_prior_options(spec)
 
-    def lda_party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
+    def channel_party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
                   secret: bytes | None = None):  # -> LDAParty
         """With ``optim_interval``, a party that publishes its histograms and learns α (``prior_party``)."""
         if not spec.options.get("optim_interval"):
-            return super().lda_party(party_id, index, corpus, spec, secret=secret)
+            return super().channel_party(party_id, index, corpus, spec, secret=secret)
         from fedtopic.algorithms.lda.prior_party import LearningLDAParty
 
         return LearningLDAParty(party_id, corpus, hyper_from_spec(spec), width=int(spec.options["optim_width"]),

@@ -43,12 +43,11 @@ class FederatedLDA(Algorithm):
         dp = federated_dp_settings(spec.options)
         return Privacy() if dp is None else Privacy(True, dp.epsilon_budget, dp.delta)
 
-    def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
-              secret: bytes | None = None):  # -> LDAParty
-        """The party of the asynchronous loop and the one-process harnesses (``lda_party``)."""
-        return self.lda_party(party_id, index, corpus, spec, secret=secret)
+    def publication_shape(self, spec: TrainSpec, n_words: int) -> tuple[int, int]:
+        """The counts a party publishes each round: N_p, [V, K]."""
+        return n_words, spec.topics
 
-    def lda_party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
+    def channel_party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
                   secret: bytes | None = None):  # -> LDAParty
         """Party ``index`` samples with seed ``spec.seed + index`` (every harness and node alike); with DP on,
         ``secret`` keys its releases."""

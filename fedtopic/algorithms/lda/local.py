@@ -21,11 +21,12 @@ from fedtopic.algorithms.lda.options import (
     check_prior_options,
     hyper_from_spec,
 )
+from fedtopic.algorithms.lda.train_writer import LDATrainWriter
 from fedtopic.algorithms.model import TopicModel
 from fedtopic.corpus.types import Corpus
 
 
-class LocalLDA(Algorithm):
+class LocalLDA(LDATrainWriter, Algorithm):
     name = "local-lda"
     summary = "collapsed-Gibbs LDA trained by every party alone on its own documents (no collaboration)"
     paper = "CSFed/DAFed-LDA §8.2.1 (stand-alone)"
@@ -35,6 +36,10 @@ class LocalLDA(Algorithm):
     def check_data(self, parts: Sequence[Corpus], spec: TrainSpec) -> None:
         super().check_data(parts, spec)
         check_prior_options(spec)
+
+    def models_per_fit(self, n_parties: int) -> int:
+        """One model per party."""
+        return n_parties
 
     def fit(self, parts: Sequence[Corpus], spec: TrainSpec,
             callback: IterationCallback | None = None) -> list[Fitted]:

@@ -18,12 +18,13 @@ from fedtopic.algorithms.base import (
     TrainSpec,
 )
 from fedtopic.algorithms.nmf.model import nmf_topic_model
+from fedtopic.algorithms.nmf.train_writer import NMFTrainWriter
 from fedtopic.corpus.pool import merge_corpora
 from fedtopic.corpus.types import Corpus
 from fedtopic.models.nnls import counts_matrix
 
 
-class CentralizedNMF(Algorithm):
+class CentralizedNMF(NMFTrainWriter, Algorithm):
     name = "nmf"
     summary = "NMF of all documents' counts, A ≈ W H (Eq. 1), by coordinate descent (scikit-learn)"
     paper = "FedNMF+MI (Si et al.), Table III/IV baseline 'NMF'"

@@ -14,12 +14,13 @@ from fedtopic.algorithms.base import (
 from fedtopic.algorithms.fednmf.party import initial_global
 from fedtopic.algorithms.nmf.model import nmf_topic_model
 from fedtopic.algorithms.nmf.options import SGD_OPTIONS, sgd_settings
+from fedtopic.algorithms.nmf.train_writer import NMFTrainWriter
 from fedtopic.corpus.pool import merge_corpora
 from fedtopic.corpus.types import Corpus
 from fedtopic.models.nnls import counts_matrix
 
 
-class NMFSGD(Algorithm):
+class NMFSGD(NMFTrainWriter, Algorithm):
     name = "nmf-sgd"
     summary = "NMF of all documents by projected mini-batch SGD (Eq. 1), with the SMILE MI term when mi_weight > 0 (Eq. 3)"
     paper = "FedNMF+MI (Si et al.), Table III/IV rows 'NMF+SGD' and 'NMF+SGD+MI'"

@@ -15,13 +15,14 @@ from fedtopic.algorithms.base import (
 )
 from fedtopic.algorithms.model import TopicModel
 from fedtopic.algorithms.ntm.options import CENTRAL_OPTIONS, ntm_settings
+from fedtopic.algorithms.ntm.train_writer import NTMTrainWriter
 from fedtopic.corpus.pool import merge_corpora
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ConfigError
 from fedtopic.models.nnls import counts_matrix
 
 
-class ProdLDA(Algorithm):
+class ProdLDA(NTMTrainWriter, Algorithm):
     name = "prodlda"
     summary = "ProdLDA (autoencoded variational inference, product of experts decoder) on all documents"
     paper = "gFedNTM (Calvo-Bartolomé et al.), §3-4: the centralised model; Srivastava & Sutton 2017"

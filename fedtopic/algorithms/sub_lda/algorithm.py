@@ -33,6 +33,7 @@ from fedtopic.algorithms.lda.dp_options import (
     dp_settings,
 )
 from fedtopic.algorithms.lda.options import LDA_OPTIONS
+from fedtopic.algorithms.lda.train_writer import LDATrainWriter
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ConfigError
 
@@ -47,7 +48,7 @@ SUB_LDA_OPTIONS: tuple[Option, ...] = LDA_OPTIONS[:2] + DP_OPTIONS + (
 )
 
 
-class SubLDA(Algorithm):
+class SubLDA(LDATrainWriter, Algorithm):
     name = "sub-lda"
     summary = "differentially private collapsed Gibbs with Poisson subsampling and Rényi-DP accounting"
     paper = "Huang & Chen, SUB-LDA (Alg. 1, Eq. 3)"
