@@ -59,3 +59,12 @@ def test_a_folder_without_theta_is_one_line(run, tmp_path, capsys):
     assert main(["export", "pyldavis", str(run), "--out", str(tmp_path / "vis.json")]) == 2
     err = capsys.readouterr().err
     assert "keeps no θ of its training documents" in err and "Traceback" not in err
+
+
+def test_an_export_into_a_new_folder_makes_it_and_one_under_a_file_is_one_line(run, tmp_path, capsys):
+    assert main(["export", "pyldavis", str(run), "--out", str(tmp_path / "new" / "deeper" / "vis.json")]) == 0
+    assert json.loads((tmp_path / "new" / "deeper" / "vis.json").read_text())["topic_term_dists"]
+    capsys.readouterr()
+    assert main(["export", "pyldavis", str(run), "--out", str(run / "summary.json" / "vis.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "Traceback" not in err and "summary.json" in err, err

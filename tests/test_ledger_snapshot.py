@@ -167,14 +167,14 @@ def _check_every_accepted_one_is_there(data: Path, accepted: list[str], base: in
 
 
 @pytest.mark.slow
-def test_killed_mid_snapshot_at_20000_transactions_it_keeps_every_accepted_one(tmp_path, monkeypatch):
-    """20,000 transactions; then `chain up --snapshot-every 50` answers 49 more and dies (SIGKILL) part-way
+def test_killed_mid_snapshot_it_keeps_every_accepted_one(tmp_path, monkeypatch):
+    """2,000 transactions; then `chain up --snapshot-every 50` answers 49 more and dies (SIGKILL) part-way
     through writing the snapshot append the 50th triggers, and after that it is killed -9 twice more at seeded
     moments under load (snapshotting after every transaction); after each restart every answered transaction is
-    there."""
+    there. (The restart at the paper's scale, and its time, is benchmarks/bench_chain_scale.py's.)"""
     data = tmp_path / "chain"
-    service = ChainService(data, snapshot_every=5000)
-    base = 20_000
+    service = ChainService(data, snapshot_every=500)
+    base = 2_000
     _transfers(service, 0, base)
     service.close()
     accepted: list[str] = []
@@ -188,12 +188,9 @@ def test_killed_mid_snapshot_at_20000_transactions_it_keeps_every_accepted_one(t
     _check_every_accepted_one_is_there(data, accepted, base, in_flight=1)
     rng = np.random.default_rng(12)
     for kill in range(2):
-        started = time.perf_counter()
         node = start_chain_up(data, extra=("--snapshot-every", "1"))
-        restarts = time.perf_counter() - started
         _send_until_killed(node, accepted, kill_after=float(rng.uniform(1.0, 3.0)))
         _check_every_accepted_one_is_there(data, accepted, base, in_flight=2 + kill)
-        assert restarts < 60
 
 
 def test_a_transaction_is_found_by_hash_through_the_index_and_a_reverted_one_is_not(tmp_path):

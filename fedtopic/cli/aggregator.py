@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 import typer
 
+from fedtopic.cli.listen import listening_socket
 from fedtopic.consortium.config import load_consortium
 from fedtopic.errors import ConfigError
 from fedtopic.network.app import create_app
@@ -86,6 +87,8 @@ def serve(
     from fedtopic.network.header_deadline import header_deadline_protocol
 
     hold_folder(data, "aggregator serve")  # one process per state folder (once the config is known good)
-    uvicorn.run(create_app(settings), host=bind, port=port or url.port or 8000, log_level="info",
-                access_log=access_log, timeout_keep_alive=settings.keep_alive_seconds,
-                http=header_deadline_protocol(header_timeout), **tls)
+    sock = listening_socket(bind, port or url.port or 8000, "aggregator serve")
+    server = uvicorn.Server(uvicorn.Config(create_app(settings), log_level="info", access_log=access_log,
+                                           timeout_keep_alive=settings.keep_alive_seconds,
+                                           http=header_deadline_protocol(header_timeout), **tls))
+    server.run(sockets=[sock])

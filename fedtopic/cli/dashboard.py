@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from fedtopic.cli.listen import listening_socket
 from fedtopic.cli.output import stderr_console, stdout_console
 from fedtopic.errors import ConfigError
 from fedtopic.network.tls import is_loopback
@@ -50,8 +51,9 @@ def dashboard(
         raise ConfigError(f"--token must have at least {MIN_TOKEN_CHARS} characters")
     board = Board(open_source(path, party=party, state_dir=state, rpc=rpc, url=url, insecure=insecure))
     try:
-        config = uvicorn.Config(create_app(board, token=token, hosts=allowed_hosts(host)), host=host,
-                                port=port, log_level="warning", access_log=False, lifespan="off")
+        sock = listening_socket(host, port, "dashboard", port_zero=True)
+        config = uvicorn.Config(create_app(board, token=token, hosts=allowed_hosts(host)), log_level="warning",
+                                access_log=False, lifespan="off")
         server = uvicorn.Server(config)
         shown = f"[{host}]" if ":" in host else host
 
@@ -61,17 +63,17 @@ def dashboard(
             stdout_console.print(f"dashboard of {path}: http://{shown}:{bound}{query}", highlight=False, soft_wrap=True)
             stderr_console.print("Ctrl-C stops it", highlight=False)
 
-        _serve(server, announce)
+        _serve(server, sock, announce)
     finally:
         board.close()
 
 
-def _serve(server: object, announce: object) -> None:
-    """Run uvicorn, saying the URL once it listens (with the real port when --port 0)."""
+def _serve(server: object, sock: object, announce: object) -> None:
+    """Run uvicorn on ``sock``, saying the URL once it listens (with the real port when --port 0)."""
     import asyncio
 
     async def main() -> None:
-        task = asyncio.create_task(server.serve())  # type: ignore[attr-defined]
+        task = asyncio.create_task(server.serve(sockets=[sock]))  # type: ignore[attr-defined]
         for _ in range(200):  # at most 10 s for the socket to bind
             if getattr(server, "started", False) or task.done():
                 break

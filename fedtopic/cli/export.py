@@ -42,10 +42,12 @@ def pyldavis(
     """pyLDAvis's inputs for the run's model: pyLDAvis.prepare(**json.load(open(OUT))) shows it."""
     import json
 
+    from fedtopic.node.state_file import write_text_atomic
     from fedtopic.runs.interop import pyldavis_data
 
     data = pyldavis_data(run)
-    out.write_text(json.dumps(data), encoding="utf-8")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out, json.dumps(data))
     emit({"out": str(out), "topics": len(data["topic_term_dists"]), "documents": len(data["doc_lengths"])}, fmt,
          [f"{out}: {len(data['topic_term_dists'])} topics, {len(data['doc_lengths']):,} documents; "
           "in Python: pyLDAvis.prepare(**json.load(open(OUT)))"])
@@ -60,6 +62,7 @@ def gensim(
     """The run's model as a gensim LdaModel: LdaModel.load(OUT) has its topics and infers θ of new documents."""
     from fedtopic.runs.interop import gensim_lda
 
+    out.parent.mkdir(parents=True, exist_ok=True)
     gensim_lda(run, out)
     emit({"out": str(out), "dictionary": str(out) + ".dictionary"}, fmt,
          [f"{out} (and {out}.dictionary): gensim.models.LdaModel.load('{out}')"])

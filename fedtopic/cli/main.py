@@ -116,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     except click_errors.ClickException as exc:
         typer.secho(f"error: {exc.format_message()}", err=True, fg="red")
         return exc.exit_code
+    except OSError as exc:  # a path the user named: a missing folder, no permission, a full disk, a lost peer
+        typer.secho(f"error: {_os_error(exc)}", err=True, fg="red")
+        return 2
     except (typer.Abort, KeyboardInterrupt):
         typer.secho("interrupted", err=True, fg="red")
         return 130
@@ -126,6 +129,12 @@ def main(argv: list[str] | None = None) -> int:
 
         release_folders()  # a command run in process (tests, notebooks) gives its folders back when it returns
     return result if isinstance(result, int) else 0
+
+
+def _os_error(exc: OSError) -> str:
+    """An OSError in one line: what failed and on which path."""
+    what = exc.strerror or type(exc).__name__
+    return f"{what}: {exc.filename}" if exc.filename else " ".join(str(exc).split()) or what
 
 
 def run() -> None:
