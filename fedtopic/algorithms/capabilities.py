@@ -87,6 +87,11 @@ class TrainWriter(Protocol):
                     log: TrainLog) -> dict[str, Any]:
         """Evaluate ``fitted`` on ``data``'s test split and write the run folder ``out``; the summary."""
 
+    def write_interrupted(self, out: Path, data: TrainingData, spec: TrainSpec, model: Any,
+                          sweeps: int) -> str | None:
+        """Ctrl-C after ``sweeps`` sweeps: write what can be kept of ``model`` (the one in training, as the sweep
+        callback saw it) to ``out`` at once, no evaluation; what was kept, as a clause, or None."""
+
 
 @runtime_checkable
 class SyncFederated(Protocol):

@@ -97,13 +97,17 @@ def version() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI and return its exit code: 0, 2 for a user error (one line on stderr), 1 if interrupted."""
+    """Run the CLI and return its exit code: 0, 2 for a user error (one line on stderr), 130 if interrupted (one
+    line saying what the command kept)."""
     from fedtopic.allocator import keep_freed_buffers
     from fedtopic.errors import FedTopicError
 
     keep_freed_buffers()
+    interrupted = _catch_interrupts()
     try:
         result = app(args=argv, prog_name="fedtopic", standalone_mode=False)
+        if interrupted:  # typer answers Ctrl-C with exit code 130 and no word: say it, and what was kept
+            return _interrupted()
     except FedTopicError as exc:
         typer.secho(f"error: {exc}", err=True, fg="red")
         return 2
@@ -120,15 +124,53 @@ def main(argv: list[str] | None = None) -> int:
         typer.secho(f"error: {_os_error(exc)}", err=True, fg="red")
         return 2
     except (typer.Abort, KeyboardInterrupt):
-        typer.secho("interrupted", err=True, fg="red")
-        return 130
+        return _interrupted()
     except SystemExit as exc:  # e.g. rich on a closed pipe
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     finally:
         from fedtopic.runs.folder_lock import release_folders
 
+        _stop_catching_interrupts()
         release_folders()  # a command run in process (tests, notebooks) gives its folders back when it returns
     return result if isinstance(result, int) else 0
+
+
+def _catch_interrupts() -> list[bool]:
+    """In the main thread, under Python's own Ctrl-C handler: note every SIGINT (then raise KeyboardInterrupt as
+    that handler does). The list is non-empty once one came."""
+    import signal
+    import threading
+
+    seen: list[bool] = []
+    if threading.current_thread() is threading.main_thread() and \
+            signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        def on_sigint(signum: int, frame: object) -> None:
+            seen.append(True)
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # a second Ctrl-C is Python's own
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGINT, on_sigint)
+    return seen
+
+
+def _stop_catching_interrupts() -> None:
+    """Give Ctrl-C back to Python's own handler (a command run in process: tests, notebooks)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread() and \
+            getattr(signal.getsignal(signal.SIGINT), "__name__", "") == "on_sigint":
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _interrupted() -> int:
+    """Say in one line that the command was interrupted and what it kept; exit code 130."""
+    from fedtopic.runs.interrupted import take_kept
+
+    _stop_catching_interrupts()
+    kept = take_kept()
+    print(f"interrupted: {'; '.join(kept) if kept else 'nothing was kept'}", file=sys.stderr, flush=True)
+    return 130
 
 
 def _os_error(exc: OSError) -> str:

@@ -47,6 +47,7 @@ from fedtopic.network.schemas import (
     VocabularyOut,
     WitnessesOut,
 )
+from fedtopic.network.stopping import STOPPING
 from fedtopic.network.wire import (
     H_CLOSE_REASON,
     H_CONTRIBUTORS,
@@ -151,6 +152,8 @@ class AggregatorClient:
                     return resp
                 last = f"HTTP {resp.status}"
             waited = time.monotonic() - started
+            if STOPPING.is_set():
+                raise AggregatorUnavailable(f"aggregator {self.url} {method} {path}: the run is stopping")
             if waited >= self.patience:
                 raise AggregatorUnavailable(f"aggregator {self.url} {method} {path} failed for {waited:.0f} s "
                                             f"({attempt + 1} attempts): {last}")
@@ -162,7 +165,7 @@ class AggregatorClient:
                 log.debug("aggregator %s %s %s failed (%s); retry %d in %.1f s", self.url, method, path, last,
                           attempt + 1, pause)
             attempt += 1
-            time.sleep(pause)
+            STOPPING.wait(pause)
 
     @staticmethod
     def _rejected(resp: Answer) -> AggregatorRejected:

@@ -31,6 +31,7 @@ from fedtopic.node.roster import delay_rng
 from fedtopic.node.state_folder import finished_run, manifest_params
 from fedtopic.runs.folder import write_summary
 from fedtopic.runs.history import FILE_NAME
+from fedtopic.runs.interrupted import note_kept
 from fedtopic.runs.vocabulary_release import join_release
 
 CHECKPOINT = "checkpoint.npz"
@@ -81,22 +82,26 @@ def run_async_node(
     rng = delay_rng(algo.seed, index)
     say(f"party {party_id}: run {run}, {data.train.n_docs:,} documents, {data.train.n_tokens:,} tokens from {data.source}; "
         f"reads {', '.join(cfg.channels_readable_by(party_id))}; state in {state_dir}")
-    log = run_party(
-        party,
-        channel,
-        readable=set(cfg.channels_readable_by(party_id)),
-        max_sweeps=algo.iterations,
-        stop=threading.Event(),
-        delay=lambda: float(rng.uniform(lo, hi)) if hi > 0 else 0.0,
-        on_round=on_round,
-        genesis_timeout=genesis_timeout,
-        checkpoint=checkpoint,
-        history=state_dir / FILE_NAME,
-        algorithm=cfg.algorithm.name,
-        say=say,
-        converge_tol=cfg.algorithm.spec().options["converge_tol"],
-        liveness=liveness,
-    )
+    try:
+        log = run_party(
+            party,
+            channel,
+            readable=set(cfg.channels_readable_by(party_id)),
+            max_sweeps=algo.iterations,
+            stop=threading.Event(),
+            delay=lambda: float(rng.uniform(lo, hi)) if hi > 0 else 0.0,
+            on_round=on_round,
+            genesis_timeout=genesis_timeout,
+            checkpoint=checkpoint,
+            history=state_dir / FILE_NAME,
+            algorithm=cfg.algorithm.name,
+            say=say,
+            converge_tol=cfg.algorithm.spec().options["converge_tol"],
+            liveness=liveness,
+        )
+    except KeyboardInterrupt:
+        note_kept(f"{party_id}'s state in {state_dir}: `fedtopic node run` again resumes from its last checkpoint")
+        raise
     party.absorb(channel.read_latest())
     party_run = AsyncPartyRun(party, cfg.algorithm.spec(), data.train, data.test, data.tokenizer,
                               cfg.data.dataset or "own corpus", len(cfg.parties), log,

@@ -25,6 +25,7 @@ from fedtopic.node.sync_runtime import (
 )
 from fedtopic.runs.folder import write_summary
 from fedtopic.runs.history import FILE_NAME, HistoryLine, latest_per_round, read_history
+from fedtopic.runs.interrupted import note_kept
 from fedtopic.runs.vocabulary_release import join_release
 
 
@@ -52,8 +53,13 @@ def run_sync_node(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
     say(f"party {party_id}: {data.train.n_docs:,} documents from {data.source}, {algorithm.name}, K = {spec.topics}, "
         f"protection {protection}; aggregator {link.url}, sessions {base}-*; state in {prepared.state_dir}")
     history = prepared.state_dir / FILE_NAME
-    run_sync_party(party, conn, algorithm=algorithm.name, state_dir=prepared.state_dir, history=history,
-                   vocab=data.train.vocab, on_round=on_round, say=say, fresh=fresh)
+    try:
+        run_sync_party(party, conn, algorithm=algorithm.name, state_dir=prepared.state_dir, history=history,
+                       vocab=data.train.vocab, on_round=on_round, say=say, fresh=fresh)
+    except KeyboardInterrupt:
+        note_kept(f"{party_id}'s state in {prepared.state_dir}: `fedtopic node run` again resumes from its last "
+                  "checkpoint")
+        raise
     rows = latest_per_round(read_history(history))
     lacking = history_gaps(history, max((int(r["round"]) for r in rows), default=-1) + 1)
     run = PartyRun(party, spec, data.train, data.test, data.tokenizer, cfg.data.dataset or "own corpus",

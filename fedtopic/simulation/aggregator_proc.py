@@ -62,7 +62,8 @@ class AggregatorProcess:
                *extra_args]
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "ab") as out:
-            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+            # its own session: a Ctrl-C in the terminal reaches the command that started it, which stops it
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         self._wait_healthy(startup_timeout)
 
     def _wait_healthy(self, timeout: float) -> None:
@@ -85,18 +86,19 @@ class AggregatorProcess:
             os.kill(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=10)
 
-    def stop(self) -> None:
-        """SIGTERM by PID, SIGKILL after 10 s."""
+    def stop(self, grace: float = 10.0) -> None:
+        """SIGTERM by PID, SIGKILL after ``grace`` seconds (its long-polls may hold a graceful shutdown that long)."""
         self._health.clear()
         if self.proc.poll() is None:
             os.kill(self.proc.pid, signal.SIGTERM)
             try:
-                self.proc.wait(timeout=10)
+                self.proc.wait(timeout=grace)
             except subprocess.TimeoutExpired:
                 self.kill9()
 
     def __enter__(self) -> AggregatorProcess:
         return self
 
-    def __exit__(self, *_: object) -> None:
-        self.stop()
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        # Ctrl-C: the launcher stops within a second, its aggregator's state is the run's scratch
+        self.stop(grace=1.0 if kind is not None and issubclass(kind, KeyboardInterrupt) else 10.0)

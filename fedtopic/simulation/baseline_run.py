@@ -24,6 +24,7 @@ from fedtopic.algorithms.capabilities import (
 )
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.training_data import TrainingData
+from fedtopic.runs.interrupted import note_kept
 
 ProgressFn = Callable[[int, int, dict[str, float]], None]
 """``progress(party, iteration, metrics)`` after every sweep; metrics may hold ``perplexity``."""
@@ -55,8 +56,10 @@ def run_baseline(
     writer: TrainWriter = algo  # type: ignore[assignment]
     measure = writer.sweep_metrics(data, spec, eval_every)
     curves: dict[str, dict[int, list[tuple[int, float]]]] = {}
+    last: list[tuple[int, int, Any]] = []  # (party, sweeps done, the model in training) of the last sweep
 
     def on_sweep(party: int, iteration: int, model: Any) -> None:
+        last[:] = [(party, iteration, model)]
         metrics = measure(party, iteration, model)
         for key, value in metrics.items():
             curves.setdefault(key, {}).setdefault(party, []).append((iteration, value))
@@ -64,10 +67,17 @@ def run_baseline(
             progress(party, iteration, metrics)
 
     started = time.perf_counter()
-    if start_phi is None:
-        models = fit.fit(data.parties, spec, on_sweep)
-    else:
-        models = capability(algo, ContinuedFit, "--continue-from").fit_from(data.parties, spec, start_phi, on_sweep)
+    try:
+        if start_phi is None:
+            models = fit.fit(data.parties, spec, on_sweep)
+        else:
+            models = capability(algo, ContinuedFit, "--continue-from").fit_from(data.parties, spec, start_phi,
+                                                                                on_sweep)
+    except KeyboardInterrupt:  # Ctrl-C: keep the state of the last sweep where the family can write it
+        kept = writer.write_interrupted(out, data, spec, last[0][2], last[0][1]) if last else None
+        if kept:
+            note_kept(kept)
+        raise
     log = TrainLog(train_seconds=time.perf_counter() - started, started=started, curves=curves,
                    fold_in_iterations=fold_in_iterations, stage=stage or (lambda what: None))
     return writer.write_train(out, data, spec, models, log)

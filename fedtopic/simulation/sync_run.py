@@ -33,12 +33,14 @@ from fedtopic.crypto.keys import load_party_keys
 from fedtopic.engines import get_engine
 from fedtopic.engines.base import placement
 from fedtopic.errors import ConfigError
+from fedtopic.network.stopping import start_clients, stop_clients
 from fedtopic.network.tls import is_loopback, trust_pem
 from fedtopic.node.link import HttpLink
 from fedtopic.node.session_params import session_params
 from fedtopic.node.sync_runtime import Connection, ProtectionSettings, run_sync_party
 from fedtopic.runs.folder import write_summary
 from fedtopic.runs.history import HistoryLine
+from fedtopic.runs.interrupted import note_kept
 from fedtopic.runs.private import keep_private
 from fedtopic.runs.process import raise_open_files_limit
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
@@ -121,9 +123,14 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
                                        labels=place, state_dir=None if states is None else states / pid)
                 return PartyOutcome([line.as_dict() for line in lines], dict(party.state()), place)
 
+            start_clients()
             try:
                 outcomes = runner.run([f"party {pid}" for pid in cfg.party_ids], one,
                                       slots=1 if serialize_compute else _compute_slots(), address=engine_address)
+            except KeyboardInterrupt:  # Ctrl-C: the parties stop at their next request, not after their patience
+                stop_clients()
+                note_kept(f"the parties' histories so far in {run_dir / 'history'}")
+                raise
             finally:
                 if states is not None:
                     shutil.rmtree(states, ignore_errors=True)  # this machine's; another's stays in its temp folder

@@ -26,6 +26,7 @@ class LDATrainWriter:
 
     name: str
     evaluation_alpha: Any  # Algorithm.evaluation_alpha
+    models_per_fit: Any  # Algorithm.models_per_fit
 
     def sweep_metrics(self, data: TrainingData, spec: TrainSpec, eval_every: int) -> SweepMetrics:
         """Every ``eval_every`` sweeps (and at the last): held-out perplexity on at most ``CURVE_TEST_DOCS`` test
@@ -47,6 +48,23 @@ class LDATrainWriter:
             return out
 
         return metrics
+
+    def write_interrupted(self, out: Path, data: TrainingData, spec: TrainSpec, model: Any,
+                          sweeps: int) -> str | None:
+        """One pooled model: its Φ after ``sweeps`` sweeps as model.npz and vocab.json, its topics.json; what
+        ``train --continue-from`` takes. Nothing for a model per party (one would be half trained)."""
+        from fedtopic.corpus.pool import merge_corpora
+        from fedtopic.eval.topic_table import topic_table
+        from fedtopic.runs.folder import TopicModelFile, save_topic_model, write_topics
+
+        if self.models_per_fit(len(data.parties)) != 1 or not callable(getattr(model, "phi", None)):
+            return None
+        phi = model.phi()
+        save_topic_model(out, TopicModelFile(phi=phi, alpha=model.alpha, beta=model.beta, vocab=data.train.vocab,
+                                             tokenizer=data.tokenizer, algorithm=self.name))
+        write_topics(out, topic_table(phi, data.train.vocab, merge_corpora(data.parties)))
+        return (f"the model after sweep {sweeps} of {spec.iterations} in {out} (model.npz, topics.json); continue "
+                f"it with `fedtopic train ... -k {spec.topics} --continue-from {out}`")
 
     def write_train(self, out: Path, data: TrainingData, spec: TrainSpec, fitted: Sequence[Fitted],
                     log: TrainLog) -> dict[str, Any]:

@@ -23,6 +23,10 @@ class NTMTrainWriter:
     def sweep_metrics(self, data: TrainingData, spec: TrainSpec, eval_every: int) -> SweepMetrics:
         return no_sweep_metrics
 
+    def write_interrupted(self, out: Path, data: TrainingData, spec: TrainSpec, model: Any,
+                          sweeps: int) -> str | None:
+        return None  # an epoch's model is the optimiser's state; nothing that --continue-from takes
+
     def write_train(self, out: Path, data: TrainingData, spec: TrainSpec, fitted: Sequence[Fitted],
                     log: TrainLog) -> dict[str, Any]:
         from fedtopic.algorithms.ntm.run_folder import write_ntm_run
