@@ -33,6 +33,7 @@ _ENTRIES: dict[str, str] = {
     "combinedtm": "fedtopic.algorithms.ntm.centralized:CombinedTM",
     "gfedntm-prodlda": "fedtopic.algorithms.gfedntm.algorithm:GFedNTMProdLDA",
     "gfedntm-combinedtm": "fedtopic.algorithms.gfedntm.algorithm:GFedNTMCombinedTM",
+    "fed-embedding-topics": "fedtopic.algorithms.embedding_topics.algorithm:FedEmbeddingTopics",
 }
 
 

@@ -48,7 +48,7 @@ def train(
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
     """Train centralized LDA (all data pooled) or local LDA (each party alone) and evaluate it."""
-    from fedtopic.algorithms.base import Mode
+    from fedtopic.algorithms.base import Mode, metric
     from fedtopic.algorithms.registry import get_algorithm
     from fedtopic.cli.algo_options import resolve
     from fedtopic.corpus.training_data import load_training_data
@@ -100,7 +100,7 @@ def train(
         f"[bold]{algorithm}[/] on {summary['dataset']} ({count_parties(summary['parties'])}, K={topics}, {iterations} iterations): "
         + (f"WE coherence {summary['we_coherence']:.3f}, " if "we_coherence" in summary
            else f"TSS {summary['tss']:.2f} of {summary['tss_perfect']:.0f}, DSS {summary['dss']:.4f}, " if "tss" in summary
-           else "" if summary["perplexity"] != summary["perplexity"] else f"perplexity {summary['perplexity']:.1f}, ")
+           else "" if metric(summary, "perplexity", ".1f") == "n/a" else f"perplexity {summary['perplexity']:.1f}, ")
         + f"NPMI {summary['npmi']:.3f}, diversity {summary['topic_diversity']:.2f}"
         + (f", macro-F1 {summary['macro_f1']:.3f}" if "macro_f1" in summary else "")
         + (f", accuracy {summary['accuracy']:.3f}" if "accuracy" in summary else "")
@@ -116,7 +116,7 @@ def train(
             f"privacy: ({p['epsilon']:.4g}, {p['delta']:g})-DP (Balle et al. 2020; classic {p['epsilon_classic']:.4g}); "
             f"RDP {p['rdp_at_order']:.4g} at order {p['order']} over {p['steps']} iterations "
             f"(γ = {p['sampling_rate']:g}, σ = {p['noise_multiplier']:.4g}; stopped by {summary['stopped_by']})")
-    files = "summary.json, topics.json, model.npz" + ("" if summary["perplexity"] != summary["perplexity"]
+    files = "summary.json, topics.json, model.npz" + ("" if metric(summary, "perplexity", ".1f") == "n/a"
                                                       else ", perplexity.png, loglik.png")
     stdout_console.print(f"run folder: {run_dir} ({files})")
 

@@ -1,0 +1,161 @@
+"""``fed-embedding-topics`` (issue 63): c-TF-IDF against a direct form of BERTopic's formula, federated Lloyd
+rounds equal to the pooled ones over random partitions, the merge into K topics, the centralised twin bit-equal to
+a federated run under none and to fixed-point precision under mask, node processes under mask, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from _texts import theme_texts, write_jsonl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fedtopic.algorithms.embedding_topics.clustering import (
+    assign,
+    lloyd_step,
+    lloyd_update,
+    moment_update,
+    starts,
+    unit_rows,
+)
+from fedtopic.algorithms.embedding_topics.ctfidf import c_tf_idf, merge_plan
+from fedtopic.cli.main import main
+
+
+def _ctfidf_by_hand(x: np.ndarray) -> np.ndarray:
+    """BERTopic's ClassTfidfTransformer, cell by cell: tf (L1 per class) · log(1 + int(mean words per class) / f_t)."""
+    c, v = x.shape
+    average = int(sum(x[i].sum() for i in range(c)) / c)
+    out = np.zeros((c, v))
+    for i in range(c):
+        words = x[i].sum()
+        for t in range(v):
+            f = sum(x[j, t] for j in range(c))
+            if words > 0 and f > 0:
+                out[i, t] = x[i, t] / words * math.log(1 + average / f)
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 12), st.integers(0, 2**31 - 1))
+def test_c_tf_idf_is_bertopics_formula(classes, words, seed):
+    x = np.random.default_rng(seed).poisson(1.5, size=(classes, words)) * \
+        (np.random.default_rng(seed + 1).random((classes, words)) < 0.7)
+    np.testing.assert_allclose(c_tf_idf(x), _ctfidf_by_hand(x), rtol=1e-12, atol=0)
+
+
+def _pooled_reference(x: np.ndarray, k: int, rounds: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Spherical k-means on all embeddings in one place, written out loop by loop."""
+    c = starts(moment_update(x), x.shape[1], k, seed)
+    for _ in range(rounds):
+        labels = np.array([int(np.argmax([float(row @ cj) for cj in c])) for row in x])
+        fresh = c.copy()
+        for j in range(k):
+            members = x[labels == j]
+            if len(members):
+                s = members.sum(axis=0)
+                fresh[j] = s / np.linalg.norm(s)
+        c = fresh
+    return c, assign(x, c)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(2, 5), st.integers(2, 6), st.integers(0, 2**31 - 1))
+def test_federated_lloyd_rounds_equal_the_pooled_ones_over_random_partitions(parties, k, seed):
+    rng = np.random.default_rng(seed)
+    centres = unit_rows(rng.standard_normal((k, 8)))
+    x = unit_rows(centres[rng.integers(0, k, 120)] + 0.3 * rng.standard_normal((120, 8)))
+    owner = rng.integers(0, parties, len(x))
+    parts = [x[owner == p] for p in range(parties)]
+    c = starts(sum(moment_update(p) for p in parts), 8, k, seed)
+    for _ in range(6):
+        c, _ = lloyd_step(sum(lloyd_update(p, c) for p in parts), c)
+    reference, labels = _pooled_reference(x, k, 6, seed)
+    np.testing.assert_allclose(c, reference, atol=1e-9)
+    assert np.array_equal(assign(x, c), labels)
+
+
+def test_merging_joins_the_most_similar_clusters_and_numbers_topics_by_size():
+    weights = np.array([[5.0, 0, 0, 0], [4.0, 1, 0, 0], [0, 0, 3.0, 0], [0, 0, 2.9, 0.2], [0, 0, 0, 1.0]])
+    sizes = np.array([10, 30, 5, 5, 1])
+    plan = merge_plan(weights, sizes, 3)
+    assert plan[0] == plan[1] == 0 and plan[2] == plan[3] == 1 and plan[4] == 2  # 40, 10, 1 documents
+    assert list(merge_plan(weights, sizes, 5)) == [1, 0, 2, 3, 4]  # no merge: renumbered by size
+    assert merge_plan(weights, np.array([10, 30, 0, 5, 1]), 3)[2] == merge_plan(weights, sizes, 3)[3]
+
+
+def _run(tmp_path, command: str, name: str, *extra: str) -> tuple[dict, np.ndarray]:
+    corpus = tmp_path / "docs.jsonl"
+    if not corpus.exists():
+        write_jsonl(corpus, theme_texts(240, seed=4))
+    args = [command, "--algorithm", "fed-embedding-topics", "--corpus", str(corpus), "--parties", "3", "-k", "4",
+            "--iterations", "8", "--opt", "embedding=hashed", "--opt", "clusters=8", "--out", str(tmp_path / name),
+            "--format", "json", *extra]
+    assert main(args) == 0
+    with np.load(tmp_path / name / "model.npz") as npz:
+        return json.loads((tmp_path / name / "summary.json").read_text()), npz["phi"]
+
+
+def test_the_twin_equals_the_federated_run_and_mask_gives_the_same_topics(tmp_path, capsys):
+    twin, phi_twin = _run(tmp_path, "train", "twin")
+    plain, phi_plain = _run(tmp_path, "simulate", "plain")
+    masked, phi_masked = _run(tmp_path, "simulate", "masked", "--protection", "mask")
+    assert np.array_equal(phi_twin, phi_plain)  # summed statistics: the federated rounds are the pooled ones
+    np.testing.assert_allclose(phi_masked, phi_plain, atol=1e-12)  # fixed point moves bits, not assignments
+    assert phi_plain.shape[0] == 4 and plain["parties_hold_same_model"] and plain["rounds"] == 8 + 2
+    assert masked["protection"] == "mask" and plain["npmi"] > 0 and 0 < plain["topic_diversity"] <= 1
+    theta = np.load(tmp_path / "plain" / "theta.npy")
+    np.testing.assert_allclose(theta.sum(axis=1), 1.0)
+    assert twin["clusters"] == 8 and abs(twin["npmi"] - plain["npmi"]) < 1e-12
+
+
+@pytest.mark.parametrize(("extra", "says"), [
+    (["--opt", "clusters=3"], "clusters=3 is below K=4"),
+    (["--opt", "temperature=0"], "temperature must be > 0"),
+    (["--opt", "clusters=100000"], "100000 clusters need at least as many non-empty documents"),
+])
+def test_bad_input_is_one_line(tmp_path, capsys, extra, says):
+    """(An unknown embedding is refused by the option's choices: test_algorithms_layer's contract.)"""
+    write_jsonl(tmp_path / "d.jsonl", theme_texts(40, seed=1))
+    assert main(["train", "--algorithm", "fed-embedding-topics", "--corpus", str(tmp_path / "d.jsonl"), "-k", "4",
+                 "--iterations", "2", "--opt", "embedding=hashed", "--out", str(tmp_path / "x"), *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and "\n" not in err and "Traceback" not in err, err
+
+
+@pytest.mark.xdist_group("csfed-aggregator")
+def test_node_processes_under_mask_end_with_the_simulated_model(tmp_path):
+    """Three `fedtopic node run` processes through a real aggregator under mask: each ends with the topics of
+    the one-process twin of the same consortium."""
+    from _csfed_setup import make_consortium
+    from _node_procs import run_node_processes
+
+    from fedtopic.consortium.config import load_consortium, save_consortium
+    from fedtopic.simulation.aggregator_proc import AggregatorProcess
+
+    config, cfg = make_consortium(tmp_path / "c", protection="mask", iterations=6)
+    options = {"embedding": "hashed", "clusters": 8}
+    cfg = cfg.model_copy(update={"algorithm": cfg.algorithm.model_copy(update={
+        "name": "fed-embedding-topics", "topics": 4, "options": options})})
+    save_consortium(cfg, config)
+    cfg = load_consortium(config)
+    logs = {p: tmp_path / f"{p}.log" for p in cfg.party_ids}
+    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as agg:
+        outs = run_node_processes(config, cfg.party_ids, agg.url, logs)
+    phis = [np.load(config.parent / "state" / p / "model" / "model.npz")["phi"] for p in cfg.party_ids]
+    assert all(np.array_equal(phis[0], p) for p in phis[1:])
+    assert all(json.loads(o)["protection"] == "mask" for o in outs.values())
+    from fedtopic.algorithms.embedding_topics.options import settings_of
+    from fedtopic.algorithms.embedding_topics.twin import _phi, pooled_rounds
+    from fedtopic.algorithms.registry import get_algorithm
+
+    algo = get_algorithm("fed-embedding-topics")
+    spec = algo.spec(4, 6, cfg.algorithm.seed, options)
+    from fedtopic.node.party_data import load_party_data
+
+    parts = [load_party_data(cfg, p).train for p in cfg.party_ids]
+    twin = pooled_rounds("fed-embedding-topics", parts, settings_of(spec))
+    np.testing.assert_allclose(phis[0], _phi(twin.extra["weights"]), atol=1e-12)
