@@ -73,6 +73,11 @@ def test_deploy_publish_status_audit_revoke(tmp_path: Path, node: LocalNode, cap
     again = capsys.readouterr()
     assert "nothing new since the last audit" in again.out and "verdict" not in again.out
     assert "blocks" not in again.err  # it printed "blocks 88..87"
+    assert main(["ledger", "audit", "--config", str(config), "--full"]) == 0  # the verdict first, no row per round
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("ok: 6 rounds audited now (full") and len(lines) == 1, lines
+    assert main(["ledger", "audit", "--config", str(config), "--full", "--verbose"]) == 0
+    assert len(capsys.readouterr().out.strip().splitlines()) == 1 + 1 + 6  # verdict, header, a row per round
 
     revoked = _json(capsys, ["consortium", "revoke", str(config), "p2", "p1", "--format", "json"])
     assert "revoked p1 read access to p2" in revoked["actions"]
@@ -85,7 +90,7 @@ def test_deploy_publish_status_audit_revoke(tmp_path: Path, node: LocalNode, cap
     p3.transact(contract_at(w3, CHANNEL, chans["p3"].channel).functions.publish(9, 0, 2, 1, b"\x01" * 64))
     assert main(["ledger", "audit", "--config", str(config)]) == 1
     out = capsys.readouterr().out
-    assert "incomplete round" in out and "1 failed" in out
+    assert "incomplete round" in out and "1 failed" in out and out.startswith("FAILED: ")
     assert "incremental" in out and "0 rounds audited now" not in out  # only p2's round 3 and p3's were new
     # chunk 0 again: round 9 restarts, so the first attempt is abandoned for good; --full finds the same
     p3.transact(contract_at(w3, CHANNEL, chans["p3"].channel).functions.publish(9, 0, 2, 1, b"\x02" * 64))

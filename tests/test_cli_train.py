@@ -88,6 +88,14 @@ def test_topics_and_infer_read_the_run(tmp_path, capsys):
     assert rows[0] == ["document", "topic_0", "topic_1"]
     assert [r[0] for r in rows[1:]] == ["a.txt", "sub/b.txt", "doc-7", "line 2"]
     assert all(abs(sum(map(float, r[1:])) - 1) < 1e-4 for r in rows[1:])
+    # --lines: one document per non-empty line of a text file (without it, the file is one document)
+    listing = tmp_path / "list.txt"
+    listing.write_text("banana apple cherry\n\ncar road engine\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["infer", str(out), "--file", str(listing), "--lines", "--format", "json"]) == 0
+    per_line = json.loads(capsys.readouterr().out)
+    assert [d["document"] for d in per_line] == ["list.txt:1", "list.txt:3"]
+    assert per_line[0]["top_topics"][0]["topic"] != per_line[1]["top_topics"][0]["topic"]
     # a truncated model is an error, not the topics of a model that is no longer there
     model = out / "model.npz"
     model.write_bytes(model.read_bytes()[: model.stat().st_size // 2])

@@ -22,13 +22,21 @@ from fedtopic.models.nnls import counts_matrix, nnls_weights
 from fedtopic.runs.folder import load_topic_model
 
 
-def _read_texts(text: list[str], file: list[Path]) -> list[tuple[str, str]]:
+def _read_texts(text: list[str], file: list[Path], lines: bool = False) -> list[tuple[str, str]]:
+    """(name, text) of every document: each --text, each file's (or, with ``lines``, each non-empty line of a
+    text file, named FILE:LINE)."""
     docs = [(f"text[{i}]", t) for i, t in enumerate(text)]
     for path in file:
         try:
-            docs.extend(read_named_texts(path))
+            if lines and path.is_file() and path.suffix != ".jsonl":
+                rows = path.read_text(encoding="utf-8").splitlines()
+                docs.extend((f"{path.name}:{i}", row) for i, row in enumerate(rows, start=1) if row.strip())
+            else:
+                docs.extend(read_named_texts(path))
         except OSError as exc:
             raise CorpusError(f"{path}: cannot read it ({exc.strerror})") from None
+        except UnicodeDecodeError as exc:
+            raise CorpusError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     if not docs:
         raise CorpusError("give at least one --text or --file")
     return docs
@@ -52,6 +60,8 @@ def infer(
                                              "with \"text\" and \"id\" per line (repeatable)")] = [],  # noqa: B006
     out: Annotated[Path | None, typer.Option("--out", help="also write θ as CSV: one row per document, its id "
                                              "first, then one column per topic")] = None,
+    lines: Annotated[bool, typer.Option("--lines", help="each non-empty line of a --file text file is one "
+                                        "document (named FILE:LINE), not the whole file")] = False,
     iterations: Annotated[int, typer.Option(min=2, help="fold-in Gibbs sweeps")] = 100,
     seed: Annotated[int, typer.Option(help="random seed")] = 0,
     top: Annotated[int, typer.Option(min=1, help="topics to show per document")] = 3,
@@ -59,7 +69,7 @@ def infer(
 ) -> None:
     """Estimate the topic mixture θ of new documents with the topics fixed (Gibbs fold-in; NMF: least squares)."""
     model = load_topic_model(run)
-    docs = _read_texts(text, file)
+    docs = _read_texts(text, file, lines)
     tokenizer = Tokenizer(**model.tokenizer)
     vocab = Vocabulary(model.vocab)
     encoded = corpus_from_tokens([tokenizer.tokens(t) for _, t in docs], vocab, drop_empty=False)

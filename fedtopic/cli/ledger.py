@@ -65,6 +65,7 @@ def _load_audit_state(path: Path, registry: str, w3) -> dict | None:
 @app.command()
 def audit(config: ConfigOption, rpc: RpcOption = None,
           full: Annotated[bool, typer.Option("--full", help="verify every round again instead of only what is new")] = False,
+          verbose: Annotated[bool, typer.Option("--verbose", help="a row for every round audited, not only the failed ones")] = False,
           fmt: FormatOption = OutputFormat.text) -> None:
     """Check every payload's hash, writer and round order, and that no one reads a channel CP does not allow;
     exit 1 if any check fails. Remembers how far it verified (state/ledger-audit.json beside the config) and
@@ -96,15 +97,19 @@ def audit(config: ConfigOption, rpc: RpcOption = None,
                                "channels": channels, "failures": kept}))
     tmp.replace(state_path)
     verified = sum(c["rounds_verified"] for c in channels.values())
-    lines = [f"  {'party':<8} {'round':>6}  {'chunks':>6}  {'bytes':>9}  {'block':>7}  writer  hash  order  verdict"] \
-        if rows else []
-    for r in rows:
+    mode = "full" if state is None else "incremental"
+    now = f"{len(rows)} rounds audited now" if rows else "nothing new since the last audit"
+    verdict = "FAILED" if failures or cp_problems else "ok"
+    lines = [f"{verdict}: {now} ({mode}, through block {latest}), {verified} rounds verified in all; "
+             f"{len(failures)} failed" + (f", {len(cp_problems)} CP violations" if cp_problems else "")]
+    shown = rows if verbose else [r for r in rows if not r.ok]  # the verdict first; the rows that failed, or all
+    if shown:
+        lines.append(f"  {'party':<8} {'round':>6}  {'chunks':>6}  {'bytes':>9}  {'block':>7}  writer  hash  order  "
+                     "verdict")
+    for r in shown:
         yes = {True: "ok", False: "FAIL"}
         lines.append(f"  {r.party_id:<8} {r.round:>6}  {r.chunks:>6}  {r.payload_bytes:>9}  {r.first_block:>7}  "
                      f"{yes[r.writer_ok]:<6}  {yes[r.hash_ok]:<4}  {yes[r.order_ok]:<5}  {r.problem or 'ok'}")
-    mode = "full" if state is None else "incremental"
-    now = f"{len(rows)} rounds audited now" if rows else "nothing new since the last audit"
-    lines.append(f"{now} ({mode}, through block {latest}), {verified} rounds verified in all; {len(failures)} failed")
     lines += [f"CP VIOLATION: {p}" for p in cp_problems]
     emit({"rounds": [r.as_dict() for r in rows], "failed": len(failures), "mode": mode, "rounds_verified": verified,
           "through_block": latest, "cp_violations": cp_problems}, fmt, lines)
