@@ -139,3 +139,13 @@ def test_experiment_fig3_writes_curves_for_the_eight_federated_methods(tmp_path,
                                 "FedYogi", "FedYogi+MI"}
     assert all([p["round"] for p in pts] == [1, 2] and 0 <= pts[-1]["macro_f1"] <= 1 for pts in s["curves"].values())
     assert (out / "fig3_f1_vs_rounds.png").stat().st_size > 0
+
+
+def test_the_default_fraction_selects_two_clients_so_mask_runs_with_three_parties(tmp_path, capsys):
+    """C defaults to 0.2 raised to two clients (issue 66: 0.2 of 3 parties selected one, and mask refused)."""
+    out = tmp_path / "run"
+    assert main(["simulate", "--algorithm", "fednmf", "--dataset", "synthetic", "--parties", "3", "-k", "3",
+                 "--iterations", "2", "--opt", "local_epochs=1", "--protection", "mask", "--out", str(out),
+                 "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["selected_per_round"] == [2, 2] and summary["protection"] == "mask"

@@ -77,7 +77,7 @@ def test_the_share_of_noise_falls_with_tau_and_rises_with_the_vocabulary():
 def test_a_noise_run_is_refused_in_one_line_naming_the_tau_that_works(tmp_path, capsys):
     common = ["train", "--algorithm", "iftm-lda", "--dataset", "synthetic", "-k", "5", "--iterations", "8",
               "--seed", "1", "--format", "json"]
-    assert main([*common, "--out", str(tmp_path / "refused")]) == 2
+    assert main([*common, "--opt", "tau=0.2", "--out", str(tmp_path / "refused")]) == 2  # the paper's τ
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "noise" in err and "costs no privacy" in err, err
     assert not (tmp_path / "refused" / "model.npz").exists()
@@ -89,3 +89,8 @@ def test_a_noise_run_is_refused_in_one_line_naming_the_tau_that_works(tmp_path, 
     vocabulary = len(json.loads((tmp_path / "run" / "vocab.json").read_text())["words"])
     # the top word of every topic carries real weight, not the 1/V-like weights of noise topics
     assert min(t["weights"][0] for t in topics) > 20 / vocabulary
+    # the default τ is the one the refusal names (issue 66: the defaults always refused)
+    assert main([*common, "--out", str(tmp_path / "default")]) == 0
+    assert json.loads(capsys.readouterr().out)["tau"] == float(tau)
+    with np.load(tmp_path / "run" / "model.npz") as a, np.load(tmp_path / "default" / "model.npz") as b:
+        assert np.array_equal(a["phi"], b["phi"])

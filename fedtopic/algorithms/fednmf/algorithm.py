@@ -19,7 +19,11 @@ from fedtopic.algorithms.base import (
 from fedtopic.algorithms.dp_sgd import DP_SGD_OPTIONS, check_distributed_protection
 from fedtopic.algorithms.federated import ConsortiumRun, PartyRun, history_totals
 from fedtopic.algorithms.fednmf.ddp import nmf_dp
-from fedtopic.algorithms.nmf.options import FEDERATED_OPTIONS, SGD_OPTIONS
+from fedtopic.algorithms.nmf.options import (
+    FEDERATED_OPTIONS,
+    SGD_OPTIONS,
+    client_fraction,
+)
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import TrainingError
 
@@ -56,12 +60,12 @@ class FedNMF(Algorithm):
         """|G_t| = max(⌊C·P⌋, 1) selected clients (Alg. 1); the others send zeros."""
         from fedtopic.algorithms.fednmf.server_rules import select_clients
 
-        return len(select_clients(n_parties, float(spec.options["fraction"]), 0, spec.seed))  # type: ignore[arg-type]
+        return len(select_clients(n_parties, client_fraction(spec.options, n_parties), 0, spec.seed))
 
     def more_contributors_hint(self, spec: TrainSpec, n_parties: int, needed: int) -> str:
         """The client fraction C that selects ``needed`` clients a round."""
         return (f"select at least {needed} clients a round (--opt fraction=C with C·{n_parties} ≥ {needed}; now "
-                f"{spec.options['fraction']})")
+                f"{client_fraction(spec.options, n_parties):g})")
 
     def headline(self, summary: Mapping[str, Any]) -> str:
         """WE coherence and NPMI, and the SVM's macro-F1 and accuracy where the corpus has labels."""

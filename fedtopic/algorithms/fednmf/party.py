@@ -31,7 +31,7 @@ from fedtopic.algorithms.fednmf.server_rules import (
     server_step,
     weighted_delta,
 )
-from fedtopic.algorithms.nmf.options import sgd_settings
+from fedtopic.algorithms.nmf.options import client_fraction, sgd_settings
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import TrainingError
 from fedtopic.eval.coherence import heaviest_ids
@@ -86,7 +86,7 @@ class FedNMFParty:
         """Whether this client is in G_round."""
         if self.n_clients is None:
             raise ValueError("the number of clients is not known yet")
-        return self.index in select_clients(self.n_clients, float(self.spec.options["fraction"]), round,  # type: ignore[arg-type]
+        return self.index in select_clients(self.n_clients, client_fraction(self.spec.options, self.n_clients), round,
                                             self.spec.seed)
 
     def state(self) -> dict[str, np.ndarray]:

@@ -17,8 +17,10 @@ IFTM_OPTIONS: tuple[Option, ...] = (
     Option("beta", float, 0.01, "topic-word prior β", minimum=0.0, exclusive_minimum=True),
     Option("epsilon", float, 11.0, "Laplace privacy parameter ε of every token's word vector (inf: off)",
            minimum=0.0, exclusive_minimum=True, allow_infinite=True),
-    Option("tau", float, 0.2, "privatised entries ≤ τ are dropped (sparsity; §3.1.3; no privacy cost). A setting "
-           "whose kept noise is over 90 % of what the sampler reads is refused, naming a τ that works", minimum=0.0),
+    Option("tau", float, None, "privatised entries ≤ τ are dropped (sparsity; §3.1.3; no privacy cost). A setting "
+           "whose kept noise is over 90 % of what the sampler reads is refused, naming a τ that works", minimum=0.0,
+           default_text="the τ that works at this ε and vocabulary (suggested_tau, rounded up to 0.01; the paper's "
+                        "0.2 keeps hundreds of noise words a token at V in the thousands)"),
     Option("xi", float, 0.5, "the master merges topics with weighted Jaccard ρ ≥ ξ (Eq. 29)", minimum=0.0,
            exclusive_minimum=True, maximum=1.0),
     Option("top_words", int, 20, "L: the top words Eq. 29 compares", minimum=1),
@@ -53,10 +55,19 @@ def suggested_tau(epsilon: float, n_words: int) -> float:
     return float(np.argmax([true * (true / (true + noise)) ** 2 for true, noise in kept])) / 10_000
 
 
+def tau_of(options: Mapping[str, OptionValue], n_words: int) -> float:
+    """τ as given, or by default ``suggested_tau`` at this ε and vocabulary rounded up to 0.01 (what a refusal
+    names)."""
+    given = options.get("tau")
+    if given is not None:
+        return float(given)  # type: ignore[arg-type]
+    return math.ceil(suggested_tau(float(options["epsilon"]), n_words) * 100) / 100  # type: ignore[arg-type]
+
+
 def check_noise(options: Mapping[str, OptionValue], n_words: int) -> None:
     """ConfigError when ε and τ leave more than ``NOISE_SHARE_LIMIT`` of the input noise at this vocabulary,
     naming the τ (and what it keeps) that works."""
-    epsilon, tau = float(options["epsilon"]), float(options["tau"])  # type: ignore[arg-type]
+    epsilon, tau = float(options["epsilon"]), tau_of(options, n_words)  # type: ignore[arg-type]
     share = noise_share(epsilon, tau, n_words)
     if share <= NOISE_SHARE_LIMIT:
         return

@@ -13,6 +13,7 @@ from fedtopic.algorithms.federated import Channel, Exchange, StepRecord, TopicsU
 from fedtopic.algorithms.iftm.options import (
     global_rounds,
     party_topic_counts,
+    tau_of,
     topics_of,
 )
 from fedtopic.algorithms.model import TopicModel
@@ -34,7 +35,7 @@ def _model(spec: TrainSpec, topics: int, seed: int, corpus: Corpus, secret: byte
         key = int.from_bytes(hashlib.sha256(b"iftm-privatisation\x00" + secret).digest()[:8], "big")
     try:
         built = model(topics, alpha=o.get("alpha"), beta=float(o["beta"]),  # type: ignore[arg-type]
-                      epsilon=float(o["epsilon"]), tau=float(o["tau"]), seed=seed,  # type: ignore[arg-type]
+                      epsilon=float(o["epsilon"]), tau=tau_of(o, corpus.n_words), seed=seed,  # type: ignore[arg-type]
                       privacy_key=key, debias=bool(o.get("debias", False)))
         built.initialize(corpus)
     except ModelError as exc:
@@ -58,7 +59,8 @@ def fit_alone(parts: Sequence[Corpus], spec: TrainSpec, callback: IterationCallb
             callback(0, it, model)
     return Fitted(TopicModel(model.phi(), model.alpha, model.beta, corpus.vocab, algorithm=algorithm_name(sentences)),
                   model.theta(),
-                  {"epsilon": float(spec.options["epsilon"]), "tau": float(spec.options["tau"])})  # type: ignore[arg-type]
+                  {"epsilon": float(spec.options["epsilon"]),  # type: ignore[arg-type]
+                   "tau": tau_of(spec.options, corpus.n_words)})
 
 
 class IFTMParty:

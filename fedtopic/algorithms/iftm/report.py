@@ -16,7 +16,7 @@ import numpy as np
 
 from fedtopic.algorithms.base import TrainSpec
 from fedtopic.algorithms.federated import ConsortiumRun, PartyRun, history_totals
-from fedtopic.algorithms.iftm.options import party_topic_counts
+from fedtopic.algorithms.iftm.options import party_topic_counts, tau_of
 from fedtopic.corpus.types import Corpus
 from fedtopic.eval.perplexity import completion_perplexity
 from fedtopic.eval.topic_table import topic_table
@@ -71,7 +71,7 @@ def write_iftm_simulation(out: Path, run: ConsortiumRun, algorithm: Any) -> dict
         "global_model": summary_global, "party_topics": ks,
         "each_party_alone": {p.party_id: s for p, s in zip(parties, alone)},
         "rounds": len(first), "global_topics_per_round": [r["extra"]["global_topics"] for r in first],
-        "epsilon": float(spec.options["epsilon"]), "tau": float(spec.options["tau"]),  # type: ignore[arg-type]
+        "epsilon": float(spec.options["epsilon"]), "tau": tau_of(spec.options, data.train.n_words),  # type: ignore[arg-type]
         "xi": float(spec.options["xi"]), "data_amounts": [p.amount for p in parties],  # type: ignore[arg-type]
     }
     write_summary(out, summary)
@@ -98,7 +98,7 @@ def write_iftm_party(out: Path, run: PartyRun, algorithm: str) -> dict[str, Any]
                "global_heldout_loglik_per_token": of_global["heldout_loglik_per_token"],
                "own_model_heldout_loglik_per_token": of_own["heldout_loglik_per_token"],
                "npmi": float("nan"), "topic_diversity": float("nan"),
-               "epsilon": float(spec.options["epsilon"]), "tau": float(spec.options["tau"]),  # type: ignore[arg-type]
+               "epsilon": float(spec.options["epsilon"]), "tau": tau_of(spec.options, run.train.n_words),  # type: ignore[arg-type]
                "xi": float(spec.options["xi"])}  # type: ignore[arg-type]
     write_summary(out, summary)
     return summary | {"run": str(out)}

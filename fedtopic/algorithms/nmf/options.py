@@ -25,9 +25,22 @@ FEDERATED_OPTIONS: tuple[Option, ...] = (
            choices=SERVER_RULES),
     Option("server_lr", float, None, "server rate η of the rule", minimum=0.0, exclusive_minimum=True,
            default_text="the rule's default: avg 1, adagrad 0.1, yogi 0.01, adam 0.1"),
-    Option("fraction", float, 0.2, "C: fraction of clients that train each round (Alg. 1 line 4)", minimum=0.0,
-           exclusive_minimum=True, maximum=1.0),
+    Option("fraction", float, None, "C: fraction of clients that train each round (Alg. 1 line 4)", minimum=0.0,
+           exclusive_minimum=True, maximum=1.0,
+           default_text="0.2, or 2 of the P clients where 0.2 selects fewer (a masked sum hides an update only "
+                        "among two)"),
 )
+
+DEFAULT_FRACTION = 0.2
+"""The paper's C (FedNMF §5)."""
+
+
+def client_fraction(options: Mapping[str, OptionValue], n_clients: int) -> float:
+    """C as given, or by default 0.2 raised to select at least two of ``n_clients`` (all of one or two)."""
+    given = options.get("fraction")
+    if given is not None:
+        return float(given)  # type: ignore[arg-type]
+    return min(1.0, max(DEFAULT_FRACTION, 2.0 / max(n_clients, 1)))
 
 
 def sgd_settings(options: Mapping[str, OptionValue]):  # -> fedtopic.neural.nmf_sgd.SGDSettings
