@@ -41,6 +41,42 @@ def _updates_sent(agg: EvilAggregator, party: str) -> list[str]:
     return [e.path for e in agg.exchanges if e.party == party and e.method == "POST" and "/updates" in e.path]
 
 
+def _equivocate(tmp_path, config, cfg, change) -> dict:  # noqa: ANN001 - the test's consortium and its edit
+    """The parties through the real aggregator behind a proxy that gives p2 ``change(exchange)`` (bytes) in place
+    of an aggregate, and hides from p2 that the real aggregator then refuses its witness; every party's result."""
+    changed: list[str] = []
+    upstream: list[str] = []
+    p2_keys = load_party_keys(key_file_path(config.parent, "p2"))
+
+    def forge(seen: Exchange) -> bytes | tuple[int, bytes] | None:
+        if seen.party == "p2" and seen.status == 200:
+            edited = change(seen)
+            if edited is not None:
+                changed.append(seen.path)
+                return edited
+        return _hide_the_refusal(seen, "p2", upstream[0], p2_keys)
+
+    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as real, \
+            EvilAggregator(real.url, forge) as evil:
+        upstream.append(real.url)
+        results = run_parties(config, cfg, evil.url)
+    assert changed, "the forged aggregate was never served"
+    return results
+
+
+def _hide_the_refusal(seen: Exchange, victim: str, upstream: str, keys: object) -> tuple[int, bytes] | None:
+    """The real aggregator refused the victim's witness (it served another aggregate than it holds): answer
+    "kept", with the real witnesses of the span the victim asked to check, as an aggregator that hides only this."""
+    if seen.party != victim or "/witness" not in seen.path or seen.method != "POST" or seen.status != 422:
+        return None
+    sid = seen.path.split("/sessions/")[1].split("/")[0]
+    check = json.loads(seen.body).get("check")
+    with AggregatorClient(upstream, keys, sid) as c:
+        first, last = check or (0, 0)
+        earlier = c._send("GET", f"/v1/sessions/{sid}/witnesses", params={"first": first, "last": last}).json()
+    return 200, json.dumps(earlier | ({} if check else {"witnesses": []})).encode()
+
+
 def _stopped_by_the_check(result: object, party: str) -> None:
     assert isinstance(result, AggregatorMisbehaved), result
     text = str(result)
@@ -96,30 +132,14 @@ def test_an_aggregate_changed_for_one_party_is_caught_by_every_party_within_one_
     differ from its own, p1 and p3 find p2's witness missing (the real aggregator refused it: it served another
     aggregate than it holds, which the proxy hides from p2). Each stops in one line naming round 1."""
     config, cfg = make_consortium(tmp_path / "c", protection="none", iterations=4)
-    changed: list[str] = []
-    upstream: list[str] = []
-    p2_keys = load_party_keys(key_file_path(config.parent, "p2"))
-
-    def forge(seen: Exchange) -> bytes | None:
-        counts_round_1 = "-counts/rounds/1/" in seen.path and ("/aggregate" in seen.path or "/updates" in seen.path)
-        if counts_round_1 and seen.party == "p2" and seen.status == 200:
+    def change(seen: Exchange) -> bytes | None:
+        if "-counts/rounds/1/" in seen.path and ("/aggregate" in seen.path or "/updates" in seen.path):
             total = decode_counts(seen.answer).astype(np.int64)  # under none: the sparse count codec as it is
             total[0, 0] += 1
-            changed.append(seen.path)
             return encode_counts(total)
-        if seen.party == "p2" and "/witness" in seen.path and seen.method == "POST" and seen.status == 422:
-            # "kept", it tells p2, with the real witnesses of the round before (as an aggregator that hides only this)
-            sid = seen.path.split("/sessions/")[1].split("/")[0]
-            with AggregatorClient(upstream[0], p2_keys, sid) as c:
-                earlier = c._send("GET", f"/v1/sessions/{sid}/witnesses", params={"first": 0, "last": 0}).json()
-            return 200, json.dumps(earlier).encode()
         return None
 
-    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as real, \
-            EvilAggregator(real.url, forge) as evil:
-        upstream.append(real.url)
-        results = run_parties(config, cfg, evil.url)
-    assert changed, "the forged aggregate was never served"
+    results = _equivocate(tmp_path, config, cfg, change)
     for pid in cfg.party_ids:
         err = results[pid]
         assert isinstance(err, AggregatorMisbehaved), (pid, err)
@@ -189,31 +209,14 @@ def test_a_dense_aggregate_changed_for_one_party_is_caught_when_its_span_is_witn
     cfg = cfg.model_copy(update={"algorithm": cfg.algorithm.model_copy(update={
         "name": "fednmf", "options": {"fraction": 1.0, "local_epochs": 1}})})
     save_consortium(cfg, config)
-    changed: list[str] = []
-    upstream: list[str] = []
-    p2_keys = load_party_keys(key_file_path(config.parent, "p2"))
-
-    def forge(seen: Exchange) -> bytes | tuple[int, bytes] | None:
-        step_2 = "/rounds/2/" in seen.path and ("/aggregate" in seen.path or "/updates" in seen.path)
-        if step_2 and seen.party == "p2" and seen.status == 200 and seen.answer:
-            changed.append(seen.path)
+    def change(seen: Exchange) -> bytes | None:
+        if "/rounds/2/" in seen.path and ("/aggregate" in seen.path or "/updates" in seen.path) and seen.answer:
             flipped = bytearray(seen.answer)
             flipped[-8] ^= 1  # the lowest mantissa bit of the last float64 value: well formed, decodes, trains
             return bytes(flipped)
-        if seen.party == "p2" and "/witness" in seen.path and seen.method == "POST" and seen.status == 422:
-            sid = seen.path.split("/sessions/")[1].split("/")[0]
-            check = json.loads(seen.body).get("check")
-            with AggregatorClient(upstream[0], p2_keys, sid) as c:
-                first, last = check or (0, 0)
-                earlier = c._send("GET", f"/v1/sessions/{sid}/witnesses", params={"first": first, "last": last})
-            return 200, json.dumps(earlier.json() | ({} if check else {"witnesses": []})).encode()
         return None
 
-    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as real, \
-            EvilAggregator(real.url, forge) as evil:
-        upstream.append(real.url)
-        results = run_parties(config, cfg, evil.url)
-    assert changed, "the forged aggregate was never served"
+    results = _equivocate(tmp_path, config, cfg, change)
     text = {pid: str(results[pid]) for pid in cfg.party_ids}
     assert all(isinstance(results[p], AggregatorMisbehaved) and "\n" not in text[p] for p in cfg.party_ids), text
     assert text["p2"].startswith("p2: round 2 of session") and "differs from the one" in text["p2"], text
