@@ -159,3 +159,24 @@ def test_node_processes_under_mask_end_with_the_simulated_model(tmp_path):
     parts = [load_party_data(cfg, p).train for p in cfg.party_ids]
     twin = pooled_rounds("fed-embedding-topics", parts, settings_of(spec))
     np.testing.assert_allclose(phis[0], _phi(twin.extra["weights"]), atol=1e-12)
+
+
+def test_infer_gives_new_documents_their_soft_membership(tmp_path, capsys):
+    """`infer` on a fed-embedding-topics run embeds the new texts as the parties did and gives their membership of
+    the topic centroids (not a Gibbs fold-in on Φ); the same θ as ``TopicModel.transform``."""
+    from fedtopic.algorithms.model import TopicModel
+
+    _run(tmp_path, "train", "twin")
+    capsys.readouterr()
+    texts = ["bank inflation investor price budget trader", "striker referee stadium keeper team league"]
+    assert main(["infer", str(tmp_path / "twin"), "--text", texts[0], "--text", texts[1], "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    theta = np.array([r["theta"] for r in rows])
+    np.testing.assert_allclose(theta.sum(axis=1), 1.0, atol=1e-5)
+    assert int(np.argmax(theta[0])) != int(np.argmax(theta[1]))
+    model = TopicModel.load(tmp_path / "twin")
+    np.testing.assert_allclose(model.transform(texts), theta, atol=1e-6)
+    # no Gibbs fold-in: the fold-in's seed and sweeps change nothing
+    assert main(["infer", str(tmp_path / "twin"), "--text", texts[0], "--text", texts[1], "--seed", "5",
+                 "--iterations", "7", "--format", "json"]) == 0
+    assert np.array_equal(np.array([r["theta"] for r in json.loads(capsys.readouterr().out)]), theta)

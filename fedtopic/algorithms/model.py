@@ -37,6 +37,9 @@ class TopicModel:
     network: dict[str, np.ndarray] | None = None
     """Neural topic models only: the encoder's weights and BatchNorm statistics (``neural.ntm_model``); θ of
     new text is then the posterior mean's softmax."""
+    embedding: dict[str, np.ndarray] | None = None
+    """Embedding topics only (``fed-embedding-topics``): the topic centroids, θ's temperature and the embedder;
+    θ of new text is then its soft membership (``algorithms.embedding_topics.inference``)."""
 
     def __post_init__(self) -> None:
         if self.phi.ndim != 2 or self.phi.shape[1] != len(self.vocab):
@@ -88,6 +91,10 @@ class TopicModel:
             from fedtopic.neural.ntm_model import theta_from_network
 
             return theta_from_network(self.network, corpus)
+        if self.embedding is not None:
+            from fedtopic.algorithms.embedding_topics.inference import embedding_theta
+
+            return embedding_theta(self.embedding, corpus, None if isinstance(docs, Corpus) else list(docs))
         from fedtopic.models.foldin import fold_in
 
         return fold_in(self.phi, corpus.words, corpus.doc_ptr, self.alpha, iterations=iterations, seed=seed)
@@ -101,7 +108,7 @@ class TopicModel:
         return save_topic_model(run_dir, TopicModelFile(phi=self.phi, alpha=self.alpha, beta=self.beta,
                                                         vocab=self.vocab, tokenizer=self.tokenizer,
                                                         algorithm=self.algorithm, factors=self.factors,
-                                                        network=self.network))
+                                                        network=self.network, embedding=self.embedding))
 
     @classmethod
     def load(cls, run_dir: str | Path) -> TopicModel:
@@ -110,4 +117,4 @@ class TopicModel:
 
         f = load_topic_model(Path(run_dir))
         return cls(phi=f.phi, alpha=f.alpha, beta=f.beta, vocab=f.vocab, tokenizer=f.tokenizer, algorithm=f.algorithm,
-                   factors=f.factors, network=f.network)
+                   factors=f.factors, network=f.network, embedding=f.embedding)

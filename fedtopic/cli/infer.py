@@ -79,6 +79,10 @@ def infer(
         from fedtopic.neural.ntm_model import theta_from_network
 
         theta = theta_from_network(model.network, encoded)
+    elif model.embedding is not None:  # embedding topics: soft membership of the topic centroids
+        from fedtopic.algorithms.embedding_topics.inference import embedding_theta
+
+        theta = embedding_theta(model.embedding, encoded, [t for _, t in docs])
     else:
         theta = fold_in(model.phi, encoded.words, encoded.doc_ptr, model.alpha, iterations=iterations, seed=seed)
     known = encoded.doc_lengths()

@@ -62,6 +62,7 @@ class TopicModelFile:
     algorithm: str = "lda"
     factors: np.ndarray | None = None  # NMF family: Wᵀ float64[K,V] unnormalised (θ of new text by NNLS)
     network: dict[str, np.ndarray] | None = None  # neural topic models: encoder weights and BatchNorm statistics
+    embedding: dict[str, np.ndarray] | None = None  # embedding topics: topic centroids, θ's temperature, the embedder
 
 
 def prepare_run_dir(path: Path, *, overwrite: bool = False) -> Path:
@@ -135,6 +136,7 @@ def save_topic_model(run_dir: Path, model: TopicModelFile) -> Path:
     """model.npz (Φ, α, β) and vocab.json (words and tokenizer options)."""
     extra = {} if model.factors is None else {"factors": model.factors}
     extra |= {f"net_{k}": v for k, v in (model.network or {}).items()}
+    extra |= {f"emb_{k}": v for k, v in (model.embedding or {}).items()}
     np.savez_compressed(run_dir / "model.npz", phi=model.phi, alpha=model.alpha, beta=model.beta,
                         algorithm=np.str_(model.algorithm), **extra)
     write_json(run_dir / "vocab.json", {"words": list(model.vocab), "tokenizer": model.tokenizer})
@@ -154,6 +156,7 @@ def load_topic_model(run_dir: Path) -> TopicModelFile:
             algorithm = str(npz["algorithm"]) if "algorithm" in npz.files else "lda"
             factors = npz["factors"] if "factors" in npz.files else None
             network = {k[4:]: npz[k] for k in npz.files if k.startswith("net_")} or None
+            embedding = {k[4:]: npz[k] for k in npz.files if k.startswith("emb_")} or None
         meta = json.loads(vocab_path.read_text(encoding="utf-8"))
         vocab = tuple(meta["words"])
         tokenizer = dict(meta.get("tokenizer", {}))
@@ -167,7 +170,7 @@ def load_topic_model(run_dir: Path) -> TopicModelFile:
         raise ModelError(f"{run_dir}: model.npz has NMF factors of shape {factors.shape} for Φ of shape {phi.shape}, "
                          "or negative or non-finite ones")
     return TopicModelFile(phi=phi, alpha=alpha, beta=beta, vocab=vocab, tokenizer=tokenizer, algorithm=algorithm,
-                          factors=factors, network=network)
+                          factors=factors, network=network, embedding=embedding)
 
 
 def read_summary(run_dir: Path) -> dict[str, Any]:

@@ -36,7 +36,8 @@ from fedtopic.runs.folder import (
 def write_model_run(out: Path, *, phi: np.ndarray, vocab: Sequence[str], tokenizer: Mapping[str, Any],
                     algorithm: str, summary: Mapping[str, Any], alpha: float = 0.1, beta: float = 0.01,
                     reference: Corpus | None = None, theta: np.ndarray | None = None,
-                    theta_names: tuple[str, ...] = ()) -> dict[str, Any]:
+                    theta_names: tuple[str, ...] = (),
+                    embedding: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
     """Write ``out`` for a model Φ (float64[K, V], rows need not be normalised) and return the summary written:
     ``summary`` with every stable key it lacks as null. ``reference``: documents whose NPMI (and, with ``theta``
     float64[D, K] of them, prevalence) topics.json reports; ``theta`` is also saved with ``theta_names``."""
@@ -46,7 +47,7 @@ def write_model_run(out: Path, *, phi: np.ndarray, vocab: Sequence[str], tokeniz
     if phi.ndim != 2 or phi.shape[1] != len(vocab):
         raise ValueError(f"Φ of shape {phi.shape} for a vocabulary of {len(vocab)} words")
     save_topic_model(out, TopicModelFile(phi=phi, alpha=float(alpha), beta=float(beta), vocab=tuple(vocab),
-                                         tokenizer=dict(tokenizer), algorithm=algorithm))
+                                         tokenizer=dict(tokenizer), algorithm=algorithm, embedding=embedding))
     write_topics(out, topic_table(phi, vocab, reference, theta=theta))
     if theta is not None:
         save_theta(out, np.asarray(theta, dtype=np.float64), theta_names)

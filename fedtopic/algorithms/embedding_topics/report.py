@@ -12,6 +12,7 @@ import numpy as np
 from fedtopic.algorithms.base import TrainSpec
 from fedtopic.algorithms.embedding_topics.clustering import soft_membership
 from fedtopic.algorithms.embedding_topics.embeddings import embed
+from fedtopic.algorithms.embedding_topics.inference import model_embedding
 from fedtopic.algorithms.embedding_topics.options import settings_of
 from fedtopic.algorithms.embedding_topics.twin import _phi
 from fedtopic.corpus.pool import merge_corpora
@@ -43,8 +44,10 @@ def write_run(out: Path, name: str, data: Any, spec: TrainSpec, weights: np.ndar
     """A consortium's (or the pooled twin's) run folder; the summary."""
     train = merge_corpora(data.parties)
     phi = _phi(weights)
+    s = settings_of(spec)
     return write_model_run(out, phi=phi, vocab=data.train.vocab, tokenizer=data.tokenizer, algorithm=name,
-                           reference=train, theta=theta, theta_names=train.doc_names, summary={
+                           reference=train, theta=theta, theta_names=train.doc_names,
+                           embedding=model_embedding(centroids, s.temperature, s.embedding, s.seed), summary={
                                "dataset": data.name, "parties": len(data.parties), "topics": int(phi.shape[0]),
                                "iterations": spec.iterations, "seed": spec.seed,
                                **scores(phi, train, data.test, theta, centroids, spec), **extra,
@@ -56,8 +59,11 @@ def write_party_run(out: Path, name: str, run: Any, totals: dict[str, Any]) -> d
     party = run.party
     phi = _phi(party.topics.weights)
     theta = party.topics.theta(party.x, party.settings.temperature)
+    s = party.settings
     return write_model_run(out, phi=phi, vocab=run.train.vocab, tokenizer=run.tokenizer, algorithm=name,
-                           reference=run.train, theta=theta, theta_names=run.train.doc_names, summary={
+                           reference=run.train, theta=theta, theta_names=run.train.doc_names,
+                           embedding=model_embedding(party.topics.centroids, s.temperature, s.embedding, s.seed),
+                           summary={
                                "dataset": run.dataset, "parties": run.n_parties, "party": party.party_id,
                                "topics": int(phi.shape[0]), "iterations": run.spec.iterations,
                                "seed": run.spec.seed, "protection": run.protection,
