@@ -22,13 +22,14 @@ pytestmark = pytest.mark.xdist_group("csfed-aggregator")
 
 
 def test_fednmf_selecting_one_client_per_round_under_mask_is_refused(tmp_path, capsys):
-    """3 parties and the default fraction 0.2 select one client per round: its 'sum' is its update."""
+    """3 parties and the fraction 0.2 select one client per round: its 'sum' is its update (the default C rises to
+    two clients: ``test_fednmf_aggregator``)."""
     from tests._texts import theme_texts, write_jsonl
 
     corpus = write_jsonl(tmp_path / "docs.jsonl", theme_texts(60, seed=1))
     args = ["simulate", "--algorithm", "fednmf", "--corpus", str(corpus), "--parties", "3", "-k", "2",
             "--iterations", "2", "--protection", "mask"]
-    assert main([*args, "--out", str(tmp_path / "a")]) == 2
+    assert main([*args, "--opt", "fraction=0.2", "--out", str(tmp_path / "a")]) == 2
     err = capsys.readouterr().err.strip()
     assert "sums 1 informative update(s) per round among 3 parties" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "a" / "summary.json").exists()

@@ -88,6 +88,9 @@ def serve(
 
     hold_folder(data, "aggregator serve")  # one process per state folder (once the config is known good)
     sock = listening_socket(bind, port or url.port or 8000, "aggregator serve")
+    shown = f"[{bind}]" if ":" in bind else bind
+    logging.getLogger("fedtopic.aggregator").info("serving %s://%s:%d (Ctrl-C stops it)", "https" if tls else "http",
+                                                  shown, sock.getsockname()[1])
     server = uvicorn.Server(uvicorn.Config(create_app(settings), log_level="info", access_log=access_log,
                                            timeout_keep_alive=settings.keep_alive_seconds,
                                            http=header_deadline_protocol(header_timeout), **tls))
