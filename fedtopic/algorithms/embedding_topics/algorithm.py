@@ -40,9 +40,10 @@ class FedEmbeddingTopics(Algorithm):
         for i, part in enumerate(parts):
             if part.n_tokens == 0:
                 raise ConfigError(f"party {i + 1} has no words in its documents: nothing to embed or count")
-        if sum(int((np.diff(p.doc_ptr) > 0).sum()) for p in parts) < s.clusters:
+        documents = sum(int((np.diff(p.doc_ptr) > 0).sum()) for p in parts)
+        if documents < s.clusters:
             raise ConfigError(f"{s.clusters} clusters need at least as many non-empty documents; the consortium "
-                              f"has {sum(int((np.diff(p.doc_ptr) > 0).sum()) for p in parts)}")
+                              f"has {documents}")
 
     def headline(self, summary: Any) -> str:
         from fedtopic.algorithms.base import metric

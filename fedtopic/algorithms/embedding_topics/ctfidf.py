@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedtopic.algorithms.embedding_topics.clustering import unit_rows
+
 
 def c_tf_idf(counts: np.ndarray) -> np.ndarray:
     """float64[C, V] c-TF-IDF of word counts ``counts`` [C, V] (non-negative; a class without words is a zero row)."""
@@ -33,7 +35,7 @@ def merge_plan(weights: np.ndarray, sizes: np.ndarray, topics: int) -> np.ndarra
     live = np.flatnonzero(sizes > 0)
     if len(live) == 0:
         return np.zeros(c, dtype=np.int64)
-    unit = _unit_rows(weights)
+    unit = unit_rows(weights)
     groups = np.arange(c)
     if len(live) > topics:
         from sklearn.cluster import AgglomerativeClustering
@@ -58,7 +60,3 @@ def merged(values: np.ndarray, plan: np.ndarray, topics: int) -> np.ndarray:
     np.add.at(out, plan, values)
     return out
 
-
-def _unit_rows(x: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return np.divide(x, norms, out=np.zeros_like(x, dtype=np.float64), where=norms > 0)

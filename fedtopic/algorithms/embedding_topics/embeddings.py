@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedtopic.algorithms.embedding_topics.clustering import unit_rows
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ConfigError
 
@@ -37,7 +38,5 @@ def embed(corpus: Corpus, method: str, seed: int) -> np.ndarray:
         x = np.asarray(counts @ projection)
     else:
         raise ConfigError(f"embedding must be one of {', '.join(METHODS)}, got {method!r}")
-    empty = np.diff(corpus.doc_ptr) == 0
-    x[empty] = 0.0
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+    x[np.diff(corpus.doc_ptr) == 0] = 0.0
+    return unit_rows(x)

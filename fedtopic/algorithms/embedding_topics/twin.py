@@ -31,28 +31,19 @@ def pooled_rounds(name: str, parts: Sequence[Corpus], s: Settings,
     xs = [embed(p, s.embedding, s.seed) for p in parts]
     live = [x[np.linalg.norm(x, axis=1) > 0] for x in xs]
     d = xs[0].shape[1]
-    moments = _summed(moment_update(x) for x in live)
+    moments = sum(moment_update(x) for x in live)  # 0 + u_1 + u_2 …: the aggregator's order, bit for bit
     centroids = starts(moments, d, s.clusters, s.seed)
     sizes = np.zeros(s.clusters)
     for r in range(1, s.rounds + 1):
-        centroids, sizes = lloyd_step(_summed(lloyd_update(x, centroids) for x in live), centroids)
+        centroids, sizes = lloyd_step(sum(lloyd_update(x, centroids) for x in live), centroids)
         if callback is not None:
             callback(0, r, None)
-    counts = _summed(class_word_counts(p, assign(x, centroids), s.clusters, np.linalg.norm(x, axis=1) > 0)
+    counts = sum(class_word_counts(p, assign(x, centroids), s.clusters, np.linalg.norm(x, axis=1) > 0)
                      for p, x in zip(parts, xs))
     topics = final_topics(counts.astype(np.float64), centroids, sizes, s.topics)
     theta = np.vstack([topics.theta(x, s.temperature) for x in xs])
     model = TopicModel(_phi(topics.weights), 0.0, 0.0, parts[0].vocab, algorithm=name)
     return Fitted(model, theta, {"weights": topics.weights, "centroids": topics.centroids, "clusters": s.clusters})
-
-
-def _summed(updates) -> np.ndarray:  # noqa: ANN001 - an iterable of arrays, added in order
-    total = None
-    for u in updates:
-        total = np.array(u, dtype=np.result_type(u, np.float64) if u.dtype.kind == "f" else u.dtype) \
-            if total is None else total + u
-    assert total is not None
-    return total
 
 
 def _phi(weights: np.ndarray) -> np.ndarray:
