@@ -118,3 +118,10 @@ def wait_until(check, seconds: float, what: str, every: float = 0.2):
         if time.monotonic() > until:
             raise AssertionError(f"not within {seconds} s: {what}")
         time.sleep(every)
+
+
+def filled_text(page, selector: str, seconds: float = 15.0) -> str:
+    """The inner text of ``selector`` once the page's scripts have filled it (they fetch after the first paint)."""
+    page.wait_for_function("s => { const e = document.querySelector(s); return e && e.innerText.trim() !== ''; }",
+                           arg=selector, timeout=seconds * 1000)
+    return page.inner_text(selector)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from _browser import browser_page, dashboard, shot
+from _browser import browser_page, dashboard, filled_text, shot
 from _texts import theme_texts, write_jsonl
 
 from fedtopic.cli.main import main
@@ -36,23 +36,23 @@ def test_a_finished_demo_and_train_run_say_what_they_did(tmp_path, capsys):
             page.goto(url)
             page.wait_for_selector("#run-state")
             page.click("#tabs button[data-panel=privacy]")
-            assert "on a chain" in page.inner_text("#protection-line")
+            assert "on a chain" in filled_text(page, "#protection-line")
             page.click("#tabs button[data-panel=ledger]")
             page.wait_for_selector("#ledger-table tbody tr")
-            assert "demo's chain is embedded" in page.inner_text("#audit-line")
-            assert "publications" in page.inner_text("#ledger-count")
+            assert "demo's chain is embedded" in filled_text(page, "#audit-line")
+            assert "publications" in filled_text(page, "#ledger-count")
             assert page.eval_on_selector("#ledger-box", "e => getComputedStyle(e).overflowY") == "auto"
             shot(page, tmp_path, "demo-ledger")
             page.click("#tabs button[data-panel=convergence]")
-            headline = page.inner_text("#headline")
+            headline = filled_text(page, "#headline")
             assert "centralised" in headline and "stand-alone" in headline, headline
             # pyLDAvis's view (issue 46 item 13): term bars of the selected topic, a bubble click selects a topic,
             # hovering a word sizes every bubble by that word's weight in it
             page.click("#tabs button[data-panel=topics]")
             page.wait_for_selector("#term-bars g.term")
-            assert page.inner_text("#term-title").startswith("topic 0")
+            assert filled_text(page, "#term-title").startswith("topic 0")
             page.click("#topic-map circle[data-topic='2']")
-            assert page.inner_text("#term-title").startswith("topic 2")
+            assert filled_text(page, "#term-title").startswith("topic 2")
             terms = page.eval_on_selector_all("#term-bars g.term", "gs => gs.map(g => g.getAttribute('data-word'))")
             assert 1 <= len(terms) <= 30
             page.hover(f"#term-bars g.term[data-word='{terms[0]}']")
