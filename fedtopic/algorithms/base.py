@@ -259,6 +259,10 @@ class Algorithm(ABC):
             runs = ", ".join(m.label for m in sorted(self.modes, key=lambda m: m.value))
             raise ConfigError(f"{command} needs an algorithm that runs {mode.label}; {self.name} runs: {runs}")
 
+    def check_mode_options(self, spec: TrainSpec, mode: Mode) -> None:
+        """A ConfigError when an option of ``spec`` has no meaning in ``mode`` (a federated mechanism asked of the
+        centralised twin); the default accepts every option in every mode."""
+
     def evaluation_alpha(self, spec: TrainSpec) -> float:
         """The symmetric Dirichlet α that held-out fold-in uses for this algorithm's Φ: the ``alpha`` option if
         it has one, else 50/K (paper-wide default of the LDA family, §8.1 of the CSFed/DAFed paper)."""

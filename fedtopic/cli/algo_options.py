@@ -25,4 +25,6 @@ def resolve(name: str, mode: Mode, command: str, topics: int, iterations: int, s
 
     algorithm = get_algorithm(name)
     algorithm.require(mode, command)
-    return algorithm, algorithm.spec(topics, iterations, seed, parse_opt_pairs(opts))
+    spec = algorithm.spec(topics, iterations, seed, parse_opt_pairs(opts))
+    algorithm.check_mode_options(spec, mode)
+    return algorithm, spec

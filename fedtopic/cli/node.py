@@ -11,6 +11,7 @@ from fedtopic.cli.output import (
     FormatOption,
     OutputFormat,
     print_json,
+    print_warnings,
     stderr_console,
     stdout_console,
 )
@@ -115,6 +116,7 @@ def _plots(summary: dict) -> None:
 def _finish(summary: dict, fmt: OutputFormat, line: str) -> None:
     """The node's summary as JSON, or ``line`` and where the model is."""
     _plots(summary)
+    print_warnings(summary)
     if fmt is OutputFormat.json:
         print_json(summary)
     else:
@@ -123,6 +125,7 @@ def _finish(summary: dict, fmt: OutputFormat, line: str) -> None:
 
 def _report(summary: dict, party: str, fmt: OutputFormat) -> None:
     _plots(summary)
+    print_warnings(summary)
     if fmt is OutputFormat.json:
         print_json(summary)
         return

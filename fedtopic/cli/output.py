@@ -64,3 +64,10 @@ def progress_bar(*, transient: bool = False) -> Progress:
 def count_parties(n: int) -> str:
     """"1 party", "3 parties"."""
     return f"{n} {'party' if n == 1 else 'parties'}"
+
+
+def print_warnings(summary: dict[str, Any]) -> None:
+    """One stderr line per entry of the summary's ``warnings`` (what a run did that a user would not expect: a
+    model that ended where it started, fewer topics than asked), whatever the output format."""
+    for warning in summary.get("warnings") or ():
+        stderr_console.print(f"warning: {warning}", highlight=False, soft_wrap=True)

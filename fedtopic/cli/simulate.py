@@ -25,6 +25,7 @@ from fedtopic.cli.output import (
     OutputFormat,
     count_parties,
     print_json,
+    print_warnings,
     stdout_console,
 )
 
@@ -126,6 +127,7 @@ def simulate(
         line = (f"[bold]{algorithm}[/] on {data.name}: {algo.headline(summary)} (each party's model, mean over "
                 f"parties), NPMI {metric(summary, 'npmi', '.3f')}, {summary['bytes_sent']:,} bytes published, "
                 f"{summary['wall_seconds']:.1f} s{_spent(summary)}")
+    print_warnings(summary)
     if fmt is OutputFormat.json:
         print_json(summary | {"run": str(run_dir)})
         return

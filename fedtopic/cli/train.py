@@ -20,6 +20,7 @@ from fedtopic.cli.output import (
     OutputFormat,
     count_parties,
     print_json,
+    print_warnings,
     progress_bar,
     stdout_console,
 )
@@ -93,6 +94,7 @@ def train(
                        info=f"stopped early (best epoch {summary['best_epoch']})")
         else:
             bar.update(task, info="done")
+    print_warnings(summary)
     if fmt is OutputFormat.json:
         print_json(summary | {"run": str(run_dir)})
         return

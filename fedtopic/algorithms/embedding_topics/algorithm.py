@@ -18,8 +18,13 @@ from fedtopic.algorithms.base import (
     UpdateSpec,
 )
 from fedtopic.algorithms.capabilities import SweepMetrics, TrainLog, no_sweep_metrics
+from fedtopic.algorithms.dp_sgd import check_distributed_protection
+from fedtopic.algorithms.embedding_topics.dp import EmbeddingDP
 from fedtopic.algorithms.embedding_topics.options import OPTIONS, settings_of
-from fedtopic.algorithms.embedding_topics.party import EmbeddingTopicsParty
+from fedtopic.algorithms.embedding_topics.party import (
+    EmbeddingParty,
+    EmbeddingTopicsParty,
+)
 from fedtopic.algorithms.federated import ConsortiumRun, PartyRun
 from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ConfigError
@@ -45,6 +50,12 @@ class FedEmbeddingTopics(Algorithm):
             raise ConfigError(f"{s.clusters} clusters need at least as many non-empty documents; the consortium "
                               f"has {documents}")
 
+    def check_mode_options(self, spec: TrainSpec, mode: Mode) -> None:
+        """dp.distributed is the consortium's mechanism; the centralised twin is exact."""
+        if mode is Mode.centralised and EmbeddingDP.from_options(spec.options) is not None:
+            raise ConfigError("dp.distributed is the consortium's mechanism (noise shares under mask): run it with "
+                              "simulate or node run --protection mask; train is the exact pooled twin")
+
     def headline(self, summary: Any) -> str:
         from fedtopic.algorithms.base import metric
 
@@ -57,6 +68,7 @@ class FedEmbeddingTopics(Algorithm):
         aggregator's order): the federated run's model, bit for bit under ``none``."""
         from fedtopic.algorithms.embedding_topics.twin import pooled_rounds
 
+        self.check_mode_options(spec, Mode.centralised)
         return [pooled_rounds(self.name, parts, settings_of(spec), callback)]
 
     def sweep_metrics(self, data: Any, spec: TrainSpec, eval_every: int) -> SweepMetrics:
@@ -76,8 +88,24 @@ class FedEmbeddingTopics(Algorithm):
 
     # federated -------------------------------------------------------------------------------
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
-              secret: bytes | None = None) -> EmbeddingTopicsParty:
-        return EmbeddingTopicsParty(party_id, corpus, settings_of(spec))
+              secret: bytes | None = None) -> EmbeddingParty:
+        """The exact party, or under ``dp.distributed`` the one whose releases carry Skellam shares (``dp``)."""
+        dp = EmbeddingDP.from_options(spec.options)
+        if dp is None:
+            return EmbeddingTopicsParty(party_id, corpus, settings_of(spec))
+        from fedtopic.algorithms.embedding_topics.ddp_party import (
+            EmbeddingTopicsDDPParty,
+        )
+
+        return EmbeddingTopicsDDPParty(party_id, index, corpus, settings_of(spec), dp, secret)
+
+    def check_protection(self, spec: TrainSpec, protection: str, n_parties: int) -> None:
+        """As every algorithm, and distributed DP only under a protection whose aggregator sees only the sum."""
+        super().check_protection(spec, protection, n_parties)
+        dp = EmbeddingDP.from_options(spec.options)
+        if dp is not None:
+            check_distributed_protection(protection)
+            dp.planned(n_parties)
 
     def rounds(self, spec: TrainSpec) -> int:
         """The moments round, the Lloyd rounds and the words round."""
@@ -92,10 +120,20 @@ class FedEmbeddingTopics(Algorithm):
         return write_run(out, self.name, run.data, run.spec, first.topics.weights, theta, first.topics.centroids, {
             "wall_seconds": run.wall_seconds, "protection": run.protection, "parties_hold_same_model": same,
             "bytes_sent": int(sum(r.get("bytes_up", 0) for rows in run.histories for r in rows)),
-            "rounds": len(run.histories[0]), "clusters": first.settings.clusters})
+            "rounds": len(run.histories[0]), "clusters": first.settings.clusters} | _privacy(run.parties))
 
     def write_party(self, out: Path, run: PartyRun) -> dict[str, Any]:
         from fedtopic.algorithms.embedding_topics.report import write_party_run
         from fedtopic.algorithms.federated import history_totals
 
-        return write_party_run(out, self.name, run, history_totals(run.history)) | {"run": str(out)}
+        return write_party_run(out, self.name, run, history_totals(run.history) | _privacy([run.party])) \
+            | {"run": str(out)}
+
+
+def _privacy(parties: Sequence[Any]) -> dict[str, Any]:
+    """summary.json's ``privacy`` (party → what its documents spent) under DP; nothing otherwise."""
+    from fedtopic.algorithms.embedding_topics.ddp_party import EmbeddingTopicsDDPParty
+
+    if not isinstance(parties[0], EmbeddingTopicsDDPParty):
+        return {}
+    return {"privacy": {p.party_id: p.privacy() for p in parties}}

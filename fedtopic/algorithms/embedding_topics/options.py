@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fedtopic.algorithms.base import Option, TrainSpec
+from fedtopic.algorithms.embedding_topics.dp import DP_OPTIONS
 from fedtopic.algorithms.embedding_topics.embeddings import METHODS
 from fedtopic.algorithms.embedding_topics.party import Settings
 from fedtopic.errors import ConfigError
@@ -14,7 +15,7 @@ OPTIONS = (
            "(a seeded projection of the word counts: no model)", choices=METHODS),
     Option("temperature", float, 0.05, "θ = softmax(cosine to the topic centroids / temperature)", minimum=0.0,
            exclusive_minimum=True),
-)
+) + DP_OPTIONS
 
 
 def settings_of(spec: TrainSpec) -> Settings:

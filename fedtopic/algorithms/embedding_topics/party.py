@@ -73,15 +73,15 @@ def final_topics(class_counts: np.ndarray, centroids: np.ndarray, sizes: np.ndar
     return Topics(weights, topic_centroids, merged(sizes, plan, count), plan)
 
 
-class EmbeddingTopicsParty:
-    """A party's embeddings, its copy of the centroids and, after the last round, the consortium's topics."""
+class EmbeddingParty:
+    """What both forms of a party hold: its embeddings, its copy of the centroids and, after the last round, the
+    consortium's topics (``EmbeddingTopicsParty`` without DP; ``ddp_party.EmbeddingTopicsDDPParty`` with it)."""
 
     def __init__(self, party_id: str, corpus: Corpus, settings: Settings) -> None:
         self.party_id, self.corpus, self.settings = party_id, corpus, settings
         self._x: np.ndarray | None = None
         self.centroids: np.ndarray | None = None
         self.sizes = np.zeros(settings.clusters)
-        self.bound = 0
         self.round = 0
         self.topics: Topics | None = None
 
@@ -95,7 +95,41 @@ class EmbeddingTopicsParty:
     def _words(self) -> np.ndarray:
         return self.x[np.linalg.norm(self.x, axis=1) > 0]  # empty documents join no cluster
 
-    # the protocol --------------------------------------------------------------------------
+    def done(self) -> bool:
+        return self.round > self.settings.rounds + 1
+
+    def top_words_ids(self, n: int) -> np.ndarray | None:
+        if self.topics is None:
+            return None
+        return np.argsort(-self.topics.weights, axis=1, kind="stable")[:, :n]
+
+    def _state(self) -> dict[str, np.ndarray]:
+        out = {"round": np.array(self.round), "sizes": self.sizes.copy()}
+        if self.centroids is not None:
+            out["centroids"] = self.centroids.copy()
+        if self.topics is not None:
+            out |= {"weights": self.topics.weights, "topic_centroids": self.topics.centroids,
+                    "topic_sizes": self.topics.sizes, "plan": self.topics.plan}
+        return out
+
+    def _restore(self, arrays: Mapping[str, np.ndarray]) -> None:
+        if "centroids" in arrays and arrays["centroids"].shape[0] != self.settings.clusters:
+            raise ValueError("the checkpoint holds another number of clusters")
+        self.round = int(arrays["round"])
+        self.sizes = np.array(arrays["sizes"], dtype=np.float64)
+        self.centroids = None if "centroids" not in arrays else np.array(arrays["centroids"], dtype=np.float64)
+        self.topics = None if "weights" not in arrays else Topics(
+            np.array(arrays["weights"]), np.array(arrays["topic_centroids"]), np.array(arrays["topic_sizes"]),
+            np.array(arrays["plan"], dtype=np.int64))
+
+
+class EmbeddingTopicsParty(EmbeddingParty):
+    """A party without DP: exact sums (under the protection) of its moments, cluster sums and word counts."""
+
+    def __init__(self, party_id: str, corpus: Corpus, settings: Settings) -> None:
+        super().__init__(party_id, corpus, settings)
+        self.bound = 0  # the words channel's bound on a cell, learnt in setup
+
     def setup_channels(self, n_parties: int) -> list[Channel]:
         return [Channel("size", "counts", 2, {"shape": [2, 1], "max_value": SETUP_MAX_VALUE, "setup": True})]
 
@@ -133,32 +167,12 @@ class EmbeddingTopicsParty:
         self.round = round + 1
         return StepRecord(extra={"phase": "words", "topics": int(self.topics.weights.shape[0])})
 
-    def done(self) -> bool:
-        return self.round > self.settings.rounds + 1
-
     def state(self) -> dict[str, np.ndarray]:
-        out = {"round": np.array(self.round), "sizes": self.sizes.copy(), "bound": np.array(self.bound)}
-        if self.centroids is not None:
-            out["centroids"] = self.centroids.copy()
-        if self.topics is not None:
-            out |= {"weights": self.topics.weights, "topic_centroids": self.topics.centroids,
-                    "topic_sizes": self.topics.sizes, "plan": self.topics.plan}
-        return out
+        return self._state() | {"bound": np.array(self.bound)}
 
     def restore(self, arrays: Mapping[str, np.ndarray]) -> None:
-        if "centroids" in arrays and arrays["centroids"].shape[0] != self.settings.clusters:
-            raise ValueError("the checkpoint holds another number of clusters")
-        self.round, self.bound = int(arrays["round"]), int(arrays["bound"])
-        self.sizes = np.array(arrays["sizes"], dtype=np.float64)
-        self.centroids = None if "centroids" not in arrays else np.array(arrays["centroids"], dtype=np.float64)
-        self.topics = None if "weights" not in arrays else Topics(
-            np.array(arrays["weights"]), np.array(arrays["topic_centroids"]), np.array(arrays["topic_sizes"]),
-            np.array(arrays["plan"], dtype=np.int64))
-
-    def top_words_ids(self, n: int) -> np.ndarray | None:
-        if self.topics is None:
-            return None
-        return np.argsort(-self.topics.weights, axis=1, kind="stable")[:, :n]
+        self._restore(arrays)
+        self.bound = int(arrays["bound"])
 
 
 def class_word_counts(corpus: Corpus, labels: np.ndarray, clusters: int, keep: np.ndarray) -> np.ndarray:

@@ -39,6 +39,16 @@ def scores(phi: np.ndarray, train: Corpus, test: Corpus, theta_train: np.ndarray
     return out
 
 
+def fewer_topics(found: int, asked: int, spec: TrainSpec) -> dict[str, list[str]]:
+    """summary.json's ``warnings`` when fewer than the asked K topics hold documents (none otherwise)."""
+    if found >= asked:
+        return {}
+    why = ("under dp.distributed a cluster's sum must rise above the noise: more documents, a larger dp.epsilon or "
+           "fewer --opt clusters" if spec.options.get("dp.distributed") else
+           "the other clusters ended without documents: fewer --opt clusters or more documents")
+    return {"warnings": [f"only {found} of the {asked} topics asked hold documents ({why})"]}
+
+
 def write_run(out: Path, name: str, data: Any, spec: TrainSpec, weights: np.ndarray, theta: np.ndarray,
               centroids: np.ndarray, extra: dict[str, Any]) -> dict[str, Any]:
     """A consortium's (or the pooled twin's) run folder; the summary."""
@@ -51,7 +61,8 @@ def write_run(out: Path, name: str, data: Any, spec: TrainSpec, weights: np.ndar
                                "dataset": data.name, "parties": len(data.parties), "topics": int(phi.shape[0]),
                                "iterations": spec.iterations, "seed": spec.seed,
                                **scores(phi, train, data.test, theta, centroids, spec), **extra,
-                               "embedding": settings_of(spec).embedding})
+                               "embedding": settings_of(spec).embedding,
+                               **fewer_topics(int(phi.shape[0]), spec.topics, spec)})
 
 
 def write_party_run(out: Path, name: str, run: Any, totals: dict[str, Any]) -> dict[str, Any]:
@@ -68,4 +79,4 @@ def write_party_run(out: Path, name: str, run: Any, totals: dict[str, Any]) -> d
                                "topics": int(phi.shape[0]), "iterations": run.spec.iterations,
                                "seed": run.spec.seed, "protection": run.protection,
                                **scores(phi, run.train, run.test, theta, party.topics.centroids, run.spec),
-                               **totals})
+                               **totals, **fewer_topics(int(phi.shape[0]), run.spec.topics, run.spec)})

@@ -1,0 +1,127 @@
+"""One party of ``fed-embedding-topics`` under distributed DP (``--opt dp.distributed=true``): R + 1 Lloyd
+releases from seeded random starts and one words release, each a Skellam-noised sum of per-document parts of norm
+≤ 1, only the masked sum seen (the mechanism and its accounting: ``dp``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from fedtopic.algorithms.embedding_topics.clustering import assign
+from fedtopic.algorithms.embedding_topics.dp import (
+    EmbeddingDP,
+    calibrate,
+    decode,
+    encode,
+    lloyd_parts,
+    noise_deviation,
+    noisy_centroids,
+    noisy_class_counts,
+    privacy_summary,
+    random_starts,
+    spent,
+    word_parts,
+    words_sigma,
+)
+from fedtopic.algorithms.embedding_topics.party import (
+    EmbeddingParty,
+    Settings,
+    final_topics,
+)
+from fedtopic.algorithms.federated import Channel, Exchange, StepRecord
+from fedtopic.corpus.types import Corpus
+from fedtopic.models.nnls import counts_matrix
+
+
+class EmbeddingTopicsDDPParty(EmbeddingParty):
+    """Party ``index``; its noise is keyed by ``secret`` (the consortium's, so no outsider can replay it)."""
+
+    def __init__(self, party_id: str, index: int, corpus: Corpus, settings: Settings, dp: EmbeddingDP,
+                 secret: bytes | None) -> None:
+        super().__init__(party_id, corpus, settings)
+        self.index, self.dp = index, dp
+        self._secret = () if secret is None else (int.from_bytes(secret, "big"),)
+        self.n_parties = 0
+        self.releases: list[tuple[int, int, float]] = []  # (cells, contributors, σ) of every release
+        self._sigmas: dict[int, float] = {}
+
+    def _cells(self) -> tuple[int, int]:
+        k = self.settings.clusters
+        return k * self.x.shape[1], k * self.corpus.n_words + k
+
+    def _planned(self) -> int:
+        return self.dp.planned(self.n_parties)
+
+    @property
+    def sigma(self) -> float:
+        """σ: calibrated so that the planned run (R + 1 Lloyd releases, one words release) spends dp.epsilon."""
+        planned = self._planned()
+        if planned not in self._sigmas:
+            lloyd, words = self._cells()
+            self._sigmas[planned] = calibrate(self.dp.epsilon, self.dp.delta, planned, lloyd, words,
+                                              self.settings.rounds)
+        return self._sigmas[planned]
+
+    def channels(self, n_parties: int) -> list[Channel]:
+        self.n_parties = n_parties
+        lloyd, words = self._cells()
+        planned, bound = self._planned(), self.dp.max_value(self.sigma, self._planned())
+        return [Channel("lloyd", "counts", lloyd, {"shape": [lloyd, 1], "max_value": bound, "setup": True,
+                                                   "min_contributors": planned}),
+                Channel("words", "counts", words, {"shape": [words, 1], "max_value": bound, "every_cell": True,
+                                                   "min_contributors": planned})]
+
+    def setup(self, exchange: Exchange) -> None:
+        """Nothing to agree on; a party beyond the public bound on documents is refused here."""
+        self.dp.check_party(f"party {self.party_id}", self.corpus.n_docs)
+
+    def _release(self, exchange: Exchange, channel: str, round: int, parts: np.ndarray) -> tuple[np.ndarray, float]:
+        """(the decoded noisy sum, its per-cell noise deviation) of this party's ``parts`` and the others'."""
+        sigma, planned = (self.sigma if channel == "lloyd" else words_sigma(self.sigma)), self._planned()
+        rng = np.random.default_rng([self.settings.seed, 0x4554, self.index, round, *self._secret])
+        agg = exchange.sum(channel, 0 if channel == "words" else round, encode(parts, sigma, planned, self.dp, rng))
+        contributors = len(agg.contributors)
+        self.releases.append((parts.size, contributors, sigma))
+        return (decode(np.asarray(agg.value), contributors, sigma, planned, self.dp),
+                noise_deviation(sigma, planned, contributors))
+
+    def step(self, round: int, exchange: Exchange) -> StepRecord:
+        s, live = self.settings, np.linalg.norm(self.x, axis=1) > 0
+        k = s.clusters
+        if self.centroids is None:
+            self.centroids = random_starts(self.x.shape[1], k, s.seed)
+        labels = assign(self.x, self.centroids)
+        if round <= s.rounds:
+            noisy, deviation = self._release(exchange, "lloyd", round, lloyd_parts(self.x[live], labels[live], k))
+            before = self.centroids
+            self.centroids, kept = noisy_centroids(noisy, before, deviation)
+            self.round = round + 1
+            return StepRecord(epsilon=self.epsilon(), extra={"phase": "lloyd", "clusters_kept": int(kept.sum())})
+        counts = counts_matrix(self.corpus)
+        counts.sum_duplicates()
+        noisy, deviation = self._release(exchange, "words", round, word_parts(counts, labels, live, k, self.dp.words))
+        class_counts, sizes = noisy_class_counts(noisy, k, self.corpus.n_words, self.dp.words, deviation, s.topics)
+        self.sizes = sizes
+        self.topics = final_topics(class_counts, self.centroids, sizes, s.topics)
+        self.round = round + 1
+        return StepRecord(epsilon=self.epsilon(), extra={"phase": "words",
+                                                         "topics": int(self.topics.weights.shape[0])})
+
+    def epsilon(self) -> float:
+        """ε this party's documents have spent so far."""
+        return spent(self._planned(), self.releases, self.dp.delta)
+
+    def state(self) -> dict[str, np.ndarray]:
+        return self._state() | {"releases": np.array(self.releases, dtype=np.float64).reshape(-1, 3),
+                                "n_parties": np.array(self.n_parties)}
+
+    def restore(self, arrays: Mapping[str, np.ndarray]) -> None:
+        self._restore(arrays)
+        self.releases = [(int(c), int(n), float(s)) for c, n, s in arrays["releases"]]
+        self.n_parties = int(arrays["n_parties"]) or self.n_parties
+
+    def privacy(self) -> dict[str, Any]:
+        """What this party's releases cost (summary.json's ``privacy``)."""
+        return privacy_summary(self.dp, self._planned(), self.releases)
