@@ -180,3 +180,24 @@ def test_infer_gives_new_documents_their_soft_membership(tmp_path, capsys):
     assert main(["infer", str(tmp_path / "twin"), "--text", texts[0], "--text", texts[1], "--seed", "5",
                  "--iterations", "7", "--format", "json"]) == 0
     assert np.array_equal(np.array([r["theta"] for r in json.loads(capsys.readouterr().out)]), theta)
+
+
+def test_a_second_run_takes_every_embedding_from_the_cache(tmp_path, capsys):
+    """minilm: what one run embedded (texts no run has seen: a fresh token each), the next takes from the cache;
+    round 0's history says how many came from where."""
+    import secrets
+
+    from fedtopic.corpus.readers import read_corpus
+    from fedtopic.neural.sentence_embeddings import embed_corpus
+
+    texts = [f"{t} {secrets.token_hex(6)}" for t in theme_texts(60, seed=8)]
+    write_jsonl(tmp_path / "d.jsonl", texts)
+    first: dict[str, int] = {}
+    embed_corpus(read_corpus(tmp_path / "d.jsonl"), counts=first)
+    assert first == {"embedded": 60, "cached": 0}
+    assert main(["simulate", "--algorithm", "fed-embedding-topics", "--corpus", str(tmp_path / "d.jsonl"),
+                 "--parties", "2", "-k", "3", "--iterations", "2", "--out", str(tmp_path / "run"),
+                 "--format", "json"]) == 0
+    rows = [json.loads((tmp_path / "run" / "history" / f"{p}.jsonl").read_text().splitlines()[0])["extra"]
+            for p in ("p1", "p2")]
+    assert all(r["embedded"] == 0 and r["cached"] > 0 for r in rows), rows

@@ -86,10 +86,12 @@ def document_texts(corpus: Corpus) -> list[str]:
     return [" ".join(vocab[w] for w in corpus.words[a:b]) for a, b in zip(corpus.doc_ptr[:-1], corpus.doc_ptr[1:])]
 
 
-def embed_corpus(corpus: Corpus, *, cache_dir: Path | None = None, batch: int = 64) -> np.ndarray:
+def embed_corpus(corpus: Corpus, *, cache_dir: Path | None = None, batch: int = 64,
+                 counts: dict[str, int] | None = None) -> np.ndarray:
     """float32[D, 384] embeddings of the corpus's documents. Cached per document under the digest of its text
     (an SQLite store beside the model's digest), so a node's share, a re-partitioned corpus or the union of
-    the nodes' documents reuses what any of them has embedded before."""
+    the nodes' documents reuses what any of them has embedded before. ``counts``, if given, receives how many
+    distinct texts were ``embedded`` now and how many came from the ``cache``."""
     texts = document_texts(corpus)
     keys = [hashlib.sha256(t.encode("utf-8")).digest() for t in texts]
     unique = list(dict.fromkeys(keys))
@@ -115,6 +117,8 @@ def embed_corpus(corpus: Corpus, *, cache_dir: Path | None = None, batch: int = 
             found.update(zip(missing, vectors))
     finally:
         db.close()
+    if counts is not None:
+        counts.update(embedded=len(missing), cached=len(unique) - len(missing))
     if not keys:
         return np.zeros((0, DIMENSION), dtype=np.float32)
     return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)

@@ -98,7 +98,8 @@ class EmbeddingTopicsDDPParty(EmbeddingParty):
             before = self.centroids
             self.centroids, kept = noisy_centroids(noisy, before, deviation)
             self.round = round + 1
-            return StepRecord(epsilon=self.epsilon(), extra={"phase": "lloyd", "clusters_kept": int(kept.sum())})
+            return StepRecord(epsilon=self.epsilon(), extra={"phase": "lloyd", "clusters_kept": int(kept.sum()),
+                                                             **(self.embedded if round == 0 else {})})
         counts = counts_matrix(self.corpus)
         counts.sum_duplicates()
         noisy, deviation = self._release(exchange, "words", round, word_parts(counts, labels, live, k, self.dp.words))

@@ -20,15 +20,16 @@ METHODS = ("minilm", "hashed")
 HASHED_WIDTH = 256
 
 
-def embed(corpus: Corpus, method: str, seed: int) -> np.ndarray:
-    """float64[D, d] unit-length embeddings of ``corpus``'s documents (zero rows for empty documents)."""
+def embed(corpus: Corpus, method: str, seed: int, counts: dict[str, int] | None = None) -> np.ndarray:
+    """float64[D, d] unit-length embeddings of ``corpus``'s documents (zero rows for empty documents); ``counts``
+    receives minilm's ``embedded`` (now) and ``cached`` texts."""
     if method == "minilm":
         try:
             from fedtopic.neural.sentence_embeddings import embed_corpus
         except ImportError as exc:  # torch / sentence-transformers: the neural extra
             raise ConfigError(f"embedding=minilm needs fedtopic[neural] ({exc.name} is missing): install it, or "
                               "use --opt embedding=hashed") from None
-        x = embed_corpus(corpus).astype(np.float64)
+        x = embed_corpus(corpus, counts=counts).astype(np.float64)
     elif method == "hashed":
         from fedtopic.models.nnls import counts_matrix
 

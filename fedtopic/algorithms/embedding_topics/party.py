@@ -80,6 +80,7 @@ class EmbeddingParty:
     def __init__(self, party_id: str, corpus: Corpus, settings: Settings) -> None:
         self.party_id, self.corpus, self.settings = party_id, corpus, settings
         self._x: np.ndarray | None = None
+        self.embedded: dict[str, int] = {}  # minilm: texts embedded now and taken from the cache
         self.centroids: np.ndarray | None = None
         self.sizes = np.zeros(settings.clusters)
         self.round = 0
@@ -89,7 +90,7 @@ class EmbeddingParty:
     def x(self) -> np.ndarray:
         """float64[D, d] this party's unit embeddings (embedded once; the minilm cache keeps them across runs)."""
         if self._x is None:
-            self._x = embed(self.corpus, self.settings.embedding, self.settings.seed)
+            self._x = embed(self.corpus, self.settings.embedding, self.settings.seed, self.embedded)
         return self._x
 
     def _words(self) -> np.ndarray:
@@ -150,7 +151,7 @@ class EmbeddingTopicsParty(EmbeddingParty):
             moments = np.asarray(exchange.sum("moments", 0, moment_update(x)).value, dtype=np.float64)
             self.centroids = starts(moments, x.shape[1], s.clusters, s.seed)
             self.round = 1
-            return StepRecord(extra={"phase": "moments"})
+            return StepRecord(extra={"phase": "moments", **self.embedded})
         assert self.centroids is not None
         if round <= s.rounds:
             summed = np.asarray(exchange.sum("lloyd", round - 1, lloyd_update(x, self.centroids)).value,
