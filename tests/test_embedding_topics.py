@@ -110,6 +110,11 @@ def test_the_twin_equals_the_federated_run_and_mask_gives_the_same_topics(tmp_pa
     theta = np.load(tmp_path / "plain" / "theta.npy")
     np.testing.assert_allclose(theta.sum(axis=1), 1.0)
     assert twin["clusters"] == 8 and abs(twin["npmi"] - plain["npmi"]) < 1e-12
+    # pyLDAvis: Φ from c-TF-IDF, θ the soft membership, the training documents' lengths and term frequencies
+    assert main(["export", "pyldavis", str(tmp_path / "plain"), "--out", str(tmp_path / "vis" / "vis.json")]) == 0
+    vis = json.loads((tmp_path / "vis" / "vis.json").read_text())
+    assert len(vis["topic_term_dists"]) == 4 and len(vis["doc_lengths"]) == theta.shape[0]
+    assert sum(vis["term_frequency"]) == sum(vis["doc_lengths"])
 
 
 @pytest.mark.parametrize(("extra", "says"), [

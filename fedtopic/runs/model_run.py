@@ -40,7 +40,8 @@ def write_model_run(out: Path, *, phi: np.ndarray, vocab: Sequence[str], tokeniz
                     embedding: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
     """Write ``out`` for a model Φ (float64[K, V], rows need not be normalised) and return the summary written:
     ``summary`` with every stable key it lacks as null. ``reference``: documents whose NPMI (and, with ``theta``
-    float64[D, K] of them, prevalence) topics.json reports; ``theta`` is also saved with ``theta_names``."""
+    float64[D, K] of them, prevalence) topics.json reports; ``theta`` is also saved with ``theta_names`` (and,
+    when its rows are ``reference``'s documents, their lengths and term frequencies: ``export pyldavis``)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     phi = np.asarray(phi, dtype=np.float64)
@@ -50,7 +51,7 @@ def write_model_run(out: Path, *, phi: np.ndarray, vocab: Sequence[str], tokeniz
                                          tokenizer=dict(tokenizer), algorithm=algorithm, embedding=embedding))
     write_topics(out, topic_table(phi, vocab, reference, theta=theta))
     if theta is not None:
-        save_theta(out, np.asarray(theta, dtype=np.float64), theta_names)
+        save_theta(out, np.asarray(theta, dtype=np.float64), theta_names, documents=reference)
     full = {k: None for k in SUMMARY_KEYS} | {"algorithm": algorithm} | dict(summary)
     write_summary(out, full)
     return full
