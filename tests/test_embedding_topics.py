@@ -92,7 +92,8 @@ def _run(tmp_path, command: str, name: str, *extra: str) -> tuple[dict, np.ndarr
     if not corpus.exists():
         write_jsonl(corpus, theme_texts(240, seed=4))
     args = [command, "--algorithm", "fed-embedding-topics", "--corpus", str(corpus), "--parties", "3", "-k", "4",
-            "--iterations", "8", "--opt", "embedding=hashed", "--opt", "clusters=8", "--out", str(tmp_path / name),
+            "--iterations", "8", "--opt", "embedding=hashed", "--opt", "clusters=8", "--opt", "outlier_cosine=0.7",
+            "--out", str(tmp_path / name),
             "--format", "json", *extra]
     assert main(args) == 0
     with np.load(tmp_path / name / "model.npz") as npz:
@@ -110,6 +111,8 @@ def test_the_twin_equals_the_federated_run_and_mask_gives_the_same_topics(tmp_pa
     theta = np.load(tmp_path / "plain" / "theta.npy")
     np.testing.assert_allclose(theta.sum(axis=1), 1.0)
     assert twin["clusters"] == 8 and abs(twin["npmi"] - plain["npmi"]) < 1e-12
+    # outliers (cosine to their centroid below 0.7): in θ, out of the c-TF-IDF counts, counted alike
+    assert 0 < twin["outlier_documents"] == plain["outlier_documents"] == masked["outlier_documents"] < 240
     # pyLDAvis: Φ from c-TF-IDF, θ the soft membership, the training documents' lengths and term frequencies
     assert main(["export", "pyldavis", str(tmp_path / "plain"), "--out", str(tmp_path / "vis" / "vis.json")]) == 0
     vis = json.loads((tmp_path / "vis" / "vis.json").read_text())

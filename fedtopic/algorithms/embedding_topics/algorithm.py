@@ -84,7 +84,7 @@ class FedEmbeddingTopics(Algorithm):
         (one,) = fitted
         return write_run(out, self.name, data, spec, one.extra["weights"], one.theta, one.extra["centroids"],
                          {"wall_seconds": log.train_seconds, "train_seconds": log.train_seconds, "bytes_sent": 0,
-                          "clusters": one.extra["clusters"]})
+                          "clusters": one.extra["clusters"], "outlier_documents": one.extra["outlier_documents"]})
 
     # federated -------------------------------------------------------------------------------
     def party(self, party_id: str, index: int, corpus: Corpus, spec: TrainSpec, *,
@@ -120,13 +120,15 @@ class FedEmbeddingTopics(Algorithm):
         return write_run(out, self.name, run.data, run.spec, first.topics.weights, theta, first.topics.centroids, {
             "wall_seconds": run.wall_seconds, "protection": run.protection, "parties_hold_same_model": same,
             "bytes_sent": int(sum(r.get("bytes_up", 0) for rows in run.histories for r in rows)),
-            "rounds": len(run.histories[0]), "clusters": first.settings.clusters} | _privacy(run.parties))
+            "rounds": len(run.histories[0]), "clusters": first.settings.clusters,
+            "outlier_documents": sum(p.outliers for p in run.parties)} | _privacy(run.parties))
 
     def write_party(self, out: Path, run: PartyRun) -> dict[str, Any]:
         from fedtopic.algorithms.embedding_topics.report import write_party_run
         from fedtopic.algorithms.federated import history_totals
 
-        return write_party_run(out, self.name, run, history_totals(run.history) | _privacy([run.party])) \
+        return write_party_run(out, self.name, run, history_totals(run.history) | _privacy([run.party])
+                               | {"outlier_documents": run.party.outliers}) \
             | {"run": str(out)}
 
 

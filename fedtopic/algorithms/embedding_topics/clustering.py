@@ -63,6 +63,17 @@ def lloyd_step(summed: np.ndarray, centroids: np.ndarray) -> tuple[np.ndarray, n
     return fresh, counts
 
 
+def described(x: np.ndarray, centroids: np.ndarray, outlier_cosine: float) -> np.ndarray:
+    """bool[D]: the documents whose words describe their cluster: non-empty, and with a cosine of at least
+    ``outlier_cosine`` to the centroid they are assigned (the others are outliers, BERTopic's topic −1: assigned,
+    in θ, but out of the c-TF-IDF counts). Centroids need not be unit length (DP's are not)."""
+    x = np.asarray(x, dtype=np.float64)
+    if len(x) == 0:
+        return np.zeros(0, dtype=bool)
+    cosine = np.max(x @ unit_rows(centroids).T, axis=1)
+    return (np.linalg.norm(x, axis=1) > 0) & (cosine >= outlier_cosine)
+
+
 def soft_membership(x: np.ndarray, centroids: np.ndarray, temperature: float) -> np.ndarray:
     """float64[D, K] θ: softmax of each embedding's cosines to the ``centroids`` over ``temperature``."""
     logits = np.asarray(x, dtype=np.float64) @ centroids.T / temperature

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.embedding_topics.clustering import assign
+from fedtopic.algorithms.embedding_topics.clustering import assign, described
 from fedtopic.algorithms.embedding_topics.dp import (
     EmbeddingDP,
     calibrate,
@@ -102,12 +102,14 @@ class EmbeddingTopicsDDPParty(EmbeddingParty):
                                                              **(self.embedded if round == 0 else {})})
         counts = counts_matrix(self.corpus)
         counts.sum_duplicates()
-        noisy, deviation = self._release(exchange, "words", round, word_parts(counts, labels, live, k, self.dp.words))
+        keep = described(self.x, self.centroids, s.outlier_cosine)
+        self.outliers = int(live.sum() - keep.sum())
+        noisy, deviation = self._release(exchange, "words", round, word_parts(counts, labels, keep, k, self.dp.words))
         class_counts, sizes = noisy_class_counts(noisy, k, self.corpus.n_words, self.dp.words, deviation, s.topics)
         self.sizes = sizes
         self.topics = final_topics(class_counts, self.centroids, sizes, s.topics)
         self.round = round + 1
-        return StepRecord(epsilon=self.epsilon(), extra={"phase": "words",
+        return StepRecord(epsilon=self.epsilon(), extra={"phase": "words", "outliers": self.outliers,
                                                          "topics": int(self.topics.weights.shape[0])})
 
     def epsilon(self) -> float:

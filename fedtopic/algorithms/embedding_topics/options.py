@@ -13,6 +13,8 @@ OPTIONS = (
            "(BERTopic's reduce_topics)", minimum=2, default_text="K (no merging)"),
     Option("embedding", str, "minilm", "document embeddings: minilm (all-MiniLM-L6-v2, BERTopic's default) or hashed "
            "(a seeded projection of the word counts: no model)", choices=METHODS),
+    Option("outlier_cosine", float, 0.0, "a document whose cosine to its cluster's centroid is below this is an "
+           "outlier (BERTopic's topic -1): in θ, but its words describe no topic", minimum=0.0, maximum=1.0),
     Option("temperature", float, 0.05, "θ = softmax(cosine to the topic centroids / temperature)", minimum=0.0,
            exclusive_minimum=True),
 ) + DP_OPTIONS
@@ -24,4 +26,5 @@ def settings_of(spec: TrainSpec) -> Settings:
     if k < spec.topics:
         raise ConfigError(f"--opt clusters={k} is below K={spec.topics}: clusters are merged into topics, not split")
     return Settings(k, spec.topics, spec.iterations, str(spec.options["embedding"]),
-                    float(spec.options["temperature"]), spec.seed)  # type: ignore[arg-type]
+                    float(spec.options["temperature"]), float(spec.options["outlier_cosine"]),  # type: ignore[arg-type]
+                    spec.seed)

@@ -22,6 +22,7 @@ import numpy as np
 
 from fedtopic.algorithms.embedding_topics.clustering import (
     assign,
+    described,
     lloyd_step,
     lloyd_update,
     moment_update,
@@ -39,13 +40,15 @@ SETUP_MAX_VALUE = (1 << 40) - 1
 
 @dataclass(frozen=True)
 class Settings:
-    """The options every party derives alike: clusters k, topics K, Lloyd rounds, embedding, θ's temperature."""
+    """The options every party derives alike: clusters k, topics K, Lloyd rounds, embedding, θ's temperature,
+    the outliers' cosine."""
 
     clusters: int
     topics: int
     rounds: int
     embedding: str
     temperature: float
+    outlier_cosine: float
     seed: int
 
 
@@ -84,6 +87,7 @@ class EmbeddingParty:
         self.centroids: np.ndarray | None = None
         self.sizes = np.zeros(settings.clusters)
         self.round = 0
+        self.outliers = 0  # documents of this party left out of the c-TF-IDF counts (``clustering.described``)
         self.topics: Topics | None = None
 
     @property
@@ -105,7 +109,7 @@ class EmbeddingParty:
         return np.argsort(-self.topics.weights, axis=1, kind="stable")[:, :n]
 
     def _state(self) -> dict[str, np.ndarray]:
-        out = {"round": np.array(self.round), "sizes": self.sizes.copy()}
+        out = {"round": np.array(self.round), "sizes": self.sizes.copy(), "outliers": np.array(self.outliers)}
         if self.centroids is not None:
             out["centroids"] = self.centroids.copy()
         if self.topics is not None:
@@ -116,7 +120,7 @@ class EmbeddingParty:
     def _restore(self, arrays: Mapping[str, np.ndarray]) -> None:
         if "centroids" in arrays and arrays["centroids"].shape[0] != self.settings.clusters:
             raise ValueError("the checkpoint holds another number of clusters")
-        self.round = int(arrays["round"])
+        self.round, self.outliers = int(arrays["round"]), int(arrays["outliers"])
         self.sizes = np.array(arrays["sizes"], dtype=np.float64)
         self.centroids = None if "centroids" not in arrays else np.array(arrays["centroids"], dtype=np.float64)
         self.topics = None if "weights" not in arrays else Topics(
@@ -161,12 +165,14 @@ class EmbeddingTopicsParty(EmbeddingParty):
             self.round = round + 1
             moved = float(np.max(1.0 - np.sum(before * self.centroids, axis=1)))
             return StepRecord(quality=moved, quality_name="centroid_shift", extra={"phase": "lloyd"})
-        counts = class_word_counts(self.corpus, assign(self.x, self.centroids), s.clusters,
-                                   np.linalg.norm(self.x, axis=1) > 0)
+        keep = described(self.x, self.centroids, s.outlier_cosine)
+        self.outliers = int(np.count_nonzero(np.linalg.norm(self.x, axis=1) > 0) - keep.sum())
+        counts = class_word_counts(self.corpus, assign(self.x, self.centroids), s.clusters, keep)
         total = np.ascontiguousarray(np.asarray(exchange.sum("words", 0, counts.T).value).reshape(self.corpus.n_words, s.clusters).T)
         self.topics = final_topics(total.astype(np.float64), self.centroids, self.sizes, s.topics)
         self.round = round + 1
-        return StepRecord(extra={"phase": "words", "topics": int(self.topics.weights.shape[0])})
+        return StepRecord(extra={"phase": "words", "topics": int(self.topics.weights.shape[0]),
+                                 "outliers": self.outliers})
 
     def state(self) -> dict[str, np.ndarray]:
         return self._state() | {"bound": np.array(self.bound)}

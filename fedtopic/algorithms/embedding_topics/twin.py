@@ -10,6 +10,7 @@ import numpy as np
 from fedtopic.algorithms.base import Fitted, IterationCallback
 from fedtopic.algorithms.embedding_topics.clustering import (
     assign,
+    described,
     lloyd_step,
     lloyd_update,
     moment_update,
@@ -38,12 +39,14 @@ def pooled_rounds(name: str, parts: Sequence[Corpus], s: Settings,
         centroids, sizes = lloyd_step(sum(lloyd_update(x, centroids) for x in live), centroids)
         if callback is not None:
             callback(0, r, None)
-    counts = sum(class_word_counts(p, assign(x, centroids), s.clusters, np.linalg.norm(x, axis=1) > 0)
-                     for p, x in zip(parts, xs))
+    keeps = [described(x, centroids, s.outlier_cosine) for x in xs]
+    counts = sum(class_word_counts(p, assign(x, centroids), s.clusters, keep) for p, x, keep in zip(parts, xs, keeps))
+    outliers = sum(int(np.count_nonzero(np.linalg.norm(x, axis=1) > 0) - keep.sum()) for x, keep in zip(xs, keeps))
     topics = final_topics(counts.astype(np.float64), centroids, sizes, s.topics)
     theta = np.vstack([topics.theta(x, s.temperature) for x in xs])
     model = TopicModel(_phi(topics.weights), 0.0, 0.0, parts[0].vocab, algorithm=name)
-    return Fitted(model, theta, {"weights": topics.weights, "centroids": topics.centroids, "clusters": s.clusters})
+    return Fitted(model, theta, {"weights": topics.weights, "centroids": topics.centroids, "clusters": s.clusters,
+                                  "outlier_documents": outliers})
 
 
 def _phi(weights: np.ndarray) -> np.ndarray:
