@@ -14,7 +14,7 @@ import numpy as np
 
 from fedtopic.crypto.keys import generate_party_keys
 from fedtopic.ledger.channel import ChainChannel
-from fedtopic.ledger.rpc import connect
+from fedtopic.ledger.rpc import configure_retries, connect
 
 
 def counts_for(party_id: str, round: int, shape: tuple[int, int]) -> np.ndarray:
@@ -29,6 +29,7 @@ def counts_for(party_id: str, round: int, shape: tuple[int, int]) -> np.ndarray:
 def main() -> None:
     url, registry, seed, party_id, rounds, v, k = sys.argv[1:8]
     shape = (int(v), int(k))
+    configure_retries(60.0)  # as `node run` does (its --patience): a busy chain up on a loaded machine yields
     channel = ChainChannel(connect(url), registry, generate_party_keys(party_id, seed=seed.encode()), shape=shape)
     seen: dict[str, dict[str, int]] = {}
     for r in range(1, int(rounds) + 1):

@@ -71,7 +71,8 @@ def _mh_shards(
     for t in prange(bounds.shape[0] - 1):
         mh_shard(
             words, doc_ptr, bounds[t], bounds[t + 1], z, n_dk, local_wk[t], local_k[t], stale_wk, stale_k,
-            ptr, top, prob, alt, mass, s_prob, s_alt, s_mass, alpha, beta, vbeta, mh_steps, dense_above, rng, t,
+            ptr, top, prob, alt, mass, s_prob, s_alt, s_mass, alpha, beta, vbeta, mh_steps, dense_above, rng,
+            np.int64(t),  # prange's index is unsigned: int64, so that one signature serves every thread count
         )
 
 
@@ -146,7 +147,7 @@ def _partitioned(words, doc_ptr, tok, offs, bounds, z, n_dk, tot_wk, tot_k, loca
         for c in prange(n_parts):
             g = (r + c) % n_parts
             dense_block(words, tok, offs[first + c], offs[first + c + 1], doc_ptr, bounds[g], bounds[g + 1], z, n_dk,
-                        tot_wk, local_k[c], lists, alpha, beta, vbeta, rng, c)
+                        tot_wk, local_k[c], lists, alpha, beta, vbeta, rng, np.int64(c))  # int64 as one thread's 0
         add_shard_totals(tot_k, local_k)
 
 

@@ -54,7 +54,7 @@ from fedtopic.models._parallel import (
     word_chunks,
 )
 from fedtopic.models.prior import Alpha, check_alpha, is_symmetric
-from fedtopic.models.state import WORD_DTYPES, LDAState
+from fedtopic.models.state import WORD_DTYPES, LDAState, read_only
 
 SAMPLERS = ("auto", "dense", "sparse", "mh")
 # K from which "auto" takes the "mh" sampler, "dense" below. Measured (docs/RESULTS.md, benchmarks/bench_mh.py, wall
@@ -179,6 +179,7 @@ def sweep(
         raise ModelError(f"words must be int32 or uint16 and doc_ptr int64, got {words.dtype} and {doc_ptr.dtype}")
     if len(words) != len(state.z) or len(doc_ptr) != state.n_dk.shape[0] + 1:
         raise ModelError("words/doc_ptr do not match the state (different corpus?)")
+    words, doc_ptr = read_only(words), read_only(doc_ptr)
     if not 1 <= threads <= state.rng.shape[0]:
         raise ModelError(f"threads must be in 1..{state.rng.shape[0]}, got {threads}")
     kind = resolve_sampler(sampler, state.n_topics, len(words) / max(len(doc_ptr) - 1, 1))
