@@ -75,9 +75,11 @@ class _Track:
         self.snapshots: list[dict[str, Any]] = []  # history lines with top words: round, words, weights, prevalence
         self.generation = 0  # the tail's: a file read again from the start (a new run) empties the lists
         self.bytes_up = self.bytes_down = 0  # over the last line of every round
+        self.quality_name: str | None = None  # the last one a line named (a round without a figure names none)
 
     def count(self, row: Mapping[str, Any], replaced: Mapping[str, Any] | None) -> None:
         """Keep the byte totals as ``row`` arrives (``replaced``: the earlier line of its round)."""
+        self.quality_name = row.get("quality_name") or self.quality_name
         for old, sign in ((replaced, -1), (row, 1)):
             if old is not None:
                 self.bytes_up += sign * int(old.get("bytes_up") or 0)
@@ -88,7 +90,7 @@ class _Track:
         latest = self.tail.latest()
         return _PartyRows(latest=None if latest is None else dict(latest),
                           times=[r["t"] for r in self.log[-50:] if r.get("t") is not None],
-                          bytes_up=self.bytes_up, bytes_down=self.bytes_down)
+                          bytes_up=self.bytes_up, bytes_down=self.bytes_down, quality_name=self.quality_name)
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,7 @@ class _PartyRows:
     times: list[float]
     bytes_up: int
     bytes_down: int
+    quality_name: str | None = None
 
 
 def _remote(meta: Mapping[str, Any]) -> str:
@@ -135,6 +138,7 @@ class Board:
                 new = track.tail.poll()
                 if track.tail.generation != track.generation:  # another run's file: forget the old one's rows
                     track.log, track.snapshots, track.generation = [], [], track.tail.generation
+                    track.quality_name = None
                     track.bytes_up = track.bytes_down = 0
                     with self._topics_lock:
                         self._topic_ids.pop(party, None)
@@ -223,7 +227,8 @@ class Board:
                training_round(own_round, int(meta.get("setup_rounds") or 0))}
         if last is not None:
             staleness = last.get("staleness") or {}
-            out |= {"quality": last.get("quality"), "quality_name": last.get("quality_name"),
+            out |= {"quality": last.get("quality"),
+                    "quality_name": last.get("quality_name") or (None if track is None else track.quality_name),
                     "epsilon": last.get("epsilon"), "contributors": last.get("contributors"),
                     "staleness": staleness if isinstance(staleness, dict) else {},
                     "behind": (last.get("extra") or {}).get("behind") or {}}

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.embedding_topics.clustering import assign, described
+from fedtopic.algorithms.embedding_topics.clustering import assign, described, unit_rows
 from fedtopic.algorithms.embedding_topics.dp import (
     EmbeddingDP,
     calibrate,
@@ -26,6 +26,7 @@ from fedtopic.algorithms.embedding_topics.dp import (
     words_sigma,
 )
 from fedtopic.algorithms.embedding_topics.party import (
+    CENTROID_SHIFT,
     EmbeddingParty,
     Settings,
     final_topics,
@@ -98,7 +99,9 @@ class EmbeddingTopicsDDPParty(EmbeddingParty):
             before = self.centroids
             self.centroids, kept = noisy_centroids(noisy, before, deviation)
             self.round = round + 1
-            return StepRecord(epsilon=self.epsilon(), extra={"phase": "lloyd", "clusters_kept": int(kept.sum()),
+            moved = float(np.max(1.0 - np.sum(unit_rows(before) * unit_rows(self.centroids), axis=1)))
+            return StepRecord(quality=moved, quality_name=CENTROID_SHIFT, epsilon=self.epsilon(),
+                              extra={"phase": "lloyd", "clusters_kept": int(kept.sum()),
                                                              **(self.embedded if round == 0 else {})})
         counts = counts_matrix(self.corpus)
         counts.sum_duplicates()

@@ -36,6 +36,8 @@ from fedtopic.algorithms.federated import Channel, Exchange, StepRecord
 from fedtopic.corpus.types import Corpus
 
 SETUP_MAX_VALUE = (1 << 40) - 1
+CENTROID_SHIFT = "centroid shift (1 − cos)"
+"""The Lloyd rounds' quality figure: the largest 1 − cosine between a centroid before and after the round."""
 
 
 @dataclass(frozen=True)
@@ -164,7 +166,7 @@ class EmbeddingTopicsParty(EmbeddingParty):
             self.centroids, self.sizes = lloyd_step(summed, before)
             self.round = round + 1
             moved = float(np.max(1.0 - np.sum(before * self.centroids, axis=1)))
-            return StepRecord(quality=moved, quality_name="centroid_shift", extra={"phase": "lloyd"})
+            return StepRecord(quality=moved, quality_name=CENTROID_SHIFT, extra={"phase": "lloyd"})
         keep = described(self.x, self.centroids, s.outlier_cosine)
         self.outliers = int(np.count_nonzero(np.linalg.norm(self.x, axis=1) > 0) - keep.sum())
         counts = class_word_counts(self.corpus, assign(self.x, self.centroids), s.clusters, keep)
