@@ -36,6 +36,23 @@ def test_ray_trains_the_threads_model_and_names_its_nodes(tmp_path, capsys):
     assert "placement" not in json.loads((tmp_path / "threads" / "summary.json").read_text())
 
 
+@pytest.mark.timeout(300)
+def test_the_embedding_family_on_ray_trains_its_threads_model(tmp_path, capsys):
+    """fed-embedding-topics through the same door (issue 63): its parties as Ray actors end with the bits of the
+    threads run."""
+    from _texts import theme_texts, write_jsonl
+
+    write_jsonl(tmp_path / "d.jsonl", theme_texts(120, seed=3))
+    sim = ["simulate", "--algorithm", "fed-embedding-topics", "--corpus", str(tmp_path / "d.jsonl"), "--parties", "3",
+           "-k", "3", "--iterations", "3", "--opt", "embedding=hashed", "--protection", "mask", "--format", "json"]
+    for engine in ("threads", "ray"):
+        assert main([*sim, "--engine", engine, "--out", str(tmp_path / engine)]) == 0
+    capsys.readouterr()
+    with np.load(tmp_path / "threads" / "model.npz") as a, np.load(tmp_path / "ray" / "model.npz") as b:
+        np.testing.assert_array_equal(a["phi"], b["phi"])
+    assert set(json.loads((tmp_path / "ray" / "summary.json").read_text())["placement"]) == {"p1", "p2", "p3"}
+
+
 @pytest.mark.parametrize(("args", "says"), [
     (["--algorithm", "dafed-lda", "--engine", "ray"], "dafed-lda is asynchronous"),
     (["--algorithm", "csfed-lda", "--address", "auto"], "the threads engine runs every party in this process"),
