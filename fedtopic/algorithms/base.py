@@ -276,7 +276,11 @@ class Algorithm(ABC):
 
     def check_data(self, parts: Sequence[Corpus], spec: TrainSpec) -> None:
         """ConfigError (or ModelError) if this algorithm cannot train ``spec`` on these corpora, checked before
-        any work starts: by default, that K topics fit in memory."""
+        any work starts: by default, that the vocabulary has two words at least and that K topics fit in memory."""
+        words = len(parts[0].vocab) if parts else 0
+        if words < 2:
+            raise ConfigError(f"the corpus keeps {words} distinct word{'s' if words != 1 else ''} after its "
+                              "filters (--min-df, --max-df, stop words): a topic model needs two at least")
         check_model_fits(parts, spec.topics)
 
     def contributors_per_round(self, spec: TrainSpec, n_parties: int) -> int:

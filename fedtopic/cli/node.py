@@ -116,7 +116,7 @@ def _plots(summary: dict) -> None:
 def _finish(summary: dict, fmt: OutputFormat, line: str) -> None:
     """The node's summary as JSON, or ``line`` and where the model is."""
     _plots(summary)
-    print_warnings(summary)
+    print_warnings(summary, summary.get("run"))
     if fmt is OutputFormat.json:
         print_json(summary)
     else:
@@ -125,7 +125,7 @@ def _finish(summary: dict, fmt: OutputFormat, line: str) -> None:
 
 def _report(summary: dict, party: str, fmt: OutputFormat) -> None:
     _plots(summary)
-    print_warnings(summary)
+    print_warnings(summary, summary.get("run"))
     if fmt is OutputFormat.json:
         print_json(summary)
         return

@@ -66,8 +66,12 @@ def count_parties(n: int) -> str:
     return f"{n} {'party' if n == 1 else 'parties'}"
 
 
-def print_warnings(summary: dict[str, Any]) -> None:
-    """One stderr line per entry of the summary's ``warnings`` (what a run did that a user would not expect: a
-    model that ended where it started, fewer topics than asked), whatever the output format."""
-    for warning in summary.get("warnings") or ():
+def print_warnings(summary: dict[str, Any], run_dir: Any = None) -> None:
+    """One stderr line per entry of the summary's ``warnings`` and per problem of ``run_dir``'s model
+    (``runs.sanity``): what a run did that a user would not expect (fewer topics than asked, a model that ended
+    where it started), whatever the output format."""
+    from fedtopic.runs.sanity import model_warnings
+
+    found = list(summary.get("warnings") or ()) + ([] if run_dir is None else model_warnings(run_dir))
+    for warning in found:
         stderr_console.print(f"warning: {warning}", highlight=False, soft_wrap=True)

@@ -127,7 +127,7 @@ def simulate(
         line = (f"[bold]{algorithm}[/] on {data.name}: {algo.headline(summary)} (each party's model, mean over "
                 f"parties), NPMI {metric(summary, 'npmi', '.3f')}, {summary['bytes_sent']:,} bytes published, "
                 f"{summary['wall_seconds']:.1f} s{_spent(summary)}")
-    print_warnings(summary)
+    print_warnings(summary, run_dir)
     if fmt is OutputFormat.json:
         print_json(summary | {"run": str(run_dir)})
         return

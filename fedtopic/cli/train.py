@@ -94,7 +94,7 @@ def train(
                        info=f"stopped early (best epoch {summary['best_epoch']})")
         else:
             bar.update(task, info="done")
-    print_warnings(summary)
+    print_warnings(summary, run_dir)
     if fmt is OutputFormat.json:
         print_json(summary | {"run": str(run_dir)})
         return

@@ -41,6 +41,7 @@ class FedEmbeddingTopics(Algorithm):
     family = "embedding"
 
     def check_data(self, parts: Sequence[Corpus], spec: TrainSpec) -> None:
+        super().check_data(parts, spec)
         s = settings_of(spec)
         for i, part in enumerate(parts):
             if part.n_tokens == 0:
