@@ -106,15 +106,16 @@ def main() -> None:
           f"{test.n_docs} test documents", file=sys.stderr)
     import torch
 
+    threads = torch.get_num_threads()
     torch.set_num_threads(1)
     sample = document_texts(test)[:256]
     started = time.perf_counter()
     embed_texts(sample)  # uncached: the encoder's own speed, one core (the model load is before: _encoder)
     embed_texts(sample)
     per_second = len(sample) / ((time.perf_counter() - started) / 2)
+    torch.set_num_threads(threads)
     x_train = np.vstack([embed_corpus(p) for p in data.parties]).astype(np.float64)
     x_test = embed_corpus(test).astype(np.float64)
-    torch.set_num_threads(torch.get_num_threads())
     rows: dict[str, dict] = {}
     commands: dict[str, str] = {}
     common = ["--algorithm", "fed-embedding-topics", "--dataset", args.dataset, "--parties", str(args.parties),
