@@ -200,6 +200,21 @@ def test_a_second_dafed_run_on_the_same_channels_needs_only_fresh(tmp_path, caps
         heads = raw.heads_of(w3, registry_of(cfg), [cfg.party(p).address for p in parties])
         assert all(RUN_SPAN <= h.round < 2 * RUN_SPAN for h in heads)
         capsys.readouterr()
+        # issue 66 item 1: people read run 2's rounds as its own, not as 2^32 + t
+        assert main(["ledger", "status", "--config", str(init.config_path)]) == 0
+        status = capsys.readouterr().out
+        assert "(run 2)" in status and str(RUN_SPAN)[:6] not in status, status
+        from fedtopic.dashboard.sources import PartyView
+
+        view = PartyView(init.config_path, "p1", rpc=chain.url)
+        try:
+            view.wait_for_signs(30.0)
+            signs = view.signs()
+        finally:
+            view.close()
+        rounds = {p: s.round for p, s in signs.parties.items()}
+        assert len(rounds) == 3 and all(r is not None and r <= 6 for r in rounds.values()), (rounds, signs.note)
+        assert all(pub["run"] == 2 and pub["round"] <= 6 for pub in signs.publications if pub["run"] != 1)
         assert main(["ledger", "audit", "--config", str(init.config_path), "--format", "json"]) == 0
     finally:
         _kill_all(procs.values())

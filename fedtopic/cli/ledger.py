@@ -17,6 +17,7 @@ from fedtopic.ledger.audit import (
     readers_outside_cp,
 )
 from fedtopic.ledger.endpoint import chain_for, registry_of
+from fedtopic.ledger.runs import shown_round
 from fedtopic.temp_names import sibling_temp
 
 app = typer.Typer(help="Inspect and audit the channels on chain.", no_args_is_help=True,
@@ -34,10 +35,10 @@ def status(config: ConfigOption, rpc: RpcOption = None, fmt: FormatOption = Outp
     registry = registry_of(cfg)
     rows = ledger_status(w3, registry)
     lines = [f"registry {registry} at block {w3.eth.block_number}",
-             f"  {'party':<8} {'channel':<42}  {'round':>6}  {'bytes':>10}  {'txs':>5}  {'epoch':>5}  readers"]
+             f"  {'party':<8} {'channel':<42}  {'round':>12}  {'bytes':>10}  {'txs':>5}  {'epoch':>5}  readers"]
     for r in rows:
         flag = "" if r.key_matches_cp else "  (key not yet rotated to CP)"
-        lines.append(f"  {r.party_id:<8} {r.channel:<42}  {'-' if r.latest_round is None else r.latest_round:>6}  "
+        lines.append(f"  {r.party_id:<8} {r.channel:<42}  {shown_round(r.latest_round):>12}  "
                      f"{r.payload_bytes:>10}  {r.publish_transactions:>5}  {r.key_epoch:>5}  "
                      f"{', '.join(r.readers)}{' SUSPENDED' if r.suspended else ''}{flag}")
     emit({"registry": registry, "channels": [asdict(r) for r in rows]}, fmt, lines)

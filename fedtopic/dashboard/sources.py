@@ -303,13 +303,14 @@ class _ChainReader:
     def read(self) -> Signs:
         from fedtopic.ledger import raw
         from fedtopic.ledger.audit import ledger_status
+        from fedtopic.ledger.runs import local_round, run_of
 
         rows = ledger_status(self.w3, self.registry)
         now = clock()
         for r in rows:  # a block's timestamp is the chain's clock, not ours: a new round is a sign of life *now*
             before = self.seen.get(r.party_id)
             if r.latest_round is not None and (before is None or before[0] != r.latest_round):
-                if before is not None and r.latest_round > before[0]:
+                if before is not None and r.latest_round > before[0] and run_of(r.latest_round) == run_of(before[0]):
                     gaps = self.gaps.setdefault(r.party_id, [])
                     gaps.append((now - before[1]) / (r.latest_round - before[0]))
                     del gaps[:-20]
@@ -321,13 +322,15 @@ class _ChainReader:
             hi = min(head, lo + self.BLOCKS_PER_READ - 1)  # a long backlog is read over several polls
             logs = raw.fetch_logs(self.w3, list(channels), lo, hi)
             gas = self._gas_of({log.tx_hash for log in logs})
-            for log in logs:
+            for log in logs:  # rounds as the parties' histories number them (run r's round t is (r−1)·2^32 + t)
                 self.publications.append({"block": log.block, "party": channels.get(log.channel, log.channel),
-                                          "round": log.round, "chunk": log.chunk, "chunks": log.n_chunks,
+                                          "round": local_round(log.round), "run": run_of(log.round),
+                                          "chunk": log.chunk, "chunks": log.n_chunks,
                                           "bytes": len(log.payload), "gas": gas.get(log.tx_hash), "seen": now})
             self.publications = self.publications[-self.MAX_PUBLICATIONS:]
             self.next_block = hi + 1
-        parties = {r.party_id: Sign(round=r.latest_round, last_sign=self.seen[r.party_id][1],
+        parties = {r.party_id: Sign(round=None if r.latest_round is None else local_round(r.latest_round),
+                                    last_sign=self.seen[r.party_id][1],
                                     interval=statistics.median(self.gaps[r.party_id])
                                     if self.gaps.get(r.party_id) else None)
                    if r.party_id in self.seen else Sign() for r in rows}

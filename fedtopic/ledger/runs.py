@@ -30,6 +30,19 @@ def run_of(chain_round: int) -> int:
     return chain_round // RUN_SPAN + 1
 
 
+def local_round(chain_round: int) -> int:
+    """A chain round's round within its run (what the party's own history calls it)."""
+    return chain_round % RUN_SPAN
+
+
+def shown_round(chain_round: int | None) -> str:
+    """A chain round as people read it: "t" in run 1, "t (run r)" after; "-" for none."""
+    if chain_round is None:
+        return "-"
+    run = run_of(chain_round)
+    return f"{local_round(chain_round)}" + ("" if run == 1 else f" (run {run})")
+
+
 def next_run(latest_chain_round: int | None) -> int:
     """The run a fresh start takes after a channel whose latest round is ``latest_chain_round`` (None: never
     published: run 1)."""
