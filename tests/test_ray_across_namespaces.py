@@ -48,6 +48,14 @@ def test_simulate_on_a_two_node_ray_cluster_places_parties_on_both_and_trains_th
                                           "--num-cpus", "1", "--disable-usage-stats", "--temp-dir", marker]),
                     capture_output=True, text=True, env=env, timeout=180)
                 assert started.returncode == 0, started.stderr[-2000:]
+            # without --aggregator-host the parties on the worker could not reach it: refused at once (issue 64)
+            refused = subprocess.run(
+                net.command("head", [sys.executable, "-m", "fedtopic.cli.main", *sim, "--engine", "ray",
+                                     "--address", f"{head}:6379", "--out", str(tmp_path / "refused")]),
+                capture_output=True, text=True, env=env, timeout=120)
+            said = [line for line in refused.stderr.splitlines() if line.startswith("error:")]
+            assert refused.returncode == 2 and len(said) == 1, refused.stderr[-2000:]
+            assert worker in said[0] and f"--aggregator-host {head}" in said[0], said
             run = subprocess.run(
                 net.command("head", [sys.executable, "-m", "fedtopic.cli.main", *sim, "--engine", "ray",
                                      "--address", f"{head}:6379", "--aggregator-host", head,

@@ -15,9 +15,11 @@ import typer
 from fedtopic.cli.algo_options import OptOption
 from fedtopic.cli.corpus_options import (
     EncodingOption,
+    HoldoutOption,
     MaxDfOption,
     MinDfOption,
     StopwordsOption,
+    TestCorpusOption,
     corpus_reading,
 )
 from fedtopic.cli.output import (
@@ -26,8 +28,10 @@ from fedtopic.cli.output import (
     count_parties,
     print_json,
     print_warnings,
+    stderr_console,
     stdout_console,
 )
+from fedtopic.runs.folder import add_to_summary
 
 
 def simulate(
@@ -43,6 +47,8 @@ def simulate(
     max_df: MaxDfOption = 0.5,
     stopwords: StopwordsOption = "english",
     encoding: EncodingOption = "utf-8",
+    holdout: HoldoutOption = None,
+    test_corpus: TestCorpusOption = None,
     topics: Annotated[int, typer.Option("--topics", "-k", min=2, help="number of topics K")] = 20,
     iterations: Annotated[int, typer.Option(min=1, help="training iterations (for dafed-lda: until the fastest party has done this many sweeps)")] = 100,
     seed: Annotated[int, typer.Option(help="random seed")] = 0,
@@ -105,8 +111,11 @@ def simulate(
     run_dir = prepare_run_dir(out, overwrite=overwrite)
     data = load_training_data(dataset=dataset, corpus=corpus, n_parties=len(ids), scheme=scheme, seed=seed,
                               dirichlet_alpha=dirichlet_alpha, max_vocabulary=max_vocabulary,
-                              reading=corpus_reading(min_df, max_df, stopwords, encoding))
+                              reading=corpus_reading(min_df, max_df, stopwords, encoding), holdout=holdout,
+                              test_corpus=test_corpus)
     algo.check_data(data.parties, spec)
+    if fmt is not OutputFormat.json:
+        stderr_console.print(data.describe(), highlight=False, soft_wrap=True)
     if Mode.sync in algo.modes:
         from fedtopic.cli.progress import RoundProgress
 
@@ -127,6 +136,8 @@ def simulate(
         line = (f"[bold]{algorithm}[/] on {data.name}: {algo.headline(summary)} (each party's model, mean over "
                 f"parties), NPMI {metric(summary, 'npmi', '.3f')}, {summary['bytes_sent']:,} bytes published, "
                 f"{summary['wall_seconds']:.1f} s{_spent(summary)}")
+    summary["held_out"] = data.held_out  # what the held-out figures were scored on
+    add_to_summary(run_dir, held_out=data.held_out)
     print_warnings(summary, run_dir)
     if fmt is OutputFormat.json:
         print_json(summary | {"run": str(run_dir)})

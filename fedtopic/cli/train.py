@@ -10,9 +10,11 @@ import typer
 from fedtopic.cli.algo_options import OptOption
 from fedtopic.cli.corpus_options import (
     EncodingOption,
+    HoldoutOption,
     MaxDfOption,
     MinDfOption,
     StopwordsOption,
+    TestCorpusOption,
     corpus_reading,
 )
 from fedtopic.cli.output import (
@@ -22,9 +24,10 @@ from fedtopic.cli.output import (
     print_json,
     print_warnings,
     progress_bar,
+    stderr_console,
     stdout_console,
 )
-from fedtopic.runs.folder import write_summary
+from fedtopic.runs.folder import add_to_summary
 
 
 def train(
@@ -41,6 +44,8 @@ def train(
     max_df: MaxDfOption = 0.5,
     stopwords: StopwordsOption = "english",
     encoding: EncodingOption = "utf-8",
+    holdout: HoldoutOption = None,
+    test_corpus: TestCorpusOption = None,
     continue_from: Annotated[Optional[Path], typer.Option(help="centralized-lda: start from this run's topics (its Φ; the corpus is read in its vocabulary, K is its K) and run --iterations more sweeps")] = None,
     opt: OptOption = [],  # noqa: B006
     eval_every: Annotated[int, typer.Option(min=1, help="held-out perplexity every N iterations (curve)")] = 10,
@@ -63,13 +68,16 @@ def train(
     run_dir = prepare_run_dir(out, overwrite=overwrite)
     data = load_training_data(dataset=dataset, corpus=corpus, n_parties=parties, scheme=scheme, seed=seed,
                               max_vocabulary=max_vocabulary,
-                              reading=corpus_reading(min_df, max_df, stopwords, encoding))
+                              reading=corpus_reading(min_df, max_df, stopwords, encoding), holdout=holdout,
+                              test_corpus=test_corpus)
     if start is not None:  # the documents in the saved model's words, its tokenizer recorded again
         from fedtopic.corpus.training_data import in_vocabulary
 
         data = in_vocabulary(data, start.vocab, start.tokenizer)
     algo = get_algorithm(algorithm)
     algo.check_data(data.parties, spec)
+    if fmt is not OutputFormat.json:
+        stderr_console.print(data.describe(), highlight=False, soft_wrap=True)
     n_models = algo.models_per_fit(parties)
     with progress_bar() as bar:
         task = bar.add_task(algorithm, total=iterations * n_models, info="")
@@ -88,7 +96,8 @@ def train(
                                stage=lambda what: bar.update(task, info=what))
         if start is not None:
             summary["continued_from"] = str(continue_from)
-            write_summary(run_dir, summary)
+        summary["held_out"] = data.held_out  # what the held-out figures were scored on
+        add_to_summary(run_dir, **{k: summary[k] for k in ("held_out", "continued_from") if k in summary})
         if summary.get("stopped_by") == "early-stopping":  # the bar ends where training did, not at the budget
             bar.update(task, total=summary["epochs"], completed=summary["epochs"],
                        info=f"stopped early (best epoch {summary['best_epoch']})")
@@ -102,7 +111,9 @@ def train(
         f"[bold]{algorithm}[/] on {summary['dataset']} ({count_parties(summary['parties'])}, K={topics}, {iterations} iterations): "
         + (f"WE coherence {summary['we_coherence']:.3f}, " if "we_coherence" in summary
            else f"TSS {summary['tss']:.2f} of {summary['tss_perfect']:.0f}, DSS {summary['dss']:.4f}, " if "tss" in summary
-           else "" if metric(summary, "perplexity", ".1f") == "n/a" else f"perplexity {summary['perplexity']:.1f}, ")
+           else "" if metric(summary, "perplexity", ".1f") == "n/a" else
+           f"perplexity {summary['perplexity']:.1f}" + (" on the training documents" if data.test is data.train else "")
+           + ", ")
         + f"NPMI {summary['npmi']:.3f}, diversity {summary['topic_diversity']:.2f}"
         + (f", macro-F1 {summary['macro_f1']:.3f}" if "macro_f1" in summary else "")
         + (f", accuracy {summary['accuracy']:.3f}" if "accuracy" in summary else "")

@@ -124,6 +124,26 @@ class RayEngine(Engine):
             if started:
                 ray.shutdown()
 
+    def check_reach(self, host: str, address: str | None) -> None:
+        """A cluster with nodes on other machines cannot reach an aggregator on a loopback ``host``: refused at
+        once, naming the address of this machine that they do reach (Ray's own for this node)."""
+        from fedtopic.network.tls import is_loopback
+
+        if address is None or not is_loopback(host):
+            return
+        ray = _ray()
+        started = self._connect(ray, address)
+        try:
+            mine = ray.util.get_node_ip_address()
+            others = sorted({n["NodeManagerAddress"] for n in ray.nodes() if n.get("Alive")} - {mine})
+        finally:
+            if started:
+                ray.shutdown()
+        if others:
+            raise ConfigError(f"the Ray cluster at {address} has nodes on {', '.join(others)}, which cannot reach an "
+                              f"aggregator on {host}: give --aggregator-host {mine} (this machine's address on the "
+                              "cluster)")
+
     @staticmethod
     def _connect(ray: Any, address: str | None) -> bool:
         """Join ``address`` (or start a local Ray) unless this process is connected; whether it started one."""

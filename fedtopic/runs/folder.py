@@ -105,6 +105,13 @@ def write_summary(run_dir: Path, summary: dict[str, Any]) -> Path:
     return write_json(run_dir / "summary.json", ordered)
 
 
+def add_to_summary(run_dir: Path, **fields: Any) -> None:
+    """Add ``fields`` to a written summary.json (what the command knows beyond the algorithm: the held-out set)."""
+    path = run_dir / "summary.json"
+    if path.is_file():
+        write_json(path, json.loads(path.read_text(encoding="utf-8")) | fields)
+
+
 def write_topics(run_dir: Path, table: list[dict[str, Any]]) -> Path:
     """topics.json: one row per topic (``eval.topic_table``: topic, words, weights, prevalence, npmi)."""
     return write_json(run_dir / "topics.json", table)

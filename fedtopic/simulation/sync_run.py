@@ -78,6 +78,7 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
     algo.check_protection(spec, protection, len(data.parties))
     algo.check_data(data.parties, spec)
     runner = get_engine(engine)
+    runner.check_reach(host, engine_address)
     n = len(data.parties)
     files = raise_open_files_limit()
     if files != resource.RLIM_INFINITY and files < FILES_PER_PARTY * n + 256:
