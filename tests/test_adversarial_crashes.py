@@ -19,7 +19,7 @@ from _csfed_setup import lockstep_phi, make_consortium, model_phi, run_parties
 
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
-pytestmark = [pytest.mark.adversarial, pytest.mark.xdist_group("csfed-aggregator")]
+pytestmark = [pytest.mark.adversarial, pytest.mark.xdist_group("agg-adversarial_crashes")]
 REPO = Path(__file__).resolve().parent.parent
 
 

@@ -24,7 +24,7 @@ def _open_to_others(root: Path) -> list[str]:
     return out
 
 
-@pytest.mark.xdist_group("csfed-aggregator")
+@pytest.mark.xdist_group("agg-at_rest")
 def test_a_finished_masked_consortium_keeps_its_state_and_the_aggregators_private(tmp_path):
     config, cfg = make_consortium(tmp_path / "consortium", protection="mask", iterations=2)
     state = config.parent / "state"

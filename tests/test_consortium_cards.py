@@ -110,7 +110,7 @@ def test_a_damaged_card_is_one_clear_error(tmp_path_factory, cut, junk, mode):
         assert card == made.card
 
 
-@pytest.mark.xdist_group("csfed-aggregator")
+@pytest.mark.xdist_group("agg-consortium_cards")
 def test_a_consortium_of_cards_trains_with_each_node_holding_only_its_own_key(tmp_path):
     orgs = {p: keygen(p, tmp_path / f"org-{p}") for p in ("acme", "beta", "gamma")}
     out = tmp_path / "consortium"

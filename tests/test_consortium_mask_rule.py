@@ -18,7 +18,7 @@ from fedtopic.network.client import AggregatorClient
 from fedtopic.network.errors import AggregatorRejected
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
-pytestmark = pytest.mark.xdist_group("csfed-aggregator")
+pytestmark = pytest.mark.xdist_group("agg-consortium_mask_rule")
 
 
 def test_fednmf_selecting_one_client_per_round_under_mask_is_refused(tmp_path, capsys):

@@ -18,7 +18,7 @@ from fedtopic.consortium.config import save_consortium
 from fedtopic.ledger.local_nodes import REPO_ROOT
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
-pytestmark = pytest.mark.xdist_group("csfed-aggregator")
+pytestmark = pytest.mark.xdist_group("agg-consortium_runs")
 
 
 def _status(url: str) -> dict[str, dict]:

@@ -21,7 +21,7 @@ from fedtopic.node.session_names import default_session
 from fedtopic.node.sync_node import run_sync_node
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
-pytestmark = pytest.mark.xdist_group("csfed-aggregator")
+pytestmark = pytest.mark.xdist_group("agg-csfed_aggregator")
 
 
 @pytest.mark.parametrize("protection", ["none", "paillier-iphe"])

@@ -11,7 +11,7 @@ from fedtopic.cli.main import main
 from fedtopic.crypto.protect.mask_graph import default_degree
 from fedtopic.runs.folder import SUMMARY_KEYS
 
-pytestmark = pytest.mark.xdist_group("csfed-aggregator")
+pytestmark = pytest.mark.xdist_group("agg-csfed_cli")
 
 
 def test_simulate_csfed_writes_a_run_folder_with_stable_keys(tmp_path, capsys):

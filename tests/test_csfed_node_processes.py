@@ -21,7 +21,7 @@ from _csfed_setup import lockstep_phi, make_consortium, model_phi
 
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
-pytestmark = pytest.mark.xdist_group("csfed-aggregator")
+pytestmark = pytest.mark.xdist_group("agg-csfed_node_processes")
 REPO = Path(__file__).resolve().parent.parent
 
 

@@ -20,7 +20,7 @@ from fedtopic.simulation.aggregator_proc import AggregatorProcess
 REPO = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.xdist_group("csfed-aggregator")
+@pytest.mark.xdist_group("agg-damaged_state")
 def test_a_damaged_checkpoint_is_one_line_within_seconds(tmp_path):
     config, cfg = make_consortium(tmp_path / "c", protection="none", iterations=2)
     logs = {p: tmp_path / f"{p}.log" for p in cfg.party_ids}
@@ -48,7 +48,7 @@ def test_a_damaged_checkpoint_is_one_line_within_seconds(tmp_path):
             assert time.monotonic() - started < 60, name
 
 
-@pytest.mark.xdist_group("csfed-aggregator")
+@pytest.mark.xdist_group("agg-damaged_state")
 def test_a_node_whose_checkpoint_was_deleted_mid_run_is_told_what_to_do(tmp_path):
     from _node_procs import node_process
 
@@ -78,7 +78,7 @@ def test_a_node_whose_checkpoint_was_deleted_mid_run_is_told_what_to_do(tmp_path
         errors
 
 
-@pytest.mark.xdist_group("csfed-aggregator")
+@pytest.mark.xdist_group("agg-damaged_state")
 def test_a_node_resumes_over_a_torn_non_utf8_history_line(tmp_path):
     """kill -9 mid-run, a torn line of bytes that are not UTF-8 at the end of its history (was UnicodeDecodeError
     at the resume): the node resumes and finishes, the torn line skipped."""

@@ -156,7 +156,7 @@ def test_live_dafed_over_the_chain_shows_staleness_and_publications(tmp_path):
         stop(sim)
 
 
-@pytest.mark.xdist_group("csfed-aggregator")
+@pytest.mark.xdist_group("agg-dashboard_browser")
 def test_a_killed_node_shows_stopped_on_the_other_parties_pages(tmp_path):
     config, _ = make_consortium(tmp_path / "c", protection="none", iterations=2_000)
     logs = {p: tmp_path / f"{p}.log" for p in ("p1", "p2", "p3")}

@@ -152,7 +152,7 @@ def _stop(procs: dict[str, subprocess.Popen]) -> None:
             proc.wait(30)
 
 
-@pytest.mark.xdist_group("csfed-aggregator")
+@pytest.mark.xdist_group("agg-dp_consortium")
 def test_csfed_nodes_with_dp_and_mask_through_the_aggregator(tmp_path):
     config, _ = make_consortium(tmp_path / "c", protection="mask", iterations=40)
     _with_dp_table(config)
@@ -223,7 +223,7 @@ def test_dafed_nodes_with_dp_over_the_chain(tmp_path, capsys, engine):
     assert "ε spent" in logs["p1"].read_text()
 
 
-@pytest.mark.xdist_group("csfed-aggregator")
+@pytest.mark.xdist_group("agg-dp_consortium")
 def test_simulate_csfed_with_document_level_dp(tmp_path, capsys):
     from fedtopic.cli.main import main
 
@@ -238,7 +238,7 @@ def test_simulate_csfed_with_document_level_dp(tmp_path, capsys):
             privacy_report_mixed([(0.5, 1.5, 5), (1.0, 1.5, 1)], 1e-5).epsilon, rel=1e-12)
 
 
-@pytest.mark.xdist_group("csfed-aggregator")
+@pytest.mark.xdist_group("agg-dp_consortium")
 def test_dp_releases_combine_with_mask_protection(tmp_path, capsys):
     from fedtopic.cli.main import main
 

@@ -134,7 +134,7 @@ def test_bad_input_is_one_line(tmp_path, capsys, extra, says):
     assert says in err and "\n" not in err and "Traceback" not in err, err
 
 
-@pytest.mark.xdist_group("csfed-aggregator")
+@pytest.mark.xdist_group("agg-embedding_topics")
 def test_node_processes_under_mask_end_with_the_simulated_model(tmp_path):
     """Three `fedtopic node run` processes through a real aggregator under mask: each ends with the topics of
     the one-process twin of the same consortium."""

@@ -13,7 +13,7 @@ from _texts import theme_texts, write_jsonl
 from fedtopic.cli.main import main
 
 pytest.importorskip("torch")
-pytestmark = pytest.mark.xdist_group("csfed-aggregator")
+pytestmark = pytest.mark.xdist_group("agg-fednmf_aggregator")
 
 
 def _simulate(tmp_path, name: str, *extra: str) -> tuple[dict, np.ndarray]:

@@ -19,7 +19,7 @@ from fedtopic.privacy.rdp import DEFAULT_ORDERS
 from fedtopic.privacy.skellam import skellam_rdp
 
 pytest.importorskip("torch")
-pytestmark = pytest.mark.xdist_group("csfed-aggregator")
+pytestmark = pytest.mark.xdist_group("agg-fednmf_ddp")
 
 DP = DPSGD(sigma=1.0, rate=0.5, clip=2.0, delta=1e-5, min_contributors=None, max_batch=64)
 

@@ -20,7 +20,7 @@ from fedtopic.models.nnls import counts_matrix  # noqa: E402
 from fedtopic.neural.ntm_train import FederatedNode, NTMSettings  # noqa: E402
 from fedtopic.simulation.sync_run import simulate_sync  # noqa: E402
 
-pytestmark = pytest.mark.xdist_group("csfed-aggregator")
+pytestmark = pytest.mark.xdist_group("agg-gfedntm")
 
 
 def small_corpus(n_docs: int = 90, v: int = 40, seed: int = 0) -> Corpus:

@@ -15,7 +15,7 @@ from fedtopic.algorithms.dp_sgd import DPSGD, privacy
 from fedtopic.cli.main import main
 
 torch = pytest.importorskip("torch")
-pytestmark = pytest.mark.xdist_group("csfed-aggregator")
+pytestmark = pytest.mark.xdist_group("agg-gfedntm_ddp")
 
 
 def _setup(context: int = 0, docs: int = 5):

@@ -19,7 +19,7 @@ from fedtopic.network.topic_merge import (
     encode_update,
 )
 
-pytestmark = pytest.mark.xdist_group("csfed-aggregator")
+pytestmark = pytest.mark.xdist_group("agg-iftm")
 META = {"vocabulary": 8, "xi": 0.5, "top_words": 3, "max_topics": 4}
 
 

@@ -20,7 +20,7 @@ from fedtopic.models.hyperopt import (
     optimize_alpha,
 )
 
-pytestmark = pytest.mark.xdist_group("csfed-aggregator")
+pytestmark = pytest.mark.xdist_group("agg-learned_priors_federated")
 
 
 @settings(max_examples=40, deadline=None)

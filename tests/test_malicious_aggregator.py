@@ -26,7 +26,7 @@ from fedtopic.node.dense_session import WITNESS_EVERY
 from fedtopic.runs.history import FILE_NAME, latest_per_round, read_history
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
-pytestmark = [pytest.mark.adversarial, pytest.mark.xdist_group("csfed-aggregator")]
+pytestmark = [pytest.mark.adversarial, pytest.mark.xdist_group("agg-malicious_aggregator")]
 
 
 def _session_answer(seen: Exchange) -> dict | None:

@@ -21,7 +21,7 @@ from fedtopic.node.link import HttpLink
 from fedtopic.runs.history import FILE_NAME, latest_per_round, read_history
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
-pytestmark = [pytest.mark.adversarial, pytest.mark.xdist_group("csfed-aggregator")]
+pytestmark = [pytest.mark.adversarial, pytest.mark.xdist_group("agg-malicious_member")]
 WHO = struct.calcsize("<4sBB")  # the header's party index: after the magic, version and scheme code
 
 

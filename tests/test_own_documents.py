@@ -15,7 +15,7 @@ from fedtopic.cli.main import main
 from fedtopic.corpus.vocabulary import Vocabulary
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
-pytestmark = pytest.mark.xdist_group("csfed-aggregator")
+pytestmark = pytest.mark.xdist_group("agg-own_documents")
 
 
 def test_simulate_csfed_on_a_corpus_file(tmp_path, capsys):

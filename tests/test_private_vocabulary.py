@@ -20,7 +20,7 @@ from fedtopic.node.private_vocab import align_privately
 from fedtopic.privacy.vocab_release import ReleaseSettings, release_report
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
-pytestmark = pytest.mark.xdist_group("csfed-aggregator")
+pytestmark = pytest.mark.xdist_group("agg-private_vocabulary")
 
 SHARED = "zircon"  # held by two parties, each in many documents
 ALONE = "xylophonist"  # held by the last party alone, in many of its documents

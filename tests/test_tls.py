@@ -29,7 +29,7 @@ from fedtopic.network.client import AggregatorClient
 from fedtopic.network.tls import client_verify, configure_trust, make_certificate
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
-pytestmark = pytest.mark.xdist_group("csfed-aggregator")
+pytestmark = pytest.mark.xdist_group("agg-tls")
 
 
 def test_a_consortium_trains_over_https_and_a_foreign_certificate_is_refused(tmp_path, capsys, monkeypatch):
