@@ -39,6 +39,7 @@ def train(
     seed: Annotated[int, typer.Option(help="random seed; same seed, same result")] = 0,
     parties: Annotated[int, typer.Option(min=1, help="number of parties the training data is split among")] = 1,
     scheme: Annotated[str, typer.Option(help="partition: a even, b unbalanced, c by label, dirichlet")] = "a",
+    dirichlet_alpha: Annotated[float, typer.Option(min=1e-6, help="scheme dirichlet: label proportions q ~ Dir(α·p) per party (as simulate's)")] = 0.5,
     max_vocabulary: Annotated[Optional[int], typer.Option(min=1, help="keep the N words of highest document frequency pooled over the parties, everywhere (gFedNTM's vocabulary consensus; contextualized-topic-models keeps 2,000)")] = None,
     min_df: MinDfOption = 2,
     max_df: MaxDfOption = 0.5,
@@ -67,7 +68,7 @@ def train(
     start = None if continue_from is None else _start_model(continue_from, algorithm, topics)
     run_dir = prepare_run_dir(out, overwrite=overwrite)
     data = load_training_data(dataset=dataset, corpus=corpus, n_parties=parties, scheme=scheme, seed=seed,
-                              max_vocabulary=max_vocabulary,
+                              dirichlet_alpha=dirichlet_alpha, max_vocabulary=max_vocabulary,
                               reading=corpus_reading(min_df, max_df, stopwords, encoding), holdout=holdout,
                               test_corpus=test_corpus)
     if start is not None:  # the documents in the saved model's words, its tokenizer recorded again
