@@ -64,9 +64,10 @@ class Engine(ABC):
             raise ConfigError(f"--address names a cluster; the {self.name} engine runs the tasks in this process")
         return [fn(*task) for task in tasks]
 
-    def check_reach(self, host: str, address: str | None) -> None:
-        """ConfigError in one line, before anything starts, when parties this engine places could not reach an
-        aggregator listening on ``host`` (an engine whose parties all run on this machine: never)."""
+    def machines(self, address: str | None) -> tuple[str | None, list[str]]:
+        """(this machine's address as the cluster knows it, the addresses of the cluster's other machines) where
+        this engine would place parties; an engine whose parties all run on this machine: (None, [])."""
+        return None, []
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "summary": self.summary, "in_process": self.in_process}

@@ -124,13 +124,10 @@ class RayEngine(Engine):
             if started:
                 ray.shutdown()
 
-    def check_reach(self, host: str, address: str | None) -> None:
-        """A cluster with nodes on other machines cannot reach an aggregator on a loopback ``host``: refused at
-        once, naming the address of this machine that they do reach (Ray's own for this node)."""
-        from fedtopic.network.tls import is_loopback
-
-        if address is None or not is_loopback(host):
-            return
+    def machines(self, address: str | None) -> tuple[str | None, list[str]]:
+        """Ray's address of this node and of the cluster's other live nodes (a local Ray: none)."""
+        if address is None:
+            return None, []
         ray = _ray()
         started = self._connect(ray, address)
         try:
@@ -139,10 +136,7 @@ class RayEngine(Engine):
         finally:
             if started:
                 ray.shutdown()
-        if others:
-            raise ConfigError(f"the Ray cluster at {address} has nodes on {', '.join(others)}, which cannot reach an "
-                              f"aggregator on {host}: give --aggregator-host {mine} (this machine's address on the "
-                              "cluster)")
+        return mine, others
 
     @staticmethod
     def _connect(ray: Any, address: str | None) -> bool:

@@ -78,7 +78,12 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
     algo.check_protection(spec, protection, len(data.parties))
     algo.check_data(data.parties, spec)
     runner = get_engine(engine)
-    runner.check_reach(host, engine_address)
+    if is_loopback(host):  # parties on other machines could not reach it: refused before anything starts
+        mine, others = runner.machines(engine_address)
+        if others:
+            raise ConfigError(f"the cluster at {engine_address} has nodes on {', '.join(others)}, which cannot reach "
+                              f"an aggregator on {host}: give --aggregator-host {mine} (this machine's address on "
+                              "the cluster)")
     n = len(data.parties)
     files = raise_open_files_limit()
     if files != resource.RLIM_INFINITY and files < FILES_PER_PARTY * n + 256:

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from fedtopic.algorithms.base import Option, OptionValue
+from fedtopic.algorithms.dp_sgd import DP_SGD_OPTIONS
 from fedtopic.errors import ConfigError, TrainingError
 from fedtopic.privacy.rdp import DEFAULT_ORDERS, epsilon_from_rdp
 from fedtopic.privacy.skellam import (
@@ -57,18 +58,16 @@ THRESHOLD = 3.0
 WORDS_WEIGHT = 4.0
 """The words release's share of the budget, in Lloyd releases: its noise multiplier is σ/√4."""
 
+SHARED = {o.name: o for o in DP_SGD_OPTIONS}  # the options that mean here what they mean for DP-SGD
 DP_OPTIONS: tuple[Option, ...] = (
     Option("dp.distributed", bool, False, "distributed DP under mask: every release a Skellam-noised sum of "
            "per-document parts of norm ≤ 1 (embeddings unit length, word counts clipped); only the sum is seen"),
     Option("dp.epsilon", float, 1.0, "distributed: the ε one document of a party spends over the whole run "
            "(σ is calibrated to it)", minimum=0.0, exclusive_minimum=True),
-    Option("dp.delta", float, 1e-5, "distributed: δ of the (ε, δ) reported", minimum=0.0, exclusive_minimum=True,
-           maximum=0.5),
+    SHARED["dp.delta"],
     Option("dp.words", int, 16, "distributed: m, the keywords a document adds to its cluster's word counts (its m "
            "most frequent words, 1/√m each)", minimum=1),
-    Option("dp.min_contributors", int, None, "distributed: the fewest contributors a released sum may have; the "
-           "shares are sized for it and the aggregator releases no round with fewer", minimum=2,
-           default_text="every party"),
+    SHARED["dp.min_contributors"],
     Option("dp.max_documents", int, 1_000_000, "distributed: the most documents one party holds (the public bound "
            "every release is offset by)", minimum=1),
 )
