@@ -114,15 +114,23 @@ def simulate(
                               reading=corpus_reading(min_df, max_df, stopwords, encoding), holdout=holdout,
                               test_corpus=test_corpus)
     algo.check_data(data.parties, spec)
-    if fmt is not OutputFormat.json:
-        stderr_console.print(data.describe(), highlight=False, soft_wrap=True)
+    told = [fmt is OutputFormat.json]  # what it trains on is said once the run starts: a refusal stays one line
+
+    def tell() -> None:
+        if not told[0]:
+            told[0] = True
+            stderr_console.print(data.describe(), highlight=False, soft_wrap=True)
+
     if Mode.sync in algo.modes:
         from fedtopic.cli.progress import RoundProgress
 
         title = f"{algorithm} ({protection}), {count_parties(len(ids))}"
         with RoundProgress(title, algo.rounds(spec), ids, setup=algo.setup_rounds(spec)) as progress:
-            summary = simulate_run(data, algorithm, spec, run_dir, harness, say=progress.say,
-                                   on_round=progress.on_line)
+            def say(message: str) -> None:
+                tell()
+                progress.say(message)
+
+            summary = simulate_run(data, algorithm, spec, run_dir, harness, say=say, on_round=progress.on_line)
         gap = (f"; centralized {summary['centralized_perplexity']:.1f} "
                f"({100 * summary['perplexity_gap_vs_centralized']:+.2f} %)") if compare_centralized else ""
         line = (f"[bold]{algorithm}[/] ({protection}) on {data.name}: {algo.headline(summary)}{gap}, "
@@ -133,6 +141,7 @@ def simulate(
         title = f"{algorithm} on {data.name}: {count_parties(len(ids))}, K={spec.topics}"
         with PartyBoard(ids, spec.iterations, title=title) as live:
             summary = simulate_run(data, algorithm, spec, run_dir, harness, on_round=live.on_round)
+        tell()
         line = (f"[bold]{algorithm}[/] on {data.name}: {algo.headline(summary)} (each party's model, mean over "
                 f"parties), NPMI {metric(summary, 'npmi', '.3f')}, {summary['bytes_sent']:,} bytes published, "
                 f"{summary['wall_seconds']:.1f} s{_spent(summary)}")
