@@ -38,7 +38,11 @@ from fedtopic.corpus.pool import merge_corpora  # noqa: E402
 from fedtopic.corpus.training_data import load_training_data  # noqa: E402
 from fedtopic.eval.classify import svm_macro_f1  # noqa: E402
 from fedtopic.eval.coherence import npmi_coherence  # noqa: E402
-from fedtopic.neural.sentence_embeddings import document_texts, embed_corpus, embed_texts  # noqa: E402
+from fedtopic.neural.sentence_embeddings import (  # noqa: E402
+    document_texts,
+    embed_corpus,
+    embed_texts,
+)
 
 BERTOPIC_PINS = ("bertopic==0.17.4",)
 ANCHOR_DEPS = ("umap-learn", "hdbscan", "plotly")
