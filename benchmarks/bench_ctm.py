@@ -31,6 +31,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _anchor_venv import anchor_python  # noqa: E402
+
 from fedtopic.corpus.datasets import load_dataset  # noqa: E402
 from fedtopic.eval.coherence import npmi_coherence, top_word_ids  # noqa: E402
 from fedtopic.experiments.gfedntm_paper import consensus_vocabulary  # noqa: E402
@@ -45,15 +47,7 @@ DRIVER = Path(__file__).with_name("_ctm_driver.py")
 
 def ctm_python(venv: Path) -> Path:
     """The venv's python, creating the venv with the package if it is not there."""
-    python = venv / "bin" / "python"
-    probe = [str(python), "-c", "import contextualized_topic_models.models.ctm"]
-    if python.is_file() and subprocess.run(probe, capture_output=True).returncode == 0:
-        return python
-    print(f"creating {venv} with {CTM_PIN} …", file=sys.stderr)
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", CTM_PIN, "wordcloud"], check=True)
-    subprocess.run(probe, check=True)
-    return python
+    return anchor_python(venv, "contextualized_topic_models.models.ctm", [["--no-deps", CTM_PIN, "wordcloud"]])
 
 
 def train_rows(n: int, seed: int) -> np.ndarray:

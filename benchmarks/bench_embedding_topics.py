@@ -33,6 +33,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _anchor_venv import anchor_python  # noqa: E402
+
 from fedtopic.algorithms.embedding_topics.clustering import soft_membership, unit_rows  # noqa: E402
 from fedtopic.corpus.pool import merge_corpora  # noqa: E402
 from fedtopic.corpus.training_data import load_training_data  # noqa: E402
@@ -51,16 +53,7 @@ DRIVER = Path(__file__).with_name("_bertopic_driver.py")
 
 def bertopic_python(venv: Path) -> Path:
     """The venv's python, creating the venv with BERTopic if it is not there."""
-    python = venv / "bin" / "python"
-    probe = [str(python), "-c", "import bertopic, umap, hdbscan"]
-    if python.is_file() and subprocess.run(probe, capture_output=True).returncode == 0:
-        return python
-    print(f"creating {venv} with {', '.join(BERTOPIC_PINS + ANCHOR_DEPS)} …", file=sys.stderr)
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", *BERTOPIC_PINS], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", *ANCHOR_DEPS], check=True)
-    subprocess.run(probe, check=True)
-    return python
+    return anchor_python(venv, "bertopic, umap, hdbscan", [["--no-deps", *BERTOPIC_PINS], list(ANCHOR_DEPS)])
 
 
 def fedtopic_run(args: list[str], out: Path) -> tuple[dict, float, str]:

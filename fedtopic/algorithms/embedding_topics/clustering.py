@@ -74,6 +74,16 @@ def described(x: np.ndarray, centroids: np.ndarray, outlier_cosine: float) -> np
     return (np.linalg.norm(x, axis=1) > 0) & (cosine >= outlier_cosine)
 
 
+def outliers(x: np.ndarray, kept: np.ndarray) -> int:
+    """How many non-empty documents of ``x`` [D, d] ``described`` left out (``kept`` bool[D])."""
+    return int(np.count_nonzero(np.linalg.norm(x, axis=1) > 0) - np.count_nonzero(kept))
+
+
+def centroid_shift(before: np.ndarray, after: np.ndarray) -> float:
+    """The Lloyd round's quality figure: the largest 1 − cosine between a unit centroid row before and after."""
+    return float(np.max(1.0 - np.sum(before * after, axis=1)))
+
+
 def soft_membership(x: np.ndarray, centroids: np.ndarray, temperature: float) -> np.ndarray:
     """float64[D, K] θ: softmax of each embedding's cosines to the ``centroids`` over ``temperature``."""
     logits = np.asarray(x, dtype=np.float64) @ centroids.T / temperature

@@ -9,7 +9,13 @@ from typing import Any
 
 import numpy as np
 
-from fedtopic.algorithms.embedding_topics.clustering import assign, described, unit_rows
+from fedtopic.algorithms.embedding_topics.clustering import (
+    assign,
+    centroid_shift,
+    described,
+    outliers,
+    unit_rows,
+)
 from fedtopic.algorithms.embedding_topics.dp import (
     EmbeddingDP,
     calibrate,
@@ -99,14 +105,14 @@ class EmbeddingTopicsDDPParty(EmbeddingParty):
             before = self.centroids
             self.centroids, kept = noisy_centroids(noisy, before, deviation)
             self.round = round + 1
-            moved = float(np.max(1.0 - np.sum(unit_rows(before) * unit_rows(self.centroids), axis=1)))
+            moved = centroid_shift(unit_rows(before), unit_rows(self.centroids))  # DP's centroids are not unit
             return StepRecord(quality=moved, quality_name=CENTROID_SHIFT, epsilon=self.epsilon(),
                               extra={"phase": "lloyd", "clusters_kept": int(kept.sum()),
                                                              **(self.embedded if round == 0 else {})})
         counts = counts_matrix(self.corpus)
         counts.sum_duplicates()
         keep = described(self.x, self.centroids, s.outlier_cosine)
-        self.outliers = int(live.sum() - keep.sum())
+        self.outliers = outliers(self.x, keep)
         noisy, deviation = self._release(exchange, "words", round, word_parts(counts, labels, keep, k, self.dp.words))
         class_counts, sizes = noisy_class_counts(noisy, k, self.corpus.n_words, self.dp.words, deviation, s.topics)
         self.sizes = sizes

@@ -22,10 +22,12 @@ import numpy as np
 
 from fedtopic.algorithms.embedding_topics.clustering import (
     assign,
+    centroid_shift,
     described,
     lloyd_step,
     lloyd_update,
     moment_update,
+    outliers,
     soft_membership,
     starts,
     unit_rows,
@@ -165,10 +167,10 @@ class EmbeddingTopicsParty(EmbeddingParty):
             before = self.centroids
             self.centroids, self.sizes = lloyd_step(summed, before)
             self.round = round + 1
-            moved = float(np.max(1.0 - np.sum(before * self.centroids, axis=1)))
-            return StepRecord(quality=moved, quality_name=CENTROID_SHIFT, extra={"phase": "lloyd"})
+            return StepRecord(quality=centroid_shift(before, self.centroids), quality_name=CENTROID_SHIFT,
+                              extra={"phase": "lloyd"})
         keep = described(self.x, self.centroids, s.outlier_cosine)
-        self.outliers = int(np.count_nonzero(np.linalg.norm(self.x, axis=1) > 0) - keep.sum())
+        self.outliers = outliers(self.x, keep)
         counts = class_word_counts(self.corpus, assign(self.x, self.centroids), s.clusters, keep)
         total = np.ascontiguousarray(np.asarray(exchange.sum("words", 0, counts.T).value).reshape(self.corpus.n_words, s.clusters).T)
         self.topics = final_topics(total.astype(np.float64), self.centroids, self.sizes, s.topics)

@@ -14,6 +14,7 @@ from fedtopic.algorithms.embedding_topics.clustering import (
     lloyd_step,
     lloyd_update,
     moment_update,
+    outliers,
     starts,
 )
 from fedtopic.algorithms.embedding_topics.embeddings import embed
@@ -41,12 +42,12 @@ def pooled_rounds(name: str, parts: Sequence[Corpus], s: Settings,
             callback(0, r, None)
     keeps = [described(x, centroids, s.outlier_cosine) for x in xs]
     counts = sum(class_word_counts(p, assign(x, centroids), s.clusters, keep) for p, x, keep in zip(parts, xs, keeps))
-    outliers = sum(int(np.count_nonzero(np.linalg.norm(x, axis=1) > 0) - keep.sum()) for x, keep in zip(xs, keeps))
+    left_out = sum(outliers(x, keep) for x, keep in zip(xs, keeps))
     topics = final_topics(counts.astype(np.float64), centroids, sizes, s.topics)
     theta = np.vstack([topics.theta(x, s.temperature) for x in xs])
     model = TopicModel(_phi(topics.weights), 0.0, 0.0, parts[0].vocab, algorithm=name)
     return Fitted(model, theta, {"weights": topics.weights, "centroids": topics.centroids, "clusters": s.clusters,
-                                  "outlier_documents": outliers})
+                                  "outlier_documents": left_out})
 
 
 def _phi(weights: np.ndarray) -> np.ndarray:
