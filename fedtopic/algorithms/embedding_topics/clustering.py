@@ -31,6 +31,9 @@ def starts(moments: np.ndarray, d: int, k: int, seed: int) -> np.ndarray:
     cov = second / n - np.outer(mean, mean)
     values, vectors = np.linalg.eigh((cov + cov.T) / 2.0)
     top = np.argsort(values)[::-1][:min(COMPONENTS, d)]
+    # an eigenvector's sign is arbitrary (a last-bit change of the moments can flip it): fix it by its largest
+    # entry, so that sums of the same moments in another order give the same starts
+    vectors = vectors * np.where(vectors[np.abs(vectors).argmax(axis=0), np.arange(d)] < 0, -1.0, 1.0)
     scale = np.sqrt(np.clip(values[top], 0.0, None))
     g = np.random.default_rng(seed).standard_normal((k, len(top)))
     return unit_rows(mean[None, :] + (g * scale[None, :]) @ vectors[:, top].T)
