@@ -78,3 +78,22 @@ def test_a_consortiums_state_folder_and_a_single_history_file_are_found(tmp_path
     assert set(history_files(tmp_path / "c" / "state")) == {"p1", "p2"}
     assert history_files(tmp_path / "c" / "state" / "p2" / "history.jsonl") == {
         "p2": tmp_path / "c" / "state" / "p2" / "history.jsonl"}
+
+
+def test_a_train_runs_perplexity_curve_is_exported_and_tensorboard_itself_reads_it(tmp_path, capsys):
+    """A train run has no rounds: its held-out perplexity curve is the run (step = iteration), and the
+    [tensorboard] extra brings TensorBoard itself, whose reader gets the same points back."""
+    accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
+    corpus = write_jsonl(tmp_path / "d.jsonl", theme_texts(60, seed=2))
+    run = tmp_path / "run"
+    assert main(["train", "--algorithm", "centralized-lda", "--corpus", str(corpus), "-k", "2", "--iterations", "6",
+                 "--eval-every", "2", "--out", str(run)]) == 0
+    capsys.readouterr()
+    assert main(["export", "tensorboard", str(run), "--out", str(tmp_path / "tb")]) == 0
+    assert "scalars of 1 party;" in capsys.readouterr().out
+    curve = json.loads((run / "summary.json").read_text())["perplexity_curve"]["0"]
+    reader = accumulator.EventAccumulator(str(tmp_path / "tb" / "train"))
+    reader.Reload()
+    points = {e.step: e.value for e in reader.Scalars("train/perplexity")}
+    assert points == {step: pytest.approx(value, rel=1e-6) for step, value in curve}
+    assert sorted(points) == [2, 4, 6]

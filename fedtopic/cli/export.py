@@ -21,7 +21,8 @@ def tensorboard(
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
     """The per-round history as TensorBoard event files: one run per party, tags <party>/<metric> at step = round
-    (then: tensorboard --logdir OUT). Works on a live run too: export again to catch up."""
+    (then: tensorboard --logdir OUT); a train run's per-iteration perplexity curve. Works on a live run too: export
+    again to catch up."""
     from fedtopic.runs.tensorboard import export_history
 
     if not run.exists():
@@ -30,7 +31,8 @@ def tensorboard(
         raise ConfigError(f"{run} does not exist")
     written = export_history(run, out)
     emit({"out": str(out), "scalars": written}, fmt,
-         [f"{out}: {sum(written.values()):,} scalars of {len(written)} parties; view with tensorboard --logdir {out}"])
+         [f"{out}: {sum(written.values()):,} scalars of {len(written)} "
+          f"{'party' if len(written) == 1 else 'parties'}; view with tensorboard --logdir {out}"])
 
 
 @app.command("pyldavis")

@@ -3,7 +3,8 @@ run per party (``OUT/<party>/``), scalars tagged ``<party>/<metric>`` at step = 
 
 What NVFlare and OpenFL users wire into TensorBoard, read from the history every runtime already writes
 (``runs.history``): a run folder (``history/<party>.jsonl``: simulate, train, demo), a consortium's state folder
-(``state/<party>/history.jsonl``: node run), or one history file. The metrics: the algorithm's quality figure under
+(``state/<party>/history.jsonl``: node run), or one history file; a ``train`` run, which has no rounds, gives its
+per-iteration held-out perplexity curve (summary.json's ``perplexity_curve``) at step = iteration. The metrics: the algorithm's quality figure under
 its own name (e.g. ``validation_loss``), ε where DP is on, the round's times and bytes, its contributors, the
 largest staleness of an asynchronous round, and every number of the algorithm's ``extra``.
 """
@@ -14,7 +15,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from fedtopic.errors import ConfigError
+from fedtopic.errors import ConfigError, ModelError
+from fedtopic.runs.folder import read_summary
 from fedtopic.runs.history import latest_per_round, read_history
 
 TIMINGS = ("compute_s", "exchange_s", "wait_s", "bytes_up", "bytes_down", "recoveries")
@@ -76,7 +78,25 @@ def write_tensorboard(histories: Mapping[str, Sequence[Mapping[str, Any]]], out:
     return written
 
 
+def train_curves(run: Path) -> dict[str, list[dict[str, Any]]]:
+    """A ``train`` run's perplexity curve as history-shaped rows (round = iteration), per model: ``train`` for one,
+    ``party-<i>`` for local-lda's one per party; {} when ``run`` has none."""
+    try:
+        curve = read_summary(run).get("perplexity_curve")
+    except (ModelError, ValueError, OSError):  # no summary, or a damaged one: no curve
+        return {}
+    if not isinstance(curve, dict) or not curve:
+        return {}
+    names = {key: "train" if len(curve) == 1 else f"party-{key}" for key in curve}
+    return {names[key]: [{"round": int(step), "quality": value, "quality_name": "perplexity"}
+                         for step, value in points]
+            for key, points in curve.items()}
+
+
 def export_history(path: Path, out: Path) -> dict[str, int]:
-    """Every party's history under ``path`` (the last line per round) written to ``out``."""
+    """Every party's history under ``path`` (the last line per round), or a train run's curve, written to ``out``."""
+    curves = train_curves(path) if path.is_dir() else {}
+    if curves and not (path / "history").is_dir():
+        return write_tensorboard(curves, out)
     return write_tensorboard({party: latest_per_round(read_history(file))
                               for party, file in history_files(path).items()}, out)
