@@ -63,9 +63,9 @@ def test_a_finished_demo_and_train_run_say_what_they_did(tmp_path, capsys):
             shot(page, tmp_path, "demo-topics-term-bars")
         with dashboard(train, tmp_path / "dash-train.log") as url:
             page.goto(url)
-            page.wait_for_selector("#run-state")
-            page.click("#tabs button[data-panel=convergence]")
+            page.wait_for_selector("#tabs button.active[data-panel=convergence]")  # opens on its curve, no click
             page.wait_for_timeout(300)
+            assert page.is_visible("#panel-convergence") and not page.is_visible("#panel-parties")
             chart = page.text_content("#chart-quality")
             assert "no quality figure yet" not in chart and "held-out perplexity" in chart, chart
             shot(page, tmp_path, "train-convergence")

@@ -227,6 +227,25 @@ def test_status_repeats_its_answer_only_while_nothing_changed(tmp_path) -> None:
     assert agg.status(max_age=60).sessions[0].seen[1].ended == "finished"
 
 
+def test_a_finished_sessions_status_shows_its_last_round_closed_with_everyone(tmp_path) -> None:
+    """Once every member finished, /status shows the round they all took (closed, nobody missing), not the empty
+    round the clock opened after it (before: round 1 "open", every member missing)."""
+    clock = Clock()
+    agg = _aggregator(tmp_path, clock)
+    agg.open_session(_spec(), "a")
+    members = list(agg.status().sessions[0].parties)
+    for p in members:
+        agg.submit("run", 0, p, encode_counts(np.ones((4, 2), dtype=np.int64)))
+    running = agg.status().sessions[0]
+    assert running.state == "running" and running.current_round.round == 1 and running.current_round.received == []
+    for p in members:
+        agg.end_session("run", p, "finished")
+    ended = agg.status().sessions[0]
+    assert ended.state == "finished" and ended.missing == []
+    assert ended.current_round.round == 0 and ended.current_round.state == "closed"
+    assert ended.current_round.missing == [] and sorted(ended.current_round.received) == sorted(members)
+
+
 def test_the_lock_free_read_gives_only_the_last_combined_aggregate_to_a_member(tmp_path) -> None:
     clock = Clock()
     agg = Aggregator(Store(tmp_path), {p: f"0x{i:040x}" for i, p in enumerate((*PARTIES, "x"), start=1)},

@@ -38,7 +38,7 @@ class PartyBoard:
         return f"{elapsed:.0f} s elapsed, ETA {eta:.0f} s"
 
     def _table(self) -> Table:
-        table = Table("party", "round", f"sweeps / {self._max}", "staleness (last round)", "mean staleness",
+        table = Table("party", "round", f"sweeps / {self._max}", "staleness (last round)", "mean staleness (all rounds so far)",
                       self._quality_name, "ε spent", title=f"{self._title} · {self._timing()}")
         for pid, row in self._rows.items():
             table.add_row(pid, *row)
@@ -59,7 +59,8 @@ class PartyBoard:
                 tail = "" if report.epsilon is None else f", ε spent {spent}"  # no DP: nothing to say
                 said = "" if log.quality is None else f", {self._quality_name} {quality}"
                 stderr_console.print(f"{party_id} round {report.round} ({report.sweeps}/{self._max} sweeps), "
-                                     f"staleness {last}, mean {mean:.2f}{said}{tail}, {self._timing()}",
+                                     f"staleness {last} (mean over all its rounds so far {mean:.2f}){said}{tail}, "
+                                     f"{self._timing()}",
                                      highlight=False, soft_wrap=True)
 
     def __enter__(self) -> "PartyBoard":

@@ -142,8 +142,8 @@ def simulate(
         with PartyBoard(ids, spec.iterations, title=title) as live:
             summary = simulate_run(data, algorithm, spec, run_dir, harness, on_round=live.on_round)
         tell()
-        line = (f"[bold]{algorithm}[/] on {data.name}: {algo.headline(summary)} (each party's model, mean over "
-                f"parties), NPMI {metric(summary, 'npmi', '.3f')}, {summary['bytes_sent']:,} bytes published, "
+        line = (f"[bold]{algorithm}[/] on {data.name}: {algo.headline(summary)} ({_model_of(summary)}), "
+                f"NPMI {metric(summary, 'npmi', '.3f')}, {summary['bytes_sent']:,} bytes published, "
                 f"{summary['wall_seconds']:.1f} s{_spent(summary)}")
     summary["held_out"] = data.held_out  # what the held-out figures were scored on
     add_to_summary(run_dir, held_out=data.held_out)
@@ -153,6 +153,17 @@ def simulate(
         return
     stdout_console.print(line, highlight=False)
     stdout_console.print(f"run folder: {run_dir}", highlight=False)
+
+
+def _model_of(summary: dict) -> str:
+    """Whose model the figures are: "p1's Φ_Σ, the model written", and the other parties' range where it differs."""
+    if "model_of" not in summary:  # an asynchronous plugin's writer that does not say
+        return "the model written"
+    own = f"{summary['model_of']}'s Φ_Σ, the model written"
+    figures = [d["perplexity"] for d in summary.get("parties_detail") or [] if isinstance(d.get("perplexity"), float)]
+    if len(figures) > 1 and max(figures) - min(figures) > 1e-6 * max(figures):
+        own += f"; the parties' models {min(figures):.1f}–{max(figures):.1f}"
+    return own
 
 
 def _spent(summary: dict) -> str:

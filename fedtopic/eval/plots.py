@@ -27,12 +27,16 @@ def plot_curves(
     title: str,
     logy: bool = False,
     logx: bool = False,
+    points: Mapping[str, tuple[float, float]] | None = None,
 ) -> Path:
-    """Draw one line per named (xs, ys) series and save it as a PNG at ``path``."""
+    """Draw one line per named (xs, ys) series, and each named (x, y) of ``points`` as a star (a figure measured
+    otherwise than the curve, e.g. the reported one), and save it as a PNG at ``path``."""
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
     for name, (xs, ys) in series.items():
         ax.plot(list(xs), list(ys), marker="o" if len(xs) <= 30 else None, markersize=3, label=name)
+    for name, (x, y) in (points or {}).items():
+        ax.plot([x], [y], marker="*", markersize=11, linestyle="none", label=name)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -41,7 +45,7 @@ def plot_curves(
     if logx:
         ax.set_xscale("log")
     ax.grid(True, alpha=0.3)
-    if len(series) > 1:
+    if len(series) + len(points or {}) > 1:
         ax.legend()
     fig.tight_layout()
     fig.savefig(path)

@@ -178,7 +178,8 @@ class SessionStatus(BaseModel):
         description="finished: every member said it finished; abandoned: a member started a fresh run")
     missing: list[str] = Field(description="members the open round still waits for (empty once the session ended)")
     seen: list[PartySeen]
-    current_round: RoundOut
+    current_round: RoundOut = Field(description="running: the open round; once the session ended, its last round "
+                                                "(the closed one every member took), not the empty one after it")
     straggler_events: list[StragglerEvent]
 
 

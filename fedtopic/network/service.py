@@ -576,7 +576,10 @@ class Aggregator:
             p: (sess.state.number, h.received_at) for p, (h, _) in sess.held.items()}
         expected = list(sess.state.expected)
         state = _session_state(ends, expected)
-        current = self.round_info(sid, sess.state.number)
+        shown = sess.state.number
+        if state != "running" and shown > 0 and not sess.state.received:  # ended: its last round, not the empty
+            shown -= 1                                                      # one the clock opened after it
+        current = self.round_info(sid, shown)
         seen = [PartySeen(party=p, last_round=last[p][0] if p in last else None,
                           last_update_at=last[p][1] if p in last else None,
                           last_seen_at=self._seen.get(p),

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 CURVE_TEST_DOCS = 500
 """The per-iteration perplexity curve folds in at most this many test documents (the final figure uses all)."""
+CURVE_FOLD_IN = 20
+"""Fold-in sweeps of a curve point (the final figure takes ``TrainLog.fold_in_iterations``, 50)."""
 
 
 class LDATrainWriter:
@@ -40,7 +42,7 @@ class LDATrainWriter:
             if iteration % eval_every and iteration != spec.iterations:
                 return {}
             out = {"perplexity": completion_perplexity(model.phi(), curve_test, getattr(model, "alpha", alpha),
-                                                       iterations=20, seed=spec.seed)}
+                                                       iterations=CURVE_FOLD_IN, seed=spec.seed)}
             if hasattr(model, "privacy"):  # a DP algorithm: the ε spent so far
                 out.update(model.privacy())
             if hasattr(model, "log_likelihood"):
@@ -106,7 +108,9 @@ class LDATrainWriter:
             save_theta(out, thetas[0] if len(thetas) == 1 else np.vstack(thetas), pooled.doc_names,
                        data.test.doc_names, documents=pooled)
         curve, loglik = log.curves.get("perplexity", {}), log.curves.get("loglik", {})
-        _plot(out, algorithm, curve, loglik)
+        scored = min(CURVE_TEST_DOCS, data.test.n_docs)
+        _plot(out, algorithm, curve, loglik, reported=(spec.iterations, metrics["perplexity"]),
+              scoring=(scored, data.test.n_docs, log.fold_in_iterations))
 
         summary: dict[str, Any] = stable_summary(
             algorithm=algorithm, dataset=data.name, parties=len(data.parties), topics=spec.topics,
@@ -121,6 +125,8 @@ class LDATrainWriter:
             "test_docs": data.test.n_docs,
             "vocabulary": data.train.n_words,
             "perplexity_curve": {str(p): c for p, c in curve.items()},
+            # the curve is a cheaper estimate than the reported figure: its own documents and fold-in sweeps
+            "perplexity_curve_scoring": {"test_documents": scored, "fold_in_iterations": CURVE_FOLD_IN},
         }
         if "macro_f1" in metrics:
             summary["macro_f1"] = metrics["macro_f1"]
@@ -149,19 +155,26 @@ def gensim_coherences(phi: np.ndarray, reference: Any, top: int = 10, seed: int 
 
 
 def _plot(out: Path, algorithm: str, curve: dict[int, list[tuple[int, float]]],
-          loglik: dict[int, list[tuple[int, float]]]) -> None:
+          loglik: dict[int, list[tuple[int, float]]], *, reported: tuple[int, float],
+          scoring: tuple[int, int, int]) -> None:
+    """perplexity.png (the curve, and the reported figure as a star: each labelled with what it was scored on)
+    and loglik.png. ``scoring``: (the curve's test documents, all test documents, the final fold-in sweeps)."""
     from fedtopic.eval.plots import plot_curves
 
     def series(data: dict[int, list[tuple[int, float]]]) -> dict[str, tuple[list[int], list[float]]]:
         name = (lambda p: "all parties pooled") if len(data) == 1 else (lambda p: f"party {p + 1}")
         return {name(p): ([i for i, _ in pts], [v for _, v in pts]) for p, pts in sorted(data.items())}
 
+    curve_docs, all_docs, fold_in = scoring
+    label = "reported" + (" (mean over the parties' models)" if len(curve) > 1 else "")
     plot_curves(
         out / "perplexity.png",
         series(curve),
         xlabel="iteration",
-        ylabel=f"held-out perplexity (document completion, ≤{CURVE_TEST_DOCS} docs)",
-        title=f"{algorithm}: held-out perplexity per iteration",
+        ylabel="held-out perplexity (document completion)",
+        title=f"{algorithm}: held-out perplexity per iteration\n(curve: {curve_docs:,} test documents, "
+              f"{CURVE_FOLD_IN} fold-in sweeps; ★ {label}: all {all_docs:,}, {fold_in} sweeps)",
+        points={f"{label}: {reported[1]:.1f}": reported},
     )
     if not loglik:
         return

@@ -428,15 +428,17 @@
     download("topics.csv", "text/csv", lines.join("\n") + "\n");
   });
 
+  // a centralised run has no parties: it opens on its curve, not on an empty Parties tab
+  const firstPanel = () => (store.state.run.mode === "centralised" ? "convergence" : "parties");
   async function start() {
     if (INLINE) {
       store.state = INLINE.state; mergeRows(INLINE.rows); store.topics = INLINE.topics; store.ledger = INLINE.ledger;
-      render();
+      await show(firstPanel());
       return;
     }
     const [state, hist] = await Promise.all([getJSON("api/state"), getJSON("api/history")]);
     store.state = state; mergeRows(hist.rows); store.cursors = hist.cursors;
-    render();
+    await show(firstPanel());
     connect();
   }
   start();
