@@ -171,3 +171,21 @@ def test_adapter_maps_errors_to_the_network_types_and_passes_recovery_through():
         adapters["mask"].combine([payload], view(meta, [0]))
     with pytest.raises(_NetPayloadError, match="round"):
         adapters["none"].combine([SETUP["none"][1]], view(SETUP["none"][0], [0], round=3))
+
+
+def test_a_scheme_outside_every_table_gets_a_wire_code_from_its_name():
+    """Wire headers name schemes openly (issue 65): a plugin scheme's header packs without a table entry (before:
+    KeyError), the built-ins keep the codes the wire has always carried, and another scheme's header is refused."""
+    from fedtopic.crypto.protect.base import UPDATE_MAGIC, check_header, pack_header, scheme_code, unpack_header
+
+    assert [scheme_code(n) for n in ("none", "paillier-iphe", "paillier-uphe", "paillier-packed", "mask")] == [1, 2, 3,
+                                                                                                            4, 5]
+    assert 6 <= scheme_code("zsum") <= 255 and scheme_code("zsum") == scheme_code("zsum")
+    head, body = unpack_header(pack_header(UPDATE_MAGIC, "zsum", 2, 7, (16, 4), "s") + b"x", UPDATE_MAGIC)
+    assert body == b"x" and (head.who, head.round, head.shape) == (2, 7, (16, 4))
+    check_header(head, "zsum", (16, 4), round=7, session="s", sender=2)
+    with pytest.raises(InvalidUpdate, match="session uses 'mask'"):
+        check_header(head, "mask", (16, 4), round=7, session="s")
+    masked, _ = unpack_header(pack_header(UPDATE_MAGIC, "mask", 0, 7, (16, 4), "s"), UPDATE_MAGIC)
+    with pytest.raises(InvalidUpdate, match="protected with 'mask', the session uses 'zsum'"):
+        check_header(masked, "zsum", (16, 4), round=7, session="s")

@@ -36,6 +36,7 @@ import numpy as np
 
 from fedtopic.crypto.codec import MAX_CELLS, MAX_COUNT, decode_counts, encode_counts
 from fedtopic.crypto.protect import CombinerAdapter
+from fedtopic.crypto.protect.base import scheme_code
 from fedtopic.crypto.protect.sizes import codec_bound
 from fedtopic.errors import ConfigError, CryptoError
 from fedtopic.network.dense import DENSE_HEADER_MAX, DTYPES, MAX_ELEMENTS
@@ -362,10 +363,15 @@ def registered_combiners() -> dict[str, Combiner]:
     """``COMBINERS`` and the schemes of every plugin protection registered in this process (a plugin's scheme may
     not take a built-in combiner's name)."""
     out = dict(COMBINERS)
+    codes: dict[int, str] = {}
     for combiner in _protected([n for n in protection_names() if n not in BUILT_IN]):
         known = COMBINERS.get(combiner.name)
         if known is not None and getattr(known, "scheme", None) is not getattr(combiner, "scheme", None):
             raise ConfigError(f"a plugin protection's scheme is named {combiner.name!r}, a built-in combiner")
+        code = scheme_code(combiner.name)
+        if codes.setdefault(code, combiner.name) != combiner.name:
+            raise ConfigError(f"the plugin schemes {codes[code]!r} and {combiner.name!r} have the same wire code "
+                              f"{code} (a hash of the name): rename one")
         out.setdefault(combiner.name, combiner)
     return out
 

@@ -36,7 +36,22 @@ WIRE_VERSION = 1
 # round u64 | V u32 | K u32 | session tag (8 bytes of SHA-256 of the session id)
 HEADER = struct.Struct("<4sBBHQII8s")
 MAX_PARTIES = 4096
-SCHEME_CODES = {"none": 1, "paillier-iphe": 2, "paillier-uphe": 3, "paillier-packed": 4, "mask": 5}
+BUILT_IN_CODES = {"none": 1, "paillier-iphe": 2, "paillier-uphe": 3, "paillier-packed": 4, "mask": 5}
+"""The built-in schemes' codes, as the wire has always carried them; any other name's is ``scheme_code``'s hash."""
+
+
+def scheme_code(name: str) -> int:
+    """The header's u8 code of scheme ``name``: a built-in's fixed one, else 6 + SHA-256(name) mod 250, so a plugin
+    scheme needs no entry in any table (two plugins whose codes meet are refused where they are registered:
+    ``network.combiners.registered_combiners``)."""
+    if name in BUILT_IN_CODES:
+        return BUILT_IN_CODES[name]
+    return 6 + hashlib.sha256(b"fedtopic/scheme\x00" + name.encode("utf-8")).digest()[0] % 250
+
+
+def _code_name(code: int) -> str:
+    """A code as an error names it: the built-in's name, or the bare code."""
+    return next((repr(n) for n, c in BUILT_IN_CODES.items() if c == code), f"scheme code {code}")
 
 
 class ProtectionError(CryptoError):
@@ -150,7 +165,7 @@ def session_tag(session: str) -> bytes:
 class Header:
     """A parsed update or aggregate header; ``who`` is the party index (update) or contributor count (aggregate)."""
 
-    scheme: str
+    code: int  # scheme_code of the scheme that made it
     who: int
     round: int
     shape: tuple[int, int]
@@ -159,7 +174,7 @@ class Header:
 
 def pack_header(magic: bytes, scheme: str, who: int, round: int, shape: tuple[int, int], session: str) -> bytes:
     """The fixed 32-byte header."""
-    return HEADER.pack(magic, WIRE_VERSION, SCHEME_CODES[scheme], who, round, shape[0], shape[1], session_tag(session))
+    return HEADER.pack(magic, WIRE_VERSION, scheme_code(scheme), who, round, shape[0], shape[1], session_tag(session))
 
 
 def unpack_header(blob: bytes, magic: bytes, error: type[ProtectionError] = InvalidUpdate) -> tuple[Header, bytes]:
@@ -174,18 +189,15 @@ def unpack_header(blob: bytes, magic: bytes, error: type[ProtectionError] = Inva
         raise error(f"not a fedtopic protected {'update' if magic == UPDATE_MAGIC else 'aggregate'} (bad magic)")
     if version != WIRE_VERSION:
         raise error(f"unsupported protected payload version {version}")
-    names = {c: n for n, c in SCHEME_CODES.items()}
-    if code not in names:
-        raise error(f"unknown protection scheme code {code}")
-    return Header(names[code], who, rnd, (v, k), tag), blob[HEADER.size:]
+    return Header(code, who, rnd, (v, k), tag), blob[HEADER.size:]
 
 
 def check_header(head: Header, scheme: str, shape: tuple[int, int], *, round: int | None, session: str | None,
                  error: type[ProtectionError] = InvalidUpdate, sender: int | None = None) -> None:  # fmt: skip
     """Refuse a header of another scheme, shape, round, session or sender (each checked when given): an update
     filed under one party's index but naming another's would fail the round's combine for everyone."""
-    if head.scheme != scheme:
-        raise error(f"payload is protected with {head.scheme!r}, the session uses {scheme!r}")
+    if head.code != scheme_code(scheme):
+        raise error(f"payload is protected with {_code_name(head.code)}, the session uses {scheme!r}")
     if head.shape != tuple(shape):
         raise error(f"payload shape V={head.shape[0]} K={head.shape[1]}, the session has V={shape[0]} K={shape[1]}")
     if round is not None and head.round != round:
