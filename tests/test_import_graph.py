@@ -148,6 +148,8 @@ def test_layer_rules():
             assert not {t for t in targets if t.startswith("fedtopic.experiments")}, module
         if layer not in ("cli", "dashboard"):  # the dashboard only reads what the runtimes write
             assert not {t for t in targets if t.startswith("fedtopic.dashboard")}, module
+        if layer != "testing":  # the conformance kit checks the package from outside; nothing inside leans on it
+            assert not {t for t in targets if t.startswith("fedtopic.testing")}, module
         if "torch" in {a.split(".")[0] for a in _external_imports(module)}:
             assert layer == "neural", f"{module} imports torch outside fedtopic/neural"
 

@@ -176,7 +176,13 @@ def test_adapter_maps_errors_to_the_network_types_and_passes_recovery_through():
 def test_a_scheme_outside_every_table_gets_a_wire_code_from_its_name():
     """Wire headers name schemes openly (issue 65): a plugin scheme's header packs without a table entry (before:
     KeyError), the built-ins keep the codes the wire has always carried, and another scheme's header is refused."""
-    from fedtopic.crypto.protect.base import UPDATE_MAGIC, check_header, pack_header, scheme_code, unpack_header
+    from fedtopic.crypto.protect.base import (
+        UPDATE_MAGIC,
+        check_header,
+        pack_header,
+        scheme_code,
+        unpack_header,
+    )
 
     assert [scheme_code(n) for n in ("none", "paillier-iphe", "paillier-uphe", "paillier-packed", "mask")] == [1, 2, 3,
                                                                                                             4, 5]

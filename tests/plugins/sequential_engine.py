@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import ClassVar, TypeVar
 
 from fedtopic.engines.base import Engine, Work
+from fedtopic.errors import TrainingError
 
 T = TypeVar("T")
 
@@ -19,5 +20,12 @@ class SequentialEngine(Engine):
 
     def run(self, names: Sequence[str], work: Work[T], *, slots: int, address: str | None = None) -> list[T]:
         one = threading.BoundedSemaphore(1)
+
+        def party(i: int) -> T:
+            try:
+                return work(i, one)
+            except Exception as exc:  # the contract: the first failure names its party
+                raise TrainingError(f"{names[i]} failed: {exc}") from exc
+
         with ThreadPoolExecutor(len(names)) as pool:
-            return list(pool.map(lambda i: work(i, one), range(len(names))))
+            return list(pool.map(party, range(len(names))))
