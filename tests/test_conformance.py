@@ -38,7 +38,7 @@ def test_the_plugin_protection_passes_and_a_broken_one_is_named_with_its_clause(
         check_protection("off-by-one")
 
 
-@pytest.mark.parametrize("name", [n for n in engine_names() if n != "ray"])  # ray: tests/test_engines_ray.py
+@pytest.mark.parametrize("name", [n for n in engine_names() if n != "ray"])  # ray: tests/test_engines_ray.py (a cluster)
 def test_every_in_process_engine_passes_the_kit(name):
     assert len(check_engine(name)) == 5
 

@@ -203,3 +203,12 @@ def test_a_ray_worker_killed_mid_run_is_restarted_and_the_run_ends_with_the_thre
     rows = [json.loads(line) for pid in ("p1", "p2", "p3")
             for line in (tmp_path / "ray" / "history" / f"{pid}.jsonl").read_text().splitlines()]
     assert any(r.get("resumed") for r in rows)  # some party came back from its checkpoint
+
+
+@pytest.mark.timeout(300)
+def test_the_ray_engine_passes_the_conformance_kit():
+    """``fedtopic.testing.check_engine`` on a local Ray cluster: results in party order from actors in other
+    processes, a party's failure a TrainingError naming it, tasks mapped in order."""
+    from fedtopic.testing import check_engine
+
+    assert len(check_engine("ray")) == 5
