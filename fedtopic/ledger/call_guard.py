@@ -7,7 +7,10 @@ publication waited. Three guards, each cheap:
 - **gas cap**: ``eth_call`` and ``eth_estimateGas`` run with at most ``CALL_GAS_CAP`` gas whatever they ask
   (geth's ``--rpc.gascap`` default is the same 50M), so no estimate can search above it either;
 - **time cap**: while such a call runs, py-evm's gas meter checks a deadline on every charge and ends the call
-  as out of gas once ``CALL_SECONDS`` have passed (py-evm has no interrupt of its own);
+  as out of gas once it has used ``CALL_SECONDS`` of the chain thread's CPU (py-evm has no interrupt of its own).
+  CPU, not wall time: what a call costs the chain is its CPU, and on a loaded machine an honest contract
+  deployment's estimate took over 2 s of wall time and was refused. A wall-clock backstop of
+  ``WALL_BACKSTOP`` × the cap ends a call whose thread is starved;
 - **writes first, simulated calls last**: the lock admits a waiting raw transaction before any waiting read, and
   a plain read before any simulated call; a simulated call that has run ``PREEMPT_AFTER_S`` while a write or a
   read waits is ended ("yielded": its caller sends it again). So a stream of slow calls delays a publication or
@@ -30,10 +33,12 @@ from eth.vm.gas_meter import GasMeter
 CALL_GAS_CAP = 50_000_000
 CALL_SECONDS = 2.0
 SIMULATED_CALLS = frozenset({"eth_call", "eth_estimateGas"})
+WALL_BACKSTOP = 4.0  # a simulated call ends after this many times its cap in wall time, whatever its CPU
 PREEMPT_AFTER_S = 0.25  # a simulated call that has run this long yields to a waiting write or read
 YIELDED = "yielded to waiting callers"  # how such a call's answer says so (fedtopic's callers retry it)
 
-_deadline: list[float | None] = [None]  # set only while a simulated call runs (under the chain's lock)
+_deadline: list[tuple[float, float, float] | None] = [None]  # (wall time the cap could first be reached, its CPU
+# deadline, the wall backstop): set only while a simulated call runs (under the chain's lock)
 _yield: list[tuple[float, Callable[[], bool]]] = [(float("inf"), lambda: False)]  # (when, whether others wait)
 _unbounded_consume = GasMeter.consume_gas
 
@@ -46,7 +51,8 @@ def _consume_within_deadline(self: GasMeter, amount: int, reason: str) -> None:
     deadline = _deadline[0]
     if deadline is not None:
         now = time.monotonic()
-        if now > deadline:
+        # CPU time never runs ahead of wall time: the thread's clock is read only once the cap could be reached
+        if now > deadline[0] and (now > deadline[2] or time.thread_time() > deadline[1]):
             raise CallTimeExceeded(f"call ran past its time cap ({reason})")
         yield_at, others_wait = _yield[0]
         if now > yield_at and others_wait():
@@ -61,10 +67,11 @@ def install() -> None:
 
 @contextmanager
 def time_capped(seconds: float, others_wait: Callable[[], bool] = lambda: False) -> Iterator[None]:
-    """Run the block with py-evm's gas meter ending any computation after ``seconds``, or after
-    ``PREEMPT_AFTER_S`` once ``others_wait()`` (once :func:`install`-ed)."""
+    """Run the block with py-evm's gas meter ending any computation after ``seconds`` of this thread's CPU (or
+    ``WALL_BACKSTOP`` × ``seconds`` of wall time), or after ``PREEMPT_AFTER_S`` once ``others_wait()`` (once
+    :func:`install`-ed)."""
     now = time.monotonic()
-    _deadline[0] = now + seconds
+    _deadline[0] = (now + seconds, time.thread_time() + seconds, now + WALL_BACKSTOP * seconds)
     _yield[0] = (now + PREEMPT_AFTER_S, others_wait)
     try:
         yield

@@ -428,17 +428,21 @@
     download("topics.csv", "text/csv", lines.join("\n") + "\n");
   });
 
-  // a centralised run has no parties: it opens on its curve, not on an empty Parties tab
-  const firstPanel = () => (store.state.run.mode === "centralised" ? "convergence" : "parties");
+  // a centralised run has no parties: it opens on its curve, not on an empty Parties tab (unless a tab was
+  // clicked while the page loaded: that choice stands)
+  async function openFirst() {
+    if (store.state.run.mode === "centralised" && store.panel === "parties") await show("convergence");
+    else render();
+  }
   async function start() {
     if (INLINE) {
       store.state = INLINE.state; mergeRows(INLINE.rows); store.topics = INLINE.topics; store.ledger = INLINE.ledger;
-      await show(firstPanel());
+      await openFirst();
       return;
     }
     const [state, hist] = await Promise.all([getJSON("api/state"), getJSON("api/history")]);
     store.state = state; mergeRows(hist.rows); store.cursors = hist.cursors;
-    await show(firstPanel());
+    await openFirst();
     connect();
   }
   start();
