@@ -10,7 +10,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
+from fedtopic.engines.base import Engine
 from fedtopic.engines.registry import engine_names
+from fedtopic.protections.base import Protection
+from fedtopic.protections.mask import MaskProtection
 from fedtopic.protections.registry import BUILT_IN
 from fedtopic.testing import ConformanceError, check_engine, check_protection
 
@@ -21,7 +24,7 @@ TESTS = Path(__file__).resolve().parent
 def plugins(monkeypatch):
     monkeypatch.syspath_prepend(str(TESTS))
     monkeypatch.setenv("FEDTOPIC_PROTECTIONS", "offset-mask=plugins.offset_mask:OffsetMask,"
-                                               "off-by-one=test_conformance:OffByOne")
+                                               "off-by-one=test_conformance:OffByOne,no-codec=test_conformance:NoCodec")
     monkeypatch.setenv("FEDTOPIC_ENGINES", "sequential=plugins.sequential_engine:SequentialEngine,"
                                            "unnamed=test_conformance:UnnamedFailures")
 
@@ -38,6 +41,12 @@ def test_the_plugin_protection_passes_and_a_broken_one_is_named_with_its_clause(
         check_protection("off-by-one")
 
 
+def test_a_protection_that_forgot_its_codec_is_one_line_naming_the_clause(plugins):
+    with pytest.raises(ConformanceError, match="protection 'no-codec' breaks 'makes a codec for every party': "
+                                               "NotImplementedError"):
+        check_protection("no-codec")
+
+
 @pytest.mark.parametrize("name", [n for n in engine_names() if n != "ray"])  # ray: tests/test_engines_ray.py (a cluster)
 def test_every_in_process_engine_passes_the_kit(name):
     assert len(check_engine(name)) == 5
@@ -50,8 +59,6 @@ def test_the_plugin_engine_passes_and_one_whose_failures_name_nobody_is_caught(p
 
 
 # broken plugins the kit must catch ---------------------------------------------------------------------------------
-from fedtopic.engines.base import Engine  # noqa: E402
-from fedtopic.protections.mask import MaskProtection  # noqa: E402
 
 
 class _OffByOneCodec:
@@ -80,6 +87,11 @@ class OffByOne(MaskProtection):
 
     def counts(self, ctx: Any, *, pool: bool = False) -> Any:
         return _OffByOneCodec(super().counts(ctx, pool=pool))
+
+
+class NoCodec(Protection):
+    name: ClassVar[str] = "no-codec"
+    summary: ClassVar[str] = "a protection that never wrote counts() (a broken plugin)"
 
 
 class UnnamedFailures(Engine):

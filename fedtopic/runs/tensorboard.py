@@ -4,9 +4,10 @@ run per party (``OUT/<party>/``), scalars tagged ``<party>/<metric>`` at step = 
 What NVFlare and OpenFL users wire into TensorBoard, read from the history every runtime already writes
 (``runs.history``): a run folder (``history/<party>.jsonl``: simulate, train, demo), a consortium's state folder
 (``state/<party>/history.jsonl``: node run), or one history file; a ``train`` run, which has no rounds, gives its
-per-iteration held-out perplexity curve (summary.json's ``perplexity_curve``) at step = iteration. The metrics: the algorithm's quality figure under
-its own name (e.g. ``validation_loss``), ε where DP is on, the round's times and bytes, its contributors, the
-largest staleness of an asynchronous round, and every number of the algorithm's ``extra``.
+per-iteration held-out perplexity curve (summary.json's ``perplexity_curve``) at step = iteration. The metrics:
+the algorithm's quality figure under its own name (e.g. ``validation_loss``), ε where DP is on, the round's times
+and bytes, its contributors, the largest staleness of an asynchronous round, and every number of the algorithm's
+``extra``.
 """
 
 from __future__ import annotations
@@ -95,8 +96,8 @@ def train_curves(run: Path) -> dict[str, list[dict[str, Any]]]:
 
 def export_history(path: Path, out: Path) -> dict[str, int]:
     """Every party's history under ``path`` (the last line per round), or a train run's curve, written to ``out``."""
-    curves = train_curves(path) if path.is_dir() else {}
-    if curves and not (path / "history").is_dir():
+    curves = train_curves(path) if path.is_dir() and not (path / "history").is_dir() else {}
+    if curves:
         return write_tensorboard(curves, out)
     return write_tensorboard({party: latest_per_round(read_history(file))
                               for party, file in history_files(path).items()}, out)

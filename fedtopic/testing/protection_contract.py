@@ -40,18 +40,25 @@ def check_protection(name: str, *, parties: int = 3, shape: tuple[int, int] = (1
     rng = np.random.default_rng(seed)
     ids = tuple(f"p{i + 1}" for i in range(parties))
     keys = [generate_party_keys(pid, seed=b"fedtopic-conformance") for pid in ids]
-    secrets = protection.new_secrets(key_bits)
     publics = tuple(k.x25519_public for k in keys)
     max_value = 50
     matrices = [rng.integers(0, max_value + 1, size=shape).astype(np.int64) for _ in ids]
     ranking = np.argsort(-sum(matrices).sum(axis=1), kind="stable").astype(np.int64)
-    codecs = [protection.counts(protection.context(
-        secrets, session=SESSION, round=1, shape=shape, n_parties=parties, party_index=i, max_value=max_value,
-        delta=0.25, word_ranking=ranking, x25519_private=keys[i].x25519_private_key, party_publics=publics))
-        for i in range(parties)]
+    secrets = clauses.check("makes the consortium's secrets", lambda: protection.new_secrets(key_bits))
+    codecs: list = []
+
+    def make_codecs() -> None:  # filled in place, so that those made before a failure are closed
+        for i in range(parties):
+            codecs.append(protection.counts(protection.context(
+                secrets, session=SESSION, round=1, shape=shape, n_parties=parties, party_index=i,
+                max_value=max_value, delta=0.25, word_ranking=ranking, x25519_private=keys[i].x25519_private_key,
+                party_publics=publics)))
+
     try:
+        clauses.check("makes a codec for every party", make_codecs)
         meta = codecs[0].meta
-        combiner = get_combiner(protection.combiner("counts"))
+        combiner = clauses.check("its counts combiner is registered on the aggregator",
+                                 lambda: get_combiner(protection.combiner("counts")))
 
         def agreed_meta() -> None:
             assert all(c.meta == meta for c in codecs), "the parties' session metas differ"
