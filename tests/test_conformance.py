@@ -47,6 +47,20 @@ def test_a_protection_that_forgot_its_codec_is_one_line_naming_the_clause(plugin
         check_protection("no-codec")
 
 
+def test_two_plugin_schemes_whose_wire_codes_meet_are_refused_at_registration(monkeypatch):
+    """Wire codes are a hash of the scheme's name: ``zsum-10`` and ``zsum-12`` hash to the same byte, and the
+    aggregator's combiner registry refuses the pair in one line instead of mixing their updates up."""
+    from fedtopic.crypto.protect.base import scheme_code
+    from fedtopic.errors import ConfigError
+    from fedtopic.network.combiners import registered_combiners
+
+    assert scheme_code("zsum-10") == scheme_code("zsum-12")
+    monkeypatch.syspath_prepend(str(TESTS))
+    monkeypatch.setenv("FEDTOPIC_PROTECTIONS", "zsum-10=test_conformance:Zsum10,zsum-12=test_conformance:Zsum12")
+    with pytest.raises(ConfigError, match="'zsum-10' and 'zsum-12' have the same wire code"):
+        registered_combiners()
+
+
 @pytest.mark.parametrize("name", [n for n in engine_names() if n != "ray"])  # ray: tests/test_engines_ray.py (a cluster)
 def test_every_in_process_engine_passes_the_kit(name):
     assert len(check_engine(name)) == 5
@@ -103,3 +117,22 @@ class UnnamedFailures(Engine):
 
         one = threading.BoundedSemaphore(1)
         return [work(i, one) for i in range(len(names))]
+
+
+class _NamedScheme:
+    min_contributors = 2
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class Zsum10(Protection):
+    name: ClassVar[str] = "zsum-10"
+    summary: ClassVar[str] = "a scheme name whose wire code meets zsum-12's"
+
+    def schemes(self):
+        return (_NamedScheme(self.name),)
+
+
+class Zsum12(Zsum10):
+    name: ClassVar[str] = "zsum-12"
