@@ -254,3 +254,61 @@ def test_the_topic_map_is_drawn_from_the_whole_phi():
     before = np.linalg.norm(words_only[:, None] - words_only[None, :], axis=2)
     faithful = spearmanr(js[upper], on_map[upper]).statistic
     assert faithful > 0.5 and faithful >= spearmanr(js[upper], before[upper]).statistic
+
+
+class _AsyncView(_Told):
+    """A DAFed party's view: p1's own history, p2 and p3 as the chain told them (round, when first seen there)."""
+
+    def __init__(self, path, told):
+        super().__init__(path, {})
+        self.told_at = told
+
+    def meta(self):
+        return super().meta() | {"mode": "async", "rounds": 30, "setup_rounds": 0, "finished": False}
+
+    def histories(self):
+        return {"p1": self.path / "history" / "p1.jsonl"}
+
+    def party_process_alive(self, party):
+        return None
+
+    def signs(self):
+        return Signs(parties={pid: Sign(round=r, last_sign=t) for pid, (r, t) in self.told_at.items()})
+
+
+def test_a_party_killed_before_an_async_run_ended_is_stopped_not_finished(tmp_path):
+    """Issue 66 item 1: once the fastest party has published its last round, a party silent since then ended with
+    the run (finished), but one that fell silent long before (killed) is stopped, as it was before the run ended."""
+    run, _ = run_folder(tmp_path, rounds=30)  # p1's history reaches round 29, the last: the run is over now
+    now = time.time()
+    view = _AsyncView(run, {"p2": (29, now - 1.0), "p3": (11, now - 600.0)})
+    parties = {p["party"]: p for p in Board(view).state()["parties"]}
+    assert parties["p2"]["status"] in ("alive", "finished")
+    assert parties["p3"]["status"] == "stopped" and "before the run ended" in parties["p3"]["why"], parties["p3"]
+    later = _AsyncView(run, {"p2": (29, now - 60.0), "p3": (11, now - 600.0)})  # p2 ended with the run, 60 s ago
+    for row in Board(later).state()["parties"]:
+        if row["party"] == "p2":
+            assert (row["status"], row["why"]) == ("finished", "silent since the run ended")
+
+
+def test_a_party_page_follows_the_consortium_config_into_the_next_run(tmp_path):
+    """Issue 66 item 1: a page open since run 1 kept run 1's round total ("round 182 / 150") once the consortium
+    changed its iterations and started run 2 with --fresh; a config caught mid-edit keeps what was read before."""
+    from _csfed_setup import make_consortium
+
+    from fedtopic.consortium.config import save_consortium
+    from fedtopic.dashboard.sources import PartyView
+
+    config, cfg = make_consortium(tmp_path, protection="none", iterations=150)
+    view = PartyView(config, "p1", url="http://127.0.0.1:9")  # nobody listens: the others' note says so
+    try:
+        assert view.meta()["iterations"] == 150
+        first_rounds = view.meta()["rounds"]
+        save_consortium(cfg.model_copy(update={"algorithm": cfg.algorithm.model_copy(update={"iterations": 200})}),
+                        config)
+        meta = view.meta()
+        assert meta["iterations"] == 200 and meta["rounds"] > first_rounds
+        config.write_text(config.read_text(encoding="utf-8") + "\n[algorithm\n", encoding="utf-8")  # mid-edit
+        assert view.meta()["iterations"] == 200
+    finally:
+        view.close()

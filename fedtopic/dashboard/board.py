@@ -102,6 +102,18 @@ class _PartyRows:
     quality_name: str | None = None
 
 
+def _ended_at(tracks: Mapping[str, _PartyRows], told: Mapping[str, Any], last: int | None) -> float | None:
+    """When an ended run ended, as far as this board saw: the earliest sign of a party at round ``last`` or beyond
+    (its own history line's time, else when the remote service first showed it there); None where none is known."""
+    if last is None:
+        return None
+    times = [float(t.latest["time"]) for t in tracks.values() if t.latest is not None and t.latest.get("time")
+             is not None and int(t.latest["round"]) >= last]
+    times += [float(s.last_sign) for s in told.values() if getattr(s, "round", None) is not None and
+              getattr(s, "last_sign", None) is not None and s.round >= last]
+    return min(times, default=None)
+
+
 def _remote(meta: Mapping[str, Any]) -> str:
     """Where a party's page learns of the others: the chain (DAFed, asynchronous) or the aggregator."""
     return "chain" if meta.get("mode") == "async" else "aggregator"
@@ -180,9 +192,13 @@ class Board:
         # DAFed ends for everyone once the fastest party has published its last round (history round setup + R − 1,
         # ``runs.round_count``): a party silent after that ended
         rounds, setup = meta.get("rounds"), int(meta.get("setup_rounds") or 0)
+        last = setup + rounds - 1 if isinstance(rounds, int) else None
         run_over = bool(meta.get("finished")) or (meta.get("mode") == "async" and leader is not None and
-                                                 isinstance(rounds, int) and leader >= setup + rounds - 1)
-        parties = [self._party(pid, tracks.get(pid), signs.parties.get(pid), meta, leaders, now, run_over)
+                                                 last is not None and leader >= last)
+        ended_at = None  # when a run that is over ended (-inf where no time of it is known: every silent party ended with it)
+        if run_over:
+            ended_at = _ended_at(tracks, signs.parties, last if last is not None else leader) or float("-inf")
+        parties = [self._party(pid, tracks.get(pid), signs.parties.get(pid), meta, leaders, now, ended_at)
                    for pid in ids]
         privacy = meta.get("privacy") or {}
         budget = privacy.get("epsilon_budget")
@@ -199,7 +215,7 @@ class Board:
                 "audit": signs.audit}
 
     def _party(self, pid: str, track: _PartyRows | None, sign: Any, meta: Mapping[str, Any], leaders: Leaders,
-               now: float, run_over: bool) -> dict[str, Any]:
+               now: float, ended_at: float | None) -> dict[str, Any]:
         last = None if track is None else track.latest
         interval = (None if track is None else usual_interval(track.times)) or getattr(sign, "interval", None)
         own_round = None if last is None else int(last["round"])
@@ -213,8 +229,11 @@ class Board:
         heartbeat = bool(getattr(sign, "heartbeat", False)) and alive is None
         verdict = judge(now=now, last_sign=last_sign, interval=interval, round=round_, leader=leader,
                         finished=finished, process_alive=alive, heartbeat=heartbeat)
-        if run_over and verdict.status == "stopped":
-            verdict = Verdict("finished", "silent since the run ended")
+        if ended_at is not None and verdict.status == "stopped":  # silent after the run ended: it ended with it;
+            quiet_from = ended_at - stop_after(interval, heartbeat=heartbeat)  # silent already before: it stopped
+            verdict = (Verdict("finished", "silent since the run ended") if last_sign is None or last_sign >= quiet_from
+                       else Verdict("stopped", f"no sign of life for {now - last_sign:.0f} s, since before the run "
+                                               "ended"))
         up, down = (0, 0) if track is None else (track.bytes_up, track.bytes_down)
         out = {"party": pid, "round": round_, "last_time": last_sign, "age_s": None if last_sign is None else
                now - last_sign, "status": verdict.status, "why": verdict.why, "bytes_up": up, "bytes_down": down,

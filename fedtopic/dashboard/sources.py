@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fedtopic.errors import ConfigError
+from fedtopic.errors import ConfigError, FedTopicError
 from fedtopic.runs.folder import RUN_INFO
 from fedtopic.runs.history import FILE_NAME
 from fedtopic.runs.process import PROCESS_FILE, process_alive
@@ -68,7 +68,6 @@ def _declared(algorithm: Any, options: Any, topics: Any, iterations: Any, seed: 
     longer takes."""
     from fedtopic.algorithms.base import Privacy
     from fedtopic.algorithms.registry import algorithm_names, get_algorithm
-    from fedtopic.errors import FedTopicError
 
     unknown = {"privacy": Privacy().as_dict(), "rounds": None, "setup_rounds": 0}
     if algorithm not in algorithm_names():
@@ -155,6 +154,15 @@ class RunFolder:
         """Nothing runs in the background."""
 
 
+def _file_stamp(path: Path) -> tuple[int, int] | None:
+    """(mtime in ns, size) of ``path``, None where it cannot be read."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
 class PartyView:
     """One party's view of a consortium: its own state folder, and the aggregator's status or the chain's channel
     heads for the others, polled on a background thread (``SIGNS_EVERY_SECONDS``)."""
@@ -166,6 +174,7 @@ class PartyView:
         from fedtopic.consortium.config import load_consortium
 
         self.cfg = load_consortium(config_path)
+        self._config_seen = _file_stamp(config_path)
         if party not in self.cfg.party_ids:
             raise ConfigError(f"--party {party}: not a party of {config_path} ({', '.join(self.cfg.party_ids)})")
         self.config_path, self.viewer = config_path, party
@@ -189,9 +198,27 @@ class PartyView:
         self._thread.start()
 
     # ---- the party's own files -----------------------------------------------------------------------------
+    def _follow_config(self) -> None:
+        """Read consortium.toml again when it changed: a next run (``node run --fresh``) may train for another
+        number of rounds, and a page left open since the first run showed that run's total ("round 182 / 150").
+        A file caught mid-edit, or one that drops this party, keeps the settings read before."""
+        from fedtopic.consortium.config import load_consortium
+
+        stamp = _file_stamp(self.config_path)
+        if stamp == self._config_seen:
+            return
+        self._config_seen = stamp
+        try:
+            cfg = load_consortium(self.config_path)
+        except FedTopicError:
+            return
+        if self.viewer in cfg.party_ids:
+            self.cfg = cfg
+
     def meta(self) -> dict[str, Any]:
         from fedtopic.algorithms.registry import get_algorithm
 
+        self._follow_config()
         a = self.cfg.algorithm
         summary = _read_json(self.state_dir / "model" / "summary.json")
         return {"kind": "node", "algorithm": a.name, "mode": "sync" if self.sync else "async", "topics": a.topics,
