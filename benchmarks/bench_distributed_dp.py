@@ -30,7 +30,8 @@ def simulate(dataset: str, parties: int, topics: int, iterations: int, seed: int
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, "-m", "fedtopic.cli.main", "simulate", "--algorithm", "csfed-lda", "--dataset", dataset,
                "--parties", str(parties), "-k", str(topics), "--iterations", str(iterations), "--seed", str(seed),
-               "--protection", "mask", *[x for o in options for x in ("--opt", o)], "--out", f"{tmp}/run",
+               "--protection", "mask", "--opt", f"alpha={50.0 / topics!r}",  # the α RESULTS recorded at (50/K)
+               *[x for o in options for x in ("--opt", o)], "--out", f"{tmp}/run",
                "--format", "json"]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True)
         return json.loads(out.stdout)

@@ -104,7 +104,7 @@ def run_shape(name: str, iterations: int, seed: int, scale: float, federated: bo
         tomo, seconds = _tomotopy(train, k, iterations, optim, seed)
         score("tomotopy α₀=0.1", tomotopy_phi(tomo, train.vocab), np.array(tomo.alpha, dtype=np.float64), seconds,
               optim)
-        for label, alpha in (("ours α₀=50/K", 50.0 / k), ("ours default", None)):  # None: 0.1 when learning, 50/K when not
+        for label, alpha in (("ours α₀=50/K", 50.0 / k), ("ours default", None)):  # None: 0.1 (since session 43 also when not learning)
             started = time.perf_counter()
             ours = GibbsLDA(k, alpha=alpha, beta=BETA, sampler="dense", seed=seed, optim_interval=optim)
             ours.fit(train, iterations)

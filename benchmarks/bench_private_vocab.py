@@ -107,9 +107,10 @@ def main() -> None:
             test = corpus_from_texts(test_texts, vocabulary=vocab)
             runs = []
             for seed in a.seeds:
-                spec = algo.spec(a.topics, a.iterations, seed, {}, where="options")
+                spec = algo.spec(a.topics, a.iterations, seed, {"alpha": 50.0 / a.topics},  # as RESULTS records
+                                 where="options")
                 phi = run_lockstep_simulation(parts, spec, list(cfg.party_ids)).parties[0].phi()
-                alpha = spec.options.get("alpha") or 50.0 / a.topics
+                alpha = float(spec.options["alpha"])
                 runs.append({"seed": seed, "perplexity": completion_perplexity(phi, test, alpha, seed=seed),
                              "perplexity_shared": completion_perplexity(_restricted(phi, vocab, shared), test_shared,
                                                                         alpha, seed=seed)})

@@ -32,7 +32,9 @@ pytestmark = [pytest.mark.adversarial, pytest.mark.xdist_group("node-processes")
 
 
 def _rpc(url: str, method: str, params: list | None = None) -> dict:
-    return httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params or []}).json()
+    """One JSON-RPC call; 30 s of patience, since a call run to its 2 s CPU cap may take 8 s of wall on a loaded machine."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or []}
+    return httpx.post(url, json=body, timeout=30.0).json()
 
 
 def test_test_controls_need_dev_and_errors_have_integer_codes(tmp_path):

@@ -34,7 +34,8 @@ def data():
 
 
 def spec(name: str, **options):
-    return get_algorithm(name).spec(TOPICS, ITERATIONS, SEED, options)
+    """The recorded runs' spec: α = 50/K, the LDA family's default when they were recorded (0.1 since session 43)."""
+    return get_algorithm(name).spec(TOPICS, ITERATIONS, SEED, {"alpha": 50.0 / TOPICS} | options)
 
 
 def test_centralized_and_local(data):

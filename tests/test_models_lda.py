@@ -33,8 +33,18 @@ def test_empty_corpus_and_unfitted_model_are_model_errors():
         GibbsLDA(3).phi()
 
 
-def test_default_alpha_is_50_over_k():
-    assert GibbsLDA(25).alpha == 2.0
+def test_default_alpha_is_tomotopys_and_the_paper_experiments_keep_50_over_k():
+    """Issue 66 item 5: 50/K smoothed short documents' θ towards uniform; the default is tomotopy's 0.1, fixed or
+    as the start of learning, and the commands that reproduce the CSFed/DAFed paper give its 50/K."""
+    from fedtopic.algorithms.lda.options import hyper_from_spec
+    from fedtopic.algorithms.registry import get_algorithm
+    from fedtopic.models.prior import paper_alpha
+
+    assert GibbsLDA(25).alpha == 0.1 and GibbsLDA(25, optim_interval=10).alpha == 0.1
+    for name in ("centralized-lda", "local-lda", "csfed-lda", "dafed-lda", "sub-lda"):
+        spec = get_algorithm(name).spec(25, 3, 0, {})
+        assert hyper_from_spec(spec).resolved_alpha == 0.1 == get_algorithm(name).evaluation_alpha(spec)
+    assert paper_alpha(25) == 2.0
 
 
 def test_fit_recovers_topics_and_likelihood_rises(data):

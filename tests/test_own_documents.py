@@ -170,3 +170,13 @@ def test_python_simulate_takes_a_port_and_a_round_callback_and_cleans_its_tempor
                          env={"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"})
     folder = out.stdout.strip().splitlines()[-1]
     assert folder and not __import__("pathlib").Path(folder).exists()
+
+
+def test_the_default_alpha_lets_short_documents_take_sides():
+    """Issue 66 item 5: under the old default α = 50/K (12.5 at K 4) every short document's θ was near uniform, so a
+    sports sentence and a money sentence got the same mixture; tomotopy's 0.1, the default now, tells them apart."""
+
+    model = fedtopic.train(theme_texts(300, seed=1, length=8), topics=4, iterations=100, seed=0)
+    sport, money = model.transform(["football goal striker keeper", "bank stock dividend bond"])
+    assert model.alpha == 0.1
+    assert 0.5 * np.abs(sport - money).sum() > 0.8, (sport, money)  # 0.04 at α 12.5

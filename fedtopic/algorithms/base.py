@@ -265,9 +265,11 @@ class Algorithm(ABC):
 
     def evaluation_alpha(self, spec: TrainSpec) -> float:
         """The symmetric Dirichlet α that held-out fold-in uses for this algorithm's Φ: the ``alpha`` option if
-        it has one, else 50/K (paper-wide default of the LDA family, §8.1 of the CSFed/DAFed paper)."""
+        it has one, else the LDA family's default (``models.prior.DEFAULT_ALPHA``)."""
+        from fedtopic.models.prior import DEFAULT_ALPHA
+
         alpha = spec.options.get("alpha")
-        return 50.0 / spec.topics if alpha is None else float(alpha)  # type: ignore[arg-type]
+        return DEFAULT_ALPHA if alpha is None else float(alpha)  # type: ignore[arg-type]
 
     # training --------------------------------------------------------------------------------
     def models_per_fit(self, n_parties: int) -> int:

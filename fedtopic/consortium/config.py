@@ -149,7 +149,7 @@ class AlgorithmConfig(_Section):
 
     ``options`` are the algorithm's own, typed and validated by the algorithm
     (the same keys as ``--opt key=value``): e.g. alpha, beta and steps for the
-    LDA family (paper §8: α = 50/K, β = 0.01, 1000 iterations).
+    LDA family (α 0.1 unless given, as tomotopy; the paper's §8 ran α = 50/K, β = 0.01, 1000 iterations).
     """
 
     name: str = "dafed-lda"

@@ -25,6 +25,7 @@ from fedtopic.algorithms.iftm.party import IFTMParty
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.corpus.types import Corpus
 from fedtopic.eval.perplexity import completion_perplexity
+from fedtopic.models.prior import paper_alpha
 from fedtopic.models.topic_merge import GlobalModel, integrate_all
 
 Status = Callable[[str], None]
@@ -185,7 +186,8 @@ def communication(train: Corpus, test: Corpus, s: IFTMSettings, status: Status) 
     curve = []
     for r in sorted({max(1, round(budget * f)) for f in (0.1, 0.25, 0.5, 1.0, 2.0, 3.0)}):
         status(f"CSFed-LDA (one exchange per sweep), 3 parties, {r} rounds")
-        sim = run_lockstep_simulation(parts, csfed.spec(s.topics, r, s.seed), [f"p{i + 1}" for i in range(3)],
+        spec = csfed.spec(s.topics, r, s.seed, {"alpha": paper_alpha(s.topics)})
+        sim = run_lockstep_simulation(parts, spec, [f"p{i + 1}" for i in range(3)],
                                       algorithm="csfed-lda")
         curve.append((r, loglik(sim.parties[0].phi(), ev, s.seed)))
     out["csfed-lda 3 parties"] = curve

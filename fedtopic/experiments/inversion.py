@@ -46,6 +46,7 @@ from fedtopic.experiments.common import (
     held_out_subset,
 )
 from fedtopic.models.distributions import phi_from_counts
+from fedtopic.models.prior import paper_alpha
 
 DELTAS_PERCENT = (0.0, 0.1, 0.5, 1.0, 5.0)
 """Fig. 9's encryption ratios δ, in percent of the vocabulary."""
@@ -63,7 +64,7 @@ def experiment_inversion(train: Corpus, test: Corpus, s: ExperimentSettings, pro
     """Fig. 9: the aggregator's inverted model under δ-IPHE and δ-UPHE, K = max(s.topics)."""
     test = held_out_subset(test, s)
     n_topics = max(s.topics)
-    hyper = LDAHyper(n_topics=n_topics, iterations=s.iterations, seed=s.seed)
+    hyper = LDAHyper(n_topics=n_topics, iterations=s.iterations, alpha=paper_alpha(n_topics), seed=s.seed)
     progress(f"training the real model (K={n_topics}, {s.iterations} sweeps)")
     started = time.perf_counter()
     n_sum = train_centralized([train], hyper).state.n_wk

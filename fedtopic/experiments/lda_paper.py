@@ -38,6 +38,7 @@ from fedtopic.experiments.common import (
     run_trainings,
 )
 from fedtopic.experiments.inversion import experiment_inversion
+from fedtopic.models.prior import paper_alpha
 from fedtopic.simulation.lockstep import run_lockstep_simulation
 from fedtopic.simulation.virtual_async import run_virtual_simulation
 
@@ -69,7 +70,8 @@ def run_method(method: str, parts: Sequence[Corpus], test: Corpus, topics: int, 
         raise ValueError(f"unknown method {method!r}")
     algorithm = get_algorithm(METHOD_ALGORITHMS[method])
     federated = Mode.centralised not in algorithm.modes
-    spec = algorithm.spec(topics, settings.iterations, settings.seed, {"steps": steps} if federated else {})
+    options: dict[str, Any] = {"alpha": paper_alpha(topics)} | ({"steps": steps} if federated else {})  # paper §8.1
+    spec = algorithm.spec(topics, settings.iterations, settings.seed, options)
     started = time.perf_counter()
     ids = party_ids(len(parts))
     extra: dict[str, Any] = {}

@@ -41,6 +41,7 @@ from fedtopic.corpus.types import Corpus
 from fedtopic.crypto.paillier import ciphertext_bytes, generate_paillier_keys
 from fedtopic.crypto.protect import IPHE, ProtectionContext, RoundInfo
 from fedtopic.models.lda import GibbsLDA
+from fedtopic.models.prior import paper_alpha
 from fedtopic.runs.history import latest_per_round, read_history
 from fedtopic.simulation.chain_setup import embedded_consortium
 from fedtopic.simulation.sync_run import simulate_sync
@@ -128,7 +129,8 @@ def csfed_round_history(parts: list[Corpus], s: TimingSettings, protection: str,
     """Run the real protocol (party runtime, real aggregator) for round 0 + ``timed_rounds`` rounds with one party
     computing at a time (``serialize_compute``), so every phase of every party is timed alone; each party's
     history rows of the timed rounds (round 0, the genesis with the key and word-ranking setup, left out)."""
-    spec = get_algorithm("csfed-lda").spec(s.topics, steps * (s.timed_rounds + 1), s.seed, {"steps": steps})
+    spec = get_algorithm("csfed-lda").spec(s.topics, steps * (s.timed_rounds + 1), s.seed,
+                                           {"steps": steps, "alpha": paper_alpha(s.topics)})
     case = work / f"{protection}-s{steps}"
     train = merge_corpora(parts)
     data = TrainingData("timing", train, train.subset(np.arange(min(20, train.n_docs))), list(parts))
@@ -188,7 +190,8 @@ def _he_extrapolated(parts: list[Corpus], s: TimingSettings, iphe: Row, none: Ro
 def _dafed(parts: list[Corpus], s: TimingSettings, steps: int) -> Row:
     ids = party_ids(len(parts))
     cp = cp_from_consortia([ids])
-    spec = get_algorithm("dafed-lda").spec(s.topics, steps * s.dafed_rounds, s.seed, {"steps": steps})
+    spec = get_algorithm("dafed-lda").spec(s.topics, steps * s.dafed_rounds, s.seed,
+                                           {"steps": steps, "alpha": paper_alpha(s.topics)})
     chain = embedded_consortium(ids, cp, (parts[0].n_words, s.topics), seed=s.seed)
     sim = run_simulation(parts, spec, chain.channels, cp, algorithm="dafed-lda")
     per = [(log.compute_seconds / max(log.sweeps, 1), log.comm_seconds / max(log.sweeps, 1),
@@ -202,7 +205,7 @@ def _dafed(parts: list[Corpus], s: TimingSettings, steps: int) -> Row:
 def run_timing(s: TimingSettings, progress: Callable[[str], None]) -> list[Row]:
     """Every row of Table 4 at the scale of ``s``."""
     parts = timing_corpora(s)
-    hyper = LDAHyper(n_topics=s.topics, iterations=1, seed=s.seed)
+    hyper = LDAHyper(n_topics=s.topics, iterations=1, alpha=paper_alpha(s.topics), seed=s.seed)
     progress("centralized")
     rows = [_centralized(parts, hyper, sweeps=3)]
     with tempfile.TemporaryDirectory(prefix="timing-") as tmp:

@@ -24,11 +24,11 @@ from fedtopic.models.hyperopt import (
     optimize_beta,
 )
 from fedtopic.models.prior import (
+    DEFAULT_ALPHA,
     Alpha,
     alpha_json,
     alpha_vector,
     check_alpha,
-    default_alpha,
 )
 from fedtopic.models.state import (
     LDAState,
@@ -44,8 +44,8 @@ _FORMAT = "fedtopic.GibbsLDA/1"
 class GibbsLDA:
     """LDA trained by collapsed Gibbs sampling (Eq. 10).
 
-    alpha=None uses 50/K as the paper does (0.1, tomotopy's start, where optim_interval learns it); beta defaults
-    to 0.01. sampler is
+    alpha=None uses 0.1 as tomotopy does (``models.prior.DEFAULT_ALPHA``; the start where optim_interval learns
+    it); beta defaults to 0.01. sampler is
     "dense", "sparse" (alias MH), "mh" (exact MH, O(min(k_d, 256)) a token) or "auto"; threads > 1 samples
     document shards in parallel (see fedtopic.models.gibbs). optim_interval > 0 learns an asymmetric α every
     that many sweeps of ``fit`` (and a symmetric β with optim_beta) by Minka's fixed point (models.hyperopt),
@@ -65,7 +65,7 @@ class GibbsLDA:
     ) -> None:
         if not isinstance(n_topics, (int, np.integer)) or n_topics < 2:
             raise ModelError(f"need at least 2 topics, got K={n_topics}")
-        alpha = check_alpha(default_alpha(n_topics, bool(optim_interval)) if alpha is None else alpha, int(n_topics))
+        alpha = check_alpha(DEFAULT_ALPHA if alpha is None else alpha, int(n_topics))
         if not float(beta) > 0:
             raise ModelError(f"beta must be positive, got beta={beta}")
         if sampler not in SAMPLERS:
