@@ -5,7 +5,7 @@ the decoded array, the aggregate and its encoding (gFedNTM's gradient round: 5 Ã
 serves such a buffer from a fresh ``mmap`` or returns the top of its heap to the kernel once 128 kB-ish of it is
 free, so every round faults the same megabytes in again, page by page, and the kernel zeroes them. With the
 thresholds below, freed buffers below 32 MB stay in the heap for the next round (up to 256 MB of free heap is
-kept; the heap grows 64 MB at a time). Measured with ``benchmarks/bench_exchange.py --sizes 770250`` (RESULTS,
+kept; the heap grows 64 MB at a time). Measured with ``benchmarks/bench_exchange.py --sizes 770250`` (docs/results/gfedntm.md,
 "Neural steps (target 5)"): the aggregator's CPU per gradient round fell by about a fifth, the parties' by a
 quarter.
 

@@ -44,7 +44,7 @@ from fedtopic.models._dense import (
 from fedtopic.models.rng import OWN_ROW, next_double, put_stream, take_stream
 
 # A dense sweep at K > RUNS_UP_TO takes the buckets when its words hold, weighted by tokens, at most K / this many
-# topics. Measured (one thread, K 1,000, seconds a sweep against the dense kernel's; RESULTS "The buckets"): 4M
+# topics. Measured (one thread, K 1,000, seconds a sweep against the dense kernel's; docs/results/samplers.md "The buckets"): 4M
 # tokens V 8,000, 415 topics a word at the uniform start 1.50 against 0.97, 188 0.93 / 0.88, 123 0.78 / 0.87,
 # 46 0.56 / 0.86; mixed lengths at 1M tokens, 108 a word 0.18 against 0.23, 26 0.10 / 0.22.
 BUCKETS_FROM = 5

@@ -121,7 +121,7 @@ def _fill_chunks(words, doc_ptr, n_words, tok, offs):
 
 
 # Word rows (int32, V·K·4 bytes) of the chunk a thread of a partitioned dense sweep works in. Measured, 2M tokens,
-# seconds a sweep (RESULTS "Dense sweeps in word chunks"): one thread, K 1,000 × V 5,000 (20 MB of rows) 0.61-0.68
+# seconds a sweep (docs/results/samplers.md "Dense sweeps in word chunks"): one thread, K 1,000 × V 5,000 (20 MB of rows) 0.61-0.68
 # whole, 0.42-0.50 in 3 chunks; K 200 × V 50,000 (40 MB) 0.43 whole, 0.17-0.18 in 4-8; K 1,000 × V 50,000 (200 MB)
 # 1.25-1.27 whole, 0.87-1.02 in 4, 0.64-0.76 in 8, 0.59-0.64 in 24-25; two threads there 0.60 in 2, 0.34 in 24
 # (chunks of 8 MB a thread), 0.46 in 48 (4 MB: more rounds, each ending in a wait). Up to a few MB the rows stay

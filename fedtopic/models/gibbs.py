@@ -72,7 +72,7 @@ AUTO_DENSE_FROM_LENGTH = 100
 AUTO_DENSE_BELOW = 2000
 DEFAULT_MH_STEPS = 1  # MH proposals per token (sparse sampler); the exact document part keeps acceptance high
 # (word, document) cycles per token of the "mh" sampler. A cycle costs 25–45 ns against ~110 ns of memory traffic
-# per token, so more cycles buy mixing cheaply (benchmarks/bench_mh.py, K = 1000, docs/RESULTS.md "Hot paths"):
+# per token, so more cycles buy mixing cheaply (benchmarks/bench_mh.py, K = 1000, docs/results/samplers.md "`sampler="mh"`"):
 # to perplexity 1,756, 1 cycle took ~53 s and 4 cycles ~25 s; to tomotopy's after 200 sweeps, 3 / 4 / 6 cycles
 # took 77.9 / 72.2 / 88.2 s.
 DEFAULT_MH_CYCLES = 4

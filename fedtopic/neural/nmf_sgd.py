@@ -35,7 +35,7 @@ critic altogether (plain NMF+SGD / FedNMF).
 Precision: a client computes in ``precision`` (float32 by default for the algorithms, float64 here): W, H_i, the
 batch and the critic are held in that type, while W and θ travel, and the server's rule runs, in float64. The
 step is four products of a B × V block with the V × k weights, and at float64 they already ran at this core's
-peak: float32 halves their time (docs/RESULTS.md, "FedNMF"). Either way one thread computes in a fixed order,
+peak: float32 halves their time (docs/results/fednmf.md, "FedNMF"). Either way one thread computes in a fixed order,
 so the same seed gives the same bits. (Runs recorded before this step took its present form differ from
 float64's in the last bits: W's step rounds differently now that ∇_W is not formed; see ``_step``.)
 

@@ -37,7 +37,7 @@ WaitReport = Callable[[int, list[str], float], None]
 FIXED_POINT = FixedPoint()
 WITNESS_EVERY = 32
 """A dense session's aggregates are witnessed 32 steps at a time (``crypto.witness``): one request a step doubled
-gFedNTM's wall time (docs/RESULTS.md, "What the witnesses cost")."""
+gFedNTM's wall time (docs/results/chain.md, "What the witnesses cost")."""
 
 
 class DenseSession:

@@ -48,7 +48,7 @@ def suggested_tau(epsilon: float, n_words: int) -> float:
     τ maximises p·(p / (p + n))² on [0, 1], p and n from ``kept_per_token`` (above 1 the share stays
     (V − 1)·e^(−ε) while p falls). At ε = 11 it is the best τ measured on bbc-news and reuters-r8, where the
     paper's 0.2 keeps ~590 and ~410 noise words a token; at ε = 8 the best measured is 1.0–1.1, 3–16 % better
-    (docs/RESULTS.md, "iFTM's τ"). ε = ∞ (no privatisation): 0."""
+    (docs/results/iftm.md, "iFTM's τ"). ε = ∞ (no privatisation): 0."""
     if not math.isfinite(epsilon):
         return 0.0
     kept = [kept_per_token(epsilon, t, n_words) for t in np.linspace(0.0, 1.0, 10_001)]
