@@ -114,6 +114,7 @@ def test_a_reported_round_is_compared_with_the_same_report(tmp_path, told, p3):
     run, _ = run_folder(tmp_path, rounds=30)
     parties = {p["party"]: p for p in Board(_Told(run, told)).state()["parties"]}
     assert (parties["p3"]["status"], parties["p3"]["rounds_behind"]) == p3
+    assert parties["p3"]["why"] == ("16 rounds behind by the aggregator's figures" if p3[0] == "behind" else "")
     assert parties["p1"]["round"] == 29 and parties["p1"]["status"] == "alive"
     assert (parties["p1"]["round_source"], parties["p3"]["round_source"]) == ("history", "aggregator")
 
@@ -151,7 +152,30 @@ def test_a_party_is_awaited_only_by_a_round_that_has_begun(tmp_path):
     agg.submit("run-enc", 0, "p2", encode_counts(np.ones((2, 2), dtype=np.int64)))
     signs, _ = signs_from_status(agg.status(), ids)
     assert {pid: sign.awaited for pid, sign in signs.items()} == {"p1": True, "p2": False, "p3": True}
-    assert signs["p2"].round == 0 and signs["p1"].round is None
+    assert signs["p2"].round is None and signs["p1"].round is None  # p2's round 0 is not done: the round is open
+
+
+def test_a_party_waiting_in_the_open_round_shows_the_round_it_finished(tmp_path):
+    """A history counts a round once its aggregate is taken: the aggregator's figure for a party whose update is in
+    the open round 1 is 0, as the page of a party waiting beside it shows (it said "1 (aggregator)" against "0")."""
+    from fedtopic.crypto.codec import encode_counts
+    from fedtopic.dashboard.sources import signs_from_status
+    from fedtopic.network.schemas import SessionCreate
+    from fedtopic.network.service import Aggregator
+    from fedtopic.network.store import Store
+
+    ids = ["p1", "p2", "p3"]
+    agg = Aggregator(Store(tmp_path), {p: f"0x{i:040x}" for i, p in enumerate(ids, start=1)}, protection="none",
+                     default_deadline=30.0)
+    agg.open_session(SessionCreate(session_id="run-enc", parties=ids, combiner="none", meta={"shape": [2, 2]}), "p1")
+    update = encode_counts(np.ones((2, 2), dtype=np.int64))
+    for pid in ids:
+        agg.submit("run-enc", 0, pid, update)
+    assert {pid: s.round for pid, s in signs_from_status(agg.status(), ids)[0].items()} == {p: 0 for p in ids}
+    agg.submit("run-enc", 1, "p3", update)
+    signs, _ = signs_from_status(agg.status(), ids)
+    assert {pid: s.round for pid, s in signs.items()} == {p: 0 for p in ids}
+    assert {pid: s.awaited for pid, s in signs.items()} == {"p1": True, "p2": True, "p3": False}
 
 
 def test_a_new_run_in_the_same_folder_replaces_the_old_rows(tmp_path):

@@ -234,6 +234,8 @@ class Board:
             verdict = (Verdict("finished", "silent since the run ended") if last_sign is None or last_sign >= quiet_from
                        else Verdict("stopped", f"no sign of life for {now - last_sign:.0f} s, since before the run "
                                                "ended"))
+        if verdict.status == "behind" and own_round is None:  # compared with the same answer's rounds only
+            verdict = Verdict("behind", f"{verdict.why} by the {_remote(meta)}'s figures")
         up, down = (0, 0) if track is None else (track.bytes_up, track.bytes_down)
         out = {"party": pid, "round": round_, "last_time": last_sign, "age_s": None if last_sign is None else
                now - last_sign, "status": verdict.status, "why": verdict.why, "bytes_up": up, "bytes_down": down,

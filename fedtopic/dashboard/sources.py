@@ -26,7 +26,7 @@ from fedtopic.runs.process import PROCESS_FILE, process_alive
 from fedtopic.runs.topic_snapshot import snapshot_path
 
 if TYPE_CHECKING:
-    from fedtopic.network.schemas import StatusOut
+    from fedtopic.network.schemas import SessionStatus, StatusOut
 
 LABELS_FILE = "topic-labels.json"
 SIGNS_EVERY_SECONDS = 1.0
@@ -292,19 +292,34 @@ def signs_from_status(status: StatusOut, ids: Sequence[str]) -> tuple[dict[str, 
     """Each member's sign of life from the aggregator's ``/status`` (its sessions with exactly these members; the
     running ones if any), and how many sessions that is. A party is awaited when an open round that has begun
     (another member's update is in) still lacks its update: an algorithm's sessions whose rounds have not begun
-    (gFedNTM's validation sum between epochs, a setup session done with) list every member as missing."""
+    (gFedNTM's validation sum between epochs, a setup session done with) list every member as missing.
+
+    A party's round is its latest round that closed, as a history counts its rounds (a round is written once its
+    aggregate is taken): an update in the open round is a round not yet done. Counting that update put a party
+    waiting in round 101 at "101 (aggregator)" beside the viewer's own "100", both waiting in the same round."""
     sessions = [s for s in status.sessions if set(s.parties) == set(ids)]
     live = [s for s in sessions if s.state == "running"] or sessions
     out: dict[str, Sign] = {}
     for pid in ids:
-        seen = [x for s in live for x in s.seen if x.party == pid]
+        pairs = [(s, x) for s in live for x in s.seen if x.party == pid]
+        seen = [x for _, x in pairs]
         times = [t for x in seen for t in (x.last_seen_at, x.last_update_at) if t is not None]
-        rounds = [x.last_round for x in seen if x.last_round is not None]
+        rounds = [r for s, x in pairs if (r := _closed_round(s, x.last_round)) is not None]
         out[pid] = Sign(round=max(rounds) if rounds else None, last_sign=max(times) if times else None,
                         heartbeat=any(x.last_seen_at is not None for x in seen),
                         finished=bool(seen) and all(x.ended == "finished" for x in seen),
                         awaited=any(pid in s.missing and s.current_round.received for s in live))
     return out, len(live)
+
+
+def _closed_round(session: SessionStatus, last_round: int | None) -> int | None:
+    """``last_round``, or the round before it while that round is the session's open one (None before round 0)."""
+    if last_round is None:
+        return None
+    open_ = session.current_round
+    if last_round == open_.round and open_.state != "closed":
+        return last_round - 1 if last_round > 0 else None
+    return last_round
 
 
 class _ChainReader:
@@ -315,6 +330,8 @@ class _ChainReader:
     MAX_PUBLICATIONS = 2_000
     FIRST_BLOCKS = 1_000  # publications shown from this many blocks before the head at start
     BLOCKS_PER_READ = 200
+    READ_SECONDS = 0.5
+    GAS_RECEIPTS = 50
 
     def __init__(self, view: PartyView) -> None:
         from fedtopic.ledger.endpoint import chain_for, registry_of
@@ -328,7 +345,6 @@ class _ChainReader:
         self.gaps: dict[str, list[float]] = {}  # party → seconds per round between the last changes seen
 
     def read(self) -> Signs:
-        from fedtopic.ledger import raw
         from fedtopic.ledger.audit import ledger_status
         from fedtopic.ledger.runs import local_round, run_of
 
@@ -344,18 +360,8 @@ class _ChainReader:
                 self.seen[r.party_id] = (r.latest_round, now)
         head = int(self.w3.eth.block_number)
         channels = {r.channel: r.party_id for r in rows if int(r.channel, 16)}
-        lo = self.next_block if self.next_block is not None else max(0, head - self.FIRST_BLOCKS)
-        if channels and head >= lo:
-            hi = min(head, lo + self.BLOCKS_PER_READ - 1)  # a long backlog is read over several polls
-            logs = raw.fetch_logs(self.w3, list(channels), lo, hi)
-            gas = self._gas_of({log.tx_hash for log in logs})
-            for log in logs:  # rounds as the parties' histories number them (run r's round t is (r−1)·2^32 + t)
-                self.publications.append({"block": log.block, "party": channels.get(log.channel, log.channel),
-                                          "round": local_round(log.round), "run": run_of(log.round),
-                                          "chunk": log.chunk, "chunks": log.n_chunks,
-                                          "bytes": len(log.payload), "gas": gas.get(log.tx_hash), "seen": now})
-            self.publications = self.publications[-self.MAX_PUBLICATIONS:]
-            self.next_block = hi + 1
+        if channels:
+            self._read_publications(channels, head, now)
         parties = {r.party_id: Sign(round=None if r.latest_round is None else local_round(r.latest_round),
                                     last_sign=self.seen[r.party_id][1],
                                     interval=statistics.median(self.gaps[r.party_id])
@@ -369,9 +375,34 @@ class _ChainReader:
                      note=f"chain at block {head}" + ("" if self.next_block is None or self.next_block > head else
                                                       f" (publications read through block {self.next_block - 1})"))
 
-    def _gas_of(self, hashes: set[str]) -> dict[str, int]:
+    def _read_publications(self, channels: dict[str, str], head: int, now: float) -> None:
+        """The ``Published`` events from where the last read stopped through ``head``, ``BLOCKS_PER_READ`` blocks an
+        ``eth_getLogs``, for at most ``READ_SECONDS`` (a longer backlog is read on at the next poll). Gas is asked
+        for the newest ``GAS_RECEIPTS`` transactions only: a receipt a publication cost a request each, and a read of
+        200 blocks' receipts took the poll so long that a fast consortium's chain ran away from it ("chain at block
+        1122 (publications read through block 638)") and the rounds it showed were seconds old."""
+        from fedtopic.ledger import raw
+        from fedtopic.ledger.runs import local_round, run_of
+
+        lo = self.next_block if self.next_block is not None else max(0, head - self.FIRST_BLOCKS)
+        started, logs = time.monotonic(), []
+        while lo <= head and time.monotonic() - started < self.READ_SECONDS:
+            hi = min(head, lo + self.BLOCKS_PER_READ - 1)
+            logs += raw.fetch_logs(self.w3, list(channels), lo, hi)
+            lo = self.next_block = hi + 1
+        logs = logs[-self.MAX_PUBLICATIONS:]
+        newest = list(dict.fromkeys(log.tx_hash for log in reversed(logs)))[:self.GAS_RECEIPTS]
+        gas = self._gas_of(newest)
+        for log in logs:  # rounds as the parties' histories number them (run r's round t is (r−1)·2^32 + t)
+            self.publications.append({"block": log.block, "party": channels.get(log.channel, log.channel),
+                                      "round": local_round(log.round), "run": run_of(log.round),
+                                      "chunk": log.chunk, "chunks": log.n_chunks,
+                                      "bytes": len(log.payload), "gas": gas.get(log.tx_hash), "seen": now})
+        self.publications = self.publications[-self.MAX_PUBLICATIONS:]
+
+    def _gas_of(self, hashes: Sequence[str]) -> dict[str, int]:
         out = {}
-        for h in list(hashes)[:200]:
+        for h in hashes:
             try:
                 out[h] = int(self.w3.eth.get_transaction_receipt(h)["gasUsed"])
             except Exception:  # noqa: BLE001 - a receipt the node no longer keeps: gas unknown

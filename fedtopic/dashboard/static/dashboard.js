@@ -90,7 +90,9 @@
     body.replaceChildren(...s.parties.map((p) => {
       const stale = p.staleness && Object.keys(p.staleness).length
         ? Object.entries(p.staleness).map(([q, v]) => `${q}:${v}`).join(" ")
-        : (p.rounds_behind ? `${p.rounds_behind} round${p.rounds_behind === 1 ? "" : "s"} behind` : "–");
+        : (p.rounds_behind ? `${p.rounds_behind} round${p.rounds_behind === 1 ? "" : "s"} behind` +
+           // a remote figure is compared with the same answer's figures only, never with the histories here
+           (p.round_source && p.round_source !== "history" ? ` by the ${p.round_source}'s figures` : "") : "–");
       const why = p.why ? ` (${p.why})` : (p.awaited ? " (the round waits for it)" : "");
       return h("tr", {"data-party": p.party},
         h("td", {}, p.party),
