@@ -43,8 +43,10 @@ class _ForgingLink(HttpLink):
 
 def test_an_update_filed_under_another_index_is_refused_and_the_others_go_on_without_its_sender(tmp_path,
                                                                                                 monkeypatch):
-    # a deadline past the nodes' first long-poll (WAIT_REPORT_SECONDS): they read the round's state while waiting
-    config, cfg = make_consortium(tmp_path / "c", protection="mask", deadline=12.0, iterations=2)
+    # a deadline past the nodes' first long-poll (WAIT_REPORT_SECONDS, 3 s here for time): they read the round's
+    # state while waiting
+    monkeypatch.setattr("fedtopic.network.client.WAIT_REPORT_SECONDS", 3.0)
+    config, cfg = make_consortium(tmp_path / "c", protection="mask", deadline=5.0, iterations=1)
     monkeypatch.setattr("fedtopic.node.sync_node.HttpLink",
                         lambda url, keys, *rest: (_ForgingLink if keys.party_id == "p2" else HttpLink)(
                             url, keys, *rest))

@@ -495,6 +495,9 @@ class ChainHTTPServer(ThreadingHTTPServer):
     """HTTP JSON-RPC server for a :class:`ChainService`."""
 
     daemon_threads = True
+    # socketserver's listen backlog is 5: a burst of connections (300 slowloris clients, a consortium's nodes
+    # starting at once) filled it, and every later SYN, an honest client's too, waited out TCP's 1, 3, 7 s retries
+    request_queue_size = socket.SOMAXCONN
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """One line per failed connection (a client that hung up, a stalled one dropped), never a traceback."""
