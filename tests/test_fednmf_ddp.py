@@ -13,6 +13,7 @@ from _texts import theme_texts, write_jsonl
 
 from fedtopic.algorithms.dp_sgd import DPSGD, SCALE, decode_sum, privacy, release
 from fedtopic.algorithms.fednmf.ddp import clipped_gradient_sum, nmf_dp
+from fedtopic.algorithms.fednmf.learned_little import learned_little
 from fedtopic.cli.main import main
 from fedtopic.errors import ConfigError
 from fedtopic.privacy.rdp import DEFAULT_ORDERS
@@ -86,3 +87,30 @@ def test_fednmf_with_distributed_dp_through_the_aggregator_reports_each_partys_e
         vk = len(json.loads((out / "vocab.json").read_text())["words"]) * 4
         assert p["epsilon"] == pytest.approx(privacy(dp, [3] * 8, 3, vk + 1).epsilon)
     assert np.isfinite(summary["npmi"]) and summary["protection"] == "mask"
+    assert summary["warnings"] == []  # lr 1 on half the documents a step: the loss falls
+
+
+def test_a_dp_run_that_barely_moves_its_loss_says_so_and_names_the_levers(tmp_path, capsys):
+    corpus = write_jsonl(tmp_path / "d.jsonl", theme_texts(240, seed=3))
+    out = tmp_path / "run"
+    assert main(["simulate", "--algorithm", "fednmf", "--corpus", str(corpus), "--parties", "3", "-k", "4",
+                 "--iterations", "6", "--protection", "mask", "--opt", "fraction=1.0", "--opt", "dp.distributed=true",
+                 "--opt", "lr=0.0001", "--out", str(out)]) == 0  # sms-spam's 7,000 words stay as stuck at lr 0.1
+    err = capsys.readouterr().err
+    assert "warning: every party's loss fell less than 1 % from its start in 6 rounds" in err
+    assert "dp.sampling_rate" in err and "dp.noise_multiplier" in err
+    assert json.loads((out / "summary.json").read_text())["warnings"] == [
+        next(line[len("warning: "):] for line in err.splitlines() if line.startswith("warning: every party"))]
+    rows = [json.loads(line) for line in (out / "history" / "p1.jsonl").read_text().splitlines()]
+    assert rows[0]["extra"]["loss_at_start"] > rows[-1]["quality"] > 0.99 * rows[0]["extra"]["loss_at_start"]
+
+
+def test_a_run_that_learnt_converged_in_its_first_round_or_predates_the_start_loss_does_not_warn():
+    learnt = [[{"extra": {"loss_at_start": 9.0}, "quality": 8.0}, {"extra": {}, "quality": 7.99}]]
+    assert learned_little(learnt, dp=True) == []  # the fall is measured from the start, not from round 0
+    assert learned_little([[{"extra": {}, "quality": 8.0}, {"quality": 8.0}]], dp=False) == []
+    stuck = [[{"extra": {"loss_at_start": 9.0}, "quality": 8.99}, {"quality": 8.98}],
+             [{"extra": {"loss_at_start": 5.0}, "quality": 5.0}, {"quality": 4.98}]]
+    (line,) = learned_little(stuck, dp=False)
+    assert "at most 0.40 %: 5 → 4.98" in line and "raise lr, local_epochs or the rounds" in line
+    assert learned_little(stuck + learnt, dp=False) == []  # one party that learnt: the consortium did

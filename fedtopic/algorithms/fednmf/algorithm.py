@@ -19,6 +19,7 @@ from fedtopic.algorithms.base import (
 from fedtopic.algorithms.dp_sgd import DP_SGD_OPTIONS, check_distributed_protection
 from fedtopic.algorithms.federated import ConsortiumRun, PartyRun, history_totals
 from fedtopic.algorithms.fednmf.ddp import nmf_dp
+from fedtopic.algorithms.fednmf.learned_little import learned_little
 from fedtopic.algorithms.nmf.options import (
     FEDERATED_OPTIONS,
     SGD_OPTIONS,
@@ -97,6 +98,7 @@ class FedNMF(Algorithm):
         }
         if parties[0].dp is not None:
             extra["privacy"] = {p.party_id: p.privacy() for p in parties}
+        extra["warnings"] = learned_little(run.histories, dp=parties[0].dp is not None)
         return write_nmf_run(out, data, self.name, run.spec, fitted, wall_seconds=run.wall_seconds, extra=extra)
 
     def write_party(self, out: Path, run: PartyRun) -> dict[str, Any]:
@@ -131,5 +133,6 @@ class FedNMF(Algorithm):
                    "scores_on": "this client's own documents (H_i); WE coherence and NPMI of the global topics"}
         if party.dp is not None:
             summary["privacy"] = {party.party_id: party.privacy()}
+        summary["warnings"] = learned_little([run.history], dp=party.dp is not None)
         write_summary(out, summary)
         return summary | {"run": str(out)}

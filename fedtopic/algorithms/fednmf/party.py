@@ -15,6 +15,7 @@ step need not. H_i never leaves the client.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -161,13 +162,15 @@ class FedNMFParty:
         if round != self.round:
             raise TrainingError(f"client {self.party_id} is at round {self.round}, asked for {round}")
         selected = self.selected(round)
+        start = {"loss_at_start": self.loss()} if round == 0 else {}  # what ``learned_little`` measures from
         if self.dp is not None:
-            return self._dp_step(round, selected, exchange)
+            record = self._dp_step(round, selected, exchange)
+            return replace(record, extra=record.extra | start)
         total = exchange.sum("update", round, self.local_update()).value
         if total[-1] <= 0:
             raise TrainingError(f"round {round}: no selected client contributed (the sum of N_i is {total[-1]:g})")
         self.apply(total)
-        return StepRecord(quality=self.loss(), quality_name="loss", extra={"selected": selected})
+        return StepRecord(quality=self.loss(), quality_name="loss", extra={"selected": selected} | start)
 
     def _dp_step(self, round: int, selected: bool, exchange: Exchange) -> StepRecord:
         """One DP-SGD step of the consortium (``ddp``): this party's release, the noisy sum, the rule, H's step."""
