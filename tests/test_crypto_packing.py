@@ -6,7 +6,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fedtopic.crypto.errors import CodecError
-from fedtopic.crypto.packing import pack, packing_layout, unpack
+from fedtopic.crypto.packing import (
+    banded_layout,
+    bit_lengths,
+    pack,
+    pack_banded,
+    packing_layout,
+    unpack,
+    unpack_banded,
+)
 from fedtopic.crypto.paillier import (
     decrypt_ints,
     encrypt_ints,
@@ -97,3 +105,39 @@ def test_pack_encrypt_add_decrypt_unpack_property(n_values, max_value, n_summand
     cts = [encrypt_ints(PUB, pack(v, layout)) for v in vectors]
     total = unpack(decrypt_ints(PRIV, sum_ciphertexts(PUB, cts)), layout)
     np.testing.assert_array_equal(total, vectors.sum(axis=0))
+
+
+@settings(max_examples=40, deadline=None)
+@given(bounds=st.lists(st.integers(0, 2**40), min_size=1, max_size=60), parties=st.integers(1, 4),
+       seed=st.integers(0, 2**32 - 1), bits=st.integers(41, 300))
+def test_banded_sums_of_parties_within_each_bound_come_back_exactly(bounds, parties, seed, bits):
+    """Each value's sum over the parties within its own bound: the banded plaintexts' sum unpacks to it."""
+    rng = np.random.default_rng(seed)
+    bound = np.array(bounds, dtype=np.int64)
+    shares = np.stack([rng.integers(0, bound // parties + 1) for _ in range(parties)])  # Σ over parties ≤ bound
+    shares[-1] += bound - shares.sum(axis=0) if seed % 2 else 0  # half the cases: every sum at its bound exactly
+    layout = banded_layout(bound, plaintext_bits=bits)
+    widths = {max(1, int(b).bit_length()) for b in bounds}
+    assert layout.n_plaintexts == sum(-(-sum(max(1, int(b).bit_length()) == w for b in bounds) // (bits // w))
+                                      for w in widths)
+    packed = [pack_banded(s, layout) for s in shares]
+    total = [sum(column) for column in zip(*packed)]
+    assert np.array_equal(unpack_banded(total, layout), shares.sum(axis=0))
+
+
+def test_banded_layout_refuses_a_value_beyond_its_bound_and_a_sum_beyond_it():
+    layout = banded_layout(np.array([3, 0, 200, 7]), plaintext_bits=64)
+    assert [int(band.slot_bits) for _, band in layout.bands] == [1, 2, 3, 8]
+    with pytest.raises(CodecError, match="outside"):
+        pack_banded(np.array([4, 0, 0, 0]), layout)  # 4 fits two bits, not its bound 3
+    one = pack_banded(np.array([1, 0, 120, 3]), layout)
+    with pytest.raises(CodecError, match="exceeds its bound"):
+        unpack_banded([a + b for a, b in zip(one, one)], layout)  # 240 > 200 fits the 8-bit slot, not the bound
+    big = pack_banded(np.array([0, 0, 200, 0]), layout)
+    with pytest.raises(CodecError, match="overflows its slots"):
+        unpack_banded([a + 2 * b for a, b in zip(one, big)], layout)  # 520: a carry into the band's padding
+
+
+def test_bit_lengths_are_exact_at_every_power_of_two():
+    values = np.array([0, 1, 2, 3, 4, 2**52 - 1, 2**53, 2**53 + 1, 2**62 - 1, 2**62, 2**63 - 1], dtype=np.int64)
+    assert bit_lengths(values).tolist() == [int(v).bit_length() for v in values.tolist()]

@@ -1,5 +1,8 @@
 """Secrets reach the parties sealed to their X25519 keys; the Paillier fast paths equal the reference maths."""
 
+import math
+from collections import Counter
+
 import gmpy2
 import pytest
 from _protect_setup import PAILLIER, PARTY_KEYS
@@ -23,7 +26,7 @@ from fedtopic.crypto.protect import (
     share_mask_secret,
     share_paillier_secret,
 )
-from fedtopic.crypto.protect.fastpaillier import obfuscators_for
+from fedtopic.crypto.protect.fastpaillier import obfuscators_for, residues_by_crt
 from fedtopic.crypto.protect.mask import secret_commitment
 from fedtopic.errors import CryptoError, DecryptionError
 
@@ -79,6 +82,17 @@ def test_crt_obfuscators_equal_the_textbook_ones():
     assert obfuscators_for(rs, PAILLIER.public, PAILLIER.private) == textbook
 
 
+@pytest.mark.parametrize("p, q", [(7, 3), (3, 7), (11, 5), (13, 7), (23, 11), (31, 29)])
+def test_crt_residues_have_exactly_the_textbook_distribution(p, q):
+    """Every (t_p, t_q) against every r in Z*_n: the same multiset of obfuscators (gcd(q, p−1) > 1 in most pairs,
+    where t^p alone would reach residues r^n never does)."""
+    n, n2 = p * q, (p * q) ** 2
+    textbook = Counter(pow(r, n, n2) for r in range(1, n) if math.gcd(r, n) == 1)
+    ours = Counter(residues_by_crt([tp for tp in range(1, p) for _ in range(1, q)],
+                                   [tq for _ in range(1, p) for tq in range(1, q)], p, q))
+    assert ours == textbook
+
+
 def test_pool_hands_out_fresh_valid_obfuscators():
     with ObfuscatorPool(PAILLIER.public, PAILLIER.private, workers=2, batch=7) as pool:
         pool.prefill(20)
@@ -87,6 +101,8 @@ def test_pool_hands_out_fresh_valid_obfuscators():
     values = list(range(45))
     cts = encrypt_ints(PAILLIER.public, values, obfuscators=first + second)
     assert decrypt_ints(PAILLIER.private, cts) == values
+    phi = (PAILLIER.private.p - 1) * (PAILLIER.private.q - 1)  # n-th residues: the subgroup of order φ(n)
+    assert all(pow(x, phi, PAILLIER.public.nsquare) == 1 for x in first + second)
 
 
 def test_pool_refuses_a_foreign_private_key():

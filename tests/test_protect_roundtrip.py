@@ -1,5 +1,7 @@
 """encode -> validate -> combine -> decode gives exactly Σ_p N_p, for every protection scheme (P parties)."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from _protect_setup import contexts, random_counts, run_round, view
@@ -16,6 +18,7 @@ from fedtopic.crypto.protect import (
     rank_words,
     ranking_meta,
 )
+from fedtopic.crypto.protect.paillier_rows import parse_rows_meta
 
 
 @st.composite
@@ -127,3 +130,33 @@ def test_packed_update_with_a_background_pool_and_without_the_secret_key():
     assert np.array_equal(scheme.decode_aggregate(aggregate, reader), np.sum(mats, axis=0))
     with pytest.raises(ProtectionError, match="paillier_private"):
         scheme.decode_aggregate(aggregate, ctxs[0])
+
+
+@pytest.mark.parametrize("name", ["paillier-packed", "paillier-iphe"])
+def test_rows_packed_by_the_consortiums_word_frequencies_sum_exactly_in_fewer_ciphertexts(name):
+    """Zipf-like rows: each word's slots as wide as its consortium frequency; the aggregator, which has no
+    frequencies, validates and combines by the meta's count of ciphertexts alone."""
+    rng = np.random.default_rng(5)
+    v, k, parties = 300, 6, 3
+    freq = np.maximum(1, (4000 / np.arange(1, v + 1)).astype(np.int64))  # the consortium's frequency of each word
+    mats = [np.zeros((v, k), dtype=np.int64) for _ in range(parties)]
+    for w in range(v):  # every token of word w goes to some party and topic
+        np.add.at(mats[int(rng.integers(parties))], (w, rng.integers(0, k, int(freq[w]))), 1)
+    max_value = (1 << int(freq.max()).bit_length()) - 1
+    ctxs = [replace(c, word_bounds=freq) for c in contexts((v, k), parties=parties, delta=0.5, max_value=max_value,
+                                                           ranking=np.arange(v))]
+    scheme = PROTECTIONS[name]
+    meta, payloads, aggregate = run_round(scheme, mats, ctxs)
+    uniform = parse_rows_meta({key: val for key, val in meta.items() if key not in ("row_bounds", "ciphertexts")})
+    assert meta["row_bounds"] == "word_frequencies" and meta["ciphertexts"] < uniform.n_ciphertexts
+    for ctx in ctxs:
+        assert np.array_equal(scheme.decode_aggregate(aggregate, ctx, meta), sum(mats))
+    with pytest.raises(ProtectionError, match="does not hold"):
+        scheme.decode_aggregate(aggregate, replace(ctxs[0], word_bounds=None), meta)
+    over = mats[0].copy()
+    over[0, 0] = int(freq[0]) + 1  # more of word 0 than the consortium has (within max_value)
+    with pytest.raises(ProtectionError, match="exceeds its word's frequency"):
+        scheme.encode_update(over, ctxs[0], meta)
+    other = np.full_like(freq, 1 << 20)  # a party that summed other frequencies: another layout
+    with pytest.raises(InvalidUpdate, match="disagree"):
+        scheme.encode_update(mats[0], replace(ctxs[0], word_bounds=other), meta)

@@ -94,7 +94,19 @@ def _context(protection: Protection, client: AggregatorClient, keys: PartyKeys, 
                               n_parties=len(ids), party_index=list(ids).index(keys.party_id),
                               max_value=int(meta["max_value"]), delta=delta,
                               word_ranking=None if freqs is None else rank_words(np.asarray(freqs)),
+                              word_bounds=word_bounds(freqs),
                               x25519_private=keys.x25519_private_key, party_publics=tuple(publics))
+
+
+def word_bounds(freqs: Any) -> np.ndarray | None:
+    """int64[V]: a channel's consortium word frequencies as the bounds of its rows' summed cells, None unless
+    they are exact non-negative counts (a count's row sums to its word's frequency over every party)."""
+    if freqs is None:
+        return None
+    arr = np.asarray(freqs)
+    if arr.ndim != 1 or not arr.size or not np.all(np.isfinite(arr)) or arr.min() < 0 or np.any(arr != np.floor(arr)):
+        return None
+    return arr.astype(np.int64)
 
 
 def open_counts_channel(client: AggregatorClient, channel: Channel, ids: Sequence[str], keys: PartyKeys,

@@ -103,7 +103,9 @@ class ProtectionContext:
     session meta): e.g. the largest party's token count, agreed when the
     session opens. Packing and masking size their slots for a sum of P such
     cells. ``word_ranking`` (int64[V]) is
-    the global frequency order, most frequent first (``ranking``, paper §6.4).
+    the global frequency order, most frequent first (``ranking``, paper §6.4);
+    ``word_bounds`` (int64[V]) the frequencies themselves, which bound every
+    summed cell of a word's row (packed Paillier sizes each row's slots by them).
     """
 
     session: str
@@ -116,6 +118,7 @@ class ProtectionContext:
     paillier_public: PaillierPublicKey | None = None
     paillier_private: PaillierPrivateKey | None = field(default=None, repr=False)
     word_ranking: np.ndarray | None = field(default=None, repr=False)
+    word_bounds: np.ndarray | None = field(default=None, repr=False)  # int64[V]: the consortium's word frequencies
     x25519_private: bytes | None = field(default=None, repr=False)
     party_publics: tuple[bytes, ...] = ()
     mask_secret: bytes | None = field(default=None, repr=False)

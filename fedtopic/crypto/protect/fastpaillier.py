@@ -6,10 +6,11 @@ computes obfuscators in worker threads while the party runs its Gibbs sweep,
 and ``encrypt_ints`` then only multiplies. gmpy2's ``powmod_base_list``
 releases the GIL, so threads use every core without pickling big integers.
 
-A party that holds the secret key (every CSFed party does, paper §6.1) computes
-r^n by CRT: r^n mod p^2 and mod q^2 with half-size moduli, then recombined.
-The result is the same number, so the ciphertext distribution is unchanged;
-it is about twice as fast. Decryption is also batched over the workers.
+A party that holds the secret key (every CSFed party does, paper §6.1) draws the
+obfuscator by CRT over p^2 and q^2 with half the exponent (``residues_by_crt``):
+the same distribution as r^n mod n^2 for uniform r, at about a quarter of
+textbook r^n's time (half of CRT r^n's). Decryption is also batched over the
+workers.
 """
 
 from __future__ import annotations
@@ -53,7 +54,33 @@ def obfuscators_for(rs: Sequence[int], public: PaillierPublicKey,
     return [int(b + q2 * ((a - b) * q2_inv % p2)) for a, b in zip(xp, xq)]
 
 
+def crt_exponents(p: int, q: int) -> tuple[int, int]:
+    """(p·gcd(q, p−1), q·gcd(p, q−1)): the exponents of ``residues_by_crt``.
+
+    r^n mod p^2 depends only on t = r mod p ((t + kp)^n ≡ t^n, as p^2 | np). Z*_{p^2} ≅ C_p × C_{p−1} and t^p is
+    t's C_{p−1} part ω(t), a bijection of Z*_p onto C_{p−1}; so r^n = ω(t)^q is uniform on the image of x ↦ x^q on
+    the cyclic C_{p−1}, its subgroup of d-th powers, d = gcd(q, p−1), which x ↦ x^d maps uniform x onto as well:
+    t^(p·d) mod p^2 has the distribution of r^n mod p^2, with a (log p + log d)-bit exponent instead of n's. By CRT
+    (r mod p and r mod q independent and uniform) the same holds mod n^2."""
+    return p * math.gcd(q, p - 1), q * math.gcd(p, q - 1)
+
+
+def residues_by_crt(tps: Sequence[int], tqs: Sequence[int], p: int, q: int) -> list[int]:
+    """The obfuscators (n-th residues mod n^2) of t_p in Z*_p and t_q in Z*_q (``crt_exponents``): uniform t's give
+    the distribution of r^n mod n^2 for uniform r in Z*_n."""
+    ep, eq = crt_exponents(p, q)
+    p2, q2 = gmpy2.mpz(p) ** 2, gmpy2.mpz(q) ** 2
+    xp = gmpy2.powmod_base_list([gmpy2.mpz(t) for t in tps], ep, p2)
+    xq = gmpy2.powmod_base_list([gmpy2.mpz(t) for t in tqs], eq, q2)
+    q2_inv = gmpy2.invert(q2, p2)
+    return [int(b + q2 * ((a - b) * q2_inv % p2)) for a, b in zip(xp, xq)]
+
+
 def _fresh_obfuscators(public: PaillierPublicKey, private: PaillierPrivateKey | None, count: int) -> list[int]:
+    if private is not None:
+        p, q = private.p, private.q
+        return residues_by_crt([secrets.randbelow(p - 1) + 1 for _ in range(count)],
+                               [secrets.randbelow(q - 1) + 1 for _ in range(count)], p, q)
     n = public.n
     rs: list[int] = []
     while len(rs) < count:

@@ -22,7 +22,13 @@ meta with ``"packed": false`` (one count per ciphertext) is still read.
 
 The session meta fixes the format: {"protection", "shape": [V, K],
 "paillier_n": hex, "rows": sorted protected word ids or "all", "packed":
-bool, "parties": P, "max_value": bound of one party's cell}. Negative counts
+bool, "parties": P, "max_value": bound of one party's cell}, and with
+"row_bounds": "word_frequencies" and "ciphertexts": n the protected rows are
+packed in bands (``packing.BandedLayout``): a row's slots are as wide as the
+bit length of the word's frequency in the consortium, which bounds the row's
+summed cells and which every party holds from the setup exchange (the
+aggregator does not: it sees only n, the count of ciphertexts, a function of
+how many protected words fall in each power-of-two band of frequency). Negative counts
 inside ciphertexts cannot be seen by the aggregator; the party's encoder
 refuses them and the decoder refuses any sum beyond P * max_value.
 
@@ -42,7 +48,16 @@ import gmpy2
 import numpy as np
 
 from fedtopic.crypto.codec import MAX_COUNT, encode_counts
-from fedtopic.crypto.packing import PackingLayout, pack, packing_layout, unpack
+from fedtopic.crypto.packing import (
+    BandedLayout,
+    PackingLayout,
+    banded_layout,
+    pack,
+    pack_banded,
+    packing_layout,
+    unpack,
+    unpack_banded,
+)
 from fedtopic.crypto.paillier import (
     PaillierPublicKey,
     ciphertext_bytes,
@@ -103,15 +118,21 @@ class RowsSpec:
     packed: bool
     parties: int
     max_value: int
-    layout: PackingLayout | None
-
-    @property
-    def n_ciphertexts(self) -> int:
-        return self.layout.n_plaintexts if self.layout else int(self.rows.size) * self.shape[1]
+    layout: PackingLayout | BandedLayout | None
+    n_ciphertexts: int
+    banded: bool = False  # packed in bands of the words' frequencies (``layout`` None where they are unknown)
 
 
-def parse_rows_meta(meta: Mapping[str, Any]) -> RowsSpec:
-    """The checked form of a session meta; InvalidUpdate naming the bad field otherwise."""
+def _banded(rows: np.ndarray, k: int, word_bounds: np.ndarray, public: PaillierPublicKey) -> BandedLayout:
+    """The bands of the protected rows' cells (row-major, K per row) under ``word_bounds`` (int64[V])."""
+    return banded_layout(np.repeat(np.asarray(word_bounds, dtype=np.int64)[rows], k),
+                         plaintext_bits=plaintext_bits(public))
+
+
+def parse_rows_meta(meta: Mapping[str, Any], word_bounds: np.ndarray | None = None) -> RowsSpec:
+    """The checked form of a session meta; InvalidUpdate naming the bad field otherwise. ``word_bounds``
+    (int64[V], a party's copy of the consortium's word frequencies) gives a banded meta its layout; without them
+    (the aggregator) the spec knows only its count of ciphertexts."""
     shape = meta_shape(meta)
     try:
         public = public_key_from_hex(meta.get("paillier_n"))
@@ -133,14 +154,36 @@ def parse_rows_meta(meta: Mapping[str, Any]) -> RowsSpec:
     max_value = meta_int(meta, "max_value", 1, MAX_COUNT)
     if max_value * parties >= public.n:
         raise InvalidUpdate("meta: parties * max_value does not fit a Paillier plaintext")
-    layout = None
+    layout: PackingLayout | BandedLayout | None = None
+    if meta.get("row_bounds") is not None:
+        if meta.get("row_bounds") != "word_frequencies" or not packed or not rows.size:
+            raise InvalidUpdate("meta.row_bounds must be \"word_frequencies\", on packed protected rows")
+        count = meta_int(meta, "ciphertexts", 1, int(rows.size) * shape[1])
+        if word_bounds is not None:
+            if np.shape(word_bounds) != (shape[0],):
+                raise InvalidUpdate(f"the word bounds have shape {np.shape(word_bounds)}, V is {shape[0]}")
+            layout = _banded(rows, shape[1], word_bounds, public)
+            if layout.n_plaintexts != count:
+                raise InvalidUpdate(f"meta.ciphertexts is {count}, this party's word frequencies make "
+                                    f"{layout.n_plaintexts} (the parties disagree on the consortium's frequencies)")
+        return RowsSpec(shape, public, rows, packed, parties, max_value, layout, count, banded=True)
     if packed and rows.size:
         try:
             layout = packing_layout(int(rows.size) * shape[1], max_value=max_value, n_summands=parties,
                                     plaintext_bits=plaintext_bits(public))  # fmt: skip
         except CryptoError as exc:
             raise InvalidUpdate(f"meta: {exc}") from None
-    return RowsSpec(shape, public, rows, packed, parties, max_value, layout)
+    count = layout.n_plaintexts if layout else int(rows.size) * shape[1]
+    return RowsSpec(shape, public, rows, packed, parties, max_value, layout, count)
+
+
+def _party_spec(scheme: PaillierRowsScheme, ctx: ProtectionContext, meta: Mapping[str, Any] | None) -> RowsSpec:
+    """A party's spec of the session: its layout from the meta and, when banded, from its word bounds."""
+    spec = parse_rows_meta(meta if meta is not None else scheme.session_meta(ctx), ctx.word_bounds)
+    if spec.banded and spec.layout is None:
+        raise ProtectionError("the session packs rows by the consortium's word frequencies, which this party "
+                              "does not hold")
+    return spec
 
 
 def _split(body: bytes, spec: RowsSpec, error: type[ProtectionError]) -> tuple[list[int], bytes]:
@@ -192,7 +235,11 @@ class PaillierRowsScheme:
             rows = protected_rows(ranking, ctx.delta, self.select).tolist()
         meta = {"protection": self.name, "shape": list(ctx.shape), "paillier_n": public_key_to_hex(public),
                 "rows": rows, "packed": self.packed, "parties": ctx.n_parties, "max_value": ctx.max_value}
-        parse_rows_meta(meta)  # fail here, at the party, rather than at the aggregator
+        uniform = parse_rows_meta(meta)  # fail here, at the party, rather than at the aggregator
+        if self.packed and ctx.word_bounds is not None and uniform.rows.size:
+            banded = _banded(uniform.rows, ctx.shape[1], ctx.word_bounds, public).n_plaintexts
+            if banded < uniform.n_ciphertexts:
+                meta |= {"row_bounds": "word_frequencies", "ciphertexts": banded}
         return meta
 
     def max_update_bytes(self, meta: Mapping[str, Any]) -> int:
@@ -206,11 +253,16 @@ class PaillierRowsScheme:
 
     def _plaintexts(self, block: np.ndarray, spec: RowsSpec) -> list[int]:
         flat = block.reshape(-1)
+        if isinstance(spec.layout, BandedLayout):
+            if np.any(flat > spec.layout.bounds):
+                raise ProtectionError("a count exceeds its word's frequency in the consortium (the bound its "
+                                      "slots are sized for)")
+            return pack_banded(flat, spec.layout)
         return pack(flat, spec.layout) if spec.layout else [int(x) for x in flat]
 
     def encode_update(self, n_wk: np.ndarray, ctx: ProtectionContext, meta: Mapping[str, Any] | None = None) -> bytes:
         """U_p of Alg. 2; ``meta`` defaults to ``session_meta(ctx)`` (pass the session's to skip rebuilding it)."""
-        spec = parse_rows_meta(meta if meta is not None else self.session_meta(ctx))
+        spec = _party_spec(self, ctx, meta)
         public = ctx.require("paillier_public")
         if spec.public.n != public.n:
             raise ProtectionError("the session's Paillier key is not the party's")
@@ -262,7 +314,7 @@ class PaillierRowsScheme:
     def decode_aggregate(self, blob: bytes, ctx: ProtectionContext, meta: Mapping[str, Any] | None = None,
                          *, workers: int | None = None) -> np.ndarray:  # fmt: skip
         """N_Σ (int64, V x K): decrypt the protected rows with the party's secret key, add the plaintext rows."""
-        spec = parse_rows_meta(meta if meta is not None else self.session_meta(ctx))
+        spec = _party_spec(self, ctx, meta)
         private = ctx.require("paillier_private")
         if private.public_key.n != spec.public.n:
             raise ProtectionError("the party's Paillier secret key does not match the session's public key")
@@ -275,7 +327,8 @@ class PaillierRowsScheme:
         plain = decrypt_parallel(private, cts, workers=workers) if cts else []
         if spec.layout:
             try:
-                values = unpack(plain, spec.layout)
+                values = (unpack_banded(plain, spec.layout) if isinstance(spec.layout, BandedLayout)
+                          else unpack(plain, spec.layout))
             except CryptoError as exc:
                 raise ProtectionError(f"aggregate does not decrypt to valid packed counts: {exc}") from None
         else:
