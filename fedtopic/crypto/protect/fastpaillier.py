@@ -39,19 +39,10 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def obfuscators_for(rs: Sequence[int], public: PaillierPublicKey,
-                    private: PaillierPrivateKey | None = None) -> list[int]:
-    """r^n mod n^2 for each r in Z_n^* of ``rs``; by CRT over p^2 and q^2 when the private key is given."""
+def obfuscators_for(rs: Sequence[int], public: PaillierPublicKey) -> list[int]:
+    """r^n mod n^2 for each r in Z_n^* of ``rs`` (a party without the secret key; with it, ``residues_by_crt``)."""
     n = gmpy2.mpz(public.n)
-    bases = [gmpy2.mpz(r) for r in rs]
-    if private is None:
-        return [int(x) for x in gmpy2.powmod_base_list(bases, n, n * n)]
-    p, q = gmpy2.mpz(private.p), gmpy2.mpz(private.q)
-    p2, q2 = p * p, q * q
-    xp = gmpy2.powmod_base_list(bases, n % (p * (p - 1)), p2)  # Z*_{p^2} has order p(p-1)
-    xq = gmpy2.powmod_base_list(bases, n % (q * (q - 1)), q2)
-    q2_inv = gmpy2.invert(q2, p2)
-    return [int(b + q2 * ((a - b) * q2_inv % p2)) for a, b in zip(xp, xq)]
+    return [int(x) for x in gmpy2.powmod_base_list([gmpy2.mpz(r) for r in rs], n, n * n)]
 
 
 def crt_exponents(p: int, q: int) -> tuple[int, int]:
@@ -87,7 +78,7 @@ def _fresh_obfuscators(public: PaillierPublicKey, private: PaillierPrivateKey | 
         r = secrets.randbelow(n - 1) + 1
         if math.gcd(r, n) == 1:  # fails only if r reveals a factor of n: probability ~2^-1000
             rs.append(r)
-    return obfuscators_for(rs, public, private)
+    return obfuscators_for(rs, public)
 
 
 class ObfuscatorPool:

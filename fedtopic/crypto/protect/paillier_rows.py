@@ -254,10 +254,11 @@ class PaillierRowsScheme:
     def _plaintexts(self, block: np.ndarray, spec: RowsSpec) -> list[int]:
         flat = block.reshape(-1)
         if isinstance(spec.layout, BandedLayout):
-            if np.any(flat > spec.layout.bounds):
+            try:  # the counts are checked non-negative and of the session's shape: only a bound can fail
+                return pack_banded(flat, spec.layout)
+            except CryptoError:
                 raise ProtectionError("a count exceeds its word's frequency in the consortium (the bound its "
-                                      "slots are sized for)")
-            return pack_banded(flat, spec.layout)
+                                      "slots are sized for)") from None
         return pack(flat, spec.layout) if spec.layout else [int(x) for x in flat]
 
     def encode_update(self, n_wk: np.ndarray, ctx: ProtectionContext, meta: Mapping[str, Any] | None = None) -> bytes:
