@@ -2,7 +2,8 @@
 model a party, the federated run (under mask, and with distributed DP) and its centralised twin.
 
     python benchmarks/bench_embedding_topics.py [--dataset 20newsgroups] [--parties 10] [--dirichlet 0.1]
-        [--topics 20] [--clusters 40] [--iterations 10] [--epsilons 1,4] [--seed 0]
+        [--topics 20] [--clusters 40] [--iterations 10] [--epsilons 1,2,4] [--dp-clusters K] [--dp-iterations 3]
+        [--seed 0]
         [--bertopic-venv /tmp/fedtopic-bertopic-venv] [--json out.json]
 
 BERTopic, umap-learn and hdbscan are installed only into their own venv (``--bertopic-venv``, created on first
@@ -89,7 +90,10 @@ def main() -> None:
     ap.add_argument("--topics", type=int, default=20)
     ap.add_argument("--clusters", type=int, default=40)
     ap.add_argument("--iterations", type=int, default=10)
-    ap.add_argument("--epsilons", default="1,4")
+    ap.add_argument("--epsilons", default="1,2,4")
+    ap.add_argument("--dp-clusters", type=int, help="clusters of the DP runs (default K: each Lloyd release's "
+                    "noise falls on fewer, larger clusters)")
+    ap.add_argument("--dp-iterations", type=int, default=3, help="Lloyd rounds of the DP runs (each one costs ε)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--bertopic-venv", type=Path, default=Path(tempfile.gettempdir()) / "fedtopic-bertopic-venv")
     ap.add_argument("--json", type=Path)
@@ -115,17 +119,19 @@ def main() -> None:
     x_test = embed_corpus(test).astype(np.float64)
     rows: dict[str, dict] = {}
     commands: dict[str, str] = {}
-    common = ["--algorithm", "fed-embedding-topics", "--dataset", args.dataset, "--parties", str(args.parties),
-              "--scheme", "dirichlet", "--dirichlet-alpha", str(args.dirichlet), "-k", str(args.topics),
-              "--iterations", str(args.iterations), "--seed", str(args.seed), "--opt", f"clusters={args.clusters}"]
+    base = ["--algorithm", "fed-embedding-topics", "--dataset", args.dataset, "--parties", str(args.parties),
+            "--scheme", "dirichlet", "--dirichlet-alpha", str(args.dirichlet), "-k", str(args.topics),
+            "--seed", str(args.seed)]
+    common = [*base, "--iterations", str(args.iterations), "--opt", f"clusters={args.clusters}"]
+    private = [*base, "--iterations", str(args.dp_iterations), "--opt", f"clusters={args.dp_clusters or args.topics}",
+               "--protection", "mask", "--opt", "dp.distributed=true"]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        for name, extra, command in (("federated (mask)", ["--protection", "mask"], "simulate"),
-                                     ("centralised twin", [], "train"),
-                                     *((f"federated, DP ε = {e}", ["--protection", "mask", "--opt",
-                                                                   "dp.distributed=true", "--opt", f"dp.epsilon={e}"],
-                                        "simulate") for e in args.epsilons.split(",") if e)):
-            summary, wall, cmd = fedtopic_run([command, *common, *extra], work / name.replace(" ", "_"))
+        for name, options, command in (("federated (mask)", [*common, "--protection", "mask"], "simulate"),
+                                       ("centralised twin", common, "train"),
+                                       *((f"federated, DP ε = {e}", [*private, "--opt", f"dp.epsilon={e}"],
+                                          "simulate") for e in args.epsilons.split(",") if e)):
+            summary, wall, cmd = fedtopic_run([command, *options], work / name.replace(" ", "_"))
             rows[name] = {k: summary.get(k) for k in ("npmi", "topic_diversity", "macro_f1", "topics",
                                                       "bytes_sent")} | {"wall_seconds": wall}
             commands[name] = cmd

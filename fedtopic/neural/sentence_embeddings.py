@@ -92,7 +92,12 @@ def embed_corpus(corpus: Corpus, *, cache_dir: Path | None = None, batch: int = 
     (an SQLite store beside the model's digest), so a node's share, a re-partitioned corpus or the union of
     the nodes' documents reuses what any of them has embedded before. ``counts``, if given, receives how many
     distinct texts were ``embedded`` now and how many came from the ``cache``."""
-    texts = document_texts(corpus)
+    return embed_cached(document_texts(corpus), cache_dir=cache_dir, batch=batch, counts=counts)
+
+
+def embed_cached(texts: Sequence[str], *, cache_dir: Path | None = None, batch: int = 64,
+                 counts: dict[str, int] | None = None) -> np.ndarray:
+    """float32[len(texts), 384] embeddings of ``texts`` through the per-text cache (``embed_corpus``)."""
     keys = [hashlib.sha256(t.encode("utf-8")).digest() for t in texts]
     unique = list(dict.fromkeys(keys))
     path = cache_root(cache_dir) / "embeddings" / f"minilm-{MINILM_WHEEL.sha256[:16]}.sqlite"

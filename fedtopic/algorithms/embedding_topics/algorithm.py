@@ -109,8 +109,9 @@ class FedEmbeddingTopics(Algorithm):
             dp.planned(n_parties)
 
     def rounds(self, spec: TrainSpec) -> int:
-        """The moments round, the Lloyd rounds and the words round."""
-        return spec.iterations + 2
+        """The moments round, the Lloyd rounds and the words round; under DP the R + 1 Lloyd rounds, the vocabulary
+        round and the words round."""
+        return spec.iterations + (3 if EmbeddingDP.from_options(spec.options) is not None else 2)
 
     def write_simulation(self, out: Path, run: ConsortiumRun) -> dict[str, Any]:
         from fedtopic.algorithms.embedding_topics.report import write_run

@@ -1,6 +1,7 @@
 """One party of ``fed-embedding-topics`` under distributed DP (``--opt dp.distributed=true``): R + 1 Lloyd
-releases from seeded random starts and one words release, each a Skellam-noised sum of per-document parts of norm
-≤ 1, only the masked sum seen (the mechanism and its accounting: ``dp``)."""
+releases from seeded random starts, the vocabulary release that picks the candidate words and the words release
+of their class counts, each a Skellam-noised sum of per-document parts of norm ≤ 1, only the masked sum seen (the
+mechanism and its accounting: ``dp``)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ from fedtopic.algorithms.embedding_topics.clustering import (
 from fedtopic.algorithms.embedding_topics.dp import (
     EmbeddingDP,
     calibrate,
+    candidates,
     decode,
     encode,
+    keywords,
     lloyd_parts,
     noise_deviation,
     noisy_centroids,
@@ -28,9 +31,11 @@ from fedtopic.algorithms.embedding_topics.dp import (
     privacy_summary,
     random_starts,
     spent,
+    vocabulary_parts,
     word_parts,
     words_sigma,
 )
+from fedtopic.algorithms.embedding_topics.embeddings import embed_words
 from fedtopic.algorithms.embedding_topics.party import (
     CENTROID_SHIFT,
     EmbeddingParty,
@@ -53,10 +58,34 @@ class EmbeddingTopicsDDPParty(EmbeddingParty):
         self.n_parties = 0
         self.releases: list[tuple[int, int, float]] = []  # (cells, contributors, σ) of every release
         self._sigmas: dict[int, float] = {}
+        self.candidates: np.ndarray | None = None  # int64[N] the consortium's candidate words, after round R + 1
+        self._keywords: Any = None
 
-    def _cells(self) -> tuple[int, int]:
-        k = self.settings.clusters
-        return k * self.x.shape[1], k * self.corpus.n_words + k
+    def _cells(self) -> tuple[int, int, int]:
+        """(Lloyd, vocabulary, words) cells of a release."""
+        k, v = self.settings.clusters, self.corpus.n_words
+        return k * self.x.shape[1], v, k * self._width() + k
+
+    def _width(self) -> int:
+        """The candidates' most: a words block's cells."""
+        return min(self.dp.candidates, self.corpus.n_words)
+
+    def done(self) -> bool:
+        return self.round > self.settings.rounds + 2
+
+    @property
+    def chosen(self) -> Any:
+        """CSR [D, V] this party's documents' keywords (``dp.keywords``: KeyBERT's under minilm, the most frequent
+        under hashed), chosen once."""
+        if self._keywords is None:
+            counts = counts_matrix(self.corpus)
+            counts.sum_duplicates()
+            if self.settings.embedding == "minilm":  # KeyBERT's keywords need a semantic space; hashed is not one
+                vectors = embed_words(self.corpus.vocab, self.settings.embedding, self.settings.seed)
+                self._keywords = keywords(counts, self.dp.words, self.x, vectors)
+            else:
+                self._keywords = keywords(counts, self.dp.words)
+        return self._keywords
 
     def _planned(self) -> int:
         return self.dp.planned(self.n_parties)
@@ -66,17 +95,18 @@ class EmbeddingTopicsDDPParty(EmbeddingParty):
         """σ: calibrated so that the planned run (R + 1 Lloyd releases, one words release) spends dp.epsilon."""
         planned = self._planned()
         if planned not in self._sigmas:
-            lloyd, words = self._cells()
-            self._sigmas[planned] = calibrate(self.dp.epsilon, self.dp.delta, planned, lloyd, words,
+            self._sigmas[planned] = calibrate(self.dp.epsilon, self.dp.delta, planned, *self._cells(),
                                               self.settings.rounds)
         return self._sigmas[planned]
 
     def channels(self, n_parties: int) -> list[Channel]:
         self.n_parties = n_parties
-        lloyd, words = self._cells()
+        lloyd, vocabulary, words = self._cells()
         planned, bound = self._planned(), self.dp.max_value(self.sigma, self._planned())
         return [Channel("lloyd", "counts", lloyd, {"shape": [lloyd, 1], "max_value": bound, "setup": True,
                                                    "min_contributors": planned}),
+                Channel("vocab", "counts", vocabulary, {"shape": [vocabulary, 1], "max_value": bound,
+                                                             "every_cell": True, "min_contributors": planned}),
                 Channel("words", "counts", words, {"shape": [words, 1], "max_value": bound, "every_cell": True,
                                                    "min_contributors": planned})]
 
@@ -86,9 +116,9 @@ class EmbeddingTopicsDDPParty(EmbeddingParty):
 
     def _release(self, exchange: Exchange, channel: str, round: int, parts: np.ndarray) -> tuple[np.ndarray, float]:
         """(the decoded noisy sum, its per-cell noise deviation) of this party's ``parts`` and the others'."""
-        sigma, planned = (self.sigma if channel == "lloyd" else words_sigma(self.sigma)), self._planned()
+        sigma, planned = (words_sigma(self.sigma) if channel == "words" else self.sigma), self._planned()
         rng = np.random.default_rng([self.settings.seed, 0x4554, self.index, round, *self._secret])
-        agg = exchange.sum(channel, 0 if channel == "words" else round, encode(parts, sigma, planned, self.dp, rng))
+        agg = exchange.sum(channel, round if channel == "lloyd" else 0, encode(parts, sigma, planned, self.dp, rng))
         contributors = len(agg.contributors)
         self.releases.append((parts.size, contributors, sigma))
         return (decode(np.asarray(agg.value), contributors, sigma, planned, self.dp),
@@ -109,12 +139,20 @@ class EmbeddingTopicsDDPParty(EmbeddingParty):
             return StepRecord(quality=moved, quality_name=CENTROID_SHIFT, epsilon=self.epsilon(),
                               extra={"phase": "lloyd", "clusters_kept": int(kept.sum()),
                                                              **(self.embedded if round == 0 else {})})
-        counts = counts_matrix(self.corpus)
-        counts.sum_duplicates()
         keep = described(self.x, self.centroids, s.outlier_cosine)
+        if round == s.rounds + 1:
+            noisy, deviation = self._release(exchange, "vocab", round,
+                                             vocabulary_parts(self.chosen, keep, self.dp.words))
+            self.candidates = candidates(noisy, self._width(), deviation)
+            self.round = round + 1
+            return StepRecord(epsilon=self.epsilon(), extra={"phase": "vocabulary",
+                                                             "candidate_words": int(len(self.candidates))})
+        assert self.candidates is not None
         self.outliers = outliers(self.x, keep)
-        noisy, deviation = self._release(exchange, "words", round, word_parts(counts, labels, keep, k, self.dp.words))
-        class_counts, sizes = noisy_class_counts(noisy, k, self.corpus.n_words, self.dp.words, deviation, s.topics)
+        noisy, _ = self._release(exchange, "words", round, word_parts(self.chosen, labels, keep, self.candidates,
+                                                                        self._width(), k, self.dp.words))
+        class_counts, sizes = noisy_class_counts(noisy, k, self.candidates, self._width(), self.corpus.n_words,
+                                                 self.dp.words)
         self.sizes = sizes
         self.topics = final_topics(class_counts, self.centroids, sizes, s.topics)
         self.round = round + 1
@@ -126,13 +164,17 @@ class EmbeddingTopicsDDPParty(EmbeddingParty):
         return spent(self._planned(), self.releases, self.dp.delta)
 
     def state(self) -> dict[str, np.ndarray]:
-        return self._state() | {"releases": np.array(self.releases, dtype=np.float64).reshape(-1, 3),
-                                "n_parties": np.array(self.n_parties)}
+        out = {"releases": np.array(self.releases, dtype=np.float64).reshape(-1, 3),
+               "n_parties": np.array(self.n_parties)}
+        if self.candidates is not None:
+            out["candidates"] = self.candidates
+        return self._state() | out
 
     def restore(self, arrays: Mapping[str, np.ndarray]) -> None:
         self._restore(arrays)
         self.releases = [(int(c), int(n), float(s)) for c, n, s in arrays["releases"]]
         self.n_parties = int(arrays["n_parties"]) or self.n_parties
+        self.candidates = None if "candidates" not in arrays else np.array(arrays["candidates"], dtype=np.int64)
 
     def privacy(self) -> dict[str, Any]:
         """What this party's releases cost (summary.json's ``privacy``)."""

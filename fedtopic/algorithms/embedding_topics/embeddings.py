@@ -6,9 +6,14 @@ uses by default; cached per document under the digest of its text, so a second r
 every party of a consortium (its vocabulary and seed are shared): no model, no torch; a stand-in for machines
 without the neural extra, and the suite's fast path. A document without words embeds as the zero vector; the
 clustering leaves it out.
+
+``embed_words``: the vocabulary's words in the same space (each word embedded as a one-word document; hashed: its
+row of the projection), for KeyBERT's keywords under DP (``dp.keywords``).
 """
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 
@@ -17,6 +22,7 @@ from fedtopic.corpus.types import Corpus
 from fedtopic.errors import ConfigError
 
 METHODS = ("minilm", "hashed")
+_WORDS_LOCK = threading.Lock()  # the parties of one process (simulate) embed the shared vocabulary once
 HASHED_WIDTH = 256
 
 
@@ -35,9 +41,25 @@ def embed(corpus: Corpus, method: str, seed: int, counts: dict[str, int] | None 
 
         counts = counts_matrix(corpus)
         counts.data = np.log1p(counts.data)
-        projection = np.random.default_rng([seed, corpus.n_words]).standard_normal((corpus.n_words, HASHED_WIDTH))
-        x = np.asarray(counts @ projection)
+        x = np.asarray(counts @ _projection(corpus.n_words, seed))
     else:
         raise ConfigError(f"embedding must be one of {', '.join(METHODS)}, got {method!r}")
     x[np.diff(corpus.doc_ptr) == 0] = 0.0
     return unit_rows(x)
+
+
+def _projection(n_words: int, seed: int) -> np.ndarray:
+    return np.random.default_rng([seed, n_words]).standard_normal((n_words, HASHED_WIDTH))
+
+
+def embed_words(vocab: tuple[str, ...] | list[str], method: str, seed: int) -> np.ndarray:
+    """float64[V, d] unit embeddings of the vocabulary's words in the space ``embed`` puts documents in (minilm:
+    each word as a text, through the same per-text cache; hashed: its row of the seeded projection)."""
+    if method == "minilm":
+        from fedtopic.neural.sentence_embeddings import embed_cached
+
+        with _WORDS_LOCK:  # the first party embeds and caches; the others read the cache
+            return unit_rows(embed_cached(list(vocab)).astype(np.float64))
+    if method == "hashed":
+        return unit_rows(_projection(len(vocab), seed))
+    raise ConfigError(f"embedding must be one of {', '.join(METHODS)}, got {method!r}")
