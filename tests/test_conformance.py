@@ -63,11 +63,11 @@ def test_two_plugin_schemes_whose_wire_codes_meet_are_refused_at_registration(mo
 
 @pytest.mark.parametrize("name", [n for n in engine_names() if n != "ray"])  # ray: tests/test_engines_ray.py (a cluster)
 def test_every_in_process_engine_passes_the_kit(name):
-    assert len(check_engine(name)) == 5
+    assert len(check_engine(name)) == 6
 
 
 def test_the_plugin_engine_passes_and_one_whose_failures_name_nobody_is_caught(plugins):
-    assert len(check_engine("sequential")) == 5
+    assert len(check_engine("sequential")) == 6
     with pytest.raises(ConformanceError, match="engine 'unnamed' breaks 'a party's failure is a TrainingError"):
         check_engine("unnamed")
 

@@ -138,21 +138,10 @@ def test_bad_input_is_one_line(tmp_path, capsys, extra, says):
 def test_node_processes_under_mask_end_with_the_simulated_model(tmp_path):
     """Three `fedtopic node run` processes through a real aggregator under mask: each ends with the topics of
     the one-process twin of the same consortium."""
-    from _csfed_setup import make_consortium
-    from _node_procs import run_node_processes
+    from _embedding_nodes import run_embedding_nodes
 
-    from fedtopic.consortium.config import load_consortium, save_consortium
-    from fedtopic.simulation.aggregator_proc import AggregatorProcess
-
-    config, cfg = make_consortium(tmp_path / "c", protection="mask", iterations=6)
     options = {"embedding": "hashed", "clusters": 8}
-    cfg = cfg.model_copy(update={"algorithm": cfg.algorithm.model_copy(update={
-        "name": "fed-embedding-topics", "topics": 4, "options": options})})
-    save_consortium(cfg, config)
-    cfg = load_consortium(config)
-    logs = {p: tmp_path / f"{p}.log" for p in cfg.party_ids}
-    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as agg:
-        outs = run_node_processes(config, cfg.party_ids, agg.url, logs)
+    config, cfg, outs = run_embedding_nodes(tmp_path, options, iterations=6)
     phis = [np.load(config.parent / "state" / p / "model" / "model.npz")["phi"] for p in cfg.party_ids]
     assert all(np.array_equal(phis[0], p) for p in phis[1:])
     assert all(json.loads(o)["protection"] == "mask" for o in outs.values())

@@ -215,21 +215,10 @@ def test_train_refuses_dp_in_one_line(tmp_path, capsys):
 def test_node_processes_under_dp_hold_one_model_and_report_what_each_spent(tmp_path):
     """Three `fedtopic node run` processes through a real aggregator under mask with distributed DP: every party
     ends with the same topics, and each reports the ε its documents spent, in its summary and history."""
-    from _csfed_setup import make_consortium
-    from _node_procs import run_node_processes
+    from _embedding_nodes import run_embedding_nodes
 
-    from fedtopic.consortium.config import load_consortium, save_consortium
-    from fedtopic.simulation.aggregator_proc import AggregatorProcess
-
-    config, cfg = make_consortium(tmp_path / "c", protection="mask", iterations=3)
     options = {"embedding": "hashed", "dp.distributed": True, "dp.epsilon": 50.0}
-    cfg = cfg.model_copy(update={"algorithm": cfg.algorithm.model_copy(update={
-        "name": "fed-embedding-topics", "topics": 4, "options": options})})
-    save_consortium(cfg, config)
-    cfg = load_consortium(config)
-    logs = {p: tmp_path / f"{p}.log" for p in cfg.party_ids}
-    with AggregatorProcess(config, tmp_path / "agg", tmp_path / "agg.log") as agg:
-        outs = run_node_processes(config, cfg.party_ids, agg.url, logs)
+    config, cfg, outs = run_embedding_nodes(tmp_path, options, iterations=3)
     state = config.parent / "state"
     phis = [np.load(state / p / "model" / "model.npz")["phi"] for p in cfg.party_ids]
     assert all(np.array_equal(phis[0], p) for p in phis[1:])

@@ -53,6 +53,53 @@ def test_the_embedding_family_on_ray_trains_its_threads_model(tmp_path, capsys):
     assert set(json.loads((tmp_path / "ray" / "summary.json").read_text())["placement"]) == {"p1", "p2", "p3"}
 
 
+def _simulate_in_a_process(tmp_path, home):
+    import os
+    import subprocess
+
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")} | {"HOME": str(home)}
+    small = ["simulate", "--algorithm", "csfed-lda", "--dataset", "synthetic", "--parties", "2", "-k", "3",
+             "--iterations", "1"]
+    return subprocess.run([sys.executable, "-m", "fedtopic.cli.main", *small, "--engine", "ray", "--format", "json",
+                           "--out", str(tmp_path / "run")], capture_output=True, text=True, env=environment,
+                          timeout=240)
+
+
+@pytest.mark.timeout(300)
+def test_a_local_ray_keeps_its_log_lines_out_and_its_token_in_the_run_folder(tmp_path):
+    """Issue 64: without --verbose no line of Ray's own reaches the user; the local Ray's token is a fresh one in
+    the run's folder (0600), said in one line, and nothing is written under ~/.ray."""
+    home = tmp_path / "home"
+    home.mkdir()
+    quiet = _simulate_in_a_process(tmp_path, home)
+    assert quiet.returncode == 0, quiet.stderr
+    token = tmp_path / "run" / "ray" / "auth_token"
+    assert token.stat().st_mode & 0o777 == 0o600 and len(token.read_text()) == 64
+    assert f"Ray's token (a local Ray for this run): {token}" in quiet.stderr
+    ours = ("aggregator ", "parties on the ray engine", "Ray's token")
+    assert [line for line in quiet.stderr.splitlines() if not line.startswith(ours)] == [], quiet.stderr
+    assert not (home / ".ray").exists() and json.loads(quiet.stdout)["engine"] == "ray"
+
+
+def test_a_token_the_user_gives_is_used_and_none_is_made(tmp_path, monkeypatch):
+    import contextlib
+    import os
+
+    from fedtopic.engines.ray_engine import _token_for
+
+    monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", str(tmp_path / "mine"))
+    with contextlib.ExitStack() as stack:
+        assert _token_for(None, tmp_path / "run", stack) == "Ray's token: as RAY_AUTH_TOKEN_PATH give it"
+    monkeypatch.delenv("RAY_AUTH_TOKEN_PATH")
+    with contextlib.ExitStack() as stack:
+        assert "the cluster's" in _token_for("10.0.0.1:6379", tmp_path / "run", stack)
+    assert not (tmp_path / "run").exists()
+    with contextlib.ExitStack() as stack:  # a local Ray: a fresh token in the run's folder, named for the block only
+        said = _token_for(None, tmp_path / "run", stack)
+        assert os.environ["RAY_AUTH_TOKEN_PATH"] == str(tmp_path / "run" / "ray" / "auth_token") in said
+    assert "RAY_AUTH_TOKEN_PATH" not in os.environ and "RAY_AUTH_MODE" not in os.environ
+
+
 @pytest.mark.parametrize(("args", "says"), [
     (["--algorithm", "dafed-lda", "--engine", "ray"], "dafed-lda is asynchronous"),
     (["--algorithm", "csfed-lda", "--address", "auto"], "the threads engine runs every party in this process"),
@@ -211,4 +258,4 @@ def test_the_ray_engine_passes_the_conformance_kit():
     processes, a party's failure a TrainingError naming it, tasks mapped in order."""
     from fedtopic.testing import check_engine
 
-    assert len(check_engine("ray")) == 5
+    assert len(check_engine("ray")) == 6

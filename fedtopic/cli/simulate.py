@@ -63,6 +63,7 @@ def simulate(
     aggregator_host: Annotated[str, typer.Option(help="--engine ray across machines: the address of this machine the aggregator listens on, which the cluster's other nodes reach (default 127.0.0.1: every node on this machine)")] = "127.0.0.1",
     engine: Annotated[str, typer.Option(help="where the parties run: threads (this process; the default), ray (a Ray cluster: pip install 'fedtopic[cluster]'), or a plugin engine's name")] = "threads",
     address: Annotated[Optional[str], typer.Option(help="--engine ray: the cluster to join (auto, or HEAD:6379); default a local Ray for this run")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", help="the engine's own log lines too (Ray's)")] = False,
     out: Annotated[Path, typer.Option(help="run folder to write")] = Path("runs/simulate"),
     overwrite: Annotated[bool, typer.Option(help="replace an existing run in --out")] = False,
     fmt: FormatOption = OutputFormat.text,
@@ -103,7 +104,7 @@ def simulate(
         simulate_run,
     )
 
-    harness = Harness(ids=ids, cp=cp, engine=engine, engine_address=address,
+    harness = Harness(ids=ids, cp=cp, engine=engine, engine_address=address, engine_verbose=verbose,
                       sync=SyncSettings(protection=protection, delta=delta, key_bits=key_bits,
                                         compare_centralized=compare_centralized, port=port, host=aggregator_host),
                       async_=AsyncSettings(transport=transport, max_delay=max_delay))

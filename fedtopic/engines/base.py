@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from fedtopic.errors import ConfigError
@@ -68,6 +69,13 @@ class Engine(ABC):
         """(this machine's address as the cluster knows it, the addresses of the cluster's other machines) where
         this engine would place parties; an engine whose parties all run on this machine: (None, [])."""
         return None, []
+
+    def configured(self, folder: Path | None, *, verbose: bool = False,
+                   say: Callable[[str], None] | None = None) -> Engine:
+        """This engine for one run: ``folder`` is the run's folder, where an engine keeps files of its own (Ray: its
+        token), ``verbose`` lets the engine's own log lines through, ``say`` tells the user one line (where those
+        files are). The default: the engine itself."""
+        return self
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "summary": self.summary, "in_process": self.in_process}

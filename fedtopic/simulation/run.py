@@ -52,6 +52,7 @@ class Harness:
     cp: Mapping[str, Sequence[str]] | None = None  # default: everyone reads everyone (asynchronous)
     engine: str = "threads"
     engine_address: str | None = None  # the engine's cluster (``--address``; Ray)
+    engine_verbose: bool = False  # the engine's own log lines too (``--verbose``)
     sync: SyncSettings = field(default_factory=SyncSettings)
     async_: AsyncSettings = field(default_factory=AsyncSettings)
 
@@ -124,7 +125,8 @@ def _sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, ha
     return simulate_sync(data, algorithm, spec, run_dir, protection=s.protection, delta=s.delta, key_bits=s.key_bits,
                          compare_centralized=s.compare_centralized, say=say, on_round=on_round, port=s.port,
                          host=s.host,
-                         engine=harness.engine, engine_address=harness.engine_address)
+                         engine=harness.engine, engine_address=harness.engine_address,
+                         engine_verbose=harness.engine_verbose)
 
 
 def _async(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, harness: Harness, *,

@@ -66,18 +66,18 @@ class PartyOutcome:
 def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, *, protection: str = "none",
                   delta: float = 0.005, key_bits: int = 2048, compare_centralized: bool = False,
                   serialize_compute: bool = False, port: int = 0, host: str = "127.0.0.1", engine: str = "threads",
-                  engine_address: str | None = None,
+                  engine_address: str | None = None, engine_verbose: bool = False,
                   say: Callable[[str], None] = print,
                   on_round: Callable[[str, HistoryLine], None] | None = None) -> dict[str, Any]:
     """Train one party per ``data.parties`` through a real aggregator on ``engine``; the algorithm writes
     ``run_dir``.
 
-    ``serialize_compute``: one party computes at a time (the others wait in their exchanges), so that the
+    ``engine_verbose``: the engine's own log lines too (Ray's). ``serialize_compute``: one party computes at a time (the others wait in their exchanges), so that the
     history's per-phase seconds are each party's alone, not a share of contended cores (timing studies)."""
     algo = get_algorithm(algorithm)
     algo.check_protection(spec, protection, len(data.parties))
     algo.check_data(data.parties, spec)
-    runner = get_engine(engine)
+    runner = get_engine(engine).configured(run_dir, verbose=engine_verbose, say=say)
     if is_loopback(host):  # parties on other machines could not reach it: refused before anything starts
         mine, others = runner.machines(engine_address)
         if others:

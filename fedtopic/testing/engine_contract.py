@@ -77,5 +77,17 @@ def check_engine(name: str, *, parties: int = 4, address: str | None = None) -> 
     clauses.check("returns every party's result in party order, within its slots", results_in_order)
     clauses.check("a party's failure is a TrainingError naming it", failure_names_the_party)
     clauses.check("maps tasks in order", maps_in_order)
+    def configured() -> None:
+        import tempfile
+        from pathlib import Path
+
+        from fedtopic.engines.base import Engine
+
+        with tempfile.TemporaryDirectory() as folder:
+            run = engine.configured(Path(folder), verbose=False, say=lambda _: None)
+            assert isinstance(run, Engine) and run.name == engine.name, run
+            assert run.in_process == engine.in_process, "a configured engine changed where its parties run"
+
     clauses.check("says which machines it places parties on", machines)
+    clauses.check("configures itself for one run's folder", configured)
     return clauses.passed
