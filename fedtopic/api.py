@@ -110,11 +110,13 @@ class SimulationRun:
 
 def simulate(documents: Documents | None = None, *, dataset: str | None = None, algorithm: str = "dafed-lda",
              parties: int = 3, scheme: str = "a", topics: int = 20, iterations: int = 100, seed: int = 0,
-             protection: str = "none", transport: str = "memory", max_delay: float = 0.0, engine: str = "threads",
+             protection: str = "none", link: str | None = None, max_delay: float = 0.0, engine: str = "threads",
              out: str | Path | None = None, min_df: int = 2, max_df: float = 0.5, port: int = 0,
              on_round: Callable[[RoundInfo], None] | None = None, **options: Any) -> SimulationRun:
     """Split ``documents`` (or a built-in ``dataset``) among ``parties`` by ``scheme`` (a quarter held out for
-    evaluation) and train ``algorithm`` federated, as ``fedtopic simulate`` does. The run folder is ``out``
+    evaluation) and train ``algorithm`` federated, as ``fedtopic simulate`` does. ``link``: how messages travel
+    (``fedtopic.links``; None: ``http``, or ``memory`` for an asynchronous algorithm; ``chain`` for its channels on
+    an embedded chain). The run folder is ``out``
     (must not hold a run) or a temporary folder removed when the process exits. ``port``: a synchronous run's
     aggregator port on 127.0.0.1 (0: a free one); ``on_round``: called with a ``RoundInfo`` after every round of
     every party (from the parties' threads: keep it short and thread-safe)."""
@@ -134,8 +136,8 @@ def simulate(documents: Documents | None = None, *, dataset: str | None = None, 
     if (documents is None) == (dataset is None):
         raise ConfigError("give documents or dataset=NAME, not both")
     spec = algo.spec(topics, iterations, seed, options, where="options")
-    harness = Harness(engine=engine, sync=SyncSettings(protection=protection, port=port),
-                      async_=AsyncSettings(transport=transport, max_delay=max_delay))
+    harness = Harness(engine=engine, link=link, sync=SyncSettings(protection=protection, port=port),
+                      async_=AsyncSettings(max_delay=max_delay))
     check_simulation(algorithm, spec, harness, parties)
     if dataset is not None:
         data = load_training_data(dataset=dataset, corpus=None, n_parties=parties, scheme=scheme, seed=seed,

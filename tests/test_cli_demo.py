@@ -35,7 +35,7 @@ def test_simulate_over_the_chain_matches_the_board_format(tmp_path, capsys):
 
 def test_simulate_rejects_unknown_transport(tmp_path, capsys):
     assert main(["simulate", "--transport", "carrier-pigeon", "--out", str(tmp_path / "x")]) == 2
-    assert "unknown transport 'carrier-pigeon'" in capsys.readouterr().err
+    assert "unknown asynchronous link 'carrier-pigeon'; known: memory, chain" in capsys.readouterr().err
 
 
 def test_simulate_from_a_fig5_consortium_config(tmp_path, capsys):

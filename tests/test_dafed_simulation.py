@@ -13,7 +13,7 @@ from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.init import cp_from_consortia
 from fedtopic.corpus.synthetic import generate_synthetic
 from fedtopic.eval.perplexity import completion_perplexity
-from fedtopic.node.transport import InMemoryBoard
+from fedtopic.links.memory import InMemoryBoard
 from fedtopic.simulation.threads import run_simulation
 
 

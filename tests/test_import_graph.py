@@ -136,9 +136,9 @@ def test_layer_rules():
             assert not {t for t in targets if t.split(".")[1:2] not in (["engines"], ["errors"], ["plugins"])}, module
         if layer in ("protections", "crypto", "algorithms", "network"):  # only launchers choose an engine
             assert not {t for t in targets if t.startswith("fedtopic.engines")}, module
-        if layer in ("node",):  # the runtime takes a link; only the launchers pick one
-            assert module in ("fedtopic.node.link", "fedtopic.node.sync_node") or \
-                "fedtopic.network.inprocess" not in targets, module
+        if layer != "links":  # a link is reached by its name through the registry, never by its module
+            assert not {t for t in targets if t.startswith("fedtopic.links.") and t not in (
+                "fedtopic.links.base", "fedtopic.links.registry")}, module
         if layer in ("protections", "crypto"):  # protections sit below every transport
             assert not {t for t in targets if t.split(".")[1:2] in (["network"], ["node"], ["ledger"],
                                                                    ["simulation"])}, module

@@ -15,9 +15,10 @@ from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.init import key_file_path
 from fedtopic.corpus.training_data import load_training_data
 from fedtopic.crypto.keys import load_party_keys
-from fedtopic.network.inprocess import InProcessAggregator
+from fedtopic.errors import NetworkError
+from fedtopic.links.inprocess import InProcessAggregator
 from fedtopic.network.settings import AggregatorSettings
-from fedtopic.node.link import HttpLink, InProcessLink
+from fedtopic.node.link import AggregatorLink
 from fedtopic.node.session_params import session_params
 from fedtopic.node.sync_runtime import Connection, ProtectionSettings, run_sync_party
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
@@ -62,9 +63,9 @@ def test_in_process_and_http_links_train_the_same_model(tmp_path, protection):
     consortium = local_consortium(tmp_path / "consortium", 3, SPEC, protection=protection, seed=1)
     settings = AggregatorSettings.from_consortium(consortium[1], tmp_path / "inproc-data")
     with InProcessAggregator(settings) as agg:
-        local = _train(tmp_path / "inproc", consortium, protection, lambda keys: InProcessLink(agg, keys, 10.0))
+        local = _train(tmp_path / "inproc", consortium, protection, lambda keys: AggregatorLink(agg.url, keys, 10.0, link="in-process"))
     with AggregatorProcess(consortium[0], tmp_path / "http-data", tmp_path / "agg.log") as proc:
-        remote = _train(tmp_path / "http", consortium, protection, lambda keys: HttpLink(proc.url, keys, 10.0))
+        remote = _train(tmp_path / "http", consortium, protection, lambda keys: AggregatorLink(proc.url, keys, 10.0))
     for a, b in zip(local, remote):
         assert a.keys() == b.keys()
         for key in a:
@@ -78,13 +79,15 @@ def test_the_in_process_aggregator_authenticates_as_over_http(tmp_path):
 
     _, cfg = local_consortium(tmp_path / "c", 2, get_algorithm("csfed-lda").spec(2, 1), protection="none")
     with InProcessAggregator(AggregatorSettings.from_consortium(cfg, tmp_path / "data")) as agg:
-        answer = agg.connection().request("GET", "/v1/sessions/x", headers={})
+        answer = agg.exchange("GET", "/v1/sessions/x", headers={})
         assert answer.status == 401
         keys = load_party_keys(key_file_path(tmp_path / "c", "p1"))
-        client = AggregatorClient(agg.url, keys, "s1", connection=agg.connection())
+        client = AggregatorClient(agg.url, keys, "s1", link="in-process")
         assert client.status().parties == ["p1", "p2"]
         with pytest.raises(AggregatorRejected) as err:
             client.session_info()
         assert err.value.code == "unknown_session"
     with pytest.raises(Exception, match="closed"):
-        agg.connection().request("GET", "/status", headers={})
+        agg.exchange("GET", "/status", headers={})
+    with pytest.raises(NetworkError, match="no in-process aggregator"):  # shut down: the link no longer finds it
+        AggregatorClient(agg.url, keys, "s1", link="in-process")

@@ -17,7 +17,7 @@ from _csfed_setup import make_consortium, run_parties
 
 from fedtopic.crypto.protect.base import UPDATE_MAGIC
 from fedtopic.network.client import AggregatorClient, AggregatorRejected
-from fedtopic.node.link import HttpLink
+from fedtopic.node.link import AggregatorLink
 from fedtopic.runs.history import FILE_NAME, latest_per_round, read_history
 from fedtopic.simulation.aggregator_proc import AggregatorProcess
 
@@ -35,10 +35,10 @@ class _ForgingClient(AggregatorClient):
 
 
 @dataclass(frozen=True)
-class _ForgingLink(HttpLink):
+class _ForgingLink(AggregatorLink):
     def session(self, session, *, patience=None, timeout=None):
         return _ForgingClient(self.url, self.keys, session, patience=self.patience if patience is None else patience,
-                              roster=self.roster, **({} if timeout is None else {"timeout": timeout}))
+                              roster=self.roster, link=self.link, **({} if timeout is None else {"timeout": timeout}))
 
 
 def test_an_update_filed_under_another_index_is_refused_and_the_others_go_on_without_its_sender(tmp_path,
@@ -47,8 +47,8 @@ def test_an_update_filed_under_another_index_is_refused_and_the_others_go_on_wit
     # state while waiting
     monkeypatch.setattr("fedtopic.network.client.WAIT_REPORT_SECONDS", 3.0)
     config, cfg = make_consortium(tmp_path / "c", protection="mask", deadline=5.0, iterations=1)
-    monkeypatch.setattr("fedtopic.node.sync_node.HttpLink",
-                        lambda url, keys, *rest: (_ForgingLink if keys.party_id == "p2" else HttpLink)(
+    monkeypatch.setattr("fedtopic.node.sync_node.AggregatorLink",
+                        lambda url, keys, *rest: (_ForgingLink if keys.party_id == "p2" else AggregatorLink)(
                             url, keys, *rest))
     named: list[str] = []
     done = threading.Event()

@@ -11,9 +11,9 @@ from fedtopic.algorithms.lda.options import LDAHyper
 from fedtopic.algorithms.lda.party import LDAParty
 from fedtopic.corpus.synthetic import generate_synthetic
 from fedtopic.errors import TrainingError
+from fedtopic.links.memory import InMemoryBoard
 from fedtopic.node.async_loop import run_party
 from fedtopic.node.checkpoint import save_checkpoint
-from fedtopic.node.transport import InMemoryBoard
 
 
 class RecordingChannel:

@@ -12,9 +12,9 @@ from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.init import key_file_path
 from fedtopic.crypto.codec import encode_counts
 from fedtopic.crypto.keys import load_party_keys
+from fedtopic.links.inprocess import InProcessAggregator
 from fedtopic.network.client import AggregatorClient
 from fedtopic.network.errors import AggregatorRejected
-from fedtopic.network.inprocess import InProcessAggregator
 from fedtopic.network.settings import AggregatorSettings
 from fedtopic.simulation.local_consortium import local_consortium
 
@@ -24,7 +24,7 @@ def aggregator(tmp_path):
     config, cfg = local_consortium(tmp_path / "c", 2, get_algorithm("csfed-lda").spec(2, 1), protection="none")
     with InProcessAggregator(AggregatorSettings.from_consortium(cfg, tmp_path / "data")) as agg:
         clients = {p: AggregatorClient(agg.url, load_party_keys(key_file_path(config.parent, p)), "s",
-                                       connection=agg.connection(), patience=0) for p in cfg.party_ids}
+                                       link="in-process", patience=0) for p in cfg.party_ids}
         yield clients
 
 

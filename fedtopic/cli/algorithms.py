@@ -1,5 +1,6 @@
 """`fedtopic algorithms`: every registered algorithm, the modes it runs in, its update and its options; with
-`--protections`, every registered protection, what it carries and what the aggregator sees under it."""
+`--protections`, every registered protection, what it carries and what the aggregator sees under it; with
+`--links`, every registered link and the mode it carries."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from fedtopic.cli.output import FormatOption, OutputFormat, print_json, stdout_c
 
 
 def algorithms(
-    name: Annotated[Optional[str], typer.Argument(help="show only this algorithm (or protection)")] = None,
+    name: Annotated[Optional[str], typer.Argument(help="show only this algorithm (or protection, or link)")] = None,
     protections: Annotated[bool, typer.Option("--protections", help="list the protections instead")] = False,
+    links: Annotated[bool, typer.Option("--links", help="list the links instead (`simulate --link`, `node run --link`)")] = False,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
     """List every algorithm with its options (`--opt key=value`, `[algorithm.options]`) and modes."""
@@ -22,6 +24,9 @@ def algorithms(
 
     if protections:
         _protections(name, fmt)
+        return
+    if links:
+        _links(name, fmt)
         return
 
     described = [get_algorithm(n).describe() for n in ([name] if name else algorithm_names())]
@@ -53,3 +58,16 @@ def _protections(name: str | None, fmt: OutputFormat) -> None:
         stdout_console.print(f"[bold]{d['name']}[/]  {d['summary']}")
         stdout_console.print(f"  carries: {', '.join(d['carries'])}; sums of at least {d['min_contributors']}; "
                              f"the aggregator sees {d['aggregator_sees']}", highlight=False)
+
+
+def _links(name: str | None, fmt: OutputFormat) -> None:
+    """Every registered link (or ``name``): the mode it carries and what it is."""
+    from fedtopic.links import get_link, link_names
+
+    described = [{"name": link.name, "mode": link.mode, "summary": link.summary}
+                 for link in (get_link(n) for n in ([name] if name else link_names()))]
+    if fmt is OutputFormat.json:
+        print_json(described if name is None else described[0])
+        return
+    for d in described:
+        stdout_console.print(f"[bold]{d['name']}[/]  ({d['mode']}hronous) {d['summary']}", highlight=False)

@@ -54,7 +54,7 @@ def simulate(
     seed: Annotated[int, typer.Option(help="random seed")] = 0,
     opt: OptOption = [],  # noqa: B006
     max_delay: Annotated[float, typer.Option(min=0.0, help="asynchronous: random per-round delay U(0, max) seconds (paper §8.1)")] = 0.05,
-    transport: Annotated[str, typer.Option(help="asynchronous: memory (in-process board) or chain (embedded EVM chain, encrypted channels)")] = "memory",
+    link: Annotated[Optional[str], typer.Option("--link", "--transport", help="how messages travel (`fedtopic algorithms --links`): synchronous http (the default) or a plugin's; asynchronous memory (in-process board, the default), chain (embedded EVM chain, encrypted channels) or a plugin's. --transport is its earlier name")] = None,
     protection: Annotated[str, typer.Option(help="synchronous: a registered protection (none, paillier-iphe, paillier-uphe, paillier-packed, mask, or a plugin's; `fedtopic algorithms --protections`)")] = "none",
     delta: Annotated[float, typer.Option(min=0.0, max=1.0, help="paillier-iphe/uphe: encrypted fraction of the vocabulary")] = 0.005,
     key_bits: Annotated[int, typer.Option(help="Paillier key size")] = 2048,
@@ -104,10 +104,10 @@ def simulate(
         simulate_run,
     )
 
-    harness = Harness(ids=ids, cp=cp, engine=engine, engine_address=address, engine_verbose=verbose,
+    harness = Harness(ids=ids, cp=cp, engine=engine, engine_address=address, engine_verbose=verbose, link=link,
                       sync=SyncSettings(protection=protection, delta=delta, key_bits=key_bits,
                                         compare_centralized=compare_centralized, port=port, host=aggregator_host),
-                      async_=AsyncSettings(transport=transport, max_delay=max_delay))
+                      async_=AsyncSettings(max_delay=max_delay))
     algo = check_simulation(algorithm, spec, harness, len(ids))  # every refusal before any data is loaded
     run_dir = prepare_run_dir(out, overwrite=overwrite)
     data = load_training_data(dataset=dataset, corpus=corpus, n_parties=len(ids), scheme=scheme, seed=seed,

@@ -208,6 +208,8 @@ class AggregatorConfig(_Section):
     key_bits: int = 2048
     straggler_deadline_seconds: PositiveFloat = 600.0
     tls_cert: str | None = None  # the aggregator's certificate, relative to this file: clients trust it alone
+    link: str = "http"  # the registered synchronous link (fedtopic.links) the parties' requests travel by:
+    # looked up where a party uses it (the aggregator's machine need not have a plugin link installed)
 
     def tls_cert_file(self, config_dir: Path) -> Path | None:
         """The pinned certificate's path for a config in ``config_dir`` (None: no HTTPS configured)."""

@@ -279,7 +279,7 @@ class _AggregatorReader:
         from fedtopic.network.client import AggregatorClient
 
         self.client = AggregatorClient(view.url or view.cfg.aggregator.url, view.keys, "status", patience=0.0,
-                                       timeout=5.0)
+                                       timeout=5.0, link=view.cfg.aggregator.link)
         self.ids = list(view.cfg.party_ids)
 
     def read(self) -> Signs:

@@ -21,9 +21,9 @@ from fedtopic.consortium.init import cp_from_consortia, party_ids
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.eval.history_plots import histories_in, plot_history
 from fedtopic.eval.plots import plot_model_comparison
+from fedtopic.links import Channels, get_link
 from fedtopic.runs.folder import write_json, write_run_info
 from fedtopic.simulation.baseline_run import ProgressFn, run_baseline
-from fedtopic.simulation.chain_setup import chain_usage, embedded_consortium
 from fedtopic.simulation.threads import run_simulation
 
 COMPARISON_METRICS = (("perplexity", "held-out perplexity (lower is better)"), ("npmi", "NPMI coherence"),
@@ -62,14 +62,13 @@ def run_demo(
                          "comparisons": ["centralized-lda", "stand-alone"]})
     cp = cp_from_consortia([ids])
     on_stage("deploying the registry and one channel contract per party on the embedded chain")
-    chain = embedded_consortium(ids, cp, (data.train.n_words, opts.topics), seed=opts.seed)
+    chain = get_link("chain", "async").connect(Channels(ids, cp, (data.train.n_words, opts.topics), seed=opts.seed))
     on_stage("training DAFed-LDA: parties read each other's channels and publish asynchronously")
-    sim = run_simulation(data.parties, dafed_spec, chain.channels, cp, algorithm="dafed-lda",
+    sim = run_simulation(data.parties, dafed_spec, [chain.channel(pid) for pid in ids], cp, algorithm="dafed-lda",
                          max_delay=opts.max_delay, on_round=on_round, history_dir=out / "history")
     plot_history(out, histories_in(out / "history"), title="DAFed-LDA")
-    usage = chain_usage(chain.w3, chain.first_block)
-    chain_facts = {"transport": "embedded-chain", "registry": chain.deployment.registry, "chain_transactions": usage.transactions,
-                   "chain_calldata_bytes": usage.calldata_bytes, "chain_gas_used": usage.gas_used, "chain_blocks": usage.blocks}
+    chain_facts = {"transport": "embedded-chain", "registry": chain.consortium.deployment.registry} | dict(chain.publication())
+    chain.close()
     dafed = write_async_run(data, dafed_spec, sim, _mkdir(out / "dafed"), max_delay=opts.max_delay, extra=chain_facts)
     on_stage("training centralized LDA (all documents pooled) for comparison")
     central = run_baseline(data, "centralized-lda", central_spec, _mkdir(out / "centralized"), eval_every=max(opts.iterations // 10, 1), progress=baseline_progress)

@@ -40,10 +40,10 @@ from fedtopic.corpus.training_data import TrainingData
 from fedtopic.corpus.types import Corpus
 from fedtopic.crypto.paillier import ciphertext_bytes, generate_paillier_keys
 from fedtopic.crypto.protect import IPHE, ProtectionContext, RoundInfo
+from fedtopic.links import Channels, get_link
 from fedtopic.models.lda import GibbsLDA
 from fedtopic.models.prior import paper_alpha
 from fedtopic.runs.history import latest_per_round, read_history
-from fedtopic.simulation.chain_setup import embedded_consortium
 from fedtopic.simulation.sync_run import simulate_sync
 from fedtopic.simulation.threads import run_simulation
 
@@ -192,8 +192,9 @@ def _dafed(parts: list[Corpus], s: TimingSettings, steps: int) -> Row:
     cp = cp_from_consortia([ids])
     spec = get_algorithm("dafed-lda").spec(s.topics, steps * s.dafed_rounds, s.seed,
                                            {"steps": steps, "alpha": paper_alpha(s.topics)})
-    chain = embedded_consortium(ids, cp, (parts[0].n_words, s.topics), seed=s.seed)
-    sim = run_simulation(parts, spec, chain.channels, cp, algorithm="dafed-lda")
+    chain = get_link("chain", "async").connect(Channels(ids, cp, (parts[0].n_words, s.topics), seed=s.seed))
+    sim = run_simulation(parts, spec, [chain.channel(pid) for pid in ids], cp, algorithm="dafed-lda")
+    chain.close()
     per = [(log.compute_seconds / max(log.sweeps, 1), log.comm_seconds / max(log.sweeps, 1),
             (log.bytes_sent + log.bytes_received) / max(log.sweeps, 1)) for log in sim.logs]
     gibbs, comm, nbytes = (np.array(x) for x in zip(*per))

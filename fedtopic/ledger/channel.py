@@ -11,6 +11,7 @@ round's hash against the chain → unwrap the channel key of the epoch (cached) 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from web3 import Web3
@@ -85,6 +86,7 @@ class ChainChannel:
         self._received = 0
         self._own_epoch: int | None = None
         self.last_published: Published | None = None  # the latest count publication (its blocks and gas)
+        self.clock = None  # real time
 
     # ---- writing -------------------------------------------------------------------------
     def publish_bytes(self, round: int, plaintext: bytes) -> Published:
@@ -123,6 +125,15 @@ class ChainChannel:
         """Publish N_p (int32[V, K]) for ``round``; returns the payload bytes put on chain."""
         self.last_published = self.publish_bytes(round, attach_card(self.card, encode_counts(n_wk)))
         return self.last_published.payload_bytes
+
+    def publication(self) -> dict[str, Any]:
+        """The history's ``extra.ledger`` of the latest count publication (first and last block, gas, chunks,
+        payload bytes); {} before the first."""
+        p = self.last_published
+        if p is None:
+            return {}
+        return {"ledger": {"block": p.first_block, "last_block": p.last_block, "gas": p.gas_used,
+                           "chunks": p.n_chunks, "bytes": p.payload_bytes}}
 
     # ---- reading -------------------------------------------------------------------------
     def readable_heads(self) -> list[raw.ChannelHead]:

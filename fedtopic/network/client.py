@@ -29,13 +29,13 @@ from fedtopic.errors import (
     SessionMismatch,
     TrainingError,
 )
+from fedtopic.links import AggregatorAt, Answer, TransportFailure, get_link
 from fedtopic.network.errors import (
     AggregateTimeout,
     AggregatorRejected,
     AggregatorUnavailable,
     RecoveryRequested,
 )
-from fedtopic.network.http import Answer, HttpConnection, TransportFailure
 from fedtopic.network.schemas import (
     RecoveryReceipt,
     RoundOut,
@@ -92,11 +92,10 @@ class AggregatorClient:
     """One party's connection to one session on the aggregator at ``url``."""
 
     def __init__(self, url: str, keys: SigningKeys, session: str, *, timeout: float = 30.0,
-                 patience: float = DEFAULT_PATIENCE, backoff: float = 0.5, connection: Any = None,
+                 patience: float = DEFAULT_PATIENCE, backoff: float = 0.5, link: str = "http",
                  roster: Mapping[str, str] | None = None) -> None:
-        """``connection``: what requests go through, an object with ``request(...) -> Answer`` and ``close()``
-        (``network.inprocess``'s adapter); None: HTTP(S) to ``url`` (``network.http.HttpConnection``).
-        ``roster``: every member's address (party → address, from this party's consortium.toml): with it, every
+        """``link``: the registered synchronous link the requests go through (``fedtopic.links``: ``http`` to
+        ``url``, ``in-process``, a plugin's). ``roster``: every member's address (party → address, from this party's consortium.toml): with it, every
         aggregate ``exchange`` returns is witnessed and checked against the other members' witnesses
         (``crypto.witness``)."""
         self.url = url.rstrip("/")
@@ -105,7 +104,7 @@ class AggregatorClient:
         self.timeout = timeout
         self.patience = patience
         self.backoff = backoff
-        self._http = HttpConnection(self.url, timeout) if connection is None else connection
+        self._wire = get_link(link, "sync").connect(AggregatorAt(self.url, timeout))
         self.roster = None if roster is None else dict(roster)
         # witness the aggregates received in spans ending at each round r with (r + 1) % witness_every == 0, before
         # a gap and at the end: a request a round for a sparse session, one per k steps for a dense one
@@ -115,7 +114,7 @@ class AggregatorClient:
 
     def close(self) -> None:
         """Close the connection pool."""
-        self._http.close()
+        self._wire.close()
 
     def __enter__(self) -> AggregatorClient:
         return self
@@ -139,7 +138,7 @@ class AggregatorClient:
             else:
                 headers = update_headers(self.keys, self.session, update_round, body, query)
             try:
-                resp = self._http.request(method, path, body=body, headers=headers, params=params, timeout=timeout)
+                resp = self._wire.exchange(method, path, body=body, headers=headers, params=params, timeout=timeout)
             except TransportFailure as exc:
                 if exc.certificate:  # not transient: a wrong server, or a wrong pin
                     raise NetworkError(f"the aggregator at {self.url} presented a certificate the consortium does "

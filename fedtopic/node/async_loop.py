@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -214,7 +213,7 @@ def run_party(
                 staleness=dict(report.staleness), epsilon=report.epsilon, quality=quality,
                 quality_name=quality_name, top_words=top, top_weights=weights, prevalence=prevalence,
                 extra={"sweeps": report.sweeps} | ({"behind": {p: lag for p, (lag, _) in behind.items()}}
-                                                   if behind else {}) | _ledger_extra(transport)))
+                                                   if behind else {}) | dict(transport.publication())))
         reads_before = transport.bytes_received()
         log.rounds, log.sweeps = report.round, report.sweeps
         log.staleness.extend(report.staleness.values())
@@ -241,12 +240,3 @@ def run_party(
     log.bytes_received = received_before + transport.bytes_received()
     return log
 
-
-def _ledger_extra(transport: ChannelTransport) -> dict[str, Any]:
-    """The history's ``extra.ledger`` of a publication on a chain (first and last block, gas, chunks, payload
-    bytes); nothing for a transport that is not a chain."""
-    published = getattr(transport, "last_published", None)
-    if published is None:
-        return {}
-    return {"ledger": {"block": published.first_block, "last_block": published.last_block, "gas": published.gas_used,
-                       "chunks": published.n_chunks, "bytes": published.payload_bytes}}

@@ -2,12 +2,9 @@
 
 The party runtime (``sync_runtime``) and its channels only ever call a session client's protocol (``SessionLink``):
 open or join the session, read it, exchange an update for the round's aggregate (sending mask recovery messages
-when asked), say the party finished, or leave it for a fresh run. Which wire carries those calls is the link's,
-as Flower's connection adapters are:
-
-- ``HttpLink``: the aggregator at a URL over HTTP(S), TLS pinned (``network.http``): ``node run`` and ``simulate``;
-- ``InProcessLink``: the aggregator app of this process (``network.inprocess``): the same signed requests through
-  the same gate and routes, without a socket.
+when asked), say the party finished, or leave it for a fresh run. Which wire carries those calls is a registered
+link's (``fedtopic.links``: ``http``, ``in-process`` or a plugin's), named by ``[aggregator] link`` in
+consortium.toml or ``--link``: ``AggregatorLink`` carries the name to every session client it makes.
 """
 
 from __future__ import annotations
@@ -52,38 +49,19 @@ class Link(Protocol):
 
 
 @dataclass(frozen=True)
-class HttpLink:
-    """The aggregator at ``url`` over HTTP(S); ``patience``: how long a request retries an unreachable one;
-    ``roster``: every member's address (from consortium.toml), with which each session's aggregates are witnessed
-    and checked across the members (``crypto.witness``; None: not checked)."""
+class AggregatorLink:
+    """The aggregator at ``url`` through the registered synchronous link ``link`` (``fedtopic.links``);
+    ``patience``: how long a request retries an unreachable one; ``roster``: every member's address (from
+    consortium.toml), with which each session's aggregates are witnessed and checked across the members
+    (``crypto.witness``; None: not checked)."""
 
     url: str
     keys: PartyKeys
     patience: float = 600.0
     roster: Mapping[str, str] | None = None
+    link: str = "http"
 
     def session(self, session: str, *, patience: float | None = None,
                 timeout: float | None = None) -> AggregatorClient:
         return AggregatorClient(self.url, self.keys, session, patience=self.patience if patience is None else patience,
-                                roster=self.roster, **({} if timeout is None else {"timeout": timeout}))
-
-
-@dataclass(frozen=True)
-class InProcessLink:
-    """The aggregator app of this process (``network.inprocess.InProcessAggregator``)."""
-
-    aggregator: Any
-    keys: PartyKeys
-    patience: float = 600.0
-    roster: Mapping[str, str] | None = None
-
-    @property
-    def url(self) -> str:
-        return str(self.aggregator.url)
-
-    def session(self, session: str, *, patience: float | None = None,
-                timeout: float | None = None) -> AggregatorClient:
-        return AggregatorClient(self.url, self.keys, session, connection=self.aggregator.connection(),
-                                roster=self.roster,
-                                patience=self.patience if patience is None else patience,
-                                **({} if timeout is None else {"timeout": timeout}))
+                                roster=self.roster, link=self.link, **({} if timeout is None else {"timeout": timeout}))

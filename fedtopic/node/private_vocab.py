@@ -101,7 +101,8 @@ class _Party:
         return [self.cfg.party(p).x25519_public_bytes for p in self.ids]
 
     def client(self, session: str) -> AggregatorClient:
-        return AggregatorClient(self.url, self.keys, session, roster={p.id: p.address for p in self.cfg.parties})
+        return AggregatorClient(self.url, self.keys, session, roster={p.id: p.address for p in self.cfg.parties},
+                                link=self.cfg.aggregator.link)
 
     def mask_context(self, session: str, shape: tuple[int, int], max_value: int, secret: bytes) -> ProtectionContext:
         return ProtectionContext(session=session, round=0, shape=shape, n_parties=len(self.ids),

@@ -12,7 +12,7 @@ from typing import Any
 from fedtopic.algorithms.federated import PartyRun
 from fedtopic.algorithms.registry import get_algorithm
 from fedtopic.consortium.config import ConsortiumConfig
-from fedtopic.node.link import HttpLink
+from fedtopic.node.link import AggregatorLink
 from fedtopic.node.party_setup import prepare_party
 from fedtopic.node.session_names import default_session
 from fedtopic.node.state_folder import finished_run
@@ -45,13 +45,15 @@ def run_sync_node(cfg: ConsortiumConfig, config_path: Path, party_id: str, *, ke
     protection = cfg.aggregator.protection
     algorithm.check_protection(spec, protection, len(cfg.parties))
     base = session or default_session(cfg)
-    link = HttpLink(url or cfg.aggregator.url, prepared.keys, patience, {p.id: p.address for p in cfg.parties})
+    link = AggregatorLink(url or cfg.aggregator.url, prepared.keys, patience, {p.id: p.address for p in cfg.parties},
+                          cfg.aggregator.link)
     conn = Connection(link, cfg.party_ids, [p.x25519_public_bytes for p in cfg.parties], cfg.parties[0].address,
                       ProtectionSettings(protection, cfg.aggregator.key_bits, cfg.aggregator.delta), base,
                       prepared.params, round_timeout=round_timeout,
                       straggler_deadline_seconds=cfg.aggregator.straggler_deadline_seconds)
+    by = "" if link.link == "http" else f" by the {link.link} link"
     say(f"party {party_id}: {data.train.n_docs:,} documents from {data.source}, {algorithm.name}, K = {spec.topics}, "
-        f"protection {protection}; aggregator {link.url}, sessions {base}-*; state in {prepared.state_dir}")
+        f"protection {protection}; aggregator {link.url}{by}, sessions {base}-*; state in {prepared.state_dir}")
     history = prepared.state_dir / FILE_NAME
     try:
         run_sync_party(party, conn, algorithm=algorithm.name, state_dir=prepared.state_dir, history=history,

@@ -46,7 +46,8 @@ def local_words(corpus: Path, *, min_df: int, max_df: float) -> list[str]:
 def _open(cfg: ConsortiumConfig, config_path: Path, party_id: str, key_file: Path | None, url: str | None,
           session: str | None) -> AggregatorClient:
     keys = load_own_keys(cfg, config_path, party_id, key_file)
-    client = AggregatorClient(url or cfg.aggregator.url, keys, session or vocabulary_session(cfg))
+    client = AggregatorClient(url or cfg.aggregator.url, keys, session or vocabulary_session(cfg),
+                              link=cfg.aggregator.link)
     try:
         client.open_session(cfg.party_ids, combiner="vocabulary", meta={},
                             params={"purpose": VOCABULARY_PURPOSE})

@@ -22,7 +22,6 @@ from fedtopic.engines import get_engine
 from fedtopic.node.async_loop import Liveness, run_party
 from fedtopic.node.roster import delay_rng
 from fedtopic.node.transport import ChannelTransport
-from fedtopic.simulation.virtual_clock import VirtualChannel
 
 UNTIMED = Liveness(rounds=sys.maxsize, seconds=math.inf)
 """On a virtual clock no peer is late in real time: nobody counts as behind."""
@@ -45,7 +44,7 @@ def run_parties(parties: Sequence[AsyncParty], transports: Sequence[ChannelTrans
     absorb the last counts it reads.
 
     Party i sleeps U(0, ``max_delay``) after every round, from its own delay stream (``roster.delay_rng``): on a
-    ``VirtualChannel`` in virtual seconds. ``stop``: the event a ``VirtualBoard`` watches (one is made otherwise).
+    channel with a clock (``VirtualChannel``) in virtual seconds. ``stop``: the event a ``VirtualBoard`` watches (one is made otherwise).
     ``history_dir``: every party's history as ``<dir>/<party>.jsonl``."""
     stop = stop or threading.Event()
     converge_tol = spec.options.get("converge_tol")
@@ -58,19 +57,19 @@ def run_parties(parties: Sequence[AsyncParty], transports: Sequence[ChannelTrans
 
     def one(i: int, slots: Any) -> PartyLog:
         party, transport = parties[i], transports[i]
-        clocked = isinstance(transport, VirtualChannel)
+        clock = transport.clock
         try:
             return run_party(party, transport, readable=set(readable[party.party_id]), max_sweeps=spec.iterations,
-                             stop=stop, delay=delay_for(i), pause=transport.pause if clocked else None,
+                             stop=stop, delay=delay_for(i), pause=None if clock is None else clock.pause,
                              on_round=on_round, converge_tol=None if converge_tol is None else float(converge_tol),
                              history=None if history_dir is None else history_dir / f"{party.party_id}.jsonl",
-                             algorithm=algorithm, liveness=UNTIMED if clocked else Liveness())
+                             algorithm=algorithm, liveness=Liveness() if clock is None else UNTIMED)
         except BaseException:
             stop.set()  # the others end their loops instead of training on without this party
             raise
         finally:
-            if clocked:
-                transport.leave()
+            if clock is not None:
+                clock.leave()
 
     # every party computes whenever it likes (asynchronous): as many slots as parties
     logs = get_engine(engine).run([f"party {p.party_id}" for p in parties], one, slots=len(parties))

@@ -16,10 +16,10 @@ from fedtopic.consortium.init import init_consortium
 
 def local_consortium(work: Path, n_parties: int, spec: TrainSpec, *, algorithm: str = "csfed-lda",
                      protection: str, delta: float = 0.005, key_bits: int = 2048,
-                     seed: int = 0, tls_host: str | None = None) -> tuple[Path, ConsortiumConfig]:
+                     seed: int = 0, tls_host: str | None = None, link: str = "http") -> tuple[Path, ConsortiumConfig]:
     """A fresh consortium.toml + seeded key files in ``work`` for a run of ``algorithm`` through an aggregator on
     loopback, or with ``tls_host`` on that address behind a fresh certificate the parties pin (other machines reach
-    it). Its CP is empty: CP says who reads whose chain channel, which no aggregator consults, and a full CP is P²
+    it); ``link``: the synchronous link the parties' requests travel by. Its CP is empty: CP says who reads whose chain channel, which no aggregator consults, and a full CP is P²
     names (a million for 1,000 parties, seconds to write and to read back)."""
     init = init_consortium(n_parties, work, seed=seed, name="loopback", cp={})
     cfg = load_consortium(init.config_path)
@@ -29,7 +29,7 @@ def local_consortium(work: Path, n_parties: int, spec: TrainSpec, *, algorithm: 
             "name": algorithm, "topics": spec.topics, "iterations": spec.iterations, "seed": spec.seed,
             "options": {k: v for k, v in spec.options.items() if v is not None and v != defaults.get(k)}}),
         "aggregator": cfg.aggregator.model_copy(update={"protection": protection, "delta": delta,
-                                                        "key_bits": key_bits}),
+                                                        "key_bits": key_bits, "link": link}),
     })
     if tls_host is not None:  # the port in the url is nominal: the harness starts the aggregator on a free one
         from fedtopic.consortium.tls_pin import pin_certificate

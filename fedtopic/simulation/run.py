@@ -1,9 +1,9 @@
 """One simulated consortium, any federated algorithm: validate once, pick the harness its mode needs, write the run
 folder.
 
-Asynchronous algorithms run their parties over an in-memory board or encrypted channels on an embedded chain
-(``threads``); synchronous ones run a real aggregator child process on loopback with the parties over HTTP, each
-driven by the one party runtime (``sync_run``). Either way the parties run on an engine (``fedtopic.engines``:
+Asynchronous algorithms run their parties over an asynchronous link's board (``fedtopic.links``: ``memory``, the
+``chain``'s encrypted channels on an embedded chain, a plugin's); synchronous ones run a real aggregator child
+process on loopback with the parties over a synchronous link (``http`` or a plugin's), each driven by the one party runtime (``sync_run``). Either way the parties run on an engine (``fedtopic.engines``:
 threads of this process by default). ``fedtopic simulate`` and ``fedtopic.api.simulate`` both come here, and
 ``check_simulation`` is the one place a simulation's settings are refused, before any data is loaded.
 """
@@ -20,8 +20,7 @@ from fedtopic.algorithms.registry import algorithms_for, get_algorithm
 from fedtopic.consortium.init import cp_from_consortia, party_ids
 from fedtopic.corpus.training_data import TrainingData
 from fedtopic.errors import ConfigError
-
-TRANSPORTS = ("memory", "chain")
+from fedtopic.links import Channels, get_link
 
 
 @dataclass(frozen=True)
@@ -38,9 +37,8 @@ class SyncSettings:
 
 @dataclass(frozen=True)
 class AsyncSettings:
-    """An asynchronous run's settings: the channels' transport and the random delay after every round."""
+    """An asynchronous run's settings: the random delay after every round."""
 
-    transport: str = "memory"
     max_delay: float = 0.0  # U(0, max) seconds after every round
 
 
@@ -53,6 +51,7 @@ class Harness:
     engine: str = "threads"
     engine_address: str | None = None  # the engine's cluster (``--address``; Ray)
     engine_verbose: bool = False  # the engine's own log lines too (``--verbose``)
+    link: str | None = None  # how messages travel (``fedtopic.links``; None: http, or memory for asynchronous runs)
     sync: SyncSettings = field(default_factory=SyncSettings)
     async_: AsyncSettings = field(default_factory=AsyncSettings)
 
@@ -60,7 +59,7 @@ class Harness:
 def check_simulation(algorithm: str, spec: TrainSpec, harness: Harness, n_parties: int) -> Algorithm:
     """The algorithm, after refusing in one line whatever would fail later: an algorithm that is not federated, an
     unknown engine, a protection that cannot carry its update or protect this configuration (synchronous), an
-    unknown transport (asynchronous), party ids that do not match the parties."""
+    link that is unknown or of the other mode, party ids that do not match the parties."""
     from fedtopic.engines import get_engine
 
     algo = get_algorithm(algorithm)
@@ -86,9 +85,13 @@ def check_simulation(algorithm: str, spec: TrainSpec, harness: Harness, n_partie
         raise ConfigError(f"{len(harness.ids)} party ids for {n_parties} parties' data")
     if Mode.sync in algo.modes:
         algo.check_protection(spec, harness.sync.protection, n_parties)
-    elif harness.async_.transport not in TRANSPORTS:
-        raise ConfigError(f"unknown transport {harness.async_.transport!r}: choose {' or '.join(TRANSPORTS)}")
+    get_link(link_of(harness, algo), "sync" if Mode.sync in algo.modes else "async")
     return algo
+
+
+def link_of(harness: Harness, algo: Algorithm) -> str:
+    """The link a run of ``algo`` uses: the harness's, else ``http`` (synchronous) or ``memory`` (asynchronous)."""
+    return harness.link or ("http" if Mode.sync in algo.modes else "memory")
 
 
 def simulate_run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, harness: Harness = Harness(), *,
@@ -107,7 +110,8 @@ def simulate_run(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: P
                              "options": dict(spec.options), "dataset": data.name,
                              "parties": list(harness.ids or party_ids(len(data.parties))),
                              "protection": harness.sync.protection if sync else None,
-                             "transport": None if sync else harness.async_.transport, "engine": harness.engine,
+                             "transport": None if sync else link_of(harness, algo), "link": link_of(harness, algo),
+                             "engine": harness.engine,
                              "privacy": algo.privacy(spec).as_dict(), "rounds": algo.rounds(spec),
                              "setup_rounds": algo.setup_rounds(spec)})
     run = _sync if sync else _async
@@ -124,7 +128,7 @@ def _sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, ha
     s = harness.sync
     return simulate_sync(data, algorithm, spec, run_dir, protection=s.protection, delta=s.delta, key_bits=s.key_bits,
                          compare_centralized=s.compare_centralized, say=say, on_round=on_round, port=s.port,
-                         host=s.host,
+                         host=s.host, link=harness.link or "http",
                          engine=harness.engine, engine_address=harness.engine_address,
                          engine_verbose=harness.engine_verbose)
 
@@ -132,26 +136,21 @@ def _sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, ha
 def _async(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, harness: Harness, *,
            on_round: Callable[..., None] | None, say: Callable[[str], None]) -> dict[str, Any]:
     from fedtopic.algorithms.asynchronous import AsyncRun
-    from fedtopic.node.transport import ChannelTransport, InMemoryBoard
-    from fedtopic.simulation.chain_setup import chain_usage, embedded_consortium
     from fedtopic.simulation.threads import run_simulation
 
     ids = list(harness.ids or party_ids(len(data.parties)))
     a = harness.async_
     cp = harness.cp if harness.cp is not None else cp_from_consortia([ids])
     shape = get_algorithm(algorithm).publication_shape(spec, data.train.n_words)
-    extra: dict[str, object] = {"transport": a.transport, "schedule": "threads", "engine": harness.engine}
-    if a.transport == "chain":
-        chain = embedded_consortium(ids, cp, shape, seed=spec.seed)
-        transports: list[ChannelTransport] = list(chain.channels)
-    else:
-        board = InMemoryBoard(cp)
-        transports = [board.channel(pid, shape) for pid in ids]
-    sim = run_simulation(data.parties, spec, transports, cp, algorithm=algorithm, max_delay=a.max_delay,
-                         on_round=on_round, history_dir=run_dir / "history", engine=harness.engine)
-    if a.transport == "chain":
-        usage = chain_usage(chain.w3, chain.first_block)
-        extra |= {"chain_transactions": usage.transactions, "chain_calldata_bytes": usage.calldata_bytes,
-                  "chain_gas_used": usage.gas_used}
+    name = link_of(harness, get_algorithm(algorithm))
+    board = get_link(name, "async").connect(Channels(ids, cp, shape, seed=spec.seed))
+    try:
+        sim = run_simulation(data.parties, spec, [board.channel(pid) for pid in ids], cp, algorithm=algorithm,
+                             max_delay=a.max_delay, on_round=on_round, history_dir=run_dir / "history",
+                             engine=harness.engine)
+        extra = {"transport": name, "link": name, "schedule": "threads", "engine": harness.engine} | \
+            dict(board.publication())
+    finally:
+        board.close()
     run = AsyncRun(data, spec, sim.parties, sim.logs, sim.wall_seconds, extra | {"max_delay": a.max_delay})
     return get_algorithm(algorithm).write_async_simulation(run_dir, run)

@@ -33,9 +33,10 @@ from fedtopic.crypto.keys import load_party_keys
 from fedtopic.engines import get_engine
 from fedtopic.engines.base import placement
 from fedtopic.errors import ConfigError
+from fedtopic.links import AggregatorAt, get_link
 from fedtopic.network.stopping import start_clients, stop_clients
 from fedtopic.network.tls import is_loopback, trust_pem
-from fedtopic.node.link import HttpLink
+from fedtopic.node.link import AggregatorLink
 from fedtopic.node.session_params import session_params
 from fedtopic.node.sync_runtime import Connection, ProtectionSettings, run_sync_party
 from fedtopic.runs.folder import write_summary
@@ -66,13 +67,14 @@ class PartyOutcome:
 def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, *, protection: str = "none",
                   delta: float = 0.005, key_bits: int = 2048, compare_centralized: bool = False,
                   serialize_compute: bool = False, port: int = 0, host: str = "127.0.0.1", engine: str = "threads",
-                  engine_address: str | None = None, engine_verbose: bool = False,
+                  engine_address: str | None = None, engine_verbose: bool = False, link: str = "http",
                   say: Callable[[str], None] = print,
                   on_round: Callable[[str, HistoryLine], None] | None = None) -> dict[str, Any]:
     """Train one party per ``data.parties`` through a real aggregator on ``engine``; the algorithm writes
     ``run_dir``.
 
-    ``engine_verbose``: the engine's own log lines too (Ray's). ``serialize_compute``: one party computes at a time (the others wait in their exchanges), so that the
+    ``link``: the synchronous link the parties' requests travel by. ``engine_verbose``: the engine's own log lines
+    too (Ray's). ``serialize_compute``: one party computes at a time (the others wait in their exchanges), so that the
     history's per-phase seconds are each party's alone, not a share of contended cores (timing studies)."""
     algo = get_algorithm(algorithm)
     algo.check_protection(spec, protection, len(data.parties))
@@ -94,7 +96,7 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
         remote = not is_loopback(host)  # parties on other machines: HTTPS with a certificate they pin
         config, cfg = local_consortium(work / "consortium", n, spec, algorithm=algorithm, protection=protection,
                                        delta=delta, key_bits=key_bits, seed=spec.seed,
-                                       tls_host=host if remote else None)
+                                       tls_host=host if remote else None, link=link)
         cert = cfg.aggregator.tls_cert_file(config.parent)
         pem = None if cert is None else cert.read_bytes()
         publics = [p.x25519_public_bytes for p in cfg.parties]
@@ -104,8 +106,10 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
         states = None if runner.in_process else Path(tempfile.gettempdir()) / f"fedtopic-sim-{secrets.token_hex(8)}"
         with AggregatorProcess(config, work / "aggregator", run_dir / "aggregator.log", port=port or None,
                                host=host) as agg:
-            say(f"aggregator {agg.url} (pid {agg.proc.pid}); {n} parties, K = {spec.topics}, protection {protection}")
+            by = "" if link == "http" else f", reached by the {link} link"
+            say(f"aggregator {agg.url} (pid {agg.proc.pid}){by}; {n} parties, K = {spec.topics}, protection {protection}")
             started, url = time.perf_counter(), agg.url
+            get_link(link, "sync").connect(AggregatorAt(url)).close()  # a link that cannot reach it: one line, now
             if not runner.in_process:  # the work crosses processes: nothing of this process's console goes with it
                 say(f"parties on the {runner.name} engine; their progress is in {run_dir / 'history'}")
                 say, on_round = _quiet, None
@@ -118,8 +122,7 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
                     keep_private()
                     (states / pid).mkdir(parents=True, exist_ok=True)
                 party = _built(algo, pid, i, data.parties[i], spec)
-                link = HttpLink(url, keys[pid], PATIENCE, {p.id: p.address for p in cfg.parties})
-                conn = Connection(link, cfg.party_ids, publics, cfg.parties[0].address,
+                conn = Connection(AggregatorLink(url, keys[pid], PATIENCE, {p.id: p.address for p in cfg.parties}, link), cfg.party_ids, publics, cfg.parties[0].address,
                                   ProtectionSettings(protection, key_bits, delta),
                                   f"{algorithm[:24]}-s{spec.seed}", params)
                 report = None if on_round is None else (lambda line: on_round(pid, line))

@@ -147,10 +147,12 @@ class VirtualBoard:
 
 
 class VirtualChannel:
-    """Party ``index``'s ``ChannelTransport`` on a ``VirtualBoard``; ``pause`` and ``leave`` for its runtime."""
+    """Party ``index``'s ``ChannelTransport`` on a ``VirtualBoard``, and its clock (``pause`` and ``leave`` for its
+    runtime)."""
 
     def __init__(self, board: VirtualBoard, index: int) -> None:
         self._board, self._index = board, index
+        self.clock = self
         self.party_id = board._ids[index]
         self._received = 0
         self._last_read: dict[str, int] = {}
@@ -171,6 +173,9 @@ class VirtualChannel:
 
     def latest_round(self, owner: str) -> int | None:
         return self._board._latest_round(owner)
+
+    def publication(self) -> dict[str, object]:
+        return {}
 
     def pause(self, seconds: float) -> None:
         """The runtime's pause after a round: virtual seconds added to the round, no real waiting."""

@@ -1,4 +1,4 @@
-"""The party's connections (``network.http``) against a plain HTTP/1.1 server on loopback: kept alive and reused,
+"""The party's connections (``links.http``) against a plain HTTP/1.1 server on loopback: kept alive and reused,
 dropped when idle too long, and every failure a one-line ``TransportFailure`` of the right kind."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from fedtopic.network import http
-from fedtopic.network.http import HttpConnection, TransportFailure
+from fedtopic.links import http
+from fedtopic.links.base import TransportFailure
+from fedtopic.links.http import HttpConnection
 
 
 class Server:
@@ -73,7 +74,7 @@ def server() -> Iterator[Server]:
 def test_requests_reuse_one_kept_alive_connection(server):
     conn = HttpConnection(f"http://127.0.0.1:{server.port}", timeout=5)
     for i in range(5):
-        answer = conn.request("POST", "/echo", body=b"abc%d" % i, headers={})
+        answer = conn.exchange("POST", "/echo", body=b"abc%d" % i, headers={})
         assert (answer.status, answer.body) == (200, b"%dcba" % i)
         assert answer.headers.get("x-echo") == "yes"  # looked up case-insensitively
     assert server.accepted == 1
@@ -82,9 +83,9 @@ def test_requests_reuse_one_kept_alive_connection(server):
 
 def test_a_connection_idle_too_long_is_replaced(server, monkeypatch):
     conn = HttpConnection(f"http://127.0.0.1:{server.port}", timeout=5)
-    conn.request("GET", "/", headers={})
+    conn.exchange("GET", "/", headers={})
     monkeypatch.setattr(http, "IDLE_EXPIRY", 0.0)
-    conn.request("GET", "/", headers={})
+    conn.exchange("GET", "/", headers={})
     assert server.accepted == 2
     conn.close()
 
@@ -94,16 +95,16 @@ def test_failures_are_one_line_and_say_their_kind(server):
         free.bind(("127.0.0.1", 0))
         port = free.getsockname()[1]
     with pytest.raises(TransportFailure, match=r"^ConnectError: ") as refused:
-        HttpConnection(f"http://127.0.0.1:{port}", timeout=2).request("GET", "/", headers={})
+        HttpConnection(f"http://127.0.0.1:{port}", timeout=2).exchange("GET", "/", headers={})
     assert not refused.value.certificate
     conn = HttpConnection(f"http://127.0.0.1:{server.port}", timeout=5)
     server.mode = "silent"
     with pytest.raises(TransportFailure, match=r"^ReadTimeout: no answer within 0.2 s$"):
-        conn.request("POST", "/", body=b"x", headers={}, timeout=0.2)
+        conn.exchange("POST", "/", body=b"x", headers={}, timeout=0.2)
     server.mode = "drop"
     with pytest.raises(TransportFailure, match=r"^ConnectionBroken: ") as broken:
-        conn.request("POST", "/", body=b"x", headers={})
+        conn.exchange("POST", "/", body=b"x", headers={})
     assert "\n" not in str(broken.value)
     server.mode = "ok"  # a failed connection is never reused: the next request opens a new one and is answered
-    assert conn.request("POST", "/", body=b"ok", headers={}).body == b"ko"
+    assert conn.exchange("POST", "/", body=b"ok", headers={}).body == b"ko"
     conn.close()

@@ -1,4 +1,4 @@
-"""A party's HTTP/1.1 connections to one aggregator (the standard library's ``http.client``): kept alive, each
+"""The ``http`` link: a party's HTTP/1.1 connections to one aggregator (the standard library's ``http.client``): kept alive, each
 dropped when it has been idle too long, TLS pinned.
 
 Why ``http.client`` and not a client library: a party's CPU per request is a simulation's step time, because a
@@ -17,44 +17,18 @@ from __future__ import annotations
 
 import functools
 import http.client
-import json
 import ssl
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
+from fedtopic.links.base import AggregatorAt, Answer, TransportFailure
 from fedtopic.network.tls import client_verify
 
 IDLE_EXPIRY = 2.0
 """Seconds a kept-alive connection may sit unused before it is dropped instead of reused."""
-
-
-@dataclass(frozen=True)
-class Answer:
-    """A complete HTTP response: status, body, headers (looked up case-insensitively)."""
-
-    status: int
-    body: bytes
-    headers: Mapping[str, str]
-
-    def json(self) -> Any:
-        return json.loads(self.body)
-
-    @property
-    def text(self) -> str:
-        return self.body.decode("utf-8", "replace")
-
-
-class TransportFailure(Exception):
-    """The request got no answer (refused, reset, timed out, TLS failed); ``certificate``: the server's TLS
-    certificate was refused, which no retry mends."""
-
-    def __init__(self, message: str, certificate: bool = False) -> None:
-        super().__init__(message)
-        self.certificate = certificate
 
 
 def _describe(exc: BaseException, connected: bool, seconds: float) -> str:
@@ -125,8 +99,8 @@ class HttpConnection:
                 return
         conn.close()
 
-    def request(self, method: str, path: str, *, body: bytes = b"", headers: Mapping[str, str],
-                params: Mapping[str, Any] | None = None, timeout: float | None = None) -> Answer:
+    def exchange(self, method: str, path: str, *, body: bytes = b"", headers: Mapping[str, str],
+                 params: Mapping[str, Any] | None = None, timeout: float | None = None) -> Answer:
         """One request and its whole answer; TransportFailure if none came."""
         target = self._base + path + ("?" + urlencode(params) if params else "")
         seconds = self.timeout if timeout is None else timeout
@@ -157,3 +131,17 @@ class HttpConnection:
             idle, self._idle = self._idle, []
         for conn, _ in idle:
             conn.close()
+
+
+class HttpLink:
+    """The ``http`` link (synchronous): the aggregator at an ``http(s)://`` URL, TLS pinned (``network.tls``)."""
+
+    name = "http"
+    mode = "sync"
+    summary = "HTTP/1.1 to the aggregator's URL, kept alive, TLS pinned to the consortium's certificate"
+
+    def connect(self, where: AggregatorAt) -> HttpConnection:
+        return HttpConnection(where.url, where.timeout)
+
+
+HTTP = HttpLink()

@@ -1,9 +1,9 @@
-"""The aggregator in this process, reached without a socket: an ASGI connection adapter for ``AggregatorClient``.
+"""The ``in-process`` link: the aggregator in this process, reached without a socket (an ASGI connection adapter).
 
 ``InProcessAggregator`` builds the very app ``aggregator serve`` runs (``create_app``: the authenticate-before-
 reading gate, the body limits, the routes, the round clock's ticker) and drives it on an event loop of its own in a
-daemon thread. ``connection()`` gives what ``HttpConnection`` gives a client, ``request(...) -> Answer``, by calling
-the app as an ASGI server would: every request is signed, authenticated, validated and answered exactly as over
+daemon thread, under a URL of its own (``inprocess://aggregator-<n>``). The link connects to it by that URL and
+gives what ``http`` gives a client, ``exchange(...) -> Answer``, by calling the app as an ASGI server would: every request is signed, authenticated, validated and answered exactly as over
 HTTP, so a party on an in-process link behaves as one over the network (the link tests compare the two bit for
 bit). What it leaves out is the socket, TLS and uvicorn's limits on slow clients, which an in-process caller cannot
 exercise anyway. For simulations and tests of one process; a consortium across processes uses HTTP.
@@ -13,16 +13,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import threading
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
+from fedtopic.errors import NetworkError
+from fedtopic.links.base import AggregatorAt, Answer, TransportFailure
 from fedtopic.network.app import create_app
-from fedtopic.network.http import Answer, TransportFailure
 from fedtopic.network.settings import AggregatorSettings
 
 _START_SECONDS = 30.0
+_RUNNING: dict[str, InProcessAggregator] = {}  # url → the in-process aggregators up now
+_NUMBERS = itertools.count(1)
 
 
 class _Headers(dict):
@@ -39,11 +43,11 @@ class _Headers(dict):
 
 
 class InProcessAggregator:
-    """The aggregator app of ``settings`` on an event loop in a daemon thread; ``close()`` ends its lifespan."""
-
-    url = "inprocess://aggregator"
+    """The aggregator app of ``settings`` on an event loop in a daemon thread; ``shutdown()`` ends its lifespan
+    (``close()``, a wire's, keeps it up for its other clients)."""
 
     def __init__(self, settings: AggregatorSettings) -> None:
+        self.url = f"inprocess://aggregator-{next(_NUMBERS)}"
         self.app = create_app(settings)
         self._loop = asyncio.new_event_loop()
         self._stopped = asyncio.Event()
@@ -53,6 +57,7 @@ class InProcessAggregator:
         self._thread.start()
         if not self._ready.wait(_START_SECONDS) or self._failure is not None:
             raise RuntimeError(f"the in-process aggregator did not start ({self._failure})")
+        _RUNNING[self.url] = self
 
     def _serve(self) -> None:
         asyncio.set_event_loop(self._loop)
@@ -101,8 +106,8 @@ class InProcessAggregator:
         done.set()
         return Answer(status, b"".join(parts), out)
 
-    def request(self, method: str, path: str, *, body: bytes = b"", headers: Mapping[str, str],
-                params: Mapping[str, Any] | None = None, timeout: float | None = None) -> Answer:
+    def exchange(self, method: str, path: str, *, body: bytes = b"", headers: Mapping[str, str],
+                 params: Mapping[str, Any] | None = None, timeout: float | None = None) -> Answer:
         """One request answered by the app (TransportFailure if it is closed or no answer came in ``timeout``)."""
         if self._stopped.is_set() or self._loop.is_closed():
             raise TransportFailure("ConnectError: the in-process aggregator is closed")
@@ -114,16 +119,12 @@ class InProcessAggregator:
             future.cancel()
             raise TransportFailure(f"ReadTimeout: no answer within {timeout:g} s") from None
 
-    def connection(self) -> InProcessAggregator:
-        """What a client sends its requests through (this object: its ``request`` and a ``close`` that keeps the
-        aggregator up for the other clients)."""
-        return self
-
     def close(self) -> None:
         """Nothing per client: the aggregator stays up until ``shutdown``."""
 
     def shutdown(self) -> None:
         """End the app's lifespan (its ticker) and the loop's thread."""
+        _RUNNING.pop(self.url, None)
         if self._loop.is_closed():
             return
         with contextlib.suppress(RuntimeError):
@@ -135,3 +136,21 @@ class InProcessAggregator:
 
     def __exit__(self, *_: object) -> None:
         self.shutdown()
+
+
+class InProcessLink:
+    """The ``in-process`` link (synchronous): an ``InProcessAggregator`` of this process, by its URL."""
+
+    name = "in-process"
+    mode = "sync"
+    summary = "the aggregator app of this process, through its gate and routes without a socket (tests, notebooks)"
+
+    def connect(self, where: AggregatorAt) -> InProcessAggregator:
+        found = _RUNNING.get(where.url.rstrip("/"))
+        if found is None:
+            raise NetworkError(f"no in-process aggregator at {where.url} in this process (the in-process link "
+                               "reaches only an InProcessAggregator started here)")
+        return found
+
+
+IN_PROCESS = InProcessLink()

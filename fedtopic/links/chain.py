@@ -1,13 +1,13 @@
-"""A consortium on the embedded chain in this process: keys, deployment, one channel client per party.
-
-For ``fedtopic demo`` and ``fedtopic simulate --transport chain``; separate
-processes use ``fedtopic chain up`` + ``fedtopic consortium deploy`` instead.
+"""The ``chain`` link: an asynchronous consortium on the embedded chain in this process (keys, the registry and one
+channel contract per party deployed, one channel client per party), for ``fedtopic demo`` and ``simulate --link
+chain``. Separate processes use ``fedtopic chain up`` + ``fedtopic consortium deploy`` and ``node run`` instead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from web3 import Web3
 
@@ -21,6 +21,7 @@ from fedtopic.ledger.deploy import (
 )
 from fedtopic.ledger.embedded import EmbeddedChain
 from fedtopic.ledger.rpc import Signer
+from fedtopic.links.base import Channels
 
 
 @dataclass(frozen=True)
@@ -70,3 +71,36 @@ def chain_usage(w3: Web3, from_block: int) -> ChainUsage:
         calldata += sum(len(tx.get("input", tx.get("data", b""))) for tx in block["transactions"])  # eth-tester says "data"
         gas += block["gasUsed"]
     return ChainUsage(transactions=txs, calldata_bytes=calldata, gas_used=gas, blocks=max(latest - from_block + 1, 0))
+
+
+class ChainBoard:
+    """The ``chain`` link's board: a fresh embedded consortium; ``publication()`` is what the run put on chain."""
+
+    def __init__(self, where: Channels) -> None:
+        self.consortium = embedded_consortium(where.parties, where.readers, where.shape, seed=where.seed)
+        self._by_party = {c.party_id: c for c in self.consortium.channels}
+
+    def channel(self, party: str) -> ChainChannel:
+        return self._by_party[party]
+
+    def publication(self) -> Mapping[str, Any]:
+        usage = chain_usage(self.consortium.w3, self.consortium.first_block)
+        return {"chain_transactions": usage.transactions, "chain_calldata_bytes": usage.calldata_bytes,
+                "chain_gas_used": usage.gas_used, "chain_blocks": usage.blocks}
+
+    def close(self) -> None:
+        """Nothing to release: the embedded chain lives in this process's memory."""
+
+
+class ChainLink:
+    """The ``chain`` link (asynchronous)."""
+
+    name = "chain"
+    mode = "async"
+    summary = "an embedded EVM chain in this process: the real contracts, AES-GCM channels, blocks and gas"
+
+    def connect(self, where: Channels) -> ChainBoard:
+        return ChainBoard(where)
+
+
+CHAIN = ChainLink()
