@@ -109,6 +109,8 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
             by = "" if link == "http" else f", reached by the {link} link"
             say(f"aggregator {agg.url} (pid {agg.proc.pid}){by}; {n} parties, K = {spec.topics}, protection {protection}")
             started, url = time.perf_counter(), agg.url
+            if pem is not None:  # this process checks the certificate its parties will pin
+                trust_pem(pem)
             get_link(link, "sync").connect(AggregatorAt(url)).close()  # a link that cannot reach it: one line, now
             if not runner.in_process:  # the work crosses processes: nothing of this process's console goes with it
                 say(f"parties on the {runner.name} engine; their progress is in {run_dir / 'history'}")
