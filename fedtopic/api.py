@@ -116,8 +116,8 @@ def simulate(documents: Documents | None = None, *, dataset: str | None = None, 
     """Split ``documents`` (or a built-in ``dataset``) among ``parties`` by ``scheme`` (a quarter held out for
     evaluation) and train ``algorithm`` federated, as ``fedtopic simulate`` does. ``link``: how messages travel
     (``fedtopic.links``; None: ``http``, or ``memory`` for an asynchronous algorithm; ``chain`` for its channels on
-    an embedded chain). The run folder is ``out``
-    (must not hold a run) or a temporary folder removed when the process exits. ``port``: a synchronous run's
+    an embedded chain). The run folder is ``out`` (must not hold a run) or a temporary folder removed when the
+    process exits. ``port``: a synchronous run's
     aggregator port on 127.0.0.1 (0: a free one); ``on_round``: called with a ``RoundInfo`` after every round of
     every party (from the parties' threads: keep it short and thread-safe)."""
     from fedtopic.corpus.training_data import load_training_data, split_corpus

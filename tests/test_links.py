@@ -63,7 +63,8 @@ def test_in_process_and_http_links_train_the_same_model(tmp_path, protection):
     consortium = local_consortium(tmp_path / "consortium", 3, SPEC, protection=protection, seed=1)
     settings = AggregatorSettings.from_consortium(consortium[1], tmp_path / "inproc-data")
     with InProcessAggregator(settings) as agg:
-        local = _train(tmp_path / "inproc", consortium, protection, lambda keys: AggregatorLink(agg.url, keys, 10.0, link="in-process"))
+        local = _train(tmp_path / "inproc", consortium, protection,
+                       lambda keys: AggregatorLink(agg.url, keys, 10.0, link="in-process"))
     with AggregatorProcess(consortium[0], tmp_path / "http-data", tmp_path / "agg.log") as proc:
         remote = _train(tmp_path / "http", consortium, protection, lambda keys: AggregatorLink(proc.url, keys, 10.0))
     for a, b in zip(local, remote):

@@ -34,7 +34,7 @@ def run_command(
     state: Annotated[Optional[Path], typer.Option(help="checkpoint and model folder (default: state/<party> beside the config)")] = None,
     genesis_timeout: Annotated[float, typer.Option(help="seconds to wait for the other parties' first publication")] = 600.0,
     url: Annotated[Optional[str], typer.Option(help="synchronous algorithms: aggregator URL (default: aggregator.url of the config)")] = None,
-    link: Annotated[Optional[str], typer.Option(help="synchronous algorithms: the link this party's requests travel by (`fedtopic links`; default: aggregator.link of the config, http)")] = None,
+    link: Annotated[Optional[str], typer.Option(help="synchronous algorithms: the link this party's requests travel by (`fedtopic algorithms --links`; default: aggregator.link of the config, http)")] = None,
     session: Annotated[Optional[str], typer.Option(help="synchronous algorithms: training session id (default: derived from the config)")] = None,
     round_timeout: Annotated[float, typer.Option(help="synchronous algorithms: seconds to wait for one round's aggregate")] = 3600.0,
     behind_rounds: Annotated[int, typer.Option(min=1, help="asynchronous algorithms: a peer more rounds behind this party than this is reported (status line, history, summary)")] = 10,

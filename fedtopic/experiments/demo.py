@@ -67,7 +67,8 @@ def run_demo(
     sim = run_simulation(data.parties, dafed_spec, [chain.channel(pid) for pid in ids], cp, algorithm="dafed-lda",
                          max_delay=opts.max_delay, on_round=on_round, history_dir=out / "history")
     plot_history(out, histories_in(out / "history"), title="DAFed-LDA")
-    chain_facts = {"transport": "embedded-chain", "registry": chain.consortium.deployment.registry} | dict(chain.publication())
+    chain_facts = {"transport": "embedded-chain", "registry": chain.consortium.deployment.registry,
+                   **chain.publication()}
     chain.close()
     dafed = write_async_run(data, dafed_spec, sim, _mkdir(out / "dafed"), max_delay=opts.max_delay, extra=chain_facts)
     on_stage("training centralized LDA (all documents pooled) for comparison")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from fedtopic.node.transport import ChannelTransport
@@ -74,7 +74,6 @@ class Channels:
     seed: int = 0
 
 
-@runtime_checkable
 class Wire(Protocol):
     """A synchronous connection: requests to one aggregator (thread-safe: parties of one process share none, but
     a party's channels may send at once)."""
@@ -88,7 +87,6 @@ class Wire(Protocol):
         """Drop what the wire keeps open; another exchange may reopen it."""
 
 
-@runtime_checkable
 class Board(Protocol):
     """An asynchronous connection: every party's channel, and what the run put on them."""
 
@@ -103,9 +101,8 @@ class Board(Protocol):
         """Release the board (a chain's process, its files)."""
 
 
-@runtime_checkable
 class Link(Protocol):
-    """A registered way for messages to travel: its name, its mode, one line for `fedtopic links`, and
+    """A registered way for messages to travel: its name, its mode, one line for `fedtopic algorithms --links`, and
     ``connect`` (an ``AggregatorAt`` gives a ``Wire``, a ``Channels`` a ``Board``)."""
 
     name: str

@@ -1,5 +1,5 @@
-"""The ``http`` link: a party's HTTP/1.1 connections to one aggregator (the standard library's ``http.client``): kept alive, each
-dropped when it has been idle too long, TLS pinned.
+"""The ``http`` link: a party's HTTP/1.1 connections to one aggregator (the standard library's ``http.client``):
+kept alive, each dropped when it has been idle too long, TLS pinned.
 
 Why ``http.client`` and not a client library: a party's CPU per request is a simulation's step time, because a
 one-process simulation's parties share one interpreter lock and two cores with the aggregator (gFedNTM sends

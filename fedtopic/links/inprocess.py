@@ -1,12 +1,13 @@
 """The ``in-process`` link: the aggregator in this process, reached without a socket (an ASGI connection adapter).
 
-``InProcessAggregator`` builds the very app ``aggregator serve`` runs (``create_app``: the authenticate-before-
-reading gate, the body limits, the routes, the round clock's ticker) and drives it on an event loop of its own in a
-daemon thread, under a URL of its own (``inprocess://aggregator-<n>``). The link connects to it by that URL and
-gives what ``http`` gives a client, ``exchange(...) -> Answer``, by calling the app as an ASGI server would: every request is signed, authenticated, validated and answered exactly as over
-HTTP, so a party on an in-process link behaves as one over the network (the link tests compare the two bit for
-bit). What it leaves out is the socket, TLS and uvicorn's limits on slow clients, which an in-process caller cannot
-exercise anyway. For simulations and tests of one process; a consortium across processes uses HTTP.
+``InProcessAggregator`` builds the very app ``aggregator serve`` runs (``create_app``: the authenticate-before-reading
+gate, the body limits, the routes, the round clock's ticker) and drives it on an event loop of its own in a daemon
+thread, under a URL of its own (``inprocess://aggregator-<n>``). The link connects to it by that URL and gives what
+``http`` gives a client, ``exchange(...) -> Answer``, by calling the app as an ASGI server would: every request is
+signed, authenticated, validated and answered exactly as over HTTP, so a party on an in-process link behaves as one over
+the network (the link tests compare the two bit for bit). What it leaves out is the socket, TLS and uvicorn's limits on
+slow clients, which an in-process caller cannot exercise anyway. For simulations and tests of one process; a consortium
+across processes uses HTTP.
 """
 
 from __future__ import annotations

@@ -18,15 +18,26 @@ from fedtopic.links.base import Channels
 
 
 class InMemoryBoard:
-    """A thread-safe stand-in for the chain in single-process simulations (``readers``: CP, owner → readers)."""
+    """A thread-safe stand-in for the chain in single-process simulations, and the ``memory`` link's board
+    (``readers``: CP, owner → readers; ``shape``: a publication's, unless a channel is given its own)."""
 
-    def __init__(self, readers: Mapping[str, Iterable[str]]) -> None:
+    def __init__(self, readers: Mapping[str, Iterable[str]], shape: tuple[int, int] | None = None) -> None:
         self._readers = {owner: frozenset(r) for owner, r in readers.items()}
+        self._shape = shape
         self._latest: dict[str, tuple[int, bytes]] = {}
         self._lock = threading.Lock()
 
-    def channel(self, party_id: str, shape: tuple[int, int]) -> "InMemoryChannel":
-        return InMemoryChannel(self, party_id, shape)
+    def channel(self, party_id: str, shape: tuple[int, int] | None = None) -> "InMemoryChannel":
+        chosen = shape or self._shape
+        if chosen is None:
+            raise ValueError("a channel of a board without a shape needs its own")
+        return InMemoryChannel(self, party_id, chosen)
+
+    def publication(self) -> Mapping[str, Any]:
+        return {}
+
+    def close(self) -> None:
+        """Nothing to release: the board is this process's memory."""
 
     def _put(self, owner: str, round: int, payload: bytes) -> None:
         with self._lock:
@@ -84,22 +95,6 @@ class InMemoryChannel:
         return {}
 
 
-class MemoryBoard:
-    """The ``memory`` link's board: every party's ``InMemoryChannel`` of one ``InMemoryBoard``."""
-
-    def __init__(self, where: Channels) -> None:
-        self._board, self._shape = InMemoryBoard(where.readers), where.shape
-
-    def channel(self, party: str) -> InMemoryChannel:
-        return self._board.channel(party, self._shape)
-
-    def publication(self) -> Mapping[str, Any]:
-        return {}
-
-    def close(self) -> None:
-        """Nothing to release: the board is this process's memory."""
-
-
 class MemoryLink:
     """The ``memory`` link (asynchronous)."""
 
@@ -107,8 +102,8 @@ class MemoryLink:
     mode = "async"
     summary = "channels in this process's memory, payloads in the real codec (no chain, no encryption)"
 
-    def connect(self, where: Channels) -> MemoryBoard:
-        return MemoryBoard(where)
+    def connect(self, where: Channels) -> InMemoryBoard:
+        return InMemoryBoard(where.readers, where.shape)
 
 
 MEMORY = MemoryLink()

@@ -94,10 +94,10 @@ class AggregatorClient:
     def __init__(self, url: str, keys: SigningKeys, session: str, *, timeout: float = 30.0,
                  patience: float = DEFAULT_PATIENCE, backoff: float = 0.5, link: str = "http",
                  roster: Mapping[str, str] | None = None) -> None:
-        """``link``: the registered synchronous link the requests go through (``fedtopic.links``: ``http`` to
-        ``url``, ``in-process``, a plugin's). ``roster``: every member's address (party → address, from this party's consortium.toml): with it, every
-        aggregate ``exchange`` returns is witnessed and checked against the other members' witnesses
-        (``crypto.witness``)."""
+        """``link``: the registered synchronous link the requests go through (``fedtopic.links``: ``http`` to ``url``,
+        ``in-process``, a plugin's). ``roster``: every member's address (party → address, from this party's
+        consortium.toml): with it, every aggregate ``exchange`` returns is witnessed and checked against the other
+        members' witnesses (``crypto.witness``)."""
         self.url = url.rstrip("/")
         self.keys = keys
         self.session = session

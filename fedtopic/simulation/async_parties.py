@@ -44,7 +44,8 @@ def run_parties(parties: Sequence[AsyncParty], transports: Sequence[ChannelTrans
     absorb the last counts it reads.
 
     Party i sleeps U(0, ``max_delay``) after every round, from its own delay stream (``roster.delay_rng``): on a
-    channel with a clock (``VirtualChannel``) in virtual seconds. ``stop``: the event a ``VirtualBoard`` watches (one is made otherwise).
+    channel with a clock (``VirtualChannel``) in virtual seconds. ``stop``: the event a ``VirtualBoard`` watches
+    (one is made otherwise).
     ``history_dir``: every party's history as ``<dir>/<party>.jsonl``."""
     stop = stop or threading.Event()
     converge_tol = spec.options.get("converge_tol")

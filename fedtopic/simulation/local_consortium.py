@@ -18,9 +18,10 @@ def local_consortium(work: Path, n_parties: int, spec: TrainSpec, *, algorithm: 
                      protection: str, delta: float = 0.005, key_bits: int = 2048,
                      seed: int = 0, tls_host: str | None = None, link: str = "http") -> tuple[Path, ConsortiumConfig]:
     """A fresh consortium.toml + seeded key files in ``work`` for a run of ``algorithm`` through an aggregator on
-    loopback, or with ``tls_host`` on that address behind a fresh certificate the parties pin (other machines reach
-    it); ``link``: the synchronous link the parties' requests travel by. Its CP is empty: CP says who reads whose chain channel, which no aggregator consults, and a full CP is P²
-    names (a million for 1,000 parties, seconds to write and to read back)."""
+    loopback, or with ``tls_host`` on that address behind a fresh certificate the parties pin (other machines reach it);
+    ``link``: the synchronous link the parties' requests travel by. Its CP is empty: CP says who reads whose chain
+    channel, which no aggregator consults, and a full CP is P² names (a million for 1,000 parties, seconds to write and
+    to read back)."""
     init = init_consortium(n_parties, work, seed=seed, name="loopback", cp={})
     cfg = load_consortium(init.config_path)
     defaults = {o.name: o.default for o in get_algorithm(algorithm).options}

@@ -3,8 +3,9 @@ folder.
 
 Asynchronous algorithms run their parties over an asynchronous link's board (``fedtopic.links``: ``memory``, the
 ``chain``'s encrypted channels on an embedded chain, a plugin's); synchronous ones run a real aggregator child
-process on loopback with the parties over a synchronous link (``http`` or a plugin's), each driven by the one party runtime (``sync_run``). Either way the parties run on an engine (``fedtopic.engines``:
-threads of this process by default). ``fedtopic simulate`` and ``fedtopic.api.simulate`` both come here, and
+process on loopback with the parties over a synchronous link (``http`` or a plugin's), each driven by the one party
+runtime (``sync_run``). Either way the parties run on an engine (``fedtopic.engines``: threads of this process by
+default). ``fedtopic simulate`` and ``fedtopic.api.simulate`` both come here, and
 ``check_simulation`` is the one place a simulation's settings are refused, before any data is loaded.
 """
 
@@ -128,7 +129,7 @@ def _sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: Path, ha
     s = harness.sync
     return simulate_sync(data, algorithm, spec, run_dir, protection=s.protection, delta=s.delta, key_bits=s.key_bits,
                          compare_centralized=s.compare_centralized, say=say, on_round=on_round, port=s.port,
-                         host=s.host, link=harness.link or "http",
+                         host=s.host, link=link_of(harness, get_algorithm(algorithm)),
                          engine=harness.engine, engine_address=harness.engine_address,
                          engine_verbose=harness.engine_verbose)
 

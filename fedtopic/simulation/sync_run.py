@@ -107,7 +107,8 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
         with AggregatorProcess(config, work / "aggregator", run_dir / "aggregator.log", port=port or None,
                                host=host) as agg:
             by = "" if link == "http" else f", reached by the {link} link"
-            say(f"aggregator {agg.url} (pid {agg.proc.pid}){by}; {n} parties, K = {spec.topics}, protection {protection}")
+            say(f"aggregator {agg.url} (pid {agg.proc.pid}){by}; {n} parties, K = {spec.topics}, "
+                f"protection {protection}")
             started, url = time.perf_counter(), agg.url
             if pem is not None:  # this process checks the certificate its parties will pin
                 trust_pem(pem)
@@ -124,7 +125,8 @@ def simulate_sync(data: TrainingData, algorithm: str, spec: TrainSpec, run_dir: 
                     keep_private()
                     (states / pid).mkdir(parents=True, exist_ok=True)
                 party = _built(algo, pid, i, data.parties[i], spec)
-                conn = Connection(AggregatorLink(url, keys[pid], PATIENCE, {p.id: p.address for p in cfg.parties}, link), cfg.party_ids, publics, cfg.parties[0].address,
+                link_for = AggregatorLink(url, keys[pid], PATIENCE, {p.id: p.address for p in cfg.parties}, link)
+                conn = Connection(link_for, cfg.party_ids, publics, cfg.parties[0].address,
                                   ProtectionSettings(protection, key_bits, delta),
                                   f"{algorithm[:24]}-s{spec.seed}", params)
                 report = None if on_round is None else (lambda line: on_round(pid, line))
